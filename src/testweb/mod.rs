@@ -1,0 +1,1 @@
+//! The test web: a generated, deterministic multi-host web on loopback.

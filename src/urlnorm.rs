@@ -1,0 +1,1 @@
+//! URL normalisation and registrable domains.
