@@ -1,5 +1,11 @@
 //! layercrawl: a MapReduce-style layered batch web crawler.
 
+pub mod config;
+pub mod driver;
+pub mod fetch;
 pub mod parse;
+pub mod partition;
+pub mod seeds;
+pub mod store;
 pub mod testweb;
 pub mod urlnorm;

@@ -1,0 +1,71 @@
+//! Raw command-line options of `layercrawl run` (step one of two).
+
+use std::path::PathBuf;
+
+/// Options of `layercrawl run`. Every option may also come from the job
+/// file (same name, e.g. `per-host = 2`); a flag given here wins.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct RunArgs {
+    /// Seeds file: one URL a line; blank lines and `#` comments allowed.
+    #[arg(long, value_name = "FILE")]
+    pub seeds: Option<PathBuf>,
+    /// Follow links at most N hops from the seeds (layer 0 is the seeds).
+    #[arg(long, value_name = "N")]
+    pub depth: Option<u32>,
+    /// Data location: a folder (default ./data) or file:// / memory:// URL.
+    #[arg(long, value_name = "DIR|URL")]
+    pub data: Option<String>,
+    /// Job file (TOML) with any of these options; flags override it.
+    #[arg(long, value_name = "FILE")]
+    pub job: Option<PathBuf>,
+    /// Number of partitions (map tasks) per layer; fixed for a data dir.
+    #[arg(long, value_name = "P")]
+    pub partitions: Option<u32>,
+    /// Requests in flight at once, over all hosts.
+    #[arg(long, value_name = "C")]
+    pub concurrency: Option<usize>,
+    /// Connections at once to one host.
+    #[arg(long, value_name = "K")]
+    pub per_host: Option<usize>,
+    /// Minimum delay between two requests to one host, in ms (robots.txt
+    /// Crawl-delay raises it).
+    #[arg(long, value_name = "MS")]
+    pub delay: Option<u64>,
+    /// Which links to follow: same host as a seed, same registrable domain
+    /// as a seed, or any.
+    #[arg(long, value_name = "host|domain|any")]
+    pub scope: Option<String>,
+    /// Fetch at most M pages per host in one layer; the rest is carried over.
+    #[arg(long, value_name = "M")]
+    pub max_pages_per_host: Option<u64>,
+    /// Time budget of one layer (e.g. 30m, 90s); unfetched URLs are carried
+    /// into the next layer.
+    #[arg(long, value_name = "DURATION")]
+    pub layer_timeout: Option<String>,
+    /// Resolve a host (or `*.suffix`) to IP:PORT, like curl's --resolve.
+    /// Repeatable.
+    #[arg(long, value_name = "RULE")]
+    pub resolve: Vec<String>,
+    /// User-Agent header (its first word is the robots.txt product token).
+    #[arg(long, value_name = "UA")]
+    pub user_agent: Option<String>,
+    /// Allow connections to loopback and private addresses (off by default
+    /// so a crawler in a cloud pod cannot reach its own network).
+    #[arg(long)]
+    pub allow_private: bool,
+    /// Per-request total timeout (e.g. 30s).
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// Largest body kept, in bytes (longer bodies are truncated and flagged).
+    #[arg(long, value_name = "BYTES")]
+    pub max_body: Option<u64>,
+    /// Which bodies go into the `body` column: html, all or none.
+    #[arg(long, value_name = "html|all|none")]
+    pub store_body: Option<String>,
+    /// Print the summary as JSON on stdout (for cron and scripts).
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bars.
+    #[arg(long)]
+    pub quiet: bool,
+}

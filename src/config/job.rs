@@ -1,0 +1,71 @@
+//! The job file (`jobs/*.toml`): every option of `run`, by the flag's name.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::ConfigError;
+
+/// The options a job file may set. Unknown keys are refused, naming the
+/// key and the keys allowed.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct JobFile {
+    pub seeds: Option<PathBuf>,
+    pub depth: Option<u32>,
+    pub data: Option<String>,
+    pub partitions: Option<u32>,
+    pub concurrency: Option<usize>,
+    pub per_host: Option<usize>,
+    pub delay: Option<u64>,
+    pub scope: Option<String>,
+    pub max_pages_per_host: Option<u64>,
+    pub layer_timeout: Option<String>,
+    #[serde(default)]
+    pub resolve: Vec<String>,
+    pub user_agent: Option<String>,
+    pub allow_private: Option<bool>,
+    pub timeout: Option<String>,
+    pub max_body: Option<u64>,
+    pub store_body: Option<String>,
+}
+
+impl JobFile {
+    /// Reads and parses a job file. A relative `seeds` path is taken
+    /// relative to the job file's folder, so a job runs from any directory.
+    ///
+    /// # Errors
+    /// When the file cannot be read, is not TOML, or has an unknown key or a
+    /// value of the wrong type (the message names the key and line).
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::Job { path: path.to_path_buf(), reason: e.to_string() })?;
+        let mut job: Self = toml::from_str(&text)
+            .map_err(|e| ConfigError::Job { path: path.to_path_buf(), reason: e.to_string() })?;
+        if let (Some(seeds), Some(dir)) = (job.seeds.as_mut(), path.parent()) {
+            if seeds.is_relative() {
+                *seeds = dir.join(&*seeds);
+            }
+        }
+        Ok(job)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_key_is_named() {
+        let err = toml::from_str::<JobFile>("depth = 2\nper_hots = 3\n").expect_err("unknown key");
+        let msg = err.to_string();
+        assert!(msg.contains("per_hots"), "{msg}");
+        assert!(msg.contains("per-host"), "lists the allowed keys: {msg}");
+    }
+
+    #[test]
+    fn kebab_keys_parse() {
+        let job: JobFile = toml::from_str("depth = 2\nper-host = 3\nresolve = ['*.test=127.0.0.1:1']\n").expect("job");
+        assert_eq!((job.depth, job.per_host, job.resolve.len()), (Some(2), Some(3), 1));
+    }
+}

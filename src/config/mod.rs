@@ -1,0 +1,276 @@
+//! Configuration: raw flags and a job file become one validated [`CrawlConfig`].
+//!
+//! Step one is [`RunArgs`] (clap) and [`JobFile`] (TOML), both all-optional;
+//! step two, [`CrawlConfig::from_sources`], merges them (flags win), applies
+//! defaults and checks every value, naming the option at fault.
+
+mod args;
+mod job;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use args::RunArgs;
+pub use job::JobFile;
+
+use crate::fetch::resolve::ResolveRule;
+use crate::parse::ParseConfig;
+
+/// Which link targets a crawl follows, relative to the seeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// Only hosts that appear in the seeds.
+    Host,
+    /// Only registrable domains that appear in the seeds.
+    Domain,
+    /// Anything reachable.
+    Any,
+}
+
+impl std::str::FromStr for Scope {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "host" => Ok(Self::Host),
+            "domain" => Ok(Self::Domain),
+            "any" => Ok(Self::Any),
+            _ => Err(format!("{s:?} is not a scope; allowed: host, domain, any")),
+        }
+    }
+}
+
+/// Which response bodies are stored in the `body` column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyPolicy {
+    /// HTML pages only (the default: what notebooks re-parse).
+    Html,
+    /// Every body, including PDFs and images.
+    All,
+    /// None (the `text` column still has the main text).
+    None,
+}
+
+impl std::str::FromStr for BodyPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "html" => Ok(Self::Html),
+            "all" => Ok(Self::All),
+            "none" => Ok(Self::None),
+            _ => Err(format!("{s:?} is not a body policy; allowed: html, all, none")),
+        }
+    }
+}
+
+/// Fetch-stage settings.
+#[derive(Clone, Debug)]
+pub struct FetchConfig {
+    pub concurrency: usize,
+    pub per_host: usize,
+    pub delay: Duration,
+    pub user_agent: String,
+    pub connect_timeout: Duration,
+    pub timeout: Duration,
+    pub max_body: u64,
+    pub max_redirects: u32,
+    pub resolve: Vec<ResolveRule>,
+    pub allow_private: bool,
+    pub max_pages_per_host: Option<u64>,
+}
+
+/// Everything a run needs, validated.
+#[derive(Clone, Debug)]
+pub struct CrawlConfig {
+    pub seeds: PathBuf,
+    pub depth: u32,
+    pub data: String,
+    pub partitions: u32,
+    pub scope: Scope,
+    pub layer_timeout: Option<Duration>,
+    pub store_body: BodyPolicy,
+    pub fetch: FetchConfig,
+    pub parse: ParseConfig,
+    pub json: bool,
+    pub quiet: bool,
+}
+
+/// A configuration problem, naming the option and what is allowed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    #[error("job file {}: {reason}", path.display())]
+    Job { path: PathBuf, reason: String },
+    #[error("option `{option}`: {reason}")]
+    Value { option: &'static str, reason: String },
+    #[error("option `{0}` is required (give the flag --{0} or set it in the job file)")]
+    Missing(&'static str),
+}
+
+fn bad(option: &'static str, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Value { option, reason: reason.into() }
+}
+
+impl CrawlConfig {
+    /// Merges flags over the job file (if any), applies defaults, validates.
+    ///
+    /// # Errors
+    /// The first invalid or missing option, by name.
+    pub fn from_sources(args: &RunArgs) -> Result<Self, ConfigError> {
+        let job = match &args.job {
+            Some(path) => JobFile::load(path)?,
+            None => JobFile::default(),
+        };
+        let seeds = args.seeds.clone().or(job.seeds).ok_or(ConfigError::Missing("seeds"))?;
+        let depth = args.depth.or(job.depth).ok_or(ConfigError::Missing("depth"))?;
+        if depth > 1000 {
+            return Err(bad("depth", format!("{depth} is too deep; allowed 0..=1000")));
+        }
+        let partitions = args.partitions.or(job.partitions).unwrap_or(16);
+        if !(1..=100_000).contains(&partitions) {
+            return Err(bad("partitions", format!("{partitions}; allowed 1..=100000")));
+        }
+        let concurrency = args.concurrency.or(job.concurrency).unwrap_or(256);
+        if !(1..=100_000).contains(&concurrency) {
+            return Err(bad("concurrency", format!("{concurrency}; allowed 1..=100000")));
+        }
+        let per_host = args.per_host.or(job.per_host).unwrap_or(2);
+        if !(1..=1000).contains(&per_host) {
+            return Err(bad("per-host", format!("{per_host}; allowed 1..=1000")));
+        }
+        let scope = match args.scope.clone().or(job.scope) {
+            Some(s) => s.parse().map_err(|e| bad("scope", e))?,
+            None => Scope::Domain,
+        };
+        let store_body = match args.store_body.clone().or(job.store_body) {
+            Some(s) => s.parse().map_err(|e| bad("store-body", e))?,
+            None => BodyPolicy::Html,
+        };
+        let layer_timeout = args
+            .layer_timeout
+            .clone()
+            .or(job.layer_timeout)
+            .map(|s| parse_duration(&s).map_err(|e| bad("layer-timeout", e)))
+            .transpose()?;
+        let timeout = args
+            .timeout
+            .clone()
+            .or(job.timeout)
+            .map(|s| parse_duration(&s).map_err(|e| bad("timeout", e)))
+            .transpose()?
+            .unwrap_or(Duration::from_secs(30));
+        let mut resolve = Vec::new();
+        for rule in job.resolve.iter().chain(&args.resolve) {
+            resolve.push(ResolveRule::parse(rule).map_err(|e| bad("resolve", e))?);
+        }
+        let max_body = args.max_body.or(job.max_body).unwrap_or(10 << 20);
+        if max_body == 0 {
+            return Err(bad("max-body", "must be at least 1 byte"));
+        }
+        let max_pages_per_host = args.max_pages_per_host.or(job.max_pages_per_host);
+        if max_pages_per_host == Some(0) {
+            return Err(bad("max-pages-per-host", "must be at least 1 (leave it out for no limit)"));
+        }
+        let user_agent = args
+            .user_agent
+            .clone()
+            .or(job.user_agent)
+            .unwrap_or_else(|| format!("layercrawl/{}", env!("CARGO_PKG_VERSION")));
+        if user_agent.trim().is_empty() || user_agent.contains(['\r', '\n']) {
+            return Err(bad("user-agent", "must be a non-empty single line"));
+        }
+        Ok(Self {
+            seeds,
+            depth,
+            data: args.data.clone().or(job.data).unwrap_or_else(|| "data".to_string()),
+            partitions,
+            scope,
+            layer_timeout,
+            store_body,
+            fetch: FetchConfig {
+                concurrency,
+                per_host,
+                delay: Duration::from_millis(args.delay.or(job.delay).unwrap_or(250)),
+                user_agent,
+                connect_timeout: timeout.min(Duration::from_secs(10)),
+                timeout,
+                max_body,
+                max_redirects: 10,
+                resolve,
+                allow_private: args.allow_private || job.allow_private.unwrap_or(false),
+                max_pages_per_host,
+            },
+            parse: ParseConfig::default(),
+            json: args.json,
+            quiet: args.quiet,
+        })
+    }
+}
+
+/// Parses `250ms`, `30s`, `5m`, `2h` or a bare number of seconds.
+///
+/// # Errors
+/// A message with the accepted forms.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| format!("{s:?} is not a duration; use e.g. 250ms, 30s, 5m, 2h"))?;
+    let secs = match unit.trim() {
+        "ms" => n / 1000.0,
+        "" | "s" => n,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        other => return Err(format!("{s:?}: unknown unit {other:?}; use ms, s, m or h")),
+    };
+    if !secs.is_finite() || secs <= 0.0 || secs > 30.0 * 86400.0 {
+        return Err(format!("{s:?} is out of range (0 < d <= 30 days)"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args() -> RunArgs {
+        RunArgs { seeds: Some("s.txt".into()), depth: Some(2), ..RunArgs::default() }
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
+        assert!(parse_duration("5 parsecs").is_err());
+        assert!(parse_duration("0s").is_err());
+    }
+
+    #[test]
+    fn flags_win_over_job_and_defaults_apply() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let job = dir.path().join("j.toml");
+        std::fs::write(&job, "seeds = 'seeds.txt'\ndepth = 5\nper-host = 4\nscope = 'any'\n").expect("write");
+        let a = RunArgs { job: Some(job), depth: Some(1), ..RunArgs::default() };
+        let c = CrawlConfig::from_sources(&a).expect("config");
+        assert_eq!(c.depth, 1, "flag wins");
+        assert_eq!(c.fetch.per_host, 4, "job value used");
+        assert_eq!(c.scope, Scope::Any);
+        assert_eq!(c.seeds, dir.path().join("seeds.txt"), "relative to the job file");
+        assert_eq!(c.partitions, 16);
+    }
+
+    #[test]
+    fn bad_values_name_the_option() {
+        let mut a = args();
+        a.scope = Some("planet".into());
+        let e = CrawlConfig::from_sources(&a).expect_err("bad scope").to_string();
+        assert!(e.contains("scope") && e.contains("host, domain, any"), "{e}");
+        let e = CrawlConfig::from_sources(&RunArgs::default()).expect_err("missing").to_string();
+        assert!(e.contains("seeds"), "{e}");
+        let mut a = args();
+        a.resolve = vec!["nonsense".into()];
+        assert!(CrawlConfig::from_sources(&a).expect_err("bad rule").to_string().contains("resolve"));
+    }
+}

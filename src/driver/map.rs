@@ -1,0 +1,224 @@
+//! The map task: fetch one partition of one layer and commit its shards.
+//!
+//! Input `in/layer=L/part-K`; outputs `doc/layer=L/part-K`,
+//! `links/layer=L/part-K`, the carried-over URLs and the partition's
+//! content hashes; then, last, the manifest that commits them all. The task
+//! is idempotent: re-running it overwrites a killed attempt's outputs.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use futures::stream::{FuturesOrdered, StreamExt};
+use url::Url;
+
+use crate::fetch::{FetchTask, Fetched};
+use crate::partition::partition_of_domain;
+use crate::store::manifest::MapManifest;
+use crate::store::schema::{self, DocRow, InRow, LinkRow};
+use crate::store::{layout, read_batches, ShardWriter, Store, StoreError};
+use crate::urlnorm;
+
+use super::process::{process, ProcessCtx, Processed};
+use super::{Ctx, RunError};
+
+/// Rows buffered before a batch is handed to the Parquet writer.
+const BATCH_ROWS: usize = 512;
+/// Row-group size of per-partition shards (the merge makes bigger ones).
+const SHARD_ROW_GROUP_BYTES: usize = 32 << 20;
+
+/// Reads one partition's input rows (empty when the file does not exist).
+///
+/// # Errors
+/// When the file exists but cannot be read.
+pub async fn read_input(store: &Store, layer: u32, part: u32) -> Result<Vec<InRow>, StoreError> {
+    let path = layout::input(layer, part);
+    if !store.exists(&path).await? {
+        return Ok(Vec::new());
+    }
+    let mut rows = Vec::new();
+    for b in read_batches(store, &path, None).await? {
+        rows.extend(schema::input_rows(&b, &path)?);
+    }
+    Ok(rows)
+}
+
+/// Runs the map task of `part` in `layer` and returns its manifest.
+///
+/// # Errors
+/// Storage failures only; a URL's failure is a row.
+pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManifest, RunError> {
+    let started = Instant::now();
+    let store = &ctx.store;
+    let input = read_input(store, layer, part).await?;
+    let mut manifest = MapManifest { layer, partition: part, input: input.len() as u64, ..MapManifest::default() };
+    for stale in [layout::doc(layer, part), layout::links(layer, part), layout::carry(layer, part), layout::content(part, layer)] {
+        store.delete(&stale).await?;
+    }
+    if input.is_empty() {
+        store.put_json(&layout::map_manifest(layer, part), &manifest).await?;
+        return Ok(manifest);
+    }
+    let mut seen_content = load_content_hashes(store, part, layer).await?;
+    let mut new_content: Vec<(u64, String)> = Vec::new();
+
+    let tasks: Vec<FetchTask> = input
+        .iter()
+        .enumerate()
+        .filter_map(|(id, r)| Url::parse(&r.url).ok().map(|url| FetchTask { id, url }))
+        .collect();
+    let partitions = ctx.cfg.partitions;
+    let scope = ctx.scope.clone();
+    let follows = move |u: &Url| {
+        scope.allows(u)
+            && partition_of_domain(&urlnorm::registrable_domain(u.host_str().unwrap_or_default()), partitions) == part
+    };
+    let deadline = ctx.layer_deadline;
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Fetched>(256);
+    let fetcher = ctx.fetcher.clone();
+    let fetch = tokio::spawn(async move { fetcher.fetch_partition(tasks, follows, deadline, tx).await });
+
+    let pctx = std::sync::Arc::new(ProcessCtx {
+        layer: i32::try_from(layer).unwrap_or(i32::MAX),
+        partition: i32::try_from(part).unwrap_or(i32::MAX),
+        parse: ctx.cfg.parse.clone(),
+        store_body: ctx.cfg.store_body,
+        scope: ctx.scope.clone(),
+    });
+    let mut docs = Sink::new(store, layout::doc(layer, part), schema::doc_schema());
+    let mut links = Sink::new(store, layout::links(layer, part), schema::links_schema());
+    let mut doc_buf: Vec<DocRow> = Vec::with_capacity(BATCH_ROWS);
+    let mut link_buf: Vec<LinkRow> = Vec::with_capacity(BATCH_ROWS * 8);
+    let mut pending = FuturesOrdered::new();
+    let max_pending = rayon::current_num_threads() * 4;
+    let mut fetch_open = true;
+    loop {
+        tokio::select! {
+            got = rx.recv(), if fetch_open && pending.len() < max_pending => match got {
+                Some(f) => {
+                    let row = &input[f.id];
+                    let (depth, referrer) = (row.depth, row.referrer.clone());
+                    let pctx = std::sync::Arc::clone(&pctx);
+                    let (otx, orx) = tokio::sync::oneshot::channel();
+                    rayon::spawn(move || {
+                        let _ = otx.send(process(&pctx, f, depth, referrer));
+                    });
+                    pending.push_back(orx);
+                }
+                None => fetch_open = false,
+            },
+            Some(done) = pending.next(), if !pending.is_empty() => {
+                let Ok(Processed { mut doc, links: mut l }) = done else {
+                    return Err(RunError::Internal("a parse worker died".into()));
+                };
+                if let (Some(h), true) = (doc.content_hash, (200..300).contains(&doc.status)) {
+                    match seen_content.get(&h) {
+                        Some(first) if *first != doc.url => doc.duplicate_of = Some(first.clone()),
+                        Some(_) => {}
+                        None => {
+                            seen_content.insert(h, doc.url.clone());
+                            new_content.push((h, doc.url.clone()));
+                        }
+                    }
+                }
+                tally(&mut manifest, &doc);
+                ctx.progress.page_done(doc.error.is_some() || doc.status >= 400);
+                doc_buf.push(doc);
+                link_buf.append(&mut l);
+                if doc_buf.len() >= BATCH_ROWS {
+                    docs.write(&schema::doc_batch(&doc_buf)?).await?;
+                    doc_buf.clear();
+                }
+                if link_buf.len() >= BATCH_ROWS * 8 {
+                    manifest.links += link_buf.len() as u64;
+                    links.write(&schema::links_batch(&link_buf)?).await?;
+                    link_buf.clear();
+                }
+            },
+            else => break,
+        }
+    }
+    let report = fetch.await.map_err(|e| RunError::Internal(format!("fetch task failed: {e}")))?;
+    if !doc_buf.is_empty() {
+        docs.write(&schema::doc_batch(&doc_buf)?).await?;
+    }
+    if !link_buf.is_empty() {
+        manifest.links += link_buf.len() as u64;
+        links.write(&schema::links_batch(&link_buf)?).await?;
+    }
+    docs.finish().await?;
+    links.finish().await?;
+    if !report.carried.is_empty() {
+        let carried: Vec<InRow> = report.carried.iter().map(|&id| input[id].clone()).collect();
+        let mut w = ShardWriter::create(store, &layout::carry(layer, part), schema::input_schema(), SHARD_ROW_GROUP_BYTES)?;
+        w.write(&schema::input_batch(&carried)?).await?;
+        w.finish().await?;
+        ctx.progress.pages_carried(carried.len() as u64);
+    }
+    if !new_content.is_empty() {
+        let mut w = ShardWriter::create(store, &layout::content(part, layer), schema::content_schema(), SHARD_ROW_GROUP_BYTES)?;
+        w.write(&schema::content_batch(&new_content)?).await?;
+        w.finish().await?;
+    }
+    manifest.carried = report.carried.len() as u64;
+    manifest.robots_requests = report.robots_requests;
+    manifest.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    store.put_json(&layout::map_manifest(layer, part), &manifest).await?;
+    Ok(manifest)
+}
+
+fn tally(m: &mut MapManifest, doc: &DocRow) {
+    m.fetched += 1;
+    m.bytes += u64::try_from(doc.content_length).unwrap_or(0);
+    if let Some(kind) = doc.error {
+        *m.errors.entry(kind.to_string()).or_default() += 1;
+    } else if doc.status >= 400 {
+        *m.errors.entry(format!("http_{}xx", doc.status / 100)).or_default() += 1;
+    } else if (200..300).contains(&doc.status) {
+        m.ok += 1;
+    }
+}
+
+/// Content hashes of this partition's pages in earlier layers.
+async fn load_content_hashes(store: &Store, part: u32, layer: u32) -> Result<HashMap<u64, String>, StoreError> {
+    let mut map = HashMap::new();
+    for earlier in 0..layer {
+        let path = layout::content(part, earlier);
+        if !store.exists(&path).await? {
+            continue;
+        }
+        for b in read_batches(store, &path, None).await? {
+            for (h, url) in schema::content_rows(&b, &path)? {
+                map.entry(h).or_insert(url);
+            }
+        }
+    }
+    Ok(map)
+}
+
+/// A shard writer created on the first batch, so empty outputs make no file.
+struct Sink<'a> {
+    store: &'a Store,
+    path: String,
+    schema: arrow::datatypes::SchemaRef,
+    writer: Option<ShardWriter>,
+}
+
+impl<'a> Sink<'a> {
+    fn new(store: &'a Store, path: String, schema: arrow::datatypes::SchemaRef) -> Self {
+        Self { store, path, schema, writer: None }
+    }
+
+    async fn write(&mut self, batch: &arrow::array::RecordBatch) -> Result<(), StoreError> {
+        if self.writer.is_none() {
+            self.writer = Some(ShardWriter::create(self.store, &self.path, self.schema.clone(), SHARD_ROW_GROUP_BYTES)?);
+        }
+        self.writer.as_mut().expect("created above").write(batch).await
+    }
+
+    async fn finish(self) -> Result<(), StoreError> {
+        match self.writer {
+            Some(w) => w.finish().await.map(|_| ()),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! The layer driver (S100-S600): seeds → layers of map/reduce/optimise → merge.
+//!
+//! For each layer `L` up to `--depth`: run every partition's map task
+//! ([`map::map_partition`]) that has no manifest yet, concurrently; then, if
+//! another layer follows, build its input ([`next::next_layer`]). After the
+//! last layer, [`merge::merge_layers`] compacts the output. Every step is
+//! committed by a manifest, so re-running the same command resumes a killed
+//! run where it stopped.
+
+pub mod map;
+mod merge;
+pub mod next;
+mod process;
+mod progress;
+mod scope;
+mod summary;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{CrawlConfig, Scope};
+use crate::fetch::{FetchError, Fetcher};
+use crate::seeds::{read_seeds, SeedsError};
+use crate::store::manifest::{MapManifest, NextManifest};
+use crate::store::{layout, Store, StoreError};
+
+pub use progress::Progress;
+pub use scope::ScopeFilter;
+pub use summary::{LayerSummary, RunSummary};
+
+/// Why a run stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    #[error(transparent)]
+    Seeds(#[from] SeedsError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// The data location holds a crawl made with other fixed settings.
+    #[error("data location {data} was made with {what} {was}, not {now}: the layers would not match. Use another --data location, or delete this one to start over.")]
+    Incompatible { data: String, what: &'static str, was: String, now: String },
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl RunError {
+    /// Exit code: 2 for bad input or settings, 1 for anything else.
+    #[must_use]
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Self::Seeds(_) | Self::Incompatible { .. } => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// Settings fixed for the life of a data location (`state/run.json`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RunState {
+    pub format: u32,
+    pub partitions: u32,
+    pub scope: Scope,
+    pub seeds: Vec<String>,
+}
+
+/// Everything a stage needs; cheap to clone.
+#[derive(Clone)]
+pub struct Ctx {
+    pub store: Store,
+    pub cfg: Arc<CrawlConfig>,
+    pub fetcher: Fetcher,
+    pub scope: ScopeFilter,
+    pub progress: Arc<Progress>,
+    pub layer_deadline: Option<Instant>,
+}
+
+/// Runs the whole crawl described by `cfg`.
+///
+/// # Errors
+/// Bad seeds, an incompatible data location, or a storage failure.
+pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
+    let started = Instant::now();
+    let seeds = read_seeds(&cfg.seeds)?;
+    for p in &seeds.problems {
+        tracing::warn!("seeds file {} line {}: {}", cfg.seeds.display(), p.line, p.reason);
+    }
+    let store = Store::open(&cfg.data)?;
+    let state = RunState {
+        format: 1,
+        partitions: cfg.partitions,
+        scope: cfg.scope,
+        seeds: seeds.urls.iter().map(ToString::to_string).collect(),
+    };
+    check_state(&store, &state).await?;
+    let progress = Arc::new(Progress::new(!cfg.quiet && !cfg.json));
+    let ctx = Ctx {
+        scope: ScopeFilter::from_seeds(cfg.scope, &seeds.urls),
+        fetcher: Fetcher::new(&cfg.fetch)?,
+        store: store.clone(),
+        cfg: Arc::new(cfg),
+        progress,
+        layer_deadline: None,
+    };
+    let cfg = Arc::clone(&ctx.cfg);
+    let mut summary = RunSummary {
+        data: store.location().to_string(),
+        seeds: seeds.urls.len() as u64,
+        seed_problems: seeds.problems.iter().map(|p| format!("line {}: {}", p.line, p.reason)).collect(),
+        depth: cfg.depth,
+        partitions: cfg.partitions,
+        ..RunSummary::default()
+    };
+    if !store.exists(&layout::input_manifest(0)).await? {
+        next::seed_layer(&ctx, &seeds.urls).await?;
+    }
+    for layer in 0..=cfg.depth {
+        let layer_start = Instant::now();
+        let mut ls = run_layer(&ctx, layer).await?;
+        if layer < cfg.depth {
+            let next = match store.get_json::<NextManifest>(&layout::input_manifest(layer + 1)).await? {
+                Some(n) => n,
+                None => next::next_layer(&ctx, layer).await?,
+            };
+            ls.set_next(&next);
+        }
+        ls.seconds = layer_start.elapsed().as_secs_f64();
+        tracing::info!(layer, fetched = ls.fetched, ok = ls.ok, new_urls = ls.new_urls, "layer done");
+        summary.layers.push(ls);
+    }
+    summary.merged = Some(merge::merge_layers(&store, cfg.depth + 1).await?);
+    summary.seconds = started.elapsed().as_secs_f64();
+    summary.totals();
+    Ok(summary)
+}
+
+/// Runs the map tasks of `layer` that are not committed yet.
+async fn run_layer(ctx: &Ctx, layer: u32) -> Result<LayerSummary, RunError> {
+    let store = &ctx.store;
+    let mut ls = LayerSummary { layer, ..LayerSummary::default() };
+    let mut todo = Vec::new();
+    let mut done_inputs = 0;
+    for part in 0..ctx.cfg.partitions {
+        match store.get_json::<MapManifest>(&layout::map_manifest(layer, part)).await? {
+            Some(m) => {
+                done_inputs += m.input;
+                ls.add(&m);
+            }
+            None => todo.push(part),
+        }
+    }
+    if todo.is_empty() {
+        return Ok(ls);
+    }
+    let total = store
+        .get_json::<NextManifest>(&layout::input_manifest(layer))
+        .await?
+        .map_or(0, |m| m.next);
+    ctx.progress.start_layer(layer, total, done_inputs);
+    let mut lctx = ctx.clone();
+    lctx.layer_deadline = ctx.cfg.layer_timeout.map(|t| Instant::now() + t);
+    let mut tasks = tokio::task::JoinSet::new();
+    for part in todo {
+        let c = lctx.clone();
+        tasks.spawn(async move { map::map_partition(&c, layer, part).await });
+    }
+    let mut first_err = None;
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok(Ok(m)) => ls.add(&m),
+            Ok(Err(e)) => {
+                first_err.get_or_insert(e);
+            }
+            Err(e) => {
+                first_err.get_or_insert(RunError::Internal(format!("map task panicked: {e}")));
+            }
+        }
+    }
+    ctx.progress.finish_layer();
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(ls),
+    }
+}
+
+async fn check_state(store: &Store, now: &RunState) -> Result<(), RunError> {
+    let Some(was) = store.get_json::<RunState>(layout::RUN).await? else {
+        store.put_json(layout::RUN, now).await?;
+        return Ok(());
+    };
+    let data = store.location().to_string();
+    if was.partitions != now.partitions {
+        return Err(RunError::Incompatible { data, what: "--partitions", was: was.partitions.to_string(), now: now.partitions.to_string() });
+    }
+    if was.scope != now.scope {
+        return Err(RunError::Incompatible { data, what: "--scope", was: format!("{:?}", was.scope).to_lowercase(), now: format!("{:?}", now.scope).to_lowercase() });
+    }
+    if was.seeds != now.seeds {
+        return Err(RunError::Incompatible { data, what: "seeds", was: format!("{} other seed URLs", was.seeds.len()), now: format!("{} seed URLs", now.seeds.len()) });
+    }
+    Ok(())
+}

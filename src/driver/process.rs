@@ -1,0 +1,121 @@
+//! Turning one fetched URL into its `doc` row and `links` rows (CPU work,
+//! run on the rayon pool, never on an async worker thread).
+
+use url::Url;
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::config::BodyPolicy;
+use crate::fetch::{ErrorKind, Fetched};
+use crate::parse::{self, ParseConfig};
+use crate::store::schema::{DocRow, LinkRow};
+use crate::urlnorm;
+
+use super::scope::ScopeFilter;
+
+/// Fixed inputs of the processing of one partition's pages.
+#[derive(Clone, Debug)]
+pub struct ProcessCtx {
+    pub layer: i32,
+    pub partition: i32,
+    pub parse: ParseConfig,
+    pub store_body: BodyPolicy,
+    pub scope: ScopeFilter,
+}
+
+/// The rows of one fetched URL.
+#[derive(Debug)]
+pub struct Processed {
+    pub doc: DocRow,
+    pub links: Vec<LinkRow>,
+}
+
+/// Builds the rows of `f`, fetched at `depth` with `referrer`.
+#[must_use]
+pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String>) -> Processed {
+    let host = f.url.host_str().unwrap_or_default().to_string();
+    let mut doc = DocRow {
+        url: f.url.to_string(),
+        final_url: f.final_url.to_string(),
+        domain: urlnorm::registrable_domain(&host),
+        host,
+        layer: ctx.layer,
+        depth,
+        partition: ctx.partition,
+        error: f.error.as_ref().map(|e| e.0.as_str()),
+        error_detail: f.error.as_ref().map(|e| e.1.clone()),
+        fetched_at_us: micros(f.started_at),
+        fetch_ms: i64::try_from(f.elapsed.as_millis()).unwrap_or(i64::MAX),
+        redirects: i32::try_from(f.redirects).unwrap_or(i32::MAX),
+        referrer,
+        ..DocRow::default()
+    };
+    let mut links = Vec::new();
+    if let Some(target) = &f.redirect_out {
+        links.push(link(ctx, &doc.url, target, String::new(), depth, false, 0.0));
+    }
+    if let Some(resp) = f.response {
+        doc.status = i32::from(resp.status);
+        doc.content_type.clone_from(&resp.content_type);
+        doc.content_length = i64::try_from(resp.received).unwrap_or(i64::MAX);
+        doc.truncated = resp.truncated;
+        let ok = (200..300).contains(&resp.status);
+        let html = ok && parse::is_html(resp.content_type.as_deref(), &resp.body);
+        // A body cut by a reset is kept but not parsed for links: half a
+        // page's links are real, but its text and hash would mislead.
+        let parse_it = html && !matches!(f.error, Some((ErrorKind::Reset | ErrorKind::Decode | ErrorKind::Timeout, _)));
+        if parse_it {
+            let page = parse::parse_html(&resp.body, resp.content_type.as_deref(), &f.final_url, &ctx.parse);
+            doc.charset = Some(page.encoding.name().to_ascii_lowercase());
+            doc.title = page.title;
+            if !page.text.is_empty() {
+                doc.content_hash = Some(xxh3_64(page.text.as_bytes()));
+            }
+            doc.text = Some(page.text);
+            let nofollow_page = page.meta_nofollow;
+            links.reserve(page.links.len());
+            for l in page.links {
+                links.push(link(ctx, &doc.url, &l.url, l.anchor, depth, nofollow_page || l.nofollow, l.block_ratio));
+            }
+        } else if ok && !resp.body.is_empty() {
+            doc.content_hash = Some(xxh3_64(&resp.body));
+            doc.charset = charset_param(resp.content_type.as_deref());
+        }
+        let keep_body = match ctx.store_body {
+            BodyPolicy::All => true,
+            BodyPolicy::Html => html,
+            BodyPolicy::None => false,
+        };
+        if keep_body {
+            doc.body = Some(resp.body);
+        }
+    }
+    doc.outlinks = count(links.iter().filter(|l| l.noise.is_none()));
+    doc.noise_links = count(links.iter().filter(|l| l.noise.is_some()));
+    Processed { doc, links }
+}
+
+fn link(ctx: &ProcessCtx, src: &str, dst: &Url, anchor: String, depth: i32, nofollow: bool, block_ratio: f32) -> LinkRow {
+    let noise = if nofollow {
+        Some("nofollow")
+    } else if !ctx.scope.allows(dst) {
+        Some("scope")
+    } else {
+        None
+    };
+    LinkRow { src_url: src.to_string(), dst_url: dst.to_string(), anchor, layer: ctx.layer, depth: depth + 1, noise, block_ratio }
+}
+
+fn count<'a>(it: impl Iterator<Item = &'a LinkRow>) -> i32 {
+    i32::try_from(it.count()).unwrap_or(i32::MAX)
+}
+
+fn micros(t: std::time::SystemTime) -> i64 {
+    t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
+}
+
+fn charset_param(content_type: Option<&str>) -> Option<String> {
+    let ct = content_type?.to_ascii_lowercase();
+    let at = ct.find("charset=")?;
+    let v = ct[at + 8..].split(';').next()?.trim().trim_matches('"');
+    (!v.is_empty()).then(|| v.to_string())
+}

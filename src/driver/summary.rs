@@ -1,0 +1,119 @@
+//! The end-of-run summary: a table for people, JSON for scripts.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::store::manifest::{MapManifest, MergeManifest, NextManifest};
+
+/// One layer's figures, summed over its partitions.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct LayerSummary {
+    pub layer: u32,
+    /// URLs in the layer's input.
+    pub input: u64,
+    /// Rows written to `doc`.
+    pub fetched: u64,
+    pub ok: u64,
+    pub errors: BTreeMap<String, u64>,
+    /// URLs this layer added to the next layer's input (0 for the last layer).
+    pub new_urls: u64,
+    /// URLs carried to the next layer unfetched.
+    pub carried: u64,
+    pub bytes: u64,
+    pub links: u64,
+    pub robots_requests: u64,
+    /// Sum of partition wall times (partitions overlap, so ≥ the layer's time).
+    pub partition_seconds: f64,
+    /// Wall time of the layer in this invocation (0 when it was resumed as done).
+    pub seconds: f64,
+}
+
+impl LayerSummary {
+    pub(crate) fn add(&mut self, m: &MapManifest) {
+        self.input += m.input;
+        self.fetched += m.fetched;
+        self.ok += m.ok;
+        for (k, v) in &m.errors {
+            *self.errors.entry(k.clone()).or_default() += v;
+        }
+        self.carried += m.carried;
+        self.bytes += m.bytes;
+        self.links += m.links;
+        self.robots_requests += m.robots_requests;
+        #[allow(clippy::cast_precision_loss)]
+        {
+            self.partition_seconds += m.elapsed_ms as f64 / 1000.0;
+        }
+    }
+
+    pub(crate) fn set_next(&mut self, n: &NextManifest) {
+        self.new_urls = n.next.saturating_sub(n.carried);
+    }
+}
+
+/// The whole run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunSummary {
+    pub data: String,
+    pub seeds: u64,
+    pub seed_problems: Vec<String>,
+    pub depth: u32,
+    pub partitions: u32,
+    pub layers: Vec<LayerSummary>,
+    pub merged: Option<MergeManifest>,
+    pub fetched: u64,
+    pub ok: u64,
+    pub errors: u64,
+    pub bytes: u64,
+    pub seconds: f64,
+    pub pages_per_second: f64,
+}
+
+impl RunSummary {
+    pub(crate) fn totals(&mut self) {
+        self.fetched = self.layers.iter().map(|l| l.fetched).sum();
+        self.ok = self.layers.iter().map(|l| l.ok).sum();
+        self.errors = self.layers.iter().map(|l| l.errors.values().sum::<u64>()).sum();
+        self.bytes = self.layers.iter().map(|l| l.bytes).sum();
+        let worked: f64 = self.layers.iter().map(|l| l.seconds).sum();
+        #[allow(clippy::cast_precision_loss)]
+        {
+            self.pages_per_second = if worked > 0.0 { self.fetched as f64 / worked } else { 0.0 };
+        }
+    }
+
+    /// The summary table printed at the end of `run`.
+    #[must_use]
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "\nlayercrawl: {} seeds, depth {}, {} partitions, data in {}", self.seeds, self.depth, self.partitions, self.data);
+        let _ = writeln!(s, "{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8}  errors by kind", "layer", "input", "fetched", "ok", "errors", "new urls", "carried", "MB", "seconds");
+        for l in &self.layers {
+            let errs: u64 = l.errors.values().sum();
+            let kinds: Vec<String> = l.errors.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            #[allow(clippy::cast_precision_loss)]
+            let mb = l.bytes as f64 / 1e6;
+            let _ = writeln!(
+                s,
+                "{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10.1} {:>8.1}  {}",
+                l.layer, l.input, l.fetched, l.ok, errs, l.new_urls, l.carried, mb, l.seconds, kinds.join(" ")
+            );
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let mb = self.bytes as f64 / 1e6;
+        let _ = writeln!(
+            s,
+            "total: {} fetched, {} ok, {} errors, {:.1} MB in {:.1} s ({:.0} pages/s)",
+            self.fetched, self.ok, self.errors, mb, self.seconds, self.pages_per_second
+        );
+        if let Some(m) = &self.merged {
+            let _ = writeln!(s, "merged: {} doc rows, {} link rows; read with: duckdb -c \"SELECT host, count(*) FROM '{}/doc/*/*.parquet' GROUP BY host\"", m.doc_rows, m.link_rows, self.data);
+        }
+        if !self.seed_problems.is_empty() {
+            let _ = writeln!(s, "seed lines skipped: {}", self.seed_problems.len());
+        }
+        s
+    }
+}

@@ -1,0 +1,150 @@
+//! One HTTP exchange: a single request, no redirect following (redirect
+//! hops go back through the scheduler so politeness applies to each).
+
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use url::Url;
+
+use super::resolve::{AddressPolicy, PolicyResolver, ResolveError};
+use super::{ErrorKind, FetchError, Response};
+use crate::config::FetchConfig;
+
+/// Builds the shared HTTP client.
+///
+/// # Errors
+/// When the TLS backend cannot be initialised.
+pub fn build_client(cfg: &FetchConfig) -> Result<reqwest::Client, FetchError> {
+    let policy = AddressPolicy { allow_private: cfg.allow_private };
+    reqwest::Client::builder()
+        .user_agent(cfg.user_agent.clone())
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(cfg.connect_timeout)
+        .timeout(cfg.timeout)
+        .read_timeout(cfg.timeout.min(Duration::from_secs(20)))
+        .pool_max_idle_per_host(cfg.per_host.max(1))
+        .pool_idle_timeout(Duration::from_secs(30))
+        .tcp_nodelay(true)
+        .no_proxy()
+        .dns_resolver(PolicyResolver::new(cfg.resolve.clone(), policy))
+        .build()
+        .map_err(|e| FetchError::Client(e.to_string()))
+}
+
+/// Performs one GET of `url`, reading at most `max_body` bytes of the
+/// (decompressed) body. Failures are values, never panics or errors.
+pub async fn exchange(client: &reqwest::Client, policy: AddressPolicy, url: &Url, max_body: u64) -> Result<Response, (ErrorKind, String)> {
+    // IP-literal hosts skip the resolver inside the client: check them here.
+    if let Some(ip) = literal_ip(url) {
+        if let Err(class) = policy.check(ip) {
+            return Err((
+                ErrorKind::Blocked,
+                format!("{ip} is a {class} address, which the crawl may not reach (allow with --allow-private)"),
+            ));
+        }
+    }
+    let start = Instant::now();
+    let mut resp = client.get(url.clone()).send().await.map_err(|e| classify(&e))?;
+    let status = resp.status().as_u16();
+    let header = |name: reqwest::header::HeaderName| {
+        resp.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string)
+    };
+    let content_type = header(reqwest::header::CONTENT_TYPE);
+    let location = header(reqwest::header::LOCATION);
+    let retry_after = header(reqwest::header::RETRY_AFTER).and_then(|v| v.trim().parse::<u64>().ok());
+    let mut body = BytesMut::new();
+    let mut received: u64 = 0;
+    let mut truncated = false;
+    loop {
+        match resp.chunk().await {
+            Ok(Some(chunk)) => {
+                received += chunk.len() as u64;
+                let room = usize::try_from(max_body.saturating_sub(body.len() as u64)).unwrap_or(usize::MAX);
+                if chunk.len() > room {
+                    body.extend_from_slice(&chunk[..room]);
+                    truncated = true;
+                    break;
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => break,
+            Err(e) => {
+                let (kind, detail) = classify(&e);
+                // A body cut mid-way is a reset; keep what arrived for the record.
+                let kind = if kind == ErrorKind::Timeout { kind } else { ErrorKind::Reset };
+                return Ok(Response {
+                    status,
+                    content_type,
+                    location,
+                    retry_after,
+                    body: Bytes::from(body),
+                    received,
+                    truncated: true,
+                    elapsed: start.elapsed(),
+                    body_error: Some((kind, detail)),
+                });
+            }
+        }
+    }
+    Ok(Response {
+        status,
+        content_type,
+        location,
+        retry_after,
+        body: body.freeze(),
+        received,
+        truncated,
+        elapsed: start.elapsed(),
+        body_error: None,
+    })
+}
+
+fn literal_ip(url: &Url) -> Option<std::net::IpAddr> {
+    match url.host()? {
+        url::Host::Ipv4(v4) => Some(v4.into()),
+        url::Host::Ipv6(v6) => Some(v6.into()),
+        url::Host::Domain(_) => None,
+    }
+}
+
+/// Maps a client error to an error kind and a one-line detail.
+fn classify(e: &reqwest::Error) -> (ErrorKind, String) {
+    // Our resolver's errors travel inside the client's error chain.
+    let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(s) = src {
+        if let Some(r) = s.downcast_ref::<ResolveError>() {
+            let kind = match r {
+                ResolveError::Blocked { .. } => ErrorKind::Blocked,
+                _ => ErrorKind::Dns,
+            };
+            return (kind, r.to_string());
+        }
+        src = s.source();
+    }
+    let kind = if e.is_timeout() {
+        ErrorKind::Timeout
+    } else if e.is_connect() {
+        ErrorKind::Connect
+    } else if e.is_decode() {
+        ErrorKind::Decode
+    } else if e.is_body() {
+        ErrorKind::Reset
+    } else {
+        ErrorKind::Connect
+    };
+    (kind, error_chain(e))
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        let m = inner.to_string();
+        if !s.contains(&m) {
+            s.push_str(": ");
+            s.push_str(&m);
+        }
+        src = inner.source();
+    }
+    s
+}

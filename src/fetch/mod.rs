@@ -1,0 +1,159 @@
+//! Fetch stage (the map side of S200): polite async HTTP for one partition.
+//!
+//! [`Fetcher`] is shared by a whole run: one HTTP client (keep-alive pool,
+//! rustls, gzip/brotli/deflate), one global in-flight limit, one robots.txt
+//! cache. [`Fetcher::fetch_partition`] takes a partition's URLs and drives
+//! the per-host scheduler ([`scheduler`]), reporting each finished URL as a
+//! [`Fetched`] value on a channel. A failed URL is data, not an error.
+
+mod client;
+pub mod resolve;
+pub mod robots;
+mod scheduler;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use bytes::Bytes;
+use tokio::sync::Semaphore;
+use url::Url;
+
+use crate::config::FetchConfig;
+use resolve::AddressPolicy;
+use robots::RobotsCache;
+
+pub use scheduler::{FetchTask, PartitionFetch};
+
+/// Why a URL has no usable response; the `error` column's vocabulary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    Timeout,
+    Dns,
+    Connect,
+    /// The address is outside the address policy (SSRF guard).
+    Blocked,
+    /// The connection broke while the body was read.
+    Reset,
+    /// The body could not be decompressed.
+    Decode,
+    /// The body exceeded the size cap (it is truncated and kept).
+    TooLarge,
+    /// robots.txt disallows the URL: no request was sent.
+    Robots,
+    RedirectLoop,
+    TooManyRedirects,
+    /// A redirect without a usable Location.
+    BadRedirect,
+}
+
+impl ErrorKind {
+    /// The stable name written to the `error` column.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Timeout => "timeout",
+            Self::Dns => "dns",
+            Self::Connect => "connect",
+            Self::Blocked => "blocked",
+            Self::Reset => "reset",
+            Self::Decode => "decode",
+            Self::TooLarge => "too_large",
+            Self::Robots => "robots",
+            Self::RedirectLoop => "redirect_loop",
+            Self::TooManyRedirects => "too_many_redirects",
+            Self::BadRedirect => "bad_redirect",
+        }
+    }
+}
+
+/// One HTTP response as received.
+#[derive(Clone, Debug, Default)]
+pub struct Response {
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub location: Option<String>,
+    /// Seconds from a numeric Retry-After header.
+    pub retry_after: Option<u64>,
+    /// The body, decompressed, at most `max_body` bytes.
+    pub body: Bytes,
+    /// Bytes received before the cap (≥ `body.len()`).
+    pub received: u64,
+    pub truncated: bool,
+    pub elapsed: Duration,
+    /// Set when the body broke off (reset, timeout, bad compression).
+    pub body_error: Option<(ErrorKind, String)>,
+}
+
+/// The final state of one input URL after its redirect chain.
+#[derive(Debug)]
+pub struct Fetched {
+    /// Index of the URL in the partition's input.
+    pub id: usize,
+    pub url: Url,
+    pub final_url: Url,
+    pub redirects: u32,
+    /// The last response, when there was one.
+    pub response: Option<Response>,
+    /// The error, when the URL failed (a response may still be present).
+    pub error: Option<(ErrorKind, String)>,
+    /// A redirect target this partition does not follow (another
+    /// partition's site, out of scope, or disallowed): it becomes a link.
+    pub redirect_out: Option<Url>,
+    pub started_at: SystemTime,
+    /// Wall time over all hops, excluding politeness waits.
+    pub elapsed: Duration,
+}
+
+/// Errors that stop the fetch stage itself (not a URL's failure).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FetchError {
+    #[error("cannot build the HTTP client: {0}")]
+    Client(String),
+}
+
+/// The run-wide fetcher.
+#[derive(Clone)]
+pub struct Fetcher {
+    pub(crate) client: reqwest::Client,
+    pub(crate) cfg: Arc<FetchConfig>,
+    pub(crate) policy: AddressPolicy,
+    pub(crate) robots: RobotsCache,
+    pub(crate) global: Arc<Semaphore>,
+    pub(crate) agent: String,
+}
+
+impl Fetcher {
+    /// Builds the client and the shared limits.
+    ///
+    /// # Errors
+    /// When the HTTP client cannot be built.
+    pub fn new(cfg: &FetchConfig) -> Result<Self, FetchError> {
+        Ok(Self {
+            client: client::build_client(cfg)?,
+            policy: AddressPolicy { allow_private: cfg.allow_private },
+            robots: RobotsCache::default(),
+            global: Arc::new(Semaphore::new(cfg.concurrency)),
+            agent: robots::product_token(&cfg.user_agent),
+            cfg: Arc::new(cfg.clone()),
+        })
+    }
+
+    /// One GET without redirects (used by the scheduler and by tests).
+    pub async fn get_once(&self, url: &Url) -> Result<Response, (ErrorKind, String)> {
+        client::exchange(&self.client, self.policy, url, self.cfg.max_body).await
+    }
+
+    /// Fetches a partition's URLs politely; see [`scheduler`].
+    /// `deadline` stops new requests; unstarted URLs come back as carried.
+    pub async fn fetch_partition(
+        &self,
+        tasks: Vec<FetchTask>,
+        follows: impl Fn(&Url) -> bool + Send,
+        deadline: Option<Instant>,
+        out: tokio::sync::mpsc::Sender<Fetched>,
+    ) -> PartitionFetch {
+        scheduler::run(self, tasks, follows, deadline, out).await
+    }
+}

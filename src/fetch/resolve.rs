@@ -1,0 +1,273 @@
+//! Name resolution with curl-like overrides and the address policy.
+//!
+//! Every connection's address comes from [`PolicyResolver`]: an override
+//! rule (`--resolve 'HOST=IP:PORT'` or `'*.SUFFIX=IP:PORT'`) or the system
+//! resolver, then the policy drops addresses the crawl may not reach
+//! (loopback, private, link-local, CGNAT, metadata...) unless allowed.
+//! Because the check runs on the addresses actually handed to the
+//! connector, a DNS answer that changes between checks (rebinding) cannot
+//! slip past it. URLs whose host is an IP literal skip resolution in the
+//! HTTP client, so the fetcher checks those with [`AddressPolicy::check`].
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+
+/// One `--resolve` rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolveRule {
+    /// Exact host, or a suffix when the rule was written `*.SUFFIX`.
+    pattern: String,
+    wildcard: bool,
+    addr: SocketAddr,
+}
+
+impl ResolveRule {
+    /// Parses `HOST=IP:PORT` or `*.SUFFIX=IP:PORT` (IPv6 as `[::1]:PORT`).
+    ///
+    /// # Errors
+    /// A message saying which part is wrong and the expected form.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let form = "expected HOST=IP:PORT or *.SUFFIX=IP:PORT, e.g. '*.test=127.0.0.1:8080'";
+        let (host, addr) = s.split_once('=').ok_or_else(|| format!("resolve rule {s:?}: no '='; {form}"))?;
+        let addr: SocketAddr =
+            addr.trim().parse().map_err(|_| format!("resolve rule {s:?}: {addr:?} is not IP:PORT; {form}"))?;
+        let host = host.trim().to_ascii_lowercase();
+        let (pattern, wildcard) = match host.strip_prefix("*.") {
+            Some(suffix) => (suffix.to_string(), true),
+            None => (host, false),
+        };
+        if pattern.is_empty() || pattern.contains(['*', '/', ':', ' ']) {
+            return Err(format!("resolve rule {s:?}: bad host pattern; {form}"));
+        }
+        Ok(Self { pattern, wildcard, addr })
+    }
+
+    /// Whether the rule applies to `host` (lower-case). A wildcard rule
+    /// `*.test` matches `a.test` and `b.a.test` but not `test` itself.
+    #[must_use]
+    pub fn matches(&self, host: &str) -> bool {
+        if self.wildcard {
+            host.len() > self.pattern.len() + 1
+                && host.ends_with(&self.pattern)
+                && host.as_bytes()[host.len() - self.pattern.len() - 1] == b'.'
+        } else {
+            host == self.pattern
+        }
+    }
+}
+
+impl std::fmt::Display for ResolveRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let star = if self.wildcard { "*." } else { "" };
+        write!(f, "{star}{}={}", self.pattern, self.addr)
+    }
+}
+
+/// Which destination addresses the crawler may connect to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AddressPolicy {
+    /// Allow loopback, private, link-local, CGNAT and unique-local ranges.
+    pub allow_private: bool,
+}
+
+impl AddressPolicy {
+    /// `Ok` when the address may be reached, else the reason it may not.
+    ///
+    /// # Errors
+    /// The name of the blocked range, for the `error_detail` column.
+    pub fn check(self, ip: IpAddr) -> Result<(), &'static str> {
+        let class = classify(ip);
+        match class {
+            None => Ok(()),
+            // Cloud metadata endpoints are never reachable: no test or crawl needs them.
+            Some(c @ "metadata") => Err(c),
+            Some(c) if !self.allow_private => Err(c),
+            Some(_) => Ok(()),
+        }
+    }
+}
+
+/// The special-purpose range an address is in, or `None` for a public one.
+#[must_use]
+pub fn classify(ip: IpAddr) -> Option<&'static str> {
+    match ip {
+        IpAddr::V4(v4) => classify_v4(v4),
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return classify_v4(v4);
+            }
+            let seg0 = v6.segments()[0];
+            if v6.is_loopback() {
+                Some("loopback")
+            } else if v6.is_unspecified() {
+                Some("unspecified")
+            } else if v6 == Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254) {
+                Some("metadata")
+            } else if seg0 & 0xfe00 == 0xfc00 {
+                Some("private")
+            } else if seg0 & 0xffc0 == 0xfe80 {
+                Some("link-local")
+            } else if seg0 & 0xff00 == 0xff00 {
+                Some("multicast")
+            } else {
+                None
+            }
+        }
+    }
+}
+
+fn classify_v4(ip: Ipv4Addr) -> Option<&'static str> {
+    let o = ip.octets();
+    if o == [169, 254, 169, 254] || o == [100, 100, 100, 200] {
+        Some("metadata")
+    } else if ip.is_loopback() {
+        Some("loopback")
+    } else if ip.is_private() {
+        Some("private")
+    } else if ip.is_link_local() {
+        Some("link-local")
+    } else if o[0] == 100 && (o[1] & 0xc0) == 64 {
+        Some("cgnat")
+    } else if ip.is_unspecified() || o[0] == 0 {
+        Some("unspecified")
+    } else if ip.is_broadcast() || ip.is_multicast() || o[0] >= 240 {
+        Some("reserved")
+    } else {
+        None
+    }
+}
+
+/// The resolver handed to the HTTP client.
+#[derive(Clone, Debug, Default)]
+pub struct PolicyResolver {
+    rules: Arc<Vec<ResolveRule>>,
+    policy: AddressPolicy,
+}
+
+impl PolicyResolver {
+    #[must_use]
+    pub fn new(rules: Vec<ResolveRule>, policy: AddressPolicy) -> Self {
+        Self { rules: Arc::new(rules), policy }
+    }
+
+    /// Resolves `host` to the addresses the crawler may connect to.
+    ///
+    /// # Errors
+    /// `ResolveError::Dns` when the name does not resolve, `Blocked` when
+    /// every address is outside the policy.
+    pub async fn lookup(&self, host: &str) -> Result<Vec<SocketAddr>, ResolveError> {
+        let host = host.to_ascii_lowercase();
+        let candidates: Vec<SocketAddr> = if let Some(rule) = self.rules.iter().find(|r| r.matches(&host)) {
+            vec![rule.addr]
+        } else {
+            tokio::net::lookup_host((host.as_str(), 0))
+                .await
+                .map_err(|e| ResolveError::Dns { host: host.clone(), reason: e.to_string() })?
+                .collect()
+        };
+        if candidates.is_empty() {
+            return Err(ResolveError::Dns { host, reason: "no addresses".into() });
+        }
+        let mut blocked = None;
+        let allowed: Vec<SocketAddr> = candidates
+            .into_iter()
+            .filter(|a| match self.policy.check(a.ip()) {
+                Ok(()) => true,
+                Err(class) => {
+                    blocked = Some((a.ip(), class));
+                    false
+                }
+            })
+            .collect();
+        match (allowed.is_empty(), blocked) {
+            (true, Some((ip, class))) => Err(ResolveError::Blocked { host, ip, class }),
+            _ => Ok(allowed),
+        }
+    }
+}
+
+/// Why a host could not be resolved to a usable address.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResolveError {
+    #[error("cannot resolve {host}: {reason}")]
+    Dns { host: String, reason: String },
+    #[error("{host} resolves to {ip}, a {class} address, which the crawl may not reach (allow with --allow-private)")]
+    Blocked { host: String, ip: IpAddr, class: &'static str },
+}
+
+impl Resolve for PolicyResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let this = self.clone();
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let addrs = this.lookup(&host).await?;
+            Ok(Box::new(addrs.into_iter()) as Addrs)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_parse_and_match() {
+        let r = ResolveRule::parse("*.test=127.0.0.1:8080").expect("parse");
+        assert!(r.matches("s000.test") && r.matches("blog.s001.test"));
+        assert!(!r.matches("test") && !r.matches("xtest") && !r.matches("a.test.org"));
+        let exact = ResolveRule::parse("Example.COM=[::1]:9").expect("parse");
+        assert!(exact.matches("example.com") && !exact.matches("a.example.com"));
+        assert_eq!(exact.to_string(), "example.com=[::1]:9");
+        for bad in ["x", "a.test=1.2.3.4", "*.=1.2.3.4:1", "a*b=1.2.3.4:5"] {
+            assert!(ResolveRule::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn policy_blocks_special_ranges_by_default() {
+        let deny = AddressPolicy::default();
+        let cases: [(&str, Option<&str>); 14] = [
+            ("127.0.0.1", Some("loopback")),
+            ("10.1.2.3", Some("private")),
+            ("172.16.0.1", Some("private")),
+            ("192.168.1.1", Some("private")),
+            ("169.254.169.254", Some("metadata")),
+            ("169.254.1.1", Some("link-local")),
+            ("100.64.0.1", Some("cgnat")),
+            ("0.0.0.0", Some("unspecified")),
+            ("::1", Some("loopback")),
+            ("fd00:ec2::254", Some("metadata")),
+            ("fc00::1", Some("private")),
+            ("fe80::1", Some("link-local")),
+            ("::ffff:10.0.0.1", Some("private")),
+            ("93.184.216.34", None),
+        ];
+        for (ip, want) in cases {
+            let ip: IpAddr = ip.parse().expect("ip");
+            assert_eq!(classify(ip), want, "{ip}");
+            assert_eq!(deny.check(ip).is_ok(), want.is_none(), "{ip}");
+        }
+        let allow = AddressPolicy { allow_private: true };
+        assert!(allow.check("127.0.0.1".parse().expect("ip")).is_ok());
+        assert!(allow.check("169.254.169.254".parse().expect("ip")).is_err(), "metadata stays blocked");
+    }
+
+    #[tokio::test]
+    async fn resolver_applies_rules_then_policy_without_any_network() {
+        // Only override rules are used here, so no DNS query leaves the machine.
+        let rules = vec![
+            ResolveRule::parse("*.test=127.0.0.1:8080").expect("rule"),
+            ResolveRule::parse("meta.example=169.254.169.254:80").expect("rule"),
+            ResolveRule::parse("lan.example=10.0.0.7:80").expect("rule"),
+        ];
+        let deny = PolicyResolver::new(rules.clone(), AddressPolicy::default());
+        assert!(matches!(deny.lookup("s000.test").await, Err(ResolveError::Blocked { class: "loopback", .. })));
+        assert!(matches!(deny.lookup("lan.example").await, Err(ResolveError::Blocked { class: "private", .. })));
+        let allow = PolicyResolver::new(rules, AddressPolicy { allow_private: true });
+        assert_eq!(allow.lookup("S000.test").await.expect("ok"), vec!["127.0.0.1:8080".parse().expect("addr")]);
+        assert!(matches!(allow.lookup("meta.example").await, Err(ResolveError::Blocked { class: "metadata", .. })));
+    }
+}

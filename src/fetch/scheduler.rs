@@ -1,0 +1,341 @@
+//! The per-host scheduler of one partition.
+//!
+//! Hosts (origins) sit in a min-heap keyed by the instant they may start
+//! their next request, so picking the next host is O(log hosts) and a slow
+//! host never holds another host's turn. Per host: robots.txt first, then
+//! at most `per_host` requests in flight, request starts spaced by
+//! `max(delay, Crawl-delay)`. All partitions share one global semaphore of
+//! `concurrency` permits. Redirects re-enter the queue of their target host
+//! (when this partition owns it), so every hop obeys the same politeness.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use futures::stream::{FuturesUnordered, StreamExt};
+use futures::future::BoxFuture;
+use tokio::sync::mpsc::Sender;
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::Instant;
+use url::Url;
+
+use super::robots::{origin_of, RobotsRules};
+use super::{client, ErrorKind, Fetched, Fetcher, Response};
+
+/// One URL of a partition's input.
+#[derive(Clone, Debug)]
+pub struct FetchTask {
+    /// Index in the partition's input, echoed in [`Fetched::id`].
+    pub id: usize,
+    pub url: Url,
+}
+
+/// What the scheduler did besides the [`Fetched`] values it sent.
+#[derive(Clone, Debug, Default)]
+pub struct PartitionFetch {
+    /// Input ids not fetched (time or host budget): carry them over.
+    pub carried: Vec<usize>,
+    pub robots_requests: u64,
+    pub requests: u64,
+}
+
+struct Job {
+    id: usize,
+    orig: Url,
+    url: Url,
+    hops: u32,
+    chain: Vec<u64>,
+    started_at: Option<SystemTime>,
+    elapsed: Duration,
+}
+
+struct Host {
+    origin: String,
+    queue: VecDeque<Job>,
+    in_flight: usize,
+    next_start: Instant,
+    robots: Option<Arc<RobotsRules>>,
+    robots_pending: bool,
+    delay: Duration,
+    pages: u64,
+    in_heap: bool,
+}
+
+enum Done {
+    Robots { host: usize, started: Instant, resp: Option<Response> },
+    Page { host: usize, job: Job, result: Result<Response, (ErrorKind, String)> },
+}
+
+struct State<'a> {
+    f: &'a Fetcher,
+    hosts: Vec<Host>,
+    by_origin: HashMap<String, usize>,
+    heap: BinaryHeap<Reverse<(Instant, u64, usize)>>,
+    seq: u64,
+    outbox: Vec<Fetched>,
+    report: PartitionFetch,
+    inflight: FuturesUnordered<BoxFuture<'static, Done>>,
+}
+
+/// Runs the partition to completion (or `deadline`); see the module doc.
+pub async fn run(
+    f: &Fetcher,
+    tasks: Vec<FetchTask>,
+    follows: impl Fn(&Url) -> bool + Send,
+    deadline: Option<std::time::Instant>,
+    out: Sender<Fetched>,
+) -> PartitionFetch {
+    let deadline = deadline.map(Instant::from_std);
+    let mut st = State {
+        f,
+        hosts: Vec::new(),
+        by_origin: HashMap::new(),
+        heap: BinaryHeap::new(),
+        seq: 0,
+        outbox: Vec::new(),
+        report: PartitionFetch::default(),
+        inflight: FuturesUnordered::new(),
+    };
+    for t in tasks {
+        let job = Job { id: t.id, orig: t.url.clone(), url: t.url, hops: 0, chain: Vec::new(), started_at: None, elapsed: Duration::ZERO };
+        st.enqueue(job);
+    }
+    let mut permit: Option<OwnedSemaphorePermit> = None;
+    loop {
+        for done in st.outbox.drain(..) {
+            if out.send(done).await.is_err() {
+                // The consumer is gone (the run is stopping): nothing left to report to.
+                return st.report;
+            }
+        }
+        let now = Instant::now();
+        let stopped = deadline.is_some_and(|d| now >= d);
+        if !stopped {
+            while let Some(&Reverse((t, _, h))) = st.heap.peek() {
+                if t > now {
+                    break;
+                }
+                let Some(p) = permit.take().or_else(|| Arc::clone(&f.global).try_acquire_owned().ok()) else {
+                    break;
+                };
+                st.heap.pop();
+                st.hosts[h].in_heap = false;
+                permit = st.dispatch(h, p, now);
+                st.reschedule(h, now);
+            }
+        }
+        if !st.outbox.is_empty() {
+            continue;
+        }
+        if st.inflight.is_empty() && (stopped || st.heap.is_empty()) {
+            break;
+        }
+        let next = st.heap.peek().map(|r| r.0 .0);
+        let want_permit = !stopped && permit.is_none() && next.is_some_and(|t| t <= now);
+        let wake = if stopped { None } else { next.filter(|&t| t > now) };
+        let wake = match (wake, deadline) {
+            (Some(w), Some(d)) if !stopped => Some(w.min(d)),
+            (None, Some(d)) if !stopped => Some(d),
+            (w, _) => w,
+        };
+        tokio::select! {
+            Some(done) = st.inflight.next(), if !st.inflight.is_empty() => st.complete(done, &follows),
+            p = Arc::clone(&f.global).acquire_owned(), if want_permit => permit = p.ok(),
+            () = tokio::time::sleep_until(wake.unwrap_or(now)), if wake.is_some() => {}
+        }
+    }
+    for host in &mut st.hosts {
+        st.report.carried.extend(host.queue.drain(..).map(|j| j.id));
+    }
+    st.report.carried.sort_unstable();
+    st.report
+}
+
+impl State<'_> {
+    fn host_index(&mut self, url: &Url) -> usize {
+        let origin = origin_of(url);
+        if let Some(&h) = self.by_origin.get(&origin) {
+            return h;
+        }
+        let robots = self.f.robots.get(&origin);
+        let delay = robots_delay(self.f.cfg.delay, robots.as_deref());
+        self.hosts.push(Host {
+            origin: origin.clone(),
+            queue: VecDeque::new(),
+            in_flight: 0,
+            next_start: Instant::now(),
+            robots,
+            robots_pending: false,
+            delay,
+            pages: 0,
+            in_heap: false,
+        });
+        let h = self.hosts.len() - 1;
+        self.by_origin.insert(origin, h);
+        h
+    }
+
+    fn enqueue(&mut self, job: Job) {
+        let h = self.host_index(&job.url);
+        self.hosts[h].queue.push_back(job);
+        self.reschedule(h, Instant::now());
+    }
+
+    /// Puts the host in the heap if it has work it may start.
+    fn reschedule(&mut self, h: usize, now: Instant) {
+        let per_host = self.f.cfg.per_host;
+        let host = &mut self.hosts[h];
+        let may_start = !host.in_heap
+            && !host.queue.is_empty()
+            && !host.robots_pending
+            && host.in_flight < per_host;
+        if may_start {
+            host.in_heap = true;
+            self.seq += 1;
+            self.heap.push(Reverse((host.next_start.max(now), self.seq, h)));
+        }
+    }
+
+    /// Starts the host's next request; returns the permit if none started.
+    fn dispatch(&mut self, h: usize, permit: OwnedSemaphorePermit, now: Instant) -> Option<OwnedSemaphorePermit> {
+        let f = self.f;
+        if self.hosts[h].robots.is_none() {
+            if let Some(cached) = f.robots.get(&self.hosts[h].origin) {
+                let host = &mut self.hosts[h];
+                host.delay = robots_delay(f.cfg.delay, Some(&cached));
+                host.robots = Some(cached);
+            } else {
+                let host = &mut self.hosts[h];
+                host.robots_pending = true;
+                host.in_flight += 1;
+                host.next_start = now + host.delay;
+                self.report.robots_requests += 1;
+                self.report.requests += 1;
+                let url = Url::parse(&format!("{}/robots.txt", host.origin));
+                let (client, policy, max) = (f.client.clone(), f.policy, f.cfg.max_body.min(512 * 1024));
+                self.inflight.push(Box::pin(async move {
+                    let _permit = permit;
+                    let resp = match url {
+                        Ok(u) => client::exchange(&client, policy, &u, max).await.ok(),
+                        Err(_) => None,
+                    };
+                    Done::Robots { host: h, started: now, resp }
+                }));
+                return None;
+            }
+        }
+        let rules = Arc::clone(self.hosts[h].robots.as_ref().expect("robots set above"));
+        while let Some(mut job) = self.hosts[h].queue.pop_front() {
+            if !rules.allows(&job.url) {
+                let detail = format!("robots.txt of {} disallows this URL; no request was sent", self.hosts[h].origin);
+                self.finish(job, None, Some((ErrorKind::Robots, detail)), None);
+                continue;
+            }
+            if f.cfg.max_pages_per_host.is_some_and(|m| self.hosts[h].pages >= m) {
+                self.report.carried.push(job.id);
+                continue;
+            }
+            let host = &mut self.hosts[h];
+            host.pages += 1;
+            host.in_flight += 1;
+            host.next_start = now + host.delay;
+            self.report.requests += 1;
+            job.started_at.get_or_insert_with(SystemTime::now);
+            let (client, policy, max) = (f.client.clone(), f.policy, f.cfg.max_body);
+            self.inflight.push(Box::pin(async move {
+                let _permit = permit;
+                let result = client::exchange(&client, policy, &job.url, max).await;
+                Done::Page { host: h, job, result }
+            }));
+            return None;
+        }
+        Some(permit)
+    }
+
+    fn complete(&mut self, done: Done, follows: &impl Fn(&Url) -> bool) {
+        let now = Instant::now();
+        match done {
+            Done::Robots { host: h, started, resp } => {
+                let rules = Arc::new(RobotsRules::from_exchange(resp.as_ref(), &self.f.agent));
+                self.f.robots.insert(self.hosts[h].origin.clone(), Arc::clone(&rules));
+                let host = &mut self.hosts[h];
+                host.delay = robots_delay(self.f.cfg.delay, Some(&rules));
+                host.next_start = host.next_start.max(started + host.delay);
+                host.robots = Some(rules);
+                host.robots_pending = false;
+                host.in_flight -= 1;
+                self.reschedule(h, now);
+            }
+            Done::Page { host: h, mut job, result } => {
+                self.hosts[h].in_flight -= 1;
+                match result {
+                    Err(e) => self.finish(job, None, Some(e), None),
+                    Ok(resp) => {
+                        job.elapsed += resp.elapsed;
+                        self.page_response(job, resp, follows);
+                    }
+                }
+                self.reschedule(h, now);
+            }
+        }
+    }
+
+    fn page_response(&mut self, mut job: Job, resp: Response, follows: &impl Fn(&Url) -> bool) {
+        let is_redirect = matches!(resp.status, 301 | 302 | 303 | 307 | 308);
+        if !is_redirect {
+            let err = resp.body_error.clone().or_else(|| {
+                resp.truncated.then(|| {
+                    (ErrorKind::TooLarge, format!("body over the {} byte cap; truncated", self.f.cfg.max_body))
+                })
+            });
+            self.finish(job, Some(resp), err, None);
+            return;
+        }
+        let target = resp.location.as_deref().and_then(|loc| crate::urlnorm::resolve_link(&job.url, loc));
+        let Some(target) = target else {
+            let detail = format!("redirect {} without a usable Location ({:?})", resp.status, resp.location);
+            self.finish(job, Some(resp), Some((ErrorKind::BadRedirect, detail)), None);
+            return;
+        };
+        job.chain.push(crate::urlnorm::fingerprint(&job.url));
+        let fp = crate::urlnorm::fingerprint(&target);
+        if job.chain.contains(&fp) {
+            let detail = format!("redirect loop back to {target} after {} hops", job.hops + 1);
+            self.finish(job, Some(resp), Some((ErrorKind::RedirectLoop, detail)), None);
+            return;
+        }
+        if job.hops + 1 > self.f.cfg.max_redirects {
+            let detail = format!("more than {} redirects", self.f.cfg.max_redirects);
+            self.finish(job, Some(resp), Some((ErrorKind::TooManyRedirects, detail)), None);
+            return;
+        }
+        job.hops += 1;
+        if follows(&target) {
+            job.url = target;
+            self.enqueue(job);
+        } else {
+            // Another partition's site or out of scope: it becomes a link.
+            self.finish(job, Some(resp), None, Some(target));
+        }
+    }
+
+    fn finish(&mut self, job: Job, response: Option<Response>, error: Option<(ErrorKind, String)>, redirect_out: Option<Url>) {
+        let final_url = redirect_out.clone().unwrap_or_else(|| job.url.clone());
+        self.outbox.push(Fetched {
+            id: job.id,
+            url: job.orig,
+            final_url,
+            redirects: job.hops,
+            response,
+            error,
+            redirect_out,
+            started_at: job.started_at.unwrap_or_else(SystemTime::now),
+            elapsed: job.elapsed,
+        });
+    }
+}
+
+fn robots_delay(base: Duration, rules: Option<&RobotsRules>) -> Duration {
+    rules.and_then(RobotsRules::crawl_delay).map_or(base, |d| d.max(base))
+}

@@ -1,0 +1,59 @@
+//! Commit markers: a partition's outputs count only once its manifest exists.
+//!
+//! The protocol needs no lock service: every output file is written
+//! atomically first, the manifest last. A re-run treats a partition with a
+//! manifest as done and redoes any other one from scratch, overwriting its
+//! half-made outputs, so a killed run resumes with nothing lost or doubled.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// What one map partition of one layer did; written after its outputs.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct MapManifest {
+    pub layer: u32,
+    pub partition: u32,
+    /// URLs in this partition's input.
+    pub input: u64,
+    /// Rows written to `doc` (fetched or failed).
+    pub fetched: u64,
+    /// Rows with a 2xx status and no error.
+    pub ok: u64,
+    /// Rows by error kind, and by HTTP status class for responses >= 400.
+    pub errors: BTreeMap<String, u64>,
+    /// Body bytes received.
+    pub bytes: u64,
+    /// Rows written to `links`.
+    pub links: u64,
+    /// URLs carried to the next layer (time or host budget).
+    pub carried: u64,
+    /// Requests for robots.txt.
+    pub robots_requests: u64,
+    /// Wall time of the partition, milliseconds.
+    pub elapsed_ms: u64,
+}
+
+/// What the optimise step of one layer produced: the next layer's input.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct NextManifest {
+    pub layer: u32,
+    /// Link targets considered (followable links, before dedup).
+    pub candidates: u64,
+    /// Dropped because already visited (or repeated within the layer).
+    pub seen: u64,
+    /// URLs written to the next layer's `in` (new plus carried).
+    pub next: u64,
+    /// Of `next`, URLs carried over unfetched from this layer.
+    pub carried: u64,
+}
+
+/// The final merge (S600).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct MergeManifest {
+    pub layers: u32,
+    /// Merged files, by dataset (`doc`, `links`).
+    pub files: BTreeMap<String, Vec<String>>,
+    pub doc_rows: u64,
+    pub link_rows: u64,
+}

@@ -1,0 +1,290 @@
+//! Storage stage: every byte the crawl keeps goes through here.
+//!
+//! A [`Store`] wraps one `object_store` backend (a local folder by default,
+//! `memory://` in tests, cloud stores behind cargo features later) and offers
+//! the few operations the pipeline needs: atomic puts, gets, listings and
+//! streaming Parquet shard writers. Atomicity is the backend's: a local put
+//! writes a staging file and renames it, an object-store put is atomic by
+//! contract. The commit protocol built on top (manifests) lives in
+//! [`manifest`].
+
+pub mod manifest;
+mod parquet_io;
+pub mod schema;
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::TryStreamExt;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+
+pub use parquet_io::{read_batches, ShardWriter};
+
+/// Errors of the storage stage; each names the location at fault.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The `--data` location could not be opened.
+    #[error("cannot open data location {location:?}: {reason}")]
+    Open { location: String, reason: String },
+    /// An object could not be read, written, listed or deleted.
+    #[error("storage error at {path}: {source}")]
+    Object {
+        path: String,
+        #[source]
+        source: object_store::Error,
+    },
+    /// A Parquet file could not be encoded or decoded.
+    #[error("parquet error in {path}: {source}")]
+    Parquet {
+        path: String,
+        #[source]
+        source: parquet::errors::ParquetError,
+    },
+    /// An Arrow batch did not match the expected schema.
+    #[error("unexpected data in {path}: {reason}")]
+    Schema { path: String, reason: String },
+    /// A JSON state file could not be encoded or decoded.
+    #[error("bad state file {path}: {source}")]
+    Json {
+        path: String,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl StoreError {
+    pub(crate) fn object(path: &Path, source: object_store::Error) -> Self {
+        Self::Object { path: path.to_string(), source }
+    }
+}
+
+/// A handle to the crawl's data location (cheap to clone).
+#[derive(Clone, Debug)]
+pub struct Store {
+    inner: Arc<dyn ObjectStore>,
+    location: String,
+}
+
+impl Store {
+    /// Opens `location`: a local folder (created if missing), a `file://`
+    /// URL, or `memory://` (a fresh in-process store, for tests).
+    ///
+    /// # Errors
+    /// When the folder cannot be created or the URL scheme is not supported
+    /// by this build.
+    pub fn open(location: &str) -> Result<Self, StoreError> {
+        let open_err = |reason: String| StoreError::Open { location: location.to_string(), reason };
+        if location == "memory://" || location.starts_with("memory://") {
+            return Ok(Self {
+                inner: Arc::new(object_store::memory::InMemory::new()),
+                location: location.to_string(),
+            });
+        }
+        let dir = if let Some(rest) = location.strip_prefix("file://") {
+            std::path::PathBuf::from(rest)
+        } else if location.contains("://") {
+            let scheme = location.split("://").next().unwrap_or_default();
+            return Err(open_err(format!(
+                "the `{scheme}://` scheme is not supported by this build; use a local folder, file:// or memory://"
+            )));
+        } else {
+            std::path::PathBuf::from(location)
+        };
+        std::fs::create_dir_all(&dir).map_err(|e| open_err(format!("cannot create folder: {e}")))?;
+        let dir = dir.canonicalize().map_err(|e| open_err(e.to_string()))?;
+        let fs = object_store::local::LocalFileSystem::new_with_prefix(&dir)
+            .map_err(|e| open_err(e.to_string()))?;
+        Ok(Self { inner: Arc::new(fs), location: dir.display().to_string() })
+    }
+
+    /// Wraps an existing backend (used by tests and by cloud builds).
+    #[must_use]
+    pub fn from_object_store(inner: Arc<dyn ObjectStore>, location: impl Into<String>) -> Self {
+        Self { inner, location: location.into() }
+    }
+
+    /// Where the data lives, for messages.
+    #[must_use]
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    pub(crate) fn backend(&self) -> Arc<dyn ObjectStore> {
+        Arc::clone(&self.inner)
+    }
+
+    /// Writes `bytes` at `path` atomically: readers see the old object or the
+    /// new one, never a part.
+    ///
+    /// # Errors
+    /// When the backend refuses the write (e.g. a full disk or no permission).
+    pub async fn put(&self, path: &str, bytes: Bytes) -> Result<(), StoreError> {
+        let p = Path::from(path);
+        self.inner
+            .put(&p, PutPayload::from_bytes(bytes))
+            .await
+            .map(|_| ())
+            .map_err(|e| StoreError::object(&p, e))
+    }
+
+    /// Reads the object at `path`, or `None` when there is none.
+    ///
+    /// # Errors
+    /// On any failure other than "not found".
+    pub async fn get(&self, path: &str) -> Result<Option<Bytes>, StoreError> {
+        let p = Path::from(path);
+        match self.inner.get(&p).await {
+            Ok(r) => r.bytes().await.map(Some).map_err(|e| StoreError::object(&p, e)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(StoreError::object(&p, e)),
+        }
+    }
+
+    /// Whether an object exists at `path`.
+    ///
+    /// # Errors
+    /// On any failure other than "not found".
+    pub async fn exists(&self, path: &str) -> Result<bool, StoreError> {
+        let p = Path::from(path);
+        match self.inner.head(&p).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(StoreError::object(&p, e)),
+        }
+    }
+
+    /// Lists the objects under `prefix` (recursively), sorted by path.
+    ///
+    /// # Errors
+    /// When the listing fails.
+    pub async fn list(&self, prefix: &str) -> Result<Vec<(String, u64)>, StoreError> {
+        let p = Path::from(prefix);
+        let mut out: Vec<(String, u64)> = self
+            .inner
+            .list(Some(&p))
+            .map_ok(|m| (m.location.to_string(), m.size))
+            .try_collect()
+            .await
+            .map_err(|e| StoreError::object(&p, e))?;
+        out.sort();
+        Ok(out)
+    }
+
+    /// Deletes the object at `path`; a missing object is not an error.
+    ///
+    /// # Errors
+    /// When the backend refuses the deletion.
+    pub async fn delete(&self, path: &str) -> Result<(), StoreError> {
+        let p = Path::from(path);
+        match self.inner.delete(&p).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(StoreError::object(&p, e)),
+        }
+    }
+
+    /// Reads and decodes a JSON state file, or `None` when absent.
+    ///
+    /// # Errors
+    /// When the file cannot be read or is not the expected JSON.
+    pub async fn get_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<Option<T>, StoreError> {
+        match self.get(path).await? {
+            None => Ok(None),
+            Some(b) => serde_json::from_slice(&b)
+                .map(Some)
+                .map_err(|source| StoreError::Json { path: path.to_string(), source }),
+        }
+    }
+
+    /// Encodes `value` as pretty JSON and puts it atomically.
+    ///
+    /// # Errors
+    /// When encoding or the write fails.
+    pub async fn put_json<T: serde::Serialize>(&self, path: &str, value: &T) -> Result<(), StoreError> {
+        let bytes = serde_json::to_vec_pretty(value)
+            .map_err(|source| StoreError::Json { path: path.to_string(), source })?;
+        self.put(path, Bytes::from(bytes)).await
+    }
+}
+
+/// The object paths of the data layout (DESIGN.md §2), in one place.
+pub mod layout {
+    /// `in/layer=L/part-PPPPP.parquet`: the URLs layer `L` fetches.
+    #[must_use]
+    pub fn input(layer: u32, part: u32) -> String {
+        format!("in/layer={layer}/part-{part:05}.parquet")
+    }
+    /// `doc/layer=L/part-PPPPP.parquet`: the pages fetched in layer `L`.
+    #[must_use]
+    pub fn doc(layer: u32, part: u32) -> String {
+        format!("doc/layer={layer}/part-{part:05}.parquet")
+    }
+    /// `links/layer=L/part-PPPPP.parquet`: the link graph of layer `L`.
+    #[must_use]
+    pub fn links(layer: u32, part: u32) -> String {
+        format!("links/layer={layer}/part-{part:05}.parquet")
+    }
+    /// URLs a partition could not fetch in its layer (time or host budget),
+    /// carried into the next layer.
+    #[must_use]
+    pub fn carry(layer: u32, part: u32) -> String {
+        format!("state/carry/layer={layer}/part-{part:05}.parquet")
+    }
+    /// The commit marker of one map partition.
+    #[must_use]
+    pub fn map_manifest(layer: u32, part: u32) -> String {
+        format!("state/manifest/layer={layer}/map-{part:05}.json")
+    }
+    /// The commit marker of a layer's complete `in` set (from the seeds
+    /// for layer 0, from the optimise step of the layer before otherwise).
+    #[must_use]
+    pub fn input_manifest(layer: u32) -> String {
+        format!("state/manifest/layer={layer}/in.json")
+    }
+    /// The commit marker of the final merge.
+    pub const MERGE_MANIFEST: &str = "state/manifest/merge.json";
+    /// The run's fixed settings, checked on every re-run.
+    pub const RUN: &str = "state/run.json";
+    /// Sorted URL fingerprints of one partition added in one layer.
+    #[must_use]
+    pub fn visited(part: u32, layer: u32) -> String {
+        format!("state/visited/part-{part:05}/layer={layer}.u64")
+    }
+    /// Content hashes of one partition's pages of one layer (duplicate detection).
+    #[must_use]
+    pub fn content(part: u32, layer: u32) -> String {
+        format!("state/content/part-{part:05}/layer={layer}.parquet")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn put_get_list_delete_on_local_and_memory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let local = Store::open(dir.path().to_str().expect("utf8")).expect("open");
+        let memory = Store::open("memory://").expect("open");
+        for store in [local, memory] {
+            assert_eq!(store.get("a/b.json").await.expect("get"), None);
+            store.put_json("a/b.json", &vec![1, 2, 3]).await.expect("put");
+            store.put("a/c.bin", Bytes::from_static(b"xyz")).await.expect("put");
+            let v: Option<Vec<i32>> = store.get_json("a/b.json").await.expect("get");
+            assert_eq!(v, Some(vec![1, 2, 3]));
+            let names: Vec<String> = store.list("a").await.expect("list").into_iter().map(|x| x.0).collect();
+            assert_eq!(names, vec!["a/b.json".to_string(), "a/c.bin".to_string()]);
+            assert!(store.exists("a/c.bin").await.expect("head"));
+            store.delete("a/c.bin").await.expect("delete");
+            store.delete("a/c.bin").await.expect("delete twice is fine");
+            assert!(!store.exists("a/c.bin").await.expect("head"));
+        }
+    }
+
+    #[test]
+    fn unsupported_scheme_is_a_clear_error() {
+        let err = Store::open("ftp://x/y").expect_err("must refuse");
+        assert!(err.to_string().contains("ftp://"), "{err}");
+    }
+}
