@@ -1,6 +1,7 @@
 //! layercrawl: a MapReduce-style layered batch web crawler.
 
 pub mod config;
+pub mod demo;
 pub mod driver;
 pub mod fetch;
 pub mod parse;

@@ -1,1 +1,73 @@
-fn main() {}
+//! The `layercrawl` command line: parses flags, runs a stage, maps errors to
+//! exit codes (0 success, 1 run failure, 2 bad input or settings).
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+
+use layercrawl::config::{CrawlConfig, RunArgs};
+use layercrawl::driver::{self, RunError};
+
+#[derive(Parser)]
+#[command(name = "layercrawl", version, about = "A MapReduce-style layered batch web crawler writing Parquet")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+// Parsed once at start-up; the size difference is irrelevant.
+#[allow(clippy::large_enum_variant)]
+#[derive(Subcommand)]
+enum Command {
+    /// Crawl from a seeds file, layer by layer, into Parquet under --data.
+    Run(RunArgs),
+    /// Start the built-in test web on loopback and crawl it into ./data.
+    Demo(layercrawl::demo::DemoArgs),
+    /// Serve the generated test web until Ctrl-C (for tests, benchmarks, demos).
+    Webfarm(layercrawl::testweb::WebfarmArgs),
+}
+
+fn main() -> ExitCode {
+    init_logging();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run(&args),
+        Command::Demo(args) => runtime().and_then(|rt| rt.block_on(layercrawl::demo::demo(args)).map_err(Into::into)),
+        Command::Webfarm(args) => layercrawl::testweb::run_webfarm(args).map_err(Into::into),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            let code = e
+                .downcast_ref::<RunError>()
+                .map(RunError::exit_code)
+                .or_else(|| e.downcast_ref::<layercrawl::config::ConfigError>().map(|_| 2))
+                .unwrap_or(1);
+            ExitCode::from(u8::try_from(code).unwrap_or(1))
+        }
+    }
+}
+
+fn run(args: &RunArgs) -> anyhow::Result<()> {
+    let cfg = CrawlConfig::from_sources(args)?;
+    let json = cfg.json;
+    let summary = runtime()?.block_on(driver::run(cfg))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&summary).context("encoding the summary")?);
+    } else {
+        print!("{}", summary.table());
+    }
+    Ok(())
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+}

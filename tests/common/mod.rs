@@ -1,0 +1,157 @@
+//! Shared helpers of the end-to-end tests: run the real `layercrawl` binary
+//! against the test web and read its Parquet back.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use arrow::array::{Array, AsArray, RecordBatch};
+use arrow::datatypes::{Int32Type, Int64Type, UInt64Type};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+/// Runs `layercrawl ARGS...` and returns its output.
+pub fn layercrawl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_layercrawl")).args(args).output().expect("run layercrawl")
+}
+
+/// Runs a crawl and panics with its stderr if it fails; returns the JSON summary.
+pub fn crawl_ok(args: &[&str]) -> serde_json::Value {
+    let out = layercrawl(args);
+    assert!(
+        out.status.success(),
+        "layercrawl {args:?} failed ({:?}):\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("summary is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Every `.parquet` file under `dir`, sorted.
+pub fn parquet_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return out };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(parquet_files(&p));
+        } else if p.extension().is_some_and(|x| x == "parquet") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// All batches of all Parquet files under `dir`.
+pub fn read_all(dir: &Path) -> Vec<RecordBatch> {
+    parquet_files(dir)
+        .into_iter()
+        .flat_map(|p| {
+            let f = std::fs::File::open(&p).expect("open parquet");
+            ParquetRecordBatchReaderBuilder::try_new(f)
+                .expect("parquet footer")
+                .build()
+                .expect("reader")
+                .map(|b| b.expect("batch"))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// One `doc` row, as the tests need it.
+#[derive(Clone, Debug, Default)]
+pub struct Doc {
+    pub url: String,
+    pub final_url: String,
+    pub host: String,
+    pub layer: i32,
+    pub depth: i32,
+    pub status: i32,
+    pub error: Option<String>,
+    pub error_detail: Option<String>,
+    pub content_type: Option<String>,
+    pub charset: Option<String>,
+    pub title: Option<String>,
+    pub text: Option<String>,
+    pub content_length: i64,
+    pub truncated: bool,
+    pub redirects: i32,
+    pub content_hash: Option<u64>,
+    pub duplicate_of: Option<String>,
+    pub has_body: bool,
+}
+
+fn s(b: &RecordBatch, name: &str, i: usize) -> Option<String> {
+    let c = b.column_by_name(name).unwrap_or_else(|| panic!("column {name}")).as_string::<i32>();
+    (!c.is_null(i)).then(|| c.value(i).to_string())
+}
+
+fn i32c(b: &RecordBatch, name: &str, i: usize) -> i32 {
+    b.column_by_name(name).unwrap_or_else(|| panic!("column {name}")).as_primitive::<Int32Type>().value(i)
+}
+
+/// Reads every `doc` row under `data/doc`.
+pub fn read_docs(data: &Path) -> Vec<Doc> {
+    let mut out = Vec::new();
+    for b in read_all(&data.join("doc")) {
+        for i in 0..b.num_rows() {
+            let hash = b.column_by_name("content_hash").expect("content_hash").as_primitive::<UInt64Type>();
+            out.push(Doc {
+                url: s(&b, "url", i).expect("url"),
+                final_url: s(&b, "final_url", i).expect("final_url"),
+                host: s(&b, "host", i).expect("host"),
+                layer: i32c(&b, "layer", i),
+                depth: i32c(&b, "depth", i),
+                status: i32c(&b, "status", i),
+                error: s(&b, "error", i),
+                error_detail: s(&b, "error_detail", i),
+                content_type: s(&b, "content_type", i),
+                charset: s(&b, "charset", i),
+                title: s(&b, "title", i),
+                text: s(&b, "text", i),
+                content_length: b.column_by_name("content_length").expect("len").as_primitive::<Int64Type>().value(i),
+                truncated: b.column_by_name("truncated").expect("truncated").as_boolean().value(i),
+                redirects: i32c(&b, "redirects", i),
+                content_hash: (!hash.is_null(i)).then(|| hash.value(i)),
+                duplicate_of: s(&b, "duplicate_of", i),
+                has_body: !b.column_by_name("body").expect("body").is_null(i),
+            });
+        }
+    }
+    out
+}
+
+/// One `links` row.
+#[derive(Clone, Debug)]
+pub struct Link {
+    pub src_url: String,
+    pub dst_url: String,
+    pub anchor: String,
+    pub noise: Option<String>,
+}
+
+/// Reads every `links` row under `data/links`.
+pub fn read_links(data: &Path) -> Vec<Link> {
+    let mut out = Vec::new();
+    for b in read_all(&data.join("links")) {
+        for i in 0..b.num_rows() {
+            out.push(Link {
+                src_url: s(&b, "src_url", i).expect("src"),
+                dst_url: s(&b, "dst_url", i).expect("dst"),
+                anchor: s(&b, "anchor", i).expect("anchor"),
+                noise: s(&b, "noise", i),
+            });
+        }
+    }
+    out
+}
+
+/// Rows per URL: every URL must map to exactly one row.
+pub fn count_by_url(docs: &[Doc]) -> BTreeMap<&str, usize> {
+    let mut m = BTreeMap::new();
+    for d in docs {
+        *m.entry(d.url.as_str()).or_insert(0) += 1;
+    }
+    m
+}

@@ -1,0 +1,36 @@
+"""Reads a layercrawl data folder the way a notebook would and prints JSON.
+
+Usage: python tests/interop.py DATA_DIR
+Runs real queries with DuckDB (pages per layer, per host, status counts, the
+link graph) and reads the same files with pyarrow and pandas; the Rust test
+`tests/interop.rs` compares the answers with what it read itself.
+"""
+import json
+import sys
+
+import duckdb
+import pandas as pd
+import pyarrow.dataset as ds
+
+data = sys.argv[1]
+doc = f"{data}/doc/*/*.parquet"
+links = f"{data}/links/*/*.parquet"
+con = duckdb.connect()
+out = {
+    "rows": con.sql(f"SELECT count(*) FROM '{doc}'").fetchone()[0],
+    "distinct_urls": con.sql(f"SELECT count(DISTINCT url) FROM '{doc}'").fetchone()[0],
+    "per_layer": {str(l): n for l, n in con.sql(f"SELECT layer, count(*) FROM '{doc}' GROUP BY layer ORDER BY layer").fetchall()},
+    "per_host": {h: n for h, n in con.sql(f"SELECT host, count(*) FROM '{doc}' GROUP BY host").fetchall()},
+    "status": {str(s): n for s, n in con.sql(f"SELECT status, count(*) FROM '{doc}' GROUP BY status").fetchall()},
+    "ok_with_text": con.sql(f"SELECT count(*) FROM '{doc}' WHERE status = 200 AND error IS NULL AND length(text) > 0").fetchone()[0],
+    "link_rows": con.sql(f"SELECT count(*) FROM '{links}'").fetchone()[0],
+    "top_linked": con.sql(
+        f"SELECT dst_url, count(*) AS n FROM '{links}' WHERE noise IS NULL GROUP BY dst_url ORDER BY n DESC, dst_url LIMIT 1"
+    ).fetchone()[0],
+}
+table = ds.dataset(f"{data}/doc", format="parquet", partitioning="hive").to_table(columns=["url", "status", "fetched_at"])
+out["pyarrow_rows"] = table.num_rows
+frame = pd.read_parquet(f"{data}/doc", columns=["url", "status", "title"])
+out["pandas_rows"] = len(frame)
+out["pandas_200"] = int((frame["status"] == 200).sum())
+print(json.dumps(out, sort_keys=True))

@@ -1,0 +1,71 @@
+//! Interop: a crawl's output read by DuckDB, pyarrow and pandas from Python
+//! (installed from PyPI into target/pyenv by scripts/pyenv.sh) must give the
+//! same answers as the Parquet read back here.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use layercrawl::testweb::{Farm, FarmConfig};
+
+fn python() -> String {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = Command::new("bash").arg(format!("{root}/scripts/pyenv.sh")).output().expect("run scripts/pyenv.sh");
+    assert!(
+        out.status.success(),
+        "scripts/pyenv.sh failed (it installs duckdb, pyarrow and pandas from PyPI):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn duckdb_pyarrow_and_pandas_read_the_crawl() {
+    let farm = Farm::start_background(FarmConfig { sites: 4, pages: 40, faults: false, seed: 11, ..FarmConfig::default() })
+        .expect("farm");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let seeds = tmp.path().join("seeds.txt");
+    std::fs::write(&seeds, farm.start_urls().join("\n")).expect("seeds");
+    let data = tmp.path().join("data");
+    let rule = farm.resolve_rule();
+    common::crawl_ok(&[
+        "run", "--seeds", seeds.to_str().expect("utf8"), "--depth", "2", "--data", data.to_str().expect("utf8"),
+        "--resolve", &rule, "--allow-private", "--delay", "0", "--per-host", "4", "--partitions", "3", "--json", "--quiet",
+    ]);
+    let docs = common::read_docs(&data);
+    let links = common::read_links(&data);
+    assert!(docs.len() > 20, "crawl too small to compare: {} rows", docs.len());
+
+    let out = Command::new(python())
+        .arg(format!("{}/tests/interop.py", env!("CARGO_MANIFEST_DIR")))
+        .arg(&data)
+        .output()
+        .expect("run python");
+    assert!(out.status.success(), "interop.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+
+    let n = docs.len() as u64;
+    assert_eq!(got["rows"], n);
+    assert_eq!(got["pyarrow_rows"], n);
+    assert_eq!(got["pandas_rows"], n);
+    assert_eq!(got["distinct_urls"], n, "one row per URL");
+    assert_eq!(got["link_rows"], links.len() as u64);
+
+    let mut per_layer: BTreeMap<String, u64> = BTreeMap::new();
+    let mut per_host: BTreeMap<String, u64> = BTreeMap::new();
+    let mut status: BTreeMap<String, u64> = BTreeMap::new();
+    for d in &docs {
+        *per_layer.entry(d.layer.to_string()).or_default() += 1;
+        *per_host.entry(d.host.clone()).or_default() += 1;
+        *status.entry(d.status.to_string()).or_default() += 1;
+    }
+    assert_eq!(got["per_layer"], serde_json::to_value(&per_layer).expect("json"));
+    assert_eq!(got["per_host"], serde_json::to_value(&per_host).expect("json"));
+    assert_eq!(got["status"], serde_json::to_value(&status).expect("json"));
+    assert_eq!(got["pandas_200"], status.get("200").copied().unwrap_or(0));
+    assert_eq!(per_layer.len(), 3, "layers 0..=2 present: {per_layer:?}");
+    let with_text = docs.iter().filter(|d| d.status == 200 && d.error.is_none() && d.text.as_deref().is_some_and(|t| !t.is_empty())).count();
+    assert_eq!(got["ok_with_text"], with_text as u64);
+    assert!(with_text > 20);
+}
