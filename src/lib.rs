@@ -1,7 +1,9 @@
 //! layercrawl: a MapReduce-style layered batch web crawler.
 
 pub mod config;
+pub mod dedup;
 pub mod demo;
+pub mod denoise;
 pub mod driver;
 pub mod fetch;
 pub mod parse;
