@@ -100,7 +100,7 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
                     let pctx = std::sync::Arc::clone(&pctx);
                     let (otx, orx) = tokio::sync::oneshot::channel();
                     rayon::spawn(move || {
-                        let _ = otx.send(process(&pctx, f, depth, referrer));
+                        let _ = otx.send(process_guarded(&pctx, f, depth, referrer));
                     });
                     pending.push_back(orx);
                 }
@@ -164,6 +164,38 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
     manifest.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     store.put_json(&layout::map_manifest(layer, part), &manifest).await?;
     Ok(manifest)
+}
+
+/// Runs [`process`], turning a panic (a parser bug met on a hostile page)
+/// into an error row instead of aborting the run: rayon aborts the process
+/// on a panicking job, so it must not escape.
+fn process_guarded(pctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String>) -> Processed {
+    let url = f.url.to_string();
+    let host = f.url.host_str().unwrap_or_default().to_string();
+    let status = f.response.as_ref().map_or(0, |r| i32::from(r.status));
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process(pctx, f, depth, referrer.clone()))) {
+        Ok(p) => p,
+        Err(_) => {
+            tracing::error!(%url, "processing the page panicked; recorded as error `parse_panic`");
+            Processed {
+                doc: DocRow {
+                    final_url: url.clone(),
+                    url,
+                    domain: urlnorm::registrable_domain(&host),
+                    host,
+                    layer: pctx.layer,
+                    depth,
+                    partition: pctx.partition,
+                    status,
+                    error: Some("parse_panic"),
+                    error_detail: Some("the page made the parser panic; it was skipped".into()),
+                    referrer,
+                    ..DocRow::default()
+                },
+                links: Vec::new(),
+            }
+        }
+    }
 }
 
 fn tally(m: &mut MapManifest, doc: &DocRow) {
