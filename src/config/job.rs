@@ -42,9 +42,13 @@ impl JobFile {
             .map_err(|e| ConfigError::Job { path: path.to_path_buf(), reason: e.to_string() })?;
         let mut job: Self = toml::from_str(&text)
             .map_err(|e| ConfigError::Job { path: path.to_path_buf(), reason: e.to_string() })?;
-        if let (Some(seeds), Some(dir)) = (job.seeds.as_mut(), path.parent()) {
-            if seeds.is_relative() {
+        if let Some(dir) = path.parent() {
+            if let Some(seeds) = job.seeds.as_mut().filter(|s| s.is_relative()) {
                 *seeds = dir.join(&*seeds);
+            }
+            // A plain relative folder (not a URL) is relative to the job file too.
+            if let Some(data) = job.data.as_mut().filter(|d| !d.contains("://") && Path::new(d.as_str()).is_relative()) {
+                *data = dir.join(&*data).display().to_string();
             }
         }
         Ok(job)

@@ -251,13 +251,14 @@ mod tests {
     fn flags_win_over_job_and_defaults_apply() {
         let dir = tempfile::tempdir().expect("tempdir");
         let job = dir.path().join("j.toml");
-        std::fs::write(&job, "seeds = 'seeds.txt'\ndepth = 5\nper-host = 4\nscope = 'any'\n").expect("write");
+        std::fs::write(&job, "seeds = 'seeds.txt'\ndepth = 5\nper-host = 4\nscope = 'any'\ndata = 'out'\n").expect("write");
         let a = RunArgs { job: Some(job), depth: Some(1), ..RunArgs::default() };
         let c = CrawlConfig::from_sources(&a).expect("config");
         assert_eq!(c.depth, 1, "flag wins");
         assert_eq!(c.fetch.per_host, 4, "job value used");
         assert_eq!(c.scope, Scope::Any);
         assert_eq!(c.seeds, dir.path().join("seeds.txt"), "relative to the job file");
+        assert_eq!(c.data, dir.path().join("out").display().to_string(), "relative to the job file");
         assert_eq!(c.partitions, 16);
     }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 use robotxt::{AccessResult, Robots};
 use url::Url;
 
-use super::Response;
+use super::{ErrorKind, Response};
 
 /// The rules for one origin plus what the fetch found.
 #[derive(Debug)]
@@ -20,21 +20,25 @@ pub struct RobotsRules {
     robots: Robots,
     /// Status of the robots.txt response, 0 if none.
     pub status: u16,
+    /// Why robots.txt got no response at all (the host is blocked, does not
+    /// resolve, refuses connections...): its pages fail for the same reason.
+    pub unreachable: Option<(ErrorKind, String)>,
 }
 
 impl RobotsRules {
     /// Builds rules from the robots.txt exchange (`None`: no response).
     #[must_use]
-    pub fn from_exchange(resp: Option<&Response>, agent: &str) -> Self {
+    pub fn from_exchange(resp: Result<&Response, &(ErrorKind, String)>, agent: &str) -> Self {
         let (access, status) = match resp {
-            Some(r) if (200..300).contains(&r.status) && r.body_error.is_none() => {
+            Ok(r) if (200..300).contains(&r.status) && r.body_error.is_none() => {
                 (AccessResult::Successful(&r.body[..]), r.status)
             }
-            Some(r) if r.status >= 500 || r.body_error.is_some() => (AccessResult::Unreachable, r.status),
-            Some(r) => (AccessResult::Unavailable, r.status),
-            None => (AccessResult::Unreachable, 0),
+            Ok(r) if r.status >= 500 || r.body_error.is_some() => (AccessResult::Unreachable, r.status),
+            Ok(r) => (AccessResult::Unavailable, r.status),
+            Err(_) => (AccessResult::Unreachable, 0),
         };
-        Self { robots: Robots::from_access(access, agent), status }
+        let unreachable = resp.err().map(|(kind, detail)| (*kind, format!("robots.txt could not be fetched: {detail}")));
+        Self { robots: Robots::from_access(access, agent), status, unreachable }
     }
 
     /// Whether `url` may be fetched.
@@ -94,22 +98,24 @@ mod tests {
     #[test]
     fn rfc9309_access_rules() {
         let u = |p: &str| Url::parse(&format!("http://a.test{p}")).expect("url");
-        let ok = RobotsRules::from_exchange(Some(&resp(200, b"User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n")), "layercrawl");
+        let ok = RobotsRules::from_exchange(Ok(&resp(200, b"User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n")), "layercrawl");
         assert!(ok.allows(&u("/public")) && !ok.allows(&u("/private/x")));
         assert_eq!(ok.crawl_delay(), Some(Duration::from_secs(2)));
-        let missing = RobotsRules::from_exchange(Some(&resp(404, b"")), "layercrawl");
+        let missing = RobotsRules::from_exchange(Ok(&resp(404, b"")), "layercrawl");
         assert!(missing.allows(&u("/private/x")));
-        let failing = RobotsRules::from_exchange(Some(&resp(500, b"")), "layercrawl");
+        let failing = RobotsRules::from_exchange(Ok(&resp(500, b"")), "layercrawl");
         assert!(!failing.allows(&u("/anything")));
         assert!(failing.allows(&u("/robots.txt")));
-        let none = RobotsRules::from_exchange(None, "layercrawl");
+        let err = (ErrorKind::Connect, "connection refused".to_string());
+        let none = RobotsRules::from_exchange(Err(&err), "layercrawl");
         assert!(!none.allows(&u("/")));
+        assert_eq!(none.unreachable.as_ref().map(|e| e.0), Some(ErrorKind::Connect));
     }
 
     #[test]
     fn agent_specific_group_wins() {
         let txt: &'static [u8] = b"User-agent: layercrawl\nDisallow: /only-us\n\nUser-agent: *\nDisallow: /\n";
-        let r = RobotsRules::from_exchange(Some(&resp(200, txt)), &product_token("layercrawl/0.1 (+nightly)"));
+        let r = RobotsRules::from_exchange(Ok(&resp(200, txt)), &product_token("layercrawl/0.1 (+nightly)"));
         let u = |p: &str| Url::parse(&format!("http://a.test{p}")).expect("url");
         assert!(r.allows(&u("/page")) && !r.allows(&u("/only-us")));
     }

@@ -65,7 +65,7 @@ struct Host {
 // Both variants are large and short-lived (one per request in flight); boxing buys nothing.
 #[allow(clippy::large_enum_variant)]
 enum Done {
-    Robots { host: usize, started: Instant, resp: Option<Response> },
+    Robots { host: usize, started: Instant, resp: Result<Response, (ErrorKind, String)> },
     Page { host: usize, job: Job, result: Result<Response, (ErrorKind, String)> },
 }
 
@@ -219,8 +219,8 @@ impl State<'_> {
                 self.inflight.push(Box::pin(async move {
                     let _permit = permit;
                     let resp = match url {
-                        Ok(u) => client::exchange(&client, policy, &u, max).await.ok(),
-                        Err(_) => None,
+                        Ok(u) => client::exchange(&client, policy, &u, max).await,
+                        Err(e) => Err((ErrorKind::Connect, format!("no robots.txt URL for this origin: {e}"))),
                     };
                     Done::Robots { host: h, started: now, resp }
                 }));
@@ -229,6 +229,10 @@ impl State<'_> {
         }
         let rules = Arc::clone(self.hosts[h].robots.as_ref().expect("robots set above"));
         while let Some(mut job) = self.hosts[h].queue.pop_front() {
+            if let (Some(err), false) = (&rules.unreachable, rules.allows(&job.url)) {
+                self.finish(job, None, Some(err.clone()), None);
+                continue;
+            }
             if !rules.allows(&job.url) {
                 let detail = format!("robots.txt of {} disallows this URL; no request was sent", self.hosts[h].origin);
                 self.finish(job, None, Some((ErrorKind::Robots, detail)), None);

@@ -1,0 +1,384 @@
+//! One pass of html5ever's tokenizer over a decoded page: title, main text,
+//! links with anchor text, and the DOM blocks of document B's prefilter.
+//!
+//! The tokenizer alone (no tree builder) is about twice as fast as building
+//! a DOM, and every output here is a property of the token stream: blocks
+//! are tracked with a stack of open block elements, closed by their end tag
+//! (or by the end of the document, on malformed pages). Each run of text
+//! belongs to its innermost open block; a block's link-text ratio is the
+//! non-space characters inside `<a>` over all its non-space characters
+//! (S302). Rendering-only content (`script`, `style`, `noscript`,
+//! `template`, hidden subtrees) never reaches the text or the links.
+
+use std::cell::RefCell;
+
+use html5ever::tendril::StrTendril;
+use html5ever::tokenizer::states::RawKind;
+use html5ever::tokenizer::{BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts};
+
+/// Elements that open a block (document B: `td`, `p`, `div`; plus the
+/// semantic containers that the document's "etc." covers).
+const BLOCKS: &[&str] = &[
+    "td", "th", "p", "div", "nav", "header", "footer", "aside", "ul", "ol", "dl", "section", "article", "main", "form",
+    "table", "menu",
+];
+/// Elements that only break a line of text.
+const BREAKS: &[&str] = &["br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "dt", "dd", "blockquote", "pre", "hr"];
+/// Elements without an end tag.
+const VOID: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr", "param",
+];
+
+/// Longest anchor text and title kept, in characters.
+const MAX_ANCHOR: usize = 512;
+const MAX_TITLE: usize = 1024;
+
+/// A link as found, before resolution against the base URL.
+#[derive(Debug)]
+pub struct RawLink {
+    pub href: String,
+    pub anchor: String,
+    pub nofollow: bool,
+    pub block: usize,
+}
+
+/// Per-block character counts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Block {
+    pub text_chars: u32,
+    pub anchor_chars: u32,
+}
+
+impl Block {
+    /// Link-text ratio; a block with links but no text at all is all link.
+    #[must_use]
+    pub fn ratio(self) -> f32 {
+        if self.text_chars == 0 {
+            1.0
+        } else {
+            #[allow(clippy::cast_precision_loss)]
+            let r = self.anchor_chars as f32 / self.text_chars as f32;
+            r.min(1.0)
+        }
+    }
+}
+
+/// What one pass produced.
+#[derive(Debug, Default)]
+pub struct Extracted {
+    pub title: Option<String>,
+    pub base: Option<String>,
+    pub meta_nofollow: bool,
+    pub links: Vec<RawLink>,
+    pub blocks: Vec<Block>,
+    /// Text runs: (block, start, end) into `text`.
+    pub segments: Vec<(usize, usize, usize)>,
+    pub text: String,
+}
+
+struct Anchor {
+    href: Option<String>,
+    nofollow: bool,
+    text: String,
+    block: usize,
+}
+
+struct State {
+    out: Extracted,
+    max_links: usize,
+    max_text: usize,
+    /// Open blocks: (element name, block index). Index 0 is the document.
+    stack: Vec<(String, usize)>,
+    /// Inside a subtree that is not rendered: (element, nesting depth).
+    skip: Option<(String, u32)>,
+    /// Inside raw text (script, style...) that is not content.
+    raw: bool,
+    in_title: bool,
+    title: String,
+    anchor: Option<Anchor>,
+    /// Whitespace seen and not yet written (collapsed to one space).
+    pending_space: bool,
+    /// A line break seen and not yet written.
+    pending_break: bool,
+    seg_block: usize,
+}
+
+impl State {
+    fn cur_block(&self) -> usize {
+        self.stack.last().map_or(0, |s| s.1)
+    }
+
+    fn open_block(&mut self, name: &str) {
+        let idx = self.out.blocks.len();
+        self.out.blocks.push(Block::default());
+        self.stack.push((name.to_string(), idx));
+        self.pending_break = true;
+    }
+
+    fn close_block(&mut self, name: &str) {
+        // Close up to the matching open element; a stray end tag closes nothing.
+        if let Some(pos) = self.stack.iter().rposition(|(n, _)| n == name) {
+            if pos > 0 {
+                self.stack.truncate(pos);
+                self.pending_break = true;
+            }
+        }
+    }
+
+    fn text(&mut self, s: &str) {
+        if self.in_title {
+            if self.title.chars().count() < MAX_TITLE {
+                self.title.push_str(s);
+            }
+            return;
+        }
+        if self.skip.is_some() || self.raw {
+            return;
+        }
+        let block = self.cur_block();
+        let mut chars = 0u32;
+        for c in s.chars() {
+            if c.is_whitespace() {
+                self.pending_space = true;
+                continue;
+            }
+            chars += 1;
+            if self.out.text.len() >= self.max_text {
+                continue;
+            }
+            if self.seg_block != block || self.out.segments.is_empty() || self.pending_break {
+                self.start_segment(block);
+            } else if self.pending_space {
+                self.out.text.push(' ');
+            }
+            self.pending_space = false;
+            self.out.text.push(c);
+        }
+        if let Some(last) = self.out.segments.last_mut() {
+            last.2 = self.out.text.len();
+        }
+        let b = &mut self.out.blocks[block];
+        b.text_chars = b.text_chars.saturating_add(chars);
+        if let Some(a) = self.anchor.as_mut() {
+            b.anchor_chars = b.anchor_chars.saturating_add(chars);
+            // Kept raw (collapsed when the anchor ends), bounded.
+            if a.text.len() < MAX_ANCHOR * 4 {
+                a.text.push_str(s);
+            }
+        }
+    }
+
+    fn start_segment(&mut self, block: usize) {
+        if !self.out.text.is_empty() {
+            self.out.text.push('\n');
+        }
+        let at = self.out.text.len();
+        self.out.segments.push((block, at, at));
+        self.seg_block = block;
+        self.pending_break = false;
+        self.pending_space = false;
+    }
+
+    fn end_anchor(&mut self) {
+        let Some(a) = self.anchor.take() else { return };
+        let Some(href) = a.href else { return };
+        if self.out.links.len() >= self.max_links {
+            return;
+        }
+        let anchor = collapse(&a.text, MAX_ANCHOR);
+        self.out.links.push(RawLink { href, anchor, nofollow: a.nofollow, block: a.block });
+    }
+
+    fn start_tag(&mut self, tag: &Tag) -> TokenSinkResult<()> {
+        let name = &*tag.name;
+        if let Some((skip_name, depth)) = self.skip.as_mut() {
+            if skip_name == name && !tag.self_closing {
+                *depth += 1;
+            }
+            return raw_kind(name).map_or(TokenSinkResult::Continue, TokenSinkResult::RawData);
+        }
+        let void = VOID.contains(&name) || tag.self_closing;
+        if !void && (name == "template" || is_hidden(tag)) {
+            self.skip = Some((name.to_string(), 1));
+            return raw_kind(name).map_or(TokenSinkResult::Continue, TokenSinkResult::RawData);
+        }
+        match name {
+            "a" | "area" => {
+                self.end_anchor();
+                let href = attr(tag, "href").map(str::to_string);
+                let nofollow = attr(tag, "rel").is_some_and(|r| r.split_ascii_whitespace().any(|t| t.eq_ignore_ascii_case("nofollow")));
+                let anchor = Anchor { href, nofollow, text: String::new(), block: self.cur_block() };
+                if name == "area" {
+                    let mut a = anchor;
+                    a.text = attr(tag, "alt").unwrap_or_default().to_string();
+                    self.anchor = Some(a);
+                    self.end_anchor();
+                } else {
+                    self.anchor = Some(anchor);
+                }
+            }
+            "img" => {
+                // Alt text stands for the image in a link: a logo link is
+                // anchor text, not an empty block.
+                if let (Some(alt), true) = (attr(tag, "alt"), self.anchor.is_some()) {
+                    let alt = alt.to_string();
+                    self.text(&alt);
+                }
+            }
+            "base" => {
+                if self.out.base.is_none() {
+                    self.out.base = attr(tag, "href").map(str::to_string);
+                }
+            }
+            "meta" => {
+                let is_robots = attr(tag, "name").is_some_and(|n| n.eq_ignore_ascii_case("robots"));
+                if is_robots {
+                    let content = attr(tag, "content").unwrap_or_default().to_ascii_lowercase();
+                    if content.split(',').any(|t| matches!(t.trim(), "nofollow" | "none")) {
+                        self.out.meta_nofollow = true;
+                    }
+                }
+            }
+            "title" if !void => {
+                self.in_title = self.out.title.is_none();
+                return TokenSinkResult::RawData(RawKind::Rcdata);
+            }
+            "plaintext" => return TokenSinkResult::Plaintext,
+            _ => {}
+        }
+        if let Some(kind) = raw_kind(name) {
+            self.raw = true;
+            return TokenSinkResult::RawData(kind);
+        }
+        if !void && BLOCKS.contains(&name) {
+            self.open_block(name);
+        } else if BREAKS.contains(&name) {
+            self.pending_break = true;
+        }
+        TokenSinkResult::Continue
+    }
+
+    fn end_tag(&mut self, tag: &Tag) {
+        let name = &*tag.name;
+        if let Some((skip_name, depth)) = self.skip.as_mut() {
+            if skip_name == name {
+                *depth -= 1;
+                if *depth == 0 {
+                    self.skip = None;
+                }
+            }
+            return;
+        }
+        match name {
+            "a" => self.end_anchor(),
+            "title" => {
+                if self.in_title {
+                    self.in_title = false;
+                    self.out.title = Some(collapse(&self.title, MAX_TITLE)).filter(|t| !t.is_empty());
+                }
+            }
+            _ if raw_kind(name).is_some() => self.raw = false,
+            _ if BLOCKS.contains(&name) => {
+                // An anchor left open across the end of its block ends with it.
+                if let Some(p) = self.stack.iter().rposition(|(n, _)| n == name) {
+                    if p > 0 && self.anchor.as_ref().is_some_and(|a| self.stack[p..].iter().any(|s| s.1 == a.block)) {
+                        self.end_anchor();
+                    }
+                }
+                self.close_block(name);
+            }
+            _ if BREAKS.contains(&name) => self.pending_break = true,
+            _ => {}
+        }
+    }
+}
+
+/// The raw-text mode the tokenizer must switch to after this start tag
+/// (the tree builder's job, which we do not run).
+fn raw_kind(name: &str) -> Option<RawKind> {
+    match name {
+        "script" => Some(RawKind::ScriptData),
+        "style" | "noscript" | "xmp" | "iframe" | "noembed" | "noframes" => Some(RawKind::Rawtext),
+        "textarea" => Some(RawKind::Rcdata),
+        _ => None,
+    }
+}
+
+fn attr<'t>(tag: &'t Tag, name: &str) -> Option<&'t str> {
+    tag.attrs.iter().find(|a| &*a.name.local == name).map(|a| &*a.value)
+}
+
+/// `hidden`, or an inline style that hides the element.
+fn is_hidden(tag: &Tag) -> bool {
+    if attr(tag, "hidden").is_some() {
+        return true;
+    }
+    attr(tag, "style").is_some_and(|s| {
+        let s: String = s.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
+        s.contains("display:none") || s.contains("visibility:hidden")
+    })
+}
+
+/// Collapses whitespace runs to one space, trims, and caps at `max` chars.
+fn collapse(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max * 4));
+    for (i, w) in s.split_whitespace().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    if out.chars().count() > max {
+        out = out.chars().take(max).collect();
+    }
+    out
+}
+
+struct Sink(RefCell<State>);
+
+impl TokenSink for Sink {
+    type Handle = ();
+
+    fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
+        let mut st = self.0.borrow_mut();
+        match token {
+            Token::CharacterTokens(t) => st.text(&t),
+            Token::TagToken(tag) => match tag.kind {
+                TagKind::StartTag => return st.start_tag(&tag),
+                TagKind::EndTag => st.end_tag(&tag),
+            },
+            _ => {}
+        }
+        TokenSinkResult::Continue
+    }
+}
+
+/// Tokenizes `html` once and collects everything [`super::Page`] needs.
+#[must_use]
+pub fn extract(html: &str, max_links: usize, max_text: usize) -> Extracted {
+    let state = State {
+        out: Extracted { blocks: vec![Block::default()], ..Extracted::default() },
+        max_links,
+        max_text,
+        stack: vec![(String::new(), 0)],
+        skip: None,
+        raw: false,
+        in_title: false,
+        title: String::new(),
+        anchor: None,
+        pending_space: false,
+        pending_break: false,
+        seg_block: 0,
+    };
+    let tok = Tokenizer::new(Sink(RefCell::new(state)), TokenizerOpts::default());
+    let input = BufferQueue::default();
+    input.push_back(StrTendril::from_slice(html));
+    let _ = tok.feed(&input);
+    tok.end();
+    let mut st = tok.sink.0.into_inner();
+    st.end_anchor();
+    if st.in_title {
+        st.out.title = Some(collapse(&st.title, MAX_TITLE)).filter(|t| !t.is_empty());
+    }
+    st.out
+}
