@@ -225,11 +225,7 @@ impl State {
                     self.text(&alt);
                 }
             }
-            "base" => {
-                if self.out.base.is_none() {
-                    self.out.base = attr(tag, "href").map(str::to_string);
-                }
-            }
+            "base" if self.out.base.is_none() => self.out.base = attr(tag, "href").map(str::to_string),
             "meta" => {
                 let is_robots = attr(tag, "name").is_some_and(|n| n.eq_ignore_ascii_case("robots"));
                 if is_robots {
@@ -271,11 +267,9 @@ impl State {
         }
         match name {
             "a" => self.end_anchor(),
-            "title" => {
-                if self.in_title {
-                    self.in_title = false;
-                    self.out.title = Some(collapse(&self.title, MAX_TITLE)).filter(|t| !t.is_empty());
-                }
+            "title" if self.in_title => {
+                self.in_title = false;
+                self.out.title = Some(collapse(&self.title, MAX_TITLE)).filter(|t| !t.is_empty());
             }
             _ if raw_kind(name).is_some() => self.raw = false,
             _ if BLOCKS.contains(&name) => {

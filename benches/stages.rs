@@ -1,0 +1,131 @@
+//! Per-stage costs (criterion): parse, URL normalisation, partitioning,
+//! LCS similarity and the visit/cache list.
+//!
+//! `cargo bench --bench stages`. The parse input is real pages of the test
+//! web, fetched once over loopback at start-up, so the figure is what a
+//! crawl of the test web pays per page on one core.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use layercrawl::dedup::cache::{CacheConfig, VisitCache};
+use layercrawl::denoise::lcs::Pattern;
+use layercrawl::parse::{parse_html, ParseConfig};
+use layercrawl::partition::partition_of_domain;
+use layercrawl::testweb::{Farm, FarmConfig};
+use layercrawl::urlnorm;
+use url::Url;
+
+/// Fetches `n` article/list pages of the test web (page size as in the crawl bench).
+fn sample_pages(n: usize) -> Vec<(Url, Vec<u8>)> {
+    let page_kb = std::env::var("CRAWL_BENCH_PAGE_KB").ok().and_then(|v| v.parse().ok()).unwrap_or(24);
+    let farm = Farm::start_background(FarmConfig { sites: 4, pages: 400, faults: false, page_kb, ..FarmConfig::default() })
+        .expect("start the test web");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let client = reqwest::Client::builder().no_proxy().resolve_to_addrs("s000.test", &[farm.addr()]).build().expect("client");
+    let mut out = Vec::new();
+    let mut frontier = vec![Url::parse("http://s000.test/").expect("url")];
+    let mut seen = std::collections::HashSet::new();
+    rt.block_on(async {
+        while let Some(u) = frontier.pop() {
+            if out.len() >= n {
+                break;
+            }
+            if !seen.insert(u.to_string()) || u.host_str() != Some("s000.test") {
+                continue;
+            }
+            let Ok(resp) = client.get(u.clone()).send().await else { continue };
+            let html = resp.headers().get("content-type").is_some_and(|c| c.to_str().unwrap_or("").contains("html"));
+            let Ok(body) = resp.bytes().await else { continue };
+            if !html {
+                continue;
+            }
+            let page = parse_html(&body, Some("text/html"), &u, &ParseConfig::default());
+            frontier.extend(page.links.into_iter().map(|l| l.url).filter(|l| !l.path().contains("calendar")));
+            out.push((u, body.to_vec()));
+        }
+    });
+    farm.shutdown();
+    out
+}
+
+fn parse(c: &mut Criterion) {
+    let pages = sample_pages(200);
+    let bytes: usize = pages.iter().map(|p| p.1.len()).sum();
+    let mut g = c.benchmark_group("parse");
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.bench_function(format!("parse_html {} pages, {} KB avg", pages.len(), bytes / pages.len().max(1) / 1024), |b| {
+        let cfg = ParseConfig::default();
+        b.iter(|| {
+            for (url, body) in &pages {
+                black_box(parse_html(body, Some("text/html; charset=utf-8"), url, &cfg));
+            }
+        });
+    });
+    g.finish();
+}
+
+fn urls(c: &mut Criterion) {
+    let base = Url::parse("http://s001.test/section/page.html").expect("url");
+    let hrefs: Vec<String> = (0..1000)
+        .map(|i| match i % 4 {
+            0 => format!("/article/{i}?utm_source=x&id={i}"),
+            1 => format!("../tag/t{i}/#frag"),
+            2 => format!("HTTP://Blog.S001.TEST:80/p/%7e{i}"),
+            _ => format!("http://s{:03}.test/a/./b/../c{i}", i % 50),
+        })
+        .collect();
+    let mut g = c.benchmark_group("urls");
+    g.throughput(Throughput::Elements(hrefs.len() as u64));
+    g.bench_function("resolve_link + normalise", |b| {
+        b.iter(|| hrefs.iter().filter_map(|h| urlnorm::resolve_link(&base, h)).count());
+    });
+    let domains: Vec<String> = (0..1000).map(|i| format!("www.site{i}.example.co.uk")).collect();
+    g.bench_function("registrable_domain + partition", |b| {
+        b.iter(|| domains.iter().map(|d| partition_of_domain(&urlnorm::registrable_domain(d), 64)).sum::<u32>());
+    });
+    g.finish();
+}
+
+fn lcs(c: &mut Criterion) {
+    let urls: Vec<String> = (0..200).map(|i| format!("http://s{:03}.test/section/{}/article-{i}.html?page={}", i % 7, i % 13, i % 5)).collect();
+    let pats: Vec<Pattern> = urls.iter().take(20).map(|u| Pattern::new(u.as_bytes())).collect();
+    let mut g = c.benchmark_group("lcs");
+    g.throughput(Throughput::Elements((urls.len() * pats.len()) as u64));
+    g.bench_function("bit-parallel similarity (comparisons)", |b| {
+        b.iter(|| {
+            let mut s = 0.0f32;
+            for p in &pats {
+                for u in &urls {
+                    s += p.similarity(u.as_bytes());
+                }
+            }
+            s
+        });
+    });
+    g.finish();
+}
+
+fn cache(c: &mut Criterion) {
+    // A stream with many repeats: 100k candidates over 20k distinct fingerprints.
+    let stream: Vec<u64> = (0..100_000u64).map(|i| xxhash_rust::xxh3::xxh3_64(&(i * 7919 % 20_000).to_le_bytes())).collect();
+    let mut g = c.benchmark_group("dedup");
+    g.throughput(Throughput::Elements(stream.len() as u64));
+    g.bench_function("visit/cache list check+admit", |b| {
+        b.iter(|| {
+            let mut cache = VisitCache::new(CacheConfig { capacity: 8192, ..CacheConfig::default() });
+            let mut misses = 0u32;
+            for &fp in &stream {
+                if cache.check(fp) == layercrawl::dedup::cache::Lookup::Miss {
+                    misses += 1;
+                    cache.admit(fp);
+                }
+            }
+            misses
+        });
+    });
+    g.finish();
+}
+
+criterion_group!(benches, parse, urls, lcs, cache);
+criterion_main!(benches);
