@@ -127,6 +127,7 @@ pub fn trickle(total: Duration) -> FarmBody {
 
 /// Sends `sent` bytes of HTML and then fails, which makes hyper drop the
 /// connection mid-body (the declared Content-Length is never reached).
+/// The error is a stream item, so a client sees a clean head, then a cut.
 #[must_use]
 pub fn reset_after(sent: usize) -> FarmBody {
     let mut page = String::with_capacity(sent);
@@ -135,11 +136,14 @@ pub fn reset_after(sent: usize) -> FarmBody {
         page.push_str("<p>The connection will be reset before this page ends.</p>\n");
     }
     page.truncate(sent);
-    let parts: Vec<Result<Bytes, std::io::Error>> = vec![
-        Ok(Bytes::from(page)),
-        Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "test web: reset mid-body")),
-    ];
-    FarmBody::stream(futures::stream::iter(parts))
+    let first = futures::stream::once(async move { Ok(Bytes::from(page)) });
+    // Pending for a moment first, so hyper flushes the head and the bytes
+    // before the error aborts the connection.
+    let cut = futures::stream::once(async {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "test web: reset mid-body"))
+    });
+    FarmBody::stream(first.chain(cut))
 }
 
 /// Uncompressed size of the gzip bomb.

@@ -16,8 +16,9 @@ use url::Url;
 use super::body::{self, FarmBody};
 use super::charset::{self, Decl, Enc};
 use super::files;
-use super::pages;
-use super::render::Html;
+use super::render::{push_home, sentence, Html};
+use super::rng::{tag, Rng};
+use super::truth::LinkRole;
 use super::server::{self, HTML};
 use super::site::{HostId, Page, Special, World};
 use super::Core;
@@ -106,8 +107,7 @@ pub fn cases(world: &World) -> Vec<FaultCase> {
 /// The HTML pages of a special host that are not faults: its home and,
 /// on the small sites, `/p/K`.
 #[must_use]
-pub fn special_page(world: &World, s: Special, path: &str) -> Option<Page> {
-    let _ = world;
+pub fn special_page(s: Special, path: &str) -> Option<Page> {
     if path == "/" {
         return Some(Page::Home);
     }
@@ -123,7 +123,7 @@ pub fn special_html(world: &World, s: Special, page: Page, record: Option<Url>) 
     match (s, page) {
         (Special::Faults, _) => {
             let links: Vec<(&str, &str)> = FAULT_PATHS.iter().map(|(p, n, _)| (*p, *n)).collect();
-            pages::mini_home(world, host, 0, &links, record)
+            mini_home(host, 0, &links, record)
         }
         (Special::Charset, _) => {
             let paths: Vec<(String, String)> = Enc::ALL
@@ -131,11 +131,11 @@ pub fn special_html(world: &World, s: Special, page: Page, record: Option<Url>) 
                 .flat_map(|e| Decl::ALL.iter().map(move |d| (format!("/{}/{}", e.slug(), d.slug()), format!("{} ({})", e.label(), d.slug()))))
                 .collect();
             let links: Vec<(&str, &str)> = paths.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-            pages::mini_home(world, host, 0, &links, record)
+            mini_home(host, 0, &links, record)
         }
-        (_, Page::Mini(k)) => pages::mini_page(world, host, k, MINI_PAGES, record),
-        (Special::CrawlDelay, _) => pages::mini_home(world, host, MINI_PAGES, &[("/hidden/secret", "Hidden")], record),
-        _ => pages::mini_home(world, host, MINI_PAGES, &[], record),
+        (_, Page::Mini(k)) => mini_page(world, host, k, MINI_PAGES, record),
+        (Special::CrawlDelay, _) => mini_home(host, MINI_PAGES, &[("/hidden/secret", "Hidden")], record),
+        _ => mini_home(host, MINI_PAGES, &[], record),
     }
 }
 
@@ -156,7 +156,7 @@ pub async fn respond(core: &Core, s: Special, path: &str, gap: Option<Duration>)
         r.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
         return r;
     }
-    if let Some(page) = special_page(world, s, path) {
+    if let Some(page) = special_page(s, path) {
         return server::html(StatusCode::OK, special_html(world, s, page, None).out);
     }
     match s {
@@ -264,3 +264,43 @@ const MALFORMED: &str = "<html><head><title>Malformed page</title>\n<body><div c
 <a href=\"/redirect/chain/3\"  >link with spaces</a >\n\
 </p></p></div></div> &nbsp &amp &copy; &#x41; &#65\n\
 <!-- a comment that never ends\n<a href=\"/hidden-by-comment\">hidden</a>\n";
+
+/// Home of a small special-host site: links to its pages `/p/1..=count`.
+pub fn mini_home(host: HostId, count: u32, extra: &[(&str, &str)], record: Option<Url>) -> Html {
+    let mut h = Html::new(4096, record);
+    let name = match host {
+        HostId::Special(s) => s.host(),
+        _ => "site",
+    };
+    let _ = write!(h.out, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{name}</title></head><body><h1>{name}</h1><ul>");
+    for k in 1..=count {
+        h.push("<li>");
+        h.link(LinkRole::Content, false, |s| { let _ = write!(s, "/p/{k}"); }, "Page");
+        h.push("</li>");
+    }
+    for (href, text) in extra {
+        h.push("<li>");
+        h.link(LinkRole::Content, false, |s| s.push_str(href), text);
+        h.push("</li>");
+    }
+    h.push("</ul></body></html>\n");
+    h
+}
+
+/// Page `k` of a small special-host site.
+pub fn mini_page(world: &World, host: HostId, k: u32, count: u32, record: Option<Url>) -> Html {
+    let mut h = Html::new(2048, record);
+    let mut r = Rng::from_parts(world.seed, &[tag::MINI, u64::from(k), host.index(0) as u64]);
+    let _ = write!(h.out, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Page {k}</title></head><body><h1>Page {k}</h1><p>");
+    sentence(&mut r, &mut h.out);
+    h.push(" ");
+    sentence(&mut r, &mut h.out);
+    h.push("</p>");
+    h.link(LinkRole::Nav, false, |s| push_home(world, host, s), "Home");
+    if k < count {
+        h.push(" ");
+        h.link(LinkRole::Pagination, false, |s| { let _ = write!(s, "/p/{}", k + 1); }, "Next");
+    }
+    h.push("</body></html>\n");
+    h
+}

@@ -24,12 +24,14 @@ mod charset;
 mod cli;
 mod faults;
 mod files;
+mod kinds;
 mod pages;
 mod render;
 mod rng;
 mod server;
 mod site;
 mod stats;
+mod traps;
 mod truth;
 
 use std::net::SocketAddr;

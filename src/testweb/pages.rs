@@ -6,9 +6,10 @@ use std::fmt::Write as _;
 
 use url::Url;
 
-use super::render::{self, breadcrumb, footer, head, header, push_home, sentence, sidebar_partners, sidebar_popular, Ctx, Html};
+use super::render::{breadcrumb, footer, head, header, sentence, sidebar_partners, sidebar_popular, Ctx, Html};
 use super::rng::{self, tag, Rng};
 use super::site::{self, HostId, Page, Utility, Variant, World, PER_LIST, TAGS};
+use super::traps;
 use super::truth::LinkRole;
 
 /// Renders an HTML page of a regular site or blog. `query` is the raw query
@@ -36,9 +37,9 @@ pub fn render(world: &World, host: HostId, page: Page, variant: Variant, query: 
         Page::Tag { tag, page: k } => tag_page(&mut h, &Ctx::new(world, host, page), tag, k),
         Page::Utility(u) => utility(&mut h, &Ctx::new(world, host, page), u),
         Page::Private => simple(&mut h, &Ctx::new(world, host, page), "Members only", 11),
-        Page::Calendar { year, month } => calendar(&mut h, &Ctx::new(world, host, page), year, month),
-        Page::DeepPath { .. } => docs(&mut h, &Ctx::new(world, host, page)),
-        Page::Facets => facets(&mut h, &Ctx::new(world, host, page), query.unwrap_or("")),
+        Page::Calendar { year, month } => traps::calendar(&mut h, &Ctx::new(world, host, page), year, month),
+        Page::DeepPath { .. } => traps::docs(&mut h, &Ctx::new(world, host, page)),
+        Page::Facets => traps::facets(&mut h, &Ctx::new(world, host, page), query.unwrap_or("")),
         Page::Mini(_) => simple(&mut h, &Ctx::new(world, host, page), "Page", 12),
     }
     h
@@ -93,10 +94,10 @@ fn plan(ctx: &Ctx<'_>, id: u32) -> Plan {
         }
         // Half the related list are section neighbours, half anywhere.
         let cand = if attempt % 2 == 0 {
-            let k = 1 + u32::try_from(r.below(6)).expect("small");
+            let k = 1 + r.below_u32(6);
             if r.chance(50) { id.checked_sub(k * step) } else { id.checked_add(k * step).filter(|c| *c < n) }
         } else {
-            Some(u32::try_from(r.below(u64::from(n))).expect("below n"))
+            Some(r.below_u32(n))
         };
         if let Some(c) = cand {
             if c != id && !related[..n_related].contains(&c) {
@@ -112,15 +113,15 @@ fn plan(ctx: &Ctx<'_>, id: u32) -> Plan {
             0..=2 => Form::Absolute,
             3..=5 => Form::RootRelative,
             6 | 7 => Form::Relative,
-            _ => [Form::CasePort, Form::Percent, Form::TrailingSlash, Form::Fragment][usize::try_from(r.below(4)).expect("4")],
+            _ => [Form::CasePort, Form::Percent, Form::TrailingSlash, Form::Fragment][r.index(4)],
         };
         *c = (i, form);
     }
     let cross = match ctx.host {
-        HostId::Blog(s) if ctx.world.pages > 0 => Some((HostId::Site(s), u32::try_from(r.below(u64::from(ctx.world.pages))).expect("id"))),
+        HostId::Blog(s) if ctx.world.pages > 0 => Some((HostId::Site(s), r.below_u32(ctx.world.pages))),
         HostId::Site(s) if ctx.world.sites > 1 && ctx.world.pages > 0 && r.chance(60) => {
-            let other = (s + 1 + u32::try_from(r.below(u64::from(ctx.world.sites - 1))).expect("site")) % ctx.world.sites;
-            Some((HostId::Site(other), u32::try_from(r.below(u64::from(ctx.world.pages))).expect("id")))
+            let other = (s + 1 + r.below_u32(ctx.world.sites - 1)) % ctx.world.sites;
+            Some((HostId::Site(other), r.below_u32(ctx.world.pages)))
         }
         _ => None,
     };
@@ -557,149 +558,3 @@ fn simple(h: &mut Html, ctx: &Ctx<'_>, title: &str, salt: u64) {
     h.push("</p></main></div>\n");
     footer(h, ctx);
 }
-
-const MONTHS: [&str; 12] = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
-
-/// Calendar trap: every month links the months and years around it, forever.
-fn calendar(h: &mut Html, ctx: &Ctx<'_>, year: u16, month: u8) {
-    let title = format!("Archive: {} {year}", MONTHS[usize::from(month - 1)]);
-    head(h, ctx, |s| s.push_str(&title), None);
-    header(h, ctx);
-    let _ = write!(h.out, "<div class=\"page\"><main id=\"main\"><h1>{title}</h1><table class=\"calendar\"><tr>");
-    for d in 1..=28 {
-        let _ = write!(h.out, "<td>{d}</td>");
-        if d % 7 == 0 {
-            h.push("</tr><tr>");
-        }
-    }
-    h.push("</tr></table><nav class=\"pagination\">");
-    let (py, pm) = if month == 1 { (year.saturating_sub(1), 12) } else { (year, month - 1) };
-    let (ny, nm) = if month == 12 { (year + 1, 1) } else { (year, month + 1) };
-    for (y, m, label) in [(py, pm, "&lsaquo; Previous month"), (ny, nm, "Next month &rsaquo;"), (year.saturating_sub(1), month, "Previous year"), (year + 1, month, "Next year")] {
-        if (1000..=9999).contains(&y) {
-            h.link(LinkRole::Pagination, false, |s| { let _ = write!(s, "/calendar/{y:04}/{m:02}/"); }, label);
-            h.push(" ");
-        }
-    }
-    h.push("</nav></main></div>\n");
-    footer(h, ctx);
-}
-
-/// Deep-path trap: a relative `a/` link, so `/docs/a/` links `/docs/a/a/` and so on.
-fn docs(h: &mut Html, ctx: &Ctx<'_>) {
-    head(h, ctx, |s| s.push_str("Documentation"), None);
-    header(h, ctx);
-    h.push("<div class=\"page\"><main id=\"main\"><h1>Documentation</h1><p>");
-    let mut r = Rng::from_parts(ctx.world.seed, &[tag::TRAP, u64::from(ctx.site.n)]);
-    sentence(&mut r, &mut h.out);
-    h.push("</p><ul class=\"toc\"><li>");
-    h.link(LinkRole::Sidebar, false, |s| s.push_str("a/"), "Advanced topics");
-    h.push("</li></ul></main></div>\n");
-    footer(h, ctx);
-}
-
-const FACETS: [(&str, &[&str]); 4] = [
-    ("color", &["red", "blue", "green", "black", "white", "yellow"]),
-    ("size", &["xs", "s", "m", "l", "xl"]),
-    ("brand", &["acme", "globex", "initech", "umbrella", "hooli", "vandelay"]),
-    ("sort", &["price", "newest", "rating"]),
-];
-
-/// Faceted-search trap: every result page links each unset facet value
-/// appended to its own query, so parameter orders and combinations multiply.
-fn facets(h: &mut Html, ctx: &Ctx<'_>, query: &str) {
-    let params: Vec<(&str, &str)> = query.split('&').filter_map(|kv| kv.split_once('=')).collect();
-    let page = params.iter().rev().find(|(k, _)| *k == "page").and_then(|(_, v)| v.parse::<u32>().ok()).unwrap_or(1);
-    head(h, ctx, |s| s.push_str("Search"), None);
-    header(h, ctx);
-    let _ = write!(h.out, "<div class=\"page\"><main id=\"main\"><h1>Search results</h1><p>Page {page}</p><ul class=\"products\">");
-    let mut r = Rng::from_parts(ctx.world.seed, &[tag::TRAP, u64::from(ctx.site.n), rng::mix(0, &[query.len() as u64, u64::from(page)])]);
-    for _ in 0..10 {
-        h.push("<li>");
-        sentence(&mut r, &mut h.out);
-        h.push("</li>");
-    }
-    h.push("</ul>");
-    let with = |s: &mut String, add: &str| {
-        s.push_str("/search?");
-        let mut first = true;
-        for (k, v) in params.iter().filter(|(k, _)| *k != "page") {
-            if !first {
-                s.push('&');
-            }
-            first = false;
-            let _ = write!(s, "{k}={v}");
-        }
-        if !first && !add.is_empty() {
-            s.push('&');
-        }
-        s.push_str(add);
-    };
-    h.link(LinkRole::Pagination, false, |s| with(s, &format!("page={}", page + 1)), "Next page");
-    h.push("</main>\n<aside class=\"sidebar facets\">");
-    for (name, values) in FACETS {
-        let _ = write!(h.out, "<h3>{name}</h3><ul>");
-        if params.iter().any(|(k, _)| *k == name) {
-            h.push("<li>");
-            h.link(LinkRole::Sidebar, false, |s| {
-                s.push_str("/search?");
-                let kept: Vec<String> = params.iter().filter(|(k, _)| *k != name && *k != "page").map(|(k, v)| format!("{k}={v}")).collect();
-                s.push_str(&kept.join("&"));
-            }, "Clear");
-            h.push("</li>");
-        } else {
-            for v in values {
-                h.push("<li>");
-                h.link(LinkRole::Sidebar, false, |s| with(s, &format!("{name}={v}")), v);
-                h.push("</li>");
-            }
-        }
-        h.push("</ul>");
-    }
-    h.push("</aside></div>\n");
-    footer(h, ctx);
-}
-
-/// Home of a small special-host site: links to its pages `/p/1..=count`.
-pub fn mini_home(world: &World, host: HostId, count: u32, extra: &[(&str, &str)], record: Option<Url>) -> Html {
-    let mut h = Html::new(4096, record);
-    let name = match host {
-        HostId::Special(s) => s.host(),
-        _ => "site",
-    };
-    let _ = write!(h.out, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{name}</title></head><body><h1>{name}</h1><ul>");
-    for k in 1..=count {
-        h.push("<li>");
-        h.link(LinkRole::Content, false, |s| { let _ = write!(s, "/p/{k}"); }, "Page");
-        h.push("</li>");
-    }
-    for (href, text) in extra {
-        h.push("<li>");
-        h.link(LinkRole::Content, false, |s| s.push_str(href), text);
-        h.push("</li>");
-    }
-    let _ = world;
-    h.push("</ul></body></html>\n");
-    h
-}
-
-/// Page `k` of a small special-host site.
-pub fn mini_page(world: &World, host: HostId, k: u32, count: u32, record: Option<Url>) -> Html {
-    let mut h = Html::new(2048, record);
-    let mut r = Rng::from_parts(world.seed, &[tag::MINI, u64::from(k), host.index(0) as u64]);
-    let _ = write!(h.out, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Page {k}</title></head><body><h1>Page {k}</h1><p>");
-    sentence(&mut r, &mut h.out);
-    h.push(" ");
-    sentence(&mut r, &mut h.out);
-    h.push("</p>");
-    h.link(LinkRole::Nav, false, |s| push_home(world, host, s), "Home");
-    if k < count {
-        h.push(" ");
-        h.link(LinkRole::Pagination, false, |s| { let _ = write!(s, "/p/{}", k + 1); }, "Next");
-    }
-    h.push("</body></html>\n");
-    h
-}
-
-#[allow(unused_imports)]
-use render as _;

@@ -165,10 +165,10 @@ impl<'a> Ctx<'a> {
     #[must_use]
     pub fn popular(&self) -> [u32; 8] {
         let mut r = Rng::from_parts(self.world.seed, &[tag::LINKS, u64::from(self.site.n), u64::MAX]);
-        let n = u64::from(self.world.articles(self.host).max(1));
+        let n = self.world.articles(self.host).max(1);
         let mut out = [0u32; 8];
         for o in &mut out {
-            *o = u32::try_from(r.below(n)).expect("below articles");
+            *o = r.below_u32(n);
         }
         out
     }

@@ -58,6 +58,16 @@ impl Rng {
         ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
     }
 
+    /// A value in `0..n` as `u32`.
+    pub fn below_u32(&mut self, n: u32) -> u32 {
+        u32::try_from(self.below(u64::from(n))).expect("below(n) < n fits u32")
+    }
+
+    /// A value in `0..n` as an index.
+    pub fn index(&mut self, n: usize) -> usize {
+        usize::try_from(self.below(n as u64)).expect("below(n) < n fits usize")
+    }
+
     /// A value in `lo..=hi`.
     pub fn range(&mut self, lo: u32, hi: u32) -> u32 {
         if hi <= lo {
@@ -72,7 +82,7 @@ impl Rng {
     }
 
     pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[usize::try_from(self.below(items.len() as u64)).expect("index fits usize")]
+        items[self.index(items.len())]
     }
 
     pub fn word(&mut self) -> &'static str {

@@ -117,7 +117,7 @@ pub fn classify(world: &World, url: &Url) -> Target {
         return Target::Disallowed;
     }
     match host {
-        HostId::Special(s) => match faults::special_page(world, s, path) {
+        HostId::Special(s) => match faults::special_page(s, path) {
             Some(page) => Target::Page { host, page, variant: Variant::Canonical, canonical: world.canonical_url(host, &page) },
             None if path == "/robots.txt" => Target::Other,
             None => Target::Fault,
@@ -240,8 +240,8 @@ pub fn compute(world: &World, seeds: &[String], depth: u32) -> Truth {
                         map.entry(orig).or_default().insert(u.to_string());
                     }
                     _ if c == u.as_str() => {
-                        if !seen.contains_key(&c) {
-                            seen.insert(c, d + 1);
+                        if let std::collections::hash_map::Entry::Vacant(e) = seen.entry(c) {
+                            e.insert(d + 1);
                             queue.push_back((u, h, p, d + 1));
                         }
                     }
