@@ -1,1 +1,300 @@
-//! The test web: a generated, deterministic multi-host web on loopback.
+//! The test web: a generated, deterministic multi-host web on loopback,
+//! for tests, benchmarks and demos, with the ground truth to check a crawl
+//! against and a politeness audit measured by the server.
+//!
+//! Many hosts share one listener and are told apart by the Host header:
+//! regular sites `s000.test`, `s001.test`, … (some with `blog.sNNN.test`)
+//! and, with faults on, `faults.test`, `charset.test`, `robots500.test`,
+//! `crawldelay.test`, `ratelimit.test` and `norobots.test`. A crawler
+//! reaches them with the resolve rule `*.test=127.0.0.1:PORT`; any other
+//! host answers 404, so nothing leaves loopback. Pages are generated on
+//! request from `xxh3(seed, site, page)`; nothing is materialised.
+//!
+//! ```no_run
+//! use layercrawl::testweb::{Farm, FarmConfig};
+//! let farm = Farm::start_background(FarmConfig { sites: 4, pages: 50, ..FarmConfig::default() }).expect("start");
+//! println!("{} {:?}", farm.resolve_rule(), farm.start_urls());
+//! let truth = farm.truth(&farm.start_urls(), 3);
+//! println!("{} content pages within 3 hops", truth.content_pages.len());
+//! farm.shutdown();
+//! ```
+
+mod body;
+mod charset;
+mod cli;
+mod faults;
+mod files;
+mod kinds;
+mod pages;
+mod render;
+mod rng;
+mod server;
+mod site;
+mod stats;
+mod traps;
+mod truth;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+pub use cli::{run_webfarm, OnOff, WebfarmArgs};
+pub use faults::FaultCase;
+pub use stats::{FarmStats, HostStats, RequestLog};
+pub use truth::{LinkRole, TrapFamily, Truth, TruthLink};
+
+use site::{HostId, Special, World};
+use stats::LiveStats;
+
+/// How to build and serve the test web.
+#[derive(Clone, Debug)]
+pub struct FarmConfig {
+    /// Regular sites (`s000.test` …).
+    pub sites: u32,
+    /// Article pages per site.
+    pub pages: u32,
+    pub seed: u64,
+    /// Serve the fault, charset and robots special hosts.
+    pub faults: bool,
+    /// Uniform latency per response, `min..=max` ms; `(0, 0)` for none.
+    pub latency_ms: (u32, u32),
+    /// Approximate size of an article page's HTML.
+    pub page_kb: u32,
+    pub listen: SocketAddr,
+    /// How slow the slow-headers and trickle faults are.
+    pub slow_ms: u64,
+    /// Keep a bounded per-host request log in the stats.
+    pub log_requests: bool,
+}
+
+impl Default for FarmConfig {
+    fn default() -> Self {
+        Self {
+            sites: 20,
+            pages: 200,
+            seed: 1,
+            faults: true,
+            latency_ms: (0, 0),
+            page_kb: 8,
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            slow_ms: 3000,
+            log_requests: false,
+        }
+    }
+}
+
+/// Why the test web could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FarmError {
+    #[error("the test web cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+    #[error("cannot start the test web's async runtime: {0}")]
+    Runtime(std::io::Error),
+    #[error("invalid test web setting: {0}")]
+    Config(String),
+    #[error("waiting for Ctrl-C failed: {0}")]
+    Signal(std::io::Error),
+    #[error("the test web's thread ended before it started serving")]
+    Thread,
+}
+
+/// State shared by every connection.
+pub(crate) struct Core {
+    world: World,
+    stats: Arc<LiveStats>,
+    latency_ms: (u32, u32),
+    slow_ms: u64,
+    /// Set once `/503-once` has answered 503 (cleared by a stats reset).
+    once_503: AtomicBool,
+    /// Requests so far, the latency PRNG's counter.
+    requests: AtomicU64,
+}
+
+impl Core {
+    fn new(cfg: &FarmConfig) -> Result<Self, FarmError> {
+        if cfg.latency_ms.0 > cfg.latency_ms.1 {
+            return Err(FarmError::Config(format!("latency minimum {} ms is above its maximum {} ms", cfg.latency_ms.0, cfg.latency_ms.1)));
+        }
+        if cfg.sites == 0 || cfg.sites > 100_000 {
+            return Err(FarmError::Config(format!("sites must be 1..=100000, not {}", cfg.sites)));
+        }
+        let world = World::new(cfg.seed, cfg.sites, cfg.pages, cfg.faults, cfg.page_kb);
+        let mut names = Vec::with_capacity(2 * cfg.sites as usize + Special::ALL.len());
+        for n in 0..cfg.sites {
+            names.push(host_name(&world, HostId::Site(n)));
+        }
+        for n in 0..cfg.sites {
+            names.push(host_name(&world, HostId::Blog(n)));
+        }
+        names.extend(Special::ALL.iter().map(|s| s.host().to_string()));
+        Ok(Self {
+            stats: Arc::new(LiveStats::new(names, cfg.log_requests)),
+            world,
+            latency_ms: cfg.latency_ms,
+            slow_ms: cfg.slow_ms,
+            once_503: AtomicBool::new(false),
+            requests: AtomicU64::new(0),
+        })
+    }
+
+    fn start_urls(&self) -> Vec<String> {
+        let w = &self.world;
+        let mut out: Vec<String> = (0..w.sites).map(|n| w.origin(HostId::Site(n)) + "/").collect();
+        if w.faults {
+            out.extend(Special::ALL.iter().map(|s| format!("http://{}/", s.host())));
+        }
+        out
+    }
+
+    fn reset(&self) {
+        self.stats.reset();
+        self.once_503.store(false, Ordering::SeqCst);
+    }
+}
+
+fn host_name(world: &World, h: HostId) -> String {
+    world.origin(h).split_off("http://".len())
+}
+
+/// A running test web. Dropping it (or [`Farm::shutdown`]) stops it.
+pub struct Farm {
+    core: Arc<Core>,
+    addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    /// The serving thread of [`Farm::start_background`].
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Farm {
+    /// Binds `cfg.listen` and serves on the current tokio runtime.
+    ///
+    /// # Errors
+    /// When the settings are invalid or the address cannot be bound.
+    pub async fn start(cfg: FarmConfig) -> Result<Farm, FarmError> {
+        let (core, addr, stop) = bind(&cfg).await?;
+        Ok(Farm { core, addr, stop, thread: None })
+    }
+
+    /// Starts the farm on its own thread with its own two-worker runtime,
+    /// for synchronous tests and benchmarks.
+    ///
+    /// # Errors
+    /// As [`Farm::start`], or when the runtime or thread cannot start.
+    pub fn start_background(cfg: FarmConfig) -> Result<Farm, FarmError> {
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("testweb".into())
+            .spawn(move || {
+                let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("testweb-worker").enable_all().build() {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(FarmError::Runtime(e)));
+                        return;
+                    }
+                };
+                rt.block_on(async move {
+                    match bind(&cfg).await {
+                        Ok((core, addr, stop)) => {
+                            let mut stopped = stop.subscribe();
+                            if ready_tx.send(Ok((core, addr, stop))).is_ok() {
+                                // Serve until the Farm handle says stop (or is gone).
+                                let _ = stopped.changed().await;
+                            }
+                        }
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(e));
+                        }
+                    }
+                });
+            })
+            .map_err(FarmError::Runtime)?;
+        let (core, addr, stop) = ready_rx.recv().map_err(|_| FarmError::Thread)??;
+        Ok(Farm { core, addr, stop, thread: Some(thread) })
+    }
+
+    /// The bound address (the real port when started on port 0).
+    #[must_use]
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The crawler's resolve override, e.g. `*.test=127.0.0.1:8080`.
+    #[must_use]
+    pub fn resolve_rule(&self) -> String {
+        format!("*.test={}", self.connect_addr())
+    }
+
+    /// The address to connect to (loopback when bound to the unspecified address).
+    fn connect_addr(&self) -> SocketAddr {
+        let mut a = self.addr;
+        if a.ip().is_unspecified() {
+            a.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+        }
+        a
+    }
+
+    /// One home URL per regular site, then the special hosts when faults are on.
+    #[must_use]
+    pub fn start_urls(&self) -> Vec<String> {
+        self.core.start_urls()
+    }
+
+    /// A snapshot of the politeness audit (the JSON of `/__farm/stats`).
+    #[must_use]
+    pub fn stats(&self) -> FarmStats {
+        self.core.stats.snapshot()
+    }
+
+    /// Clears the stats (and re-arms `/503-once`).
+    pub fn reset_stats(&self) {
+        self.core.reset();
+    }
+
+    /// Ground truth for a crawl from `seeds` to `depth` hops.
+    #[must_use]
+    pub fn truth(&self, seeds: &[String], depth: u32) -> Truth {
+        truth::compute(&self.core.world, seeds, depth)
+    }
+
+    /// Every `<a href>` of the page at `url`, in document order, with its role.
+    #[must_use]
+    pub fn page_links(&self, url: &str) -> Option<Vec<TruthLink>> {
+        truth::page_links(&self.core.world, url)
+    }
+
+    /// Every fault URL with its expected outcome (empty when faults are off).
+    #[must_use]
+    pub fn fault_cases(&self) -> Vec<FaultCase> {
+        faults::cases(&self.core.world)
+    }
+
+    /// Stops serving and waits for the serving thread, if any.
+    pub fn shutdown(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Farm {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+async fn bind(cfg: &FarmConfig) -> Result<(Arc<Core>, SocketAddr, watch::Sender<bool>), FarmError> {
+    let core = Arc::new(Core::new(cfg)?);
+    let listener = TcpListener::bind(cfg.listen).await.map_err(|source| FarmError::Bind { addr: cfg.listen, source })?;
+    let addr = listener.local_addr().map_err(|source| FarmError::Bind { addr: cfg.listen, source })?;
+    let (stop, stopped) = watch::channel(false);
+    tokio::spawn(server::accept_loop(listener, Arc::clone(&core), stopped));
+    Ok((core, addr, stop))
+}
+
+#[cfg(test)]
+mod tests;
