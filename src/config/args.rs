@@ -56,6 +56,10 @@ pub struct RunArgs {
     /// Per-request total timeout (e.g. 30s).
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
+    /// Retries of a transient failure (408, 429, 5xx, timeout, reset);
+    /// Retry-After is honoured, else exponential backoff.
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
     /// Largest body kept, in bytes (longer bodies are truncated and flagged).
     #[arg(long, value_name = "BYTES")]
     pub max_body: Option<u64>,

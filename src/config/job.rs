@@ -27,6 +27,7 @@ pub struct JobFile {
     pub allow_private: Option<bool>,
     pub timeout: Option<String>,
     pub max_body: Option<u64>,
+    pub retries: Option<u32>,
     pub store_body: Option<String>,
 }
 

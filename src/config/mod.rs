@@ -74,6 +74,10 @@ pub struct FetchConfig {
     pub timeout: Duration,
     pub max_body: u64,
     pub max_redirects: u32,
+    /// Retries of a transient failure (408/429/5xx, timeout, reset, refused).
+    pub retries: u32,
+    /// First backoff before a retry without Retry-After; doubles each time.
+    pub backoff: Duration,
     pub resolve: Vec<ResolveRule>,
     pub allow_private: bool,
     pub max_pages_per_host: Option<u64>,
@@ -196,6 +200,8 @@ impl CrawlConfig {
                 timeout,
                 max_body,
                 max_redirects: 10,
+                retries: args.retries.or(job.retries).unwrap_or(2),
+                backoff: Duration::from_millis(500),
                 resolve,
                 allow_private: args.allow_private || job.allow_private.unwrap_or(false),
                 max_pages_per_host,

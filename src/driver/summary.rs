@@ -24,6 +24,8 @@ pub struct LayerSummary {
     pub bytes: u64,
     pub links: u64,
     pub robots_requests: u64,
+    /// Requests repeated after a transient failure.
+    pub retries: u64,
     /// Sum of partition wall times (partitions overlap, so ≥ the layer's time).
     pub partition_seconds: f64,
     /// Wall time of the layer in this invocation (0 when it was resumed as done).
@@ -42,6 +44,7 @@ impl LayerSummary {
         self.bytes += m.bytes;
         self.links += m.links;
         self.robots_requests += m.robots_requests;
+        self.retries += m.retries;
         #[allow(clippy::cast_precision_loss)]
         {
             self.partition_seconds += m.elapsed_ms as f64 / 1000.0;
@@ -89,7 +92,7 @@ impl RunSummary {
     pub fn table(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "\nlayercrawl: {} seeds, depth {}, {} partitions, data in {}", self.seeds, self.depth, self.partitions, self.data);
-        let _ = writeln!(s, "{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8}  errors by kind", "layer", "input", "fetched", "ok", "errors", "new urls", "carried", "MB", "seconds");
+        let _ = writeln!(s, "{:>5} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>10} {:>8}  errors by kind", "layer", "input", "fetched", "ok", "errors", "retries", "new urls", "carried", "MB", "seconds");
         for l in &self.layers {
             let errs: u64 = l.errors.values().sum();
             let kinds: Vec<String> = l.errors.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -97,8 +100,8 @@ impl RunSummary {
             let mb = l.bytes as f64 / 1e6;
             let _ = writeln!(
                 s,
-                "{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10.1} {:>8.1}  {}",
-                l.layer, l.input, l.fetched, l.ok, errs, l.new_urls, l.carried, mb, l.seconds, kinds.join(" ")
+                "{:>5} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>10.1} {:>8.1}  {}",
+                l.layer, l.input, l.fetched, l.ok, errs, l.retries, l.new_urls, l.carried, mb, l.seconds, kinds.join(" ")
             );
         }
         #[allow(clippy::cast_precision_loss)]

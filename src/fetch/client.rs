@@ -51,7 +51,7 @@ pub async fn exchange(client: &reqwest::Client, policy: AddressPolicy, url: &Url
     };
     let content_type = header(reqwest::header::CONTENT_TYPE);
     let location = header(reqwest::header::LOCATION);
-    let retry_after = header(reqwest::header::RETRY_AFTER).and_then(|v| v.trim().parse::<u64>().ok());
+    let retry_after = header(reqwest::header::RETRY_AFTER).and_then(|v| parse_retry_after(&v, std::time::SystemTime::now()));
     let mut body = BytesMut::new();
     let mut received: u64 = 0;
     let mut truncated = false;
@@ -97,6 +97,16 @@ pub async fn exchange(client: &reqwest::Client, policy: AddressPolicy, url: &Url
         elapsed: start.elapsed(),
         body_error: None,
     })
+}
+
+/// Retry-After is delta-seconds or an HTTP-date (RFC 9110 §10.2.3).
+fn parse_retry_after(v: &str, now: std::time::SystemTime) -> Option<u64> {
+    let v = v.trim();
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(secs);
+    }
+    let at = httpdate::parse_http_date(v).ok()?;
+    Some(at.duration_since(now).map_or(0, |d| d.as_secs()))
 }
 
 fn literal_ip(url: &Url) -> Option<std::net::IpAddr> {
@@ -147,4 +157,18 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         src = inner.source();
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_in_seconds_or_as_a_date() {
+        let now = std::time::UNIX_EPOCH + Duration::from_secs(1_445_412_480); // Wed, 21 Oct 2015 07:28:00 GMT
+        assert_eq!(parse_retry_after(" 120 ", now), Some(120));
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:30 GMT", now), Some(30));
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:00:00 GMT", now), Some(0), "a past date means now");
+        assert_eq!(parse_retry_after("soon", now), None);
+    }
 }

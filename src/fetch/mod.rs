@@ -45,6 +45,8 @@ pub enum ErrorKind {
     TooManyRedirects,
     /// A redirect without a usable Location.
     BadRedirect,
+    /// The crawler itself failed on this URL (a bug; the row keeps the URL).
+    Internal,
 }
 
 impl ErrorKind {
@@ -63,6 +65,7 @@ impl ErrorKind {
             Self::RedirectLoop => "redirect_loop",
             Self::TooManyRedirects => "too_many_redirects",
             Self::BadRedirect => "bad_redirect",
+            Self::Internal => "internal",
         }
     }
 }
@@ -122,6 +125,10 @@ pub struct Fetcher {
     pub(crate) robots: RobotsCache,
     pub(crate) global: Arc<Semaphore>,
     pub(crate) agent: String,
+    /// When each origin may next be requested, kept across partitions and
+    /// layers: a new layer must not open with a burst to a host that the
+    /// last one has just visited.
+    pub(crate) next_start: Arc<std::sync::Mutex<std::collections::HashMap<String, tokio::time::Instant>>>,
 }
 
 impl Fetcher {
@@ -135,6 +142,7 @@ impl Fetcher {
             policy: AddressPolicy { allow_private: cfg.allow_private },
             robots: RobotsCache::default(),
             global: Arc::new(Semaphore::new(cfg.concurrency)),
+            next_start: Arc::default(),
             agent: robots::product_token(&cfg.user_agent),
             cfg: Arc::new(cfg.clone()),
         })

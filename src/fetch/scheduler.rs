@@ -10,6 +10,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -22,6 +23,10 @@ use url::Url;
 
 use super::robots::{origin_of, RobotsRules};
 use super::{client, ErrorKind, Fetched, Fetcher, Response};
+
+/// Longest Retry-After waited for; a server asking for more is answered
+/// with the failure (and the URL's row says so).
+const MAX_RETRY_AFTER_SECS: u64 = 60;
 
 /// One URL of a partition's input.
 #[derive(Clone, Debug)]
@@ -38,6 +43,8 @@ pub struct PartitionFetch {
     pub carried: Vec<usize>,
     pub robots_requests: u64,
     pub requests: u64,
+    /// Requests repeated after a transient failure.
+    pub retries: u64,
 }
 
 struct Job {
@@ -45,9 +52,27 @@ struct Job {
     orig: Url,
     url: Url,
     hops: u32,
+    retries: u32,
     chain: Vec<u64>,
     started_at: Option<SystemTime>,
     elapsed: Duration,
+}
+
+impl Job {
+    /// A copy of the job's identity, to report it if its request task dies.
+    fn shadow(&self) -> Self {
+        Self {
+            id: self.id,
+            orig: self.orig.clone(),
+            url: self.url.clone(),
+            hops: self.hops,
+            // A shadow never retries: its failure is final.
+            retries: u32::MAX,
+            chain: Vec::new(),
+            started_at: self.started_at,
+            elapsed: self.elapsed,
+        }
+    }
 }
 
 struct Host {
@@ -60,6 +85,10 @@ struct Host {
     delay: Duration,
     pages: u64,
     in_heap: bool,
+    /// When the host's latest request actually went out (µs since `epoch`),
+    /// stamped by the request task itself: a task that starts late on a busy
+    /// machine must not make the next request follow it closer than the delay.
+    sent: Arc<AtomicU64>,
 }
 
 // Both variants are large and short-lived (one per request in flight); boxing buys nothing.
@@ -71,6 +100,7 @@ enum Done {
 
 struct State<'a> {
     f: &'a Fetcher,
+    epoch: Instant,
     hosts: Vec<Host>,
     by_origin: HashMap<String, usize>,
     heap: BinaryHeap<Reverse<(Instant, u64, usize)>>,
@@ -98,9 +128,10 @@ pub async fn run(
         outbox: Vec::new(),
         report: PartitionFetch::default(),
         inflight: FuturesUnordered::new(),
+        epoch: Instant::now(),
     };
     for t in tasks {
-        let job = Job { id: t.id, orig: t.url.clone(), url: t.url, hops: 0, chain: Vec::new(), started_at: None, elapsed: Duration::ZERO };
+        let job = Job { id: t.id, orig: t.url.clone(), url: t.url, hops: 0, retries: 0, chain: Vec::new(), started_at: None, elapsed: Duration::ZERO };
         st.enqueue(job);
     }
     let mut permit: Option<OwnedSemaphorePermit> = None;
@@ -123,6 +154,15 @@ pub async fn run(
                 };
                 st.heap.pop();
                 st.hosts[h].in_heap = false;
+                let ready = st.ready_at(h);
+                if ready > now {
+                    st.hosts[h].next_start = ready;
+                    // The host's turn moved later while it waited in the heap
+                    // (a retry's backoff, a Crawl-delay): queue it again.
+                    permit = Some(p);
+                    st.reschedule(h, now);
+                    continue;
+                }
                 permit = st.dispatch(h, p, now);
                 st.reschedule(h, now);
             }
@@ -147,6 +187,11 @@ pub async fn run(
             () = tokio::time::sleep_until(wake.unwrap_or(now)), if wake.is_some() => {}
         }
     }
+    if let Ok(mut next) = f.next_start.lock() {
+        for host in &st.hosts {
+            next.insert(host.origin.clone(), host.next_start);
+        }
+    }
     for host in &mut st.hosts {
         st.report.carried.extend(host.queue.drain(..).map(|j| j.id));
     }
@@ -162,16 +207,18 @@ impl State<'_> {
         }
         let robots = self.f.robots.get(&origin);
         let delay = robots_delay(self.f.cfg.delay, robots.as_deref());
+        let earlier = self.f.next_start.lock().ok().and_then(|m| m.get(&origin).copied());
         self.hosts.push(Host {
             origin: origin.clone(),
             queue: VecDeque::new(),
             in_flight: 0,
-            next_start: Instant::now(),
+            next_start: earlier.unwrap_or_else(Instant::now),
             robots,
             robots_pending: false,
             delay,
             pages: 0,
             in_heap: false,
+            sent: Arc::new(AtomicU64::new(NEVER)),
         });
         let h = self.hosts.len() - 1;
         self.by_origin.insert(origin, h);
@@ -182,6 +229,16 @@ impl State<'_> {
         let h = self.host_index(&job.url);
         self.hosts[h].queue.push_back(job);
         self.reschedule(h, Instant::now());
+    }
+
+    /// The earliest instant the host's next request may start: its turn,
+    /// and the delay after the latest request as actually sent.
+    fn ready_at(&self, h: usize) -> Instant {
+        let host = &self.hosts[h];
+        match host.sent.load(Ordering::Acquire) {
+            NEVER => host.next_start,
+            us => host.next_start.max(self.epoch + Duration::from_micros(us) + host.delay),
+        }
     }
 
     /// Puts the host in the heap if it has work it may start.
@@ -216,14 +273,18 @@ impl State<'_> {
                 self.report.requests += 1;
                 let url = Url::parse(&format!("{}/robots.txt", host.origin));
                 let (client, policy, max) = (f.client.clone(), f.policy, f.cfg.max_body.min(512 * 1024));
-                self.inflight.push(Box::pin(async move {
+                let (sent, epoch) = (Arc::clone(&host.sent), self.epoch);
+                let request = async move {
                     let _permit = permit;
+                    stamp(&sent, epoch);
                     let resp = match url {
                         Ok(u) => client::exchange(&client, policy, &u, max).await,
                         Err(e) => Err((ErrorKind::Connect, format!("no robots.txt URL for this origin: {e}"))),
                     };
                     Done::Robots { host: h, started: now, resp }
-                }));
+                };
+                let lost = move |reason: String| Done::Robots { host: h, started: now, resp: Err((ErrorKind::Internal, reason)) };
+                self.inflight.push(spawn_request(request, lost));
                 return None;
             }
         }
@@ -249,11 +310,16 @@ impl State<'_> {
             self.report.requests += 1;
             job.started_at.get_or_insert_with(SystemTime::now);
             let (client, policy, max) = (f.client.clone(), f.policy, f.cfg.max_body);
-            self.inflight.push(Box::pin(async move {
+            let shadow = job.shadow();
+            let (sent, epoch) = (Arc::clone(&self.hosts[h].sent), self.epoch);
+            let request = async move {
                 let _permit = permit;
+                stamp(&sent, epoch);
                 let result = client::exchange(&client, policy, &job.url, max).await;
                 Done::Page { host: h, job, result }
-            }));
+            };
+            let lost = move |reason: String| Done::Page { host: h, job: shadow, result: Err((ErrorKind::Internal, reason)) };
+            self.inflight.push(spawn_request(request, lost));
             return None;
         }
         Some(permit)
@@ -275,6 +341,21 @@ impl State<'_> {
             }
             Done::Page { host: h, mut job, result } => {
                 self.hosts[h].in_flight -= 1;
+                if let Some(wait) = self.retry_wait(&job, &result) {
+                    // Back off the whole host, not just this URL: a failing
+                    // server gets fewer requests, never a burst of retries.
+                    job.retries += 1;
+                    self.report.retries += 1;
+                    let host = &mut self.hosts[h];
+                    host.pages = host.pages.saturating_sub(1);
+                    host.next_start = host.next_start.max(now + wait);
+                    if let Ok(resp) = &result {
+                        job.elapsed += resp.elapsed;
+                    }
+                    host.queue.push_front(job);
+                    self.reschedule(h, now);
+                    return;
+                }
                 match result {
                     Err(e) => self.finish(job, None, Some(e), None),
                     Ok(resp) => {
@@ -285,6 +366,29 @@ impl State<'_> {
                 self.reschedule(h, now);
             }
         }
+    }
+
+    /// How long to wait before retrying `job`, when its result is transient
+    /// and retries are left: Retry-After when the server gave one (capped;
+    /// a longer one is not waited for), else exponential backoff with jitter.
+    fn retry_wait(&self, job: &Job, result: &Result<Response, (ErrorKind, String)>) -> Option<Duration> {
+        if job.retries >= self.f.cfg.retries {
+            return None;
+        }
+        let retry_after = match result {
+            Ok(r) if matches!(r.status, 408 | 429 | 500 | 502 | 503 | 504) => r.retry_after,
+            Err((ErrorKind::Timeout | ErrorKind::Reset | ErrorKind::Connect, _)) => None,
+            _ => return None,
+        };
+        if let Some(secs) = retry_after {
+            return (secs <= MAX_RETRY_AFTER_SECS).then(|| Duration::from_secs(secs));
+        }
+        let base = self.f.cfg.backoff.max(self.f.cfg.delay);
+        // Jitter in [0.75, 1.25), derived from the URL so runs are repeatable.
+        let h = crate::urlnorm::fingerprint(&job.url) ^ u64::from(job.retries);
+        #[allow(clippy::cast_precision_loss)]
+        let jitter = 0.75 + (h % 1000) as f64 / 2000.0;
+        Some(base.mul_f64(f64::from(1u32 << job.retries.min(16)) * jitter))
     }
 
     fn page_response(&mut self, mut job: Job, resp: Response, follows: &impl Fn(&Url) -> bool) {
@@ -340,6 +444,34 @@ impl State<'_> {
             elapsed: job.elapsed,
         });
     }
+}
+
+/// `sent` value of a host that has sent nothing yet (stamps are at least 1).
+const NEVER: u64 = 0;
+
+/// Records that a host's request goes out now (monotonic: a task that ran
+/// late never moves the stamp back).
+fn stamp(sent: &AtomicU64, epoch: Instant) {
+    let us = u64::try_from(epoch.elapsed().as_micros()).unwrap_or(u64::MAX).max(1);
+    sent.fetch_max(us, Ordering::AcqRel);
+}
+
+/// Runs a request as its own task, so it makes progress from the moment it
+/// is dispatched, whatever the scheduler loop is doing (waiting for the
+/// parser to take results, for instance). A panic inside the task comes
+/// back as a failed result built by `lost`, so no URL goes missing.
+fn spawn_request(
+    request: impl std::future::Future<Output = Done> + Send + 'static,
+    lost: impl FnOnce(String) -> Done + Send + 'static,
+) -> BoxFuture<'static, Done> {
+    let task = tokio::spawn(futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(request)));
+    Box::pin(async move {
+        match task.await {
+            Ok(Ok(done)) => done,
+            Ok(Err(_)) => lost("the request task panicked".to_string()),
+            Err(e) => lost(format!("the request task failed: {e}")),
+        }
+    })
 }
 
 fn robots_delay(base: Duration, rules: Option<&RobotsRules>) -> Duration {

@@ -30,6 +30,9 @@ pub struct MapManifest {
     pub carried: u64,
     /// Requests for robots.txt.
     pub robots_requests: u64,
+    /// Requests repeated after a transient failure.
+    #[serde(default)]
+    pub retries: u64,
     /// Wall time of the partition, milliseconds.
     pub elapsed_ms: u64,
 }

@@ -257,7 +257,7 @@ async fn fault(core: &Core, path: &str) -> Response<FarmBody> {
 /// Broken markup a lenient parser must survive: unquoted and
 /// single-quoted attributes, misnested and unclosed tags, a `<p>` inside a
 /// table, bare entities and a comment that never ends.
-const MALFORMED: &str = "<html><head><title>Malformed page</title>\n<body><div class=main><p>This text survives the broken markup <b>bold <i>nested</b> wrong</i>\n\
+const MALFORMED: &str = "<html><head><title>Malformed page</title>\n<body><div class=main><p>This text survives the broken markup: browsers have always repaired pages like this one, and a crawler must keep every word of it too <b>bold <i>nested</b> wrong</i>\n\
 <a href=/ok>unquoted link</a> <a href='/status/404'>single quoted</a>\n\
 <table><tr><td>cell<p>paragraph in a cell</td></div></table>\n\
 <p>Unclosed paragraph <span>unclosed span\n\
