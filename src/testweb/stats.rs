@@ -129,7 +129,8 @@ impl LiveStats {
             Slot::Known(i) => f(&mut lock(&self.known[*i])),
             Slot::Other(name) => {
                 let mut m = lock(&self.other);
-                let key: Box<str> = if m.len() >= OTHER_CAP && !m.contains_key(name) { "(other)".into() } else { name.clone() };
+                let key: Box<str> =
+                    if m.len() >= OTHER_CAP && !m.contains_key(name) { "(other)".into() } else { name.clone() };
                 f(m.entry(key).or_default())
             }
         }
