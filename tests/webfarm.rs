@@ -7,18 +7,20 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use layercrawl::testweb::{FaultCase, Farm, FarmConfig, FarmStats, Truth};
+use layercrawl::testweb::{Farm, FarmConfig, FarmStats, FaultCase, Truth};
 
 /// A client that sends every farm host (and the off-farm `ext.test`) to the farm.
 fn client(farm: &Farm, follow: bool, timeout: Duration) -> reqwest::Client {
     let addr: SocketAddr = farm.addr();
-    let mut hosts: Vec<String> = farm.start_urls().iter().map(|u| u.trim_start_matches("http://").trim_end_matches('/').to_string()).collect();
+    let mut hosts: Vec<String> =
+        farm.start_urls().iter().map(|u| u.trim_start_matches("http://").trim_end_matches('/').to_string()).collect();
     hosts.extend(hosts.clone().iter().filter(|h| h.starts_with('s')).map(|h| format!("blog.{h}")));
     hosts.push("ext.test".into());
-    let mut b = reqwest::Client::builder()
-        .no_proxy()
-        .timeout(timeout)
-        .redirect(if follow { reqwest::redirect::Policy::limited(10) } else { reqwest::redirect::Policy::none() });
+    let mut b = reqwest::Client::builder().no_proxy().timeout(timeout).redirect(if follow {
+        reqwest::redirect::Policy::limited(10)
+    } else {
+        reqwest::redirect::Policy::none()
+    });
     for h in &hosts {
         b = b.resolve(h, addr);
     }
@@ -117,20 +119,33 @@ async fn check_case(farm: &Farm, c: &FaultCase) {
             assert_eq!(plain.get("http://robots500.test/robots.txt").send().await.expect("robots").status(), 500);
         }
         "crawl_delay" => {
-            let robots = plain.get("http://crawldelay.test/robots.txt").send().await.expect("robots").text().await.expect("text");
+            let robots = plain
+                .get("http://crawldelay.test/robots.txt")
+                .send()
+                .await
+                .expect("robots")
+                .text()
+                .await
+                .expect("text");
             assert!(robots.contains("Crawl-delay: 1"));
         }
         "rate_limit_429" => {
             assert_eq!(get(&plain).await.expect("first").status(), 200);
             let second = get(&plain).await.expect("second");
-            assert_eq!((second.status().as_u16(), second.headers()["retry-after"].to_str().expect("ascii")), (429, "1"));
+            assert_eq!(
+                (second.status().as_u16(), second.headers()["retry-after"].to_str().expect("ascii")),
+                (429, "1")
+            );
             tokio::time::sleep(Duration::from_millis(150)).await;
             assert_eq!(get(&plain).await.expect("polite").status(), 200);
         }
-        "robots_404" => assert_eq!(plain.get("http://norobots.test/robots.txt").send().await.expect("robots").status(), 404),
+        "robots_404" => {
+            assert_eq!(plain.get("http://norobots.test/robots.txt").send().await.expect("robots").status(), 404)
+        }
         name if name.starts_with("charset_") => {
             let r = get(&plain).await.expect("charset page");
-            let declared = c.expect.split_whitespace().next().and_then(|s| s.strip_prefix("charset=")).expect("charset=LABEL");
+            let declared =
+                c.expect.split_whitespace().next().and_then(|s| s.strip_prefix("charset=")).expect("charset=LABEL");
             let enc = encoding_rs::Encoding::for_label(declared.as_bytes()).expect("known label");
             let ctype = r.headers()["content-type"].to_str().expect("ascii").to_string();
             assert_eq!(ctype.contains("charset="), name.ends_with("_header"), "{ctype}");
@@ -220,11 +235,13 @@ fn endpoints_and_truth_pages_answer() {
         let bare = reqwest::Client::builder().no_proxy().build().expect("client");
         assert_eq!(cl.get("http://s000.test/").send().await.expect("home").status(), 200);
         // /__farm/stats answers on a bare IP:PORT and on any farm host alike.
-        let by_ip: FarmStats = json(bare.get(format!("http://{}/__farm/stats", farm.addr())).send().await.expect("stats")).await;
+        let by_ip: FarmStats =
+            json(bare.get(format!("http://{}/__farm/stats", farm.addr())).send().await.expect("stats")).await;
         let by_host: FarmStats = json(cl.get("http://s003.test/__farm/stats").send().await.expect("stats")).await;
         assert_eq!(by_ip, by_host, "the endpoints are not counted");
         assert_eq!(by_ip.hosts["s000.test"].requests, 1);
-        let truth: Truth = json(bare.get(format!("http://{}/__farm/truth?depth=2", farm.addr())).send().await.expect("truth")).await;
+        let truth: Truth =
+            json(bare.get(format!("http://{}/__farm/truth?depth=2", farm.addr())).send().await.expect("truth")).await;
         assert_eq!(truth, farm.truth(&farm.start_urls(), 2));
         let one_url = format!("http://{}/__farm/truth?depth=1&seed=http%3A%2F%2Fs001.test%2F", farm.addr());
         let one: Truth = json(bare.get(one_url).send().await.expect("truth")).await;

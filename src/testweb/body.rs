@@ -113,7 +113,9 @@ pub fn big(chunks: usize) -> (FarmBody, u64) {
 #[must_use]
 pub fn trickle(total: Duration) -> FarmBody {
     let ticks = (total.as_millis() / 100).max(1);
-    let head = futures::stream::once(async { Ok(Bytes::from_static(b"<!DOCTYPE html>\n<html><head><title>Trickle</title></head><body><p>")) });
+    let head = futures::stream::once(async {
+        Ok(Bytes::from_static(b"<!DOCTYPE html>\n<html><head><title>Trickle</title></head><body><p>"))
+    });
     let drips = futures::stream::unfold(0u128, move |k| async move {
         if k >= ticks {
             return None;

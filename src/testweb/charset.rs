@@ -119,7 +119,11 @@ pub fn parse(path: &str) -> Option<(Enc, Decl)> {
 #[must_use]
 pub fn page(enc: Enc, decl: Decl) -> (&'static str, Bytes) {
     let meta = if decl == Decl::Meta { enc.meta() } else { "" };
-    let mut html = format!("<!DOCTYPE html>\n<html><head>{meta}<title>{}</title></head><body><h1>{}</h1>", enc.title(), enc.title());
+    let mut html = format!(
+        "<!DOCTYPE html>\n<html><head>{meta}<title>{}</title></head><body><h1>{}</h1>",
+        enc.title(),
+        enc.title()
+    );
     // Several paragraphs, so that detection without any declaration has enough text.
     for _ in 0..4 {
         html.push_str("<p>");

@@ -14,7 +14,7 @@ pub enum OnOff {
     Off,
 }
 
-/// Options of `layercrawl webfarm`.
+/// Serve the generated test web on loopback until Ctrl-C (options of `layercrawl webfarm`).
 #[derive(Clone, Debug, clap::Args)]
 pub struct WebfarmArgs {
     /// Regular sites (s000.test, s001.test, …).

@@ -18,9 +18,9 @@ use super::charset::{self, Decl, Enc};
 use super::files;
 use super::render::{push_home, sentence, Html};
 use super::rng::{tag, Rng};
-use super::truth::LinkRole;
 use super::server::{self, HTML};
 use super::site::{HostId, Page, Special, World};
+use super::truth::LinkRole;
 use super::Core;
 
 /// Pages of each small special-host site (`/p/1` … `/p/3`).
@@ -80,8 +80,14 @@ pub fn cases(world: &World) -> Vec<FaultCase> {
         expect: expect.into(),
         expect_text: text.map(Into::into),
     };
-    let mut out: Vec<FaultCase> = FAULT_PATHS.iter().map(|(p, n, e)| case(format!("http://faults.test{p}"), n, e, None)).collect();
-    out.push(case("http://faults.test/malformed".into(), "malformed_html_text", "the text survives the broken markup", Some("This text survives the broken markup")));
+    let mut out: Vec<FaultCase> =
+        FAULT_PATHS.iter().map(|(p, n, e)| case(format!("http://faults.test{p}"), n, e, None)).collect();
+    out.push(case(
+        "http://faults.test/malformed".into(),
+        "malformed_html_text",
+        "the text survives the broken markup",
+        Some("This text survives the broken markup"),
+    ));
     for enc in Enc::ALL {
         for decl in Decl::ALL {
             let declared = match decl {
@@ -98,9 +104,19 @@ pub fn cases(world: &World) -> Vec<FaultCase> {
         }
     }
     out.push(case("http://robots500.test/".into(), "robots_500", "error=robots for every URL: robots.txt answers 500 (RFC 9309: disallow all); the server must see only /robots.txt", None));
-    out.push(case("http://crawldelay.test/".into(), "crawl_delay", "Crawl-delay: 1, so the server sees gaps of at least 1000 ms; /hidden/secret is disallowed", None));
+    out.push(case(
+        "http://crawldelay.test/".into(),
+        "crawl_delay",
+        "Crawl-delay: 1, so the server sees gaps of at least 1000 ms; /hidden/secret is disallowed",
+        None,
+    ));
     out.push(case("http://ratelimit.test/".into(), "rate_limit_429", "status=429 with Retry-After: 1 for a request arriving < 100 ms after the previous one to the host; a polite crawler never sees it", None));
-    out.push(case("http://norobots.test/".into(), "robots_404", "robots.txt answers 404 (allow all): /p/1../p/3 are fetched", None));
+    out.push(case(
+        "http://norobots.test/".into(),
+        "robots_404",
+        "robots.txt answers 404 (allow all): /p/1../p/3 are fetched",
+        None,
+    ));
     out
 }
 
@@ -128,7 +144,11 @@ pub fn special_html(world: &World, s: Special, page: Page, record: Option<Url>) 
         (Special::Charset, _) => {
             let paths: Vec<(String, String)> = Enc::ALL
                 .iter()
-                .flat_map(|e| Decl::ALL.iter().map(move |d| (format!("/{}/{}", e.slug(), d.slug()), format!("{} ({})", e.label(), d.slug()))))
+                .flat_map(|e| {
+                    Decl::ALL
+                        .iter()
+                        .map(move |d| (format!("/{}/{}", e.slug(), d.slug()), format!("{} ({})", e.label(), d.slug())))
+                })
                 .collect();
             let links: Vec<(&str, &str)> = paths.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
             mini_home(host, 0, &links, record)
@@ -147,7 +167,9 @@ pub async fn respond(core: &Core, s: Special, path: &str, gap: Option<Duration>)
         return match s {
             Special::Robots500 => server::html(StatusCode::INTERNAL_SERVER_ERROR, "<h1>500 Internal Server Error</h1>"),
             Special::NoRobots => server::not_found(),
-            Special::CrawlDelay => server::typed(StatusCode::OK, "text/plain", Bytes::from_static(files::ROBOTS_CRAWL_DELAY.as_bytes())),
+            Special::CrawlDelay => {
+                server::typed(StatusCode::OK, "text/plain", Bytes::from_static(files::ROBOTS_CRAWL_DELAY.as_bytes()))
+            }
             _ => server::typed(StatusCode::OK, "text/plain", Bytes::from_static(files::ROBOTS_ALLOW_ALL.as_bytes())),
         };
     }
@@ -185,9 +207,16 @@ async fn fault(core: &Core, path: &str) -> Response<FarmBody> {
         if n > MAX_CHAIN {
             return server::not_found();
         }
-        let status = [StatusCode::MOVED_PERMANENTLY, StatusCode::FOUND, StatusCode::SEE_OTHER, StatusCode::TEMPORARY_REDIRECT, StatusCode::PERMANENT_REDIRECT][n as usize % 5];
+        let status = [
+            StatusCode::MOVED_PERMANENTLY,
+            StatusCode::FOUND,
+            StatusCode::SEE_OTHER,
+            StatusCode::TEMPORARY_REDIRECT,
+            StatusCode::PERMANENT_REDIRECT,
+        ][n as usize % 5];
         // Odd hops send an absolute Location, even hops a relative one.
-        let loc = if n % 2 == 1 { format!("http://faults.test/redirect/chain/{}", n - 1) } else { format!("{}", n - 1) };
+        let loc =
+            if n % 2 == 1 { format!("http://faults.test/redirect/chain/{}", n - 1) } else { format!("{}", n - 1) };
         return server::redirect(status, &loc);
     }
     match path {
@@ -272,10 +301,20 @@ pub fn mini_home(host: HostId, count: u32, extra: &[(&str, &str)], record: Optio
         HostId::Special(s) => s.host(),
         _ => "site",
     };
-    let _ = write!(h.out, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{name}</title></head><body><h1>{name}</h1><ul>");
+    let _ = write!(
+        h.out,
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{name}</title></head><body><h1>{name}</h1><ul>"
+    );
     for k in 1..=count {
         h.push("<li>");
-        h.link(LinkRole::Content, false, |s| { let _ = write!(s, "/p/{k}"); }, "Page");
+        h.link(
+            LinkRole::Content,
+            false,
+            |s| {
+                let _ = write!(s, "/p/{k}");
+            },
+            "Page",
+        );
         h.push("</li>");
     }
     for (href, text) in extra {
@@ -291,7 +330,10 @@ pub fn mini_home(host: HostId, count: u32, extra: &[(&str, &str)], record: Optio
 pub fn mini_page(world: &World, host: HostId, k: u32, count: u32, record: Option<Url>) -> Html {
     let mut h = Html::new(2048, record);
     let mut r = Rng::from_parts(world.seed, &[tag::MINI, u64::from(k), host.index(0) as u64]);
-    let _ = write!(h.out, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Page {k}</title></head><body><h1>Page {k}</h1><p>");
+    let _ = write!(
+        h.out,
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Page {k}</title></head><body><h1>Page {k}</h1><p>"
+    );
     sentence(&mut r, &mut h.out);
     h.push(" ");
     sentence(&mut r, &mut h.out);
@@ -299,7 +341,14 @@ pub fn mini_page(world: &World, host: HostId, k: u32, count: u32, record: Option
     h.link(LinkRole::Nav, false, |s| push_home(world, host, s), "Home");
     if k < count {
         h.push(" ");
-        h.link(LinkRole::Pagination, false, |s| { let _ = write!(s, "/p/{}", k + 1); }, "Next");
+        h.link(
+            LinkRole::Pagination,
+            false,
+            |s| {
+                let _ = write!(s, "/p/{}", k + 1);
+            },
+            "Next",
+        );
     }
     h.push("</body></html>\n");
     h

@@ -29,7 +29,8 @@ pub const FEED: &str = "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><ti
 
 /// Regular sites and blogs: a members area and a cart are off limits; a
 /// group for another robot shows that groups are told apart.
-pub const ROBOTS_SITE: &str = "User-agent: *\nDisallow: /private/\nDisallow: /cart\n\nUser-agent: badbot\nDisallow: /\n";
+pub const ROBOTS_SITE: &str =
+    "User-agent: *\nDisallow: /private/\nDisallow: /cart\n\nUser-agent: badbot\nDisallow: /\n";
 
 /// `crawldelay.test`: one request per second, and `/hidden/` is off limits.
 pub const ROBOTS_CRAWL_DELAY: &str = "User-agent: *\nCrawl-delay: 1\nDisallow: /hidden/\n";

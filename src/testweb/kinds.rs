@@ -6,19 +6,38 @@
 pub enum Page {
     /// A site's home, a blog's first list page, or a special host's index.
     Home,
-    Section { sec: u8, page: u32 },
-    Tag { tag: u8, page: u32 },
+    Section {
+        sec: u8,
+        page: u32,
+    },
+    Tag {
+        tag: u8,
+        page: u32,
+    },
     /// Blog list pages from 2 on.
-    BlogList { page: u32 },
+    BlogList {
+        page: u32,
+    },
     /// An article (a post on a blog host).
-    Article { id: u32 },
+    Article {
+        id: u32,
+    },
     /// Byte-identical copy of an article under `/mirror/…`.
-    Mirror { id: u32 },
+    Mirror {
+        id: u32,
+    },
     /// Near-duplicate of an article under `/amp/…` (other chrome, one line more).
-    Amp { id: u32 },
+    Amp {
+        id: u32,
+    },
     Utility(Utility),
-    Calendar { year: u16, month: u8 },
-    DeepPath { depth: u32 },
+    Calendar {
+        year: u16,
+        month: u8,
+    },
+    DeepPath {
+        depth: u32,
+    },
     Facets,
     /// Anything under `/private/` or `/cart`: disallowed by robots.txt.
     Private,
@@ -199,7 +218,8 @@ pub enum Special {
 }
 
 impl Special {
-    pub const ALL: [Special; 6] = [Self::Faults, Self::Charset, Self::Robots500, Self::CrawlDelay, Self::RateLimit, Self::NoRobots];
+    pub const ALL: [Special; 6] =
+        [Self::Faults, Self::Charset, Self::Robots500, Self::CrawlDelay, Self::RateLimit, Self::NoRobots];
 
     #[must_use]
     pub fn host(self) -> &'static str {

@@ -19,6 +19,7 @@
 //! farm.shutdown();
 //! ```
 
+mod article;
 mod body;
 mod charset;
 mod cli;
@@ -117,10 +118,16 @@ pub(crate) struct Core {
 impl Core {
     fn new(cfg: &FarmConfig) -> Result<Self, FarmError> {
         if cfg.latency_ms.0 > cfg.latency_ms.1 {
-            return Err(FarmError::Config(format!("latency minimum {} ms is above its maximum {} ms", cfg.latency_ms.0, cfg.latency_ms.1)));
+            return Err(FarmError::Config(format!(
+                "latency minimum {} ms is above its maximum {} ms",
+                cfg.latency_ms.0, cfg.latency_ms.1
+            )));
         }
         if cfg.sites == 0 || cfg.sites > 100_000 {
             return Err(FarmError::Config(format!("sites must be 1..=100000, not {}", cfg.sites)));
+        }
+        if cfg.pages == 0 {
+            return Err(FarmError::Config("pages must be at least 1".into()));
         }
         let world = World::new(cfg.seed, cfg.sites, cfg.pages, cfg.faults, cfg.page_kb);
         let mut names = Vec::with_capacity(2 * cfg.sites as usize + Special::ALL.len());
@@ -189,7 +196,12 @@ impl Farm {
         let thread = std::thread::Builder::new()
             .name("testweb".into())
             .spawn(move || {
-                let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("testweb-worker").enable_all().build() {
+                let rt = match tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .thread_name("testweb-worker")
+                    .enable_all()
+                    .build()
+                {
                     Ok(rt) => rt,
                     Err(e) => {
                         let _ = ready_tx.send(Err(FarmError::Runtime(e)));
@@ -289,7 +301,8 @@ impl Drop for Farm {
 
 async fn bind(cfg: &FarmConfig) -> Result<(Arc<Core>, SocketAddr, watch::Sender<bool>), FarmError> {
     let core = Arc::new(Core::new(cfg)?);
-    let listener = TcpListener::bind(cfg.listen).await.map_err(|source| FarmError::Bind { addr: cfg.listen, source })?;
+    let listener =
+        TcpListener::bind(cfg.listen).await.map_err(|source| FarmError::Bind { addr: cfg.listen, source })?;
     let addr = listener.local_addr().map_err(|source| FarmError::Bind { addr: cfg.listen, source })?;
     let (stop, stopped) = watch::channel(false);
     tokio::spawn(server::accept_loop(listener, Arc::clone(&core), stopped));

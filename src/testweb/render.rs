@@ -30,7 +30,11 @@ impl Html {
     /// the page is served under when its links should be recorded.
     #[must_use]
     pub fn new(cap: usize, record: Option<Url>) -> Self {
-        Self { out: String::with_capacity(cap), href: String::with_capacity(128), rec: record.map(|base| Recorder { base, links: Vec::new() }) }
+        Self {
+            out: String::with_capacity(cap),
+            href: String::with_capacity(128),
+            rec: record.map(|base| Recorder { base, links: Vec::new() }),
+        }
     }
 
     /// The recorded links (empty when not recording).

@@ -92,6 +92,7 @@ impl Rng {
 
 /// Filler vocabulary: common English words, ASCII only, so generated text
 /// never needs HTML escaping.
+#[rustfmt::skip]
 pub static WORDS: &[&str] = &[
     "the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "was", "with", "on", "by", "at", "from", "this",
     "which", "or", "an", "are", "be", "has", "had", "not", "but", "were", "they", "their", "its", "more", "new",
@@ -123,14 +124,17 @@ pub static WORDS: &[&str] = &[
 ];
 
 /// Section names of regular sites (a site uses 3-5 of them).
+#[rustfmt::skip]
 pub static SECTIONS: &[&str] = &[
     "news", "sport", "tech", "culture", "science", "travel", "food", "business", "health", "opinion", "local",
     "music",
 ];
 
+#[rustfmt::skip]
 pub static FIRST_NAMES: &[&str] =
     &["Ada", "Ben", "Clara", "David", "Elena", "Farid", "Greta", "Hugo", "Ines", "Jonas", "Kira", "Liam", "Mira", "Noah"];
 
+#[rustfmt::skip]
 pub static LAST_NAMES: &[&str] =
     &["Abbott", "Berg", "Costa", "Dahl", "Eriksen", "Fischer", "Garcia", "Horvat", "Ivanova", "Jensen", "Kowalski"];
 
@@ -149,9 +153,24 @@ mod tests {
 
     #[test]
     fn streams_are_deterministic_and_separated() {
-        let a: Vec<u64> = (0..4).map({ let mut r = Rng::from_parts(7, &[tag::BODY, 1, 2]); move |_| r.next_u64() }).collect();
-        let b: Vec<u64> = (0..4).map({ let mut r = Rng::from_parts(7, &[tag::BODY, 1, 2]); move |_| r.next_u64() }).collect();
-        let c: Vec<u64> = (0..4).map({ let mut r = Rng::from_parts(7, &[tag::TITLE, 1, 2]); move |_| r.next_u64() }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::from_parts(7, &[tag::BODY, 1, 2]);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::from_parts(7, &[tag::BODY, 1, 2]);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::from_parts(7, &[tag::TITLE, 1, 2]);
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_ne!(mix(1, &[1, 2]), mix(2, &[1, 2]));

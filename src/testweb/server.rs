@@ -47,7 +47,12 @@ pub fn not_found() -> Response<FarmBody> {
 }
 
 pub fn redirect(status: StatusCode, location: &str) -> Response<FarmBody> {
-    let mut r = html(status, Bytes::from_static(b"<!DOCTYPE html>\n<html><head><title>Moved</title></head><body><p>Moved.</p></body></html>\n"));
+    let mut r = html(
+        status,
+        Bytes::from_static(
+            b"<!DOCTYPE html>\n<html><head><title>Moved</title></head><body><p>Moved.</p></body></html>\n",
+        ),
+    );
     if let Ok(v) = HeaderValue::from_str(location) {
         r.headers_mut().insert(LOCATION, v);
     }
@@ -105,7 +110,10 @@ async fn handle(core: Arc<Core>, req: Request<Incoming>) -> Result<Response<Farm
     let slot = match host {
         Some(h) => Slot::Known(h.index(core.world.sites)),
         None => {
-            let name = host_raw.rsplit_once(':').filter(|(_, p)| p.bytes().all(|b| b.is_ascii_digit())).map_or(host_raw, |(h, _)| h);
+            let name = host_raw
+                .rsplit_once(':')
+                .filter(|(_, p)| p.bytes().all(|b| b.is_ascii_digit()))
+                .map_or(host_raw, |(h, _)| h);
             Slot::Other(name.to_ascii_lowercase().into_boxed_str())
         }
     };
@@ -127,7 +135,13 @@ async fn handle(core: Arc<Core>, req: Request<Incoming>) -> Result<Response<Farm
 /// The response for a request to `host` (`None`: not a farm host);
 /// `path` has its unreserved `%XX` escapes decoded; `gap` is the time since
 /// the previous request to the same host.
-pub async fn answer(core: &Core, host: Option<HostId>, path: &str, query: Option<&str>, gap: Option<Duration>) -> Response<FarmBody> {
+pub async fn answer(
+    core: &Core,
+    host: Option<HostId>,
+    path: &str,
+    query: Option<&str>,
+    gap: Option<Duration>,
+) -> Response<FarmBody> {
     match host {
         None => not_found(),
         Some(HostId::Special(s)) => faults::respond(core, s, path, gap).await,
@@ -140,7 +154,9 @@ fn site_response(core: &Core, host: HostId, path: &str, query: Option<&str>) -> 
     let world = &core.world;
     match world.route(host, path, query) {
         Route::Page(page, variant) => html(StatusCode::OK, pages::render(world, host, page, variant, query, None).out),
-        Route::Robots if site::has_robots(host.site_number()) => typed(StatusCode::OK, "text/plain", Bytes::from_static(files::ROBOTS_SITE.as_bytes())),
+        Route::Robots if site::has_robots(host.site_number()) => {
+            typed(StatusCode::OK, "text/plain", Bytes::from_static(files::ROBOTS_SITE.as_bytes()))
+        }
         Route::Resource(r) => typed(StatusCode::OK, r.content_type(), files::resource_body(r)),
         Route::Redirect(loc) => redirect(StatusCode::MOVED_PERMANENTLY, &loc),
         Route::Robots | Route::NotFound => not_found(),
@@ -149,7 +165,8 @@ fn site_response(core: &Core, host: HostId, path: &str, query: Option<&str>) -> 
 
 /// `/__farm/…` on any host: stats, reset, truth, fault cases, page links.
 async fn farm_endpoint(core: &Arc<Core>, path: &str, query: Option<&str>) -> Response<FarmBody> {
-    let params: Vec<(String, String)> = url::form_urlencoded::parse(query.unwrap_or("").as_bytes()).into_owned().collect();
+    let params: Vec<(String, String)> =
+        url::form_urlencoded::parse(query.unwrap_or("").as_bytes()).into_owned().collect();
     let param = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
     match path {
         "/__farm/stats" => json(StatusCode::OK, &core.stats.snapshot()),

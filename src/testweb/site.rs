@@ -80,7 +80,11 @@ impl World {
             return self.site(n).has_blog.then_some(HostId::Blog(n));
         }
         if self.faults {
-            return Special::ALL.iter().copied().find(|s| s.host().len() == host.len() && s.host().eq_ignore_ascii_case(host)).map(HostId::Special);
+            return Special::ALL
+                .iter()
+                .copied()
+                .find(|s| s.host().len() == host.len() && s.host().eq_ignore_ascii_case(host))
+                .map(HostId::Special);
         }
         None
     }
@@ -143,7 +147,9 @@ impl World {
             return false;
         }
         match host {
-            HostId::Site(n) | HostId::Blog(n) => has_robots(n) && (path.starts_with("/private/") || path.starts_with("/cart")),
+            HostId::Site(n) | HostId::Blog(n) => {
+                has_robots(n) && (path.starts_with("/private/") || path.starts_with("/cart"))
+            }
             HostId::Special(Special::Robots500) => true,
             HostId::Special(Special::CrawlDelay) => path.starts_with("/hidden/"),
             HostId::Special(_) => false,
@@ -252,7 +258,9 @@ impl World {
                 self.push_article_path(host, &site, id, &mut s);
             }
             Page::Utility(u) => s.push_str(u.path()),
-            Page::Calendar { .. } | Page::DeepPath { .. } | Page::Facets | Page::Private | Page::Mini(_) => return None,
+            Page::Calendar { .. } | Page::DeepPath { .. } | Page::Facets | Page::Private | Page::Mini(_) => {
+                return None
+            }
         }
         Some(s)
     }
@@ -299,7 +307,10 @@ impl World {
             if let Some(rest) = path.strip_prefix("/docs/") {
                 let depth = rest.len() / 2;
                 if rest.len() % 2 == 0 && rest.as_bytes().chunks(2).all(|c| c == b"a/") {
-                    return page(Page::DeepPath { depth: u32::try_from(depth).unwrap_or(u32::MAX) }, Variant::Canonical);
+                    return page(
+                        Page::DeepPath { depth: u32::try_from(depth).unwrap_or(u32::MAX) },
+                        Variant::Canonical,
+                    );
                 }
                 return Route::NotFound;
             }
@@ -314,7 +325,9 @@ impl World {
                     Ok(k) if k >= 2 && k <= self.blog_pages(host) => page(Page::BlogList { page: k }, variant),
                     _ => Route::NotFound,
                 },
-                (["post", leaf], slash) => self.article_route(host, &site, None, leaf, slash, variant, ArticleCopy::Article),
+                (["post", leaf], slash) => {
+                    self.article_route(host, &site, None, leaf, slash, variant, ArticleCopy::Article)
+                }
                 (["about"], false) => page(Page::Utility(Utility::About), variant),
                 (["login"], false) => page(Page::Utility(Utility::Login), variant),
                 _ => Route::NotFound,
@@ -360,10 +373,14 @@ impl World {
                     ([], false) => page(Page::Section { sec, page: 1 }, variant.or(Variant::NoSlash)),
                     (["index.html"], false) => page(Page::Section { sec, page: 1 }, variant.or(Variant::IndexHtml)),
                     (["page", k], true) => match k.parse::<u32>() {
-                        Ok(k) if k >= 2 && k <= self.section_pages(&site, sec) => page(Page::Section { sec, page: k }, variant),
+                        Ok(k) if k >= 2 && k <= self.section_pages(&site, sec) => {
+                            page(Page::Section { sec, page: k }, variant)
+                        }
                         _ => Route::NotFound,
                     },
-                    ([leaf], slash) => self.article_route(host, &site, Some(sec), leaf, slash, variant, ArticleCopy::Article),
+                    ([leaf], slash) => {
+                        self.article_route(host, &site, Some(sec), leaf, slash, variant, ArticleCopy::Article)
+                    }
                     _ => Route::NotFound,
                 }
             }
@@ -379,7 +396,16 @@ impl World {
     /// `leaf` is `ID-slug`; a wrong slug redirects to the canonical URL, as
     /// news sites do, and a trailing slash is a duplicate variant.
     #[allow(clippy::too_many_arguments)]
-    fn article_route(&self, host: HostId, site: &SiteInfo, sec: Option<u8>, leaf: &str, slash: bool, variant: Variant, copy: ArticleCopy) -> Route {
+    fn article_route(
+        &self,
+        host: HostId,
+        site: &SiteInfo,
+        sec: Option<u8>,
+        leaf: &str,
+        slash: bool,
+        variant: Variant,
+        copy: ArticleCopy,
+    ) -> Route {
         let Some((id, slug)) = leaf.split_once('-') else { return Route::NotFound };
         let Ok(id) = id.parse::<u32>() else { return Route::NotFound };
         if id >= self.articles(host) || sec.is_some_and(|s| s != site.section_of(id)) {
@@ -572,4 +598,3 @@ impl TitleWords {
         self.words[..self.len].iter().copied()
     }
 }
-

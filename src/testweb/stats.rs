@@ -102,6 +102,15 @@ pub struct Arrival {
     pub guard: InFlight,
 }
 
+/// Milliseconds with microsecond resolution: short decimals that survive a
+/// JSON round trip exactly (long ones may come back one ulp off).
+fn micros_as_ms(d: std::time::Duration) -> f64 {
+    // Microseconds since the farm started fit an f64 exactly for 285 years.
+    #[allow(clippy::cast_precision_loss)]
+    let us = d.as_micros() as f64;
+    us / 1000.0
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding a stats lock leaves plain counters behind: keep going.
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -120,7 +129,8 @@ impl LiveStats {
             Slot::Known(i) => f(&mut lock(&self.known[*i])),
             Slot::Other(name) => {
                 let mut m = lock(&self.other);
-                let key: Box<str> = if m.len() >= OTHER_CAP && !m.contains_key(name) { "(other)".into() } else { name.clone() };
+                let key: Box<str> =
+                    if m.len() >= OTHER_CAP && !m.contains_key(name) { "(other)".into() } else { name.clone() };
                 f(m.entry(key).or_default())
             }
         }
@@ -141,7 +151,7 @@ impl LiveStats {
             }
             let gap = l.last.map(|t| now.saturating_duration_since(t));
             if let Some(g) = gap {
-                let ms = g.as_secs_f64() * 1000.0;
+                let ms = micros_as_ms(g);
                 l.s.min_gap_ms = Some(l.s.min_gap_ms.map_or(ms, |m| m.min(ms)));
             }
             l.last = Some(now);
@@ -149,7 +159,7 @@ impl LiveStats {
             l.s.max_in_flight = l.s.max_in_flight.max(l.in_flight);
             gap
         });
-        let at_ms = now.saturating_duration_since(self.start).as_secs_f64() * 1000.0;
+        let at_ms = micros_as_ms(now.saturating_duration_since(self.start));
         Arrival { gap, at_ms, guard: InFlight { stats: Arc::clone(self), slot } }
     }
 

@@ -14,7 +14,8 @@ use super::truth::{classify, Target};
 use super::*;
 
 fn core(faults: bool) -> Core {
-    Core::new(&FarmConfig { sites: 8, pages: 120, faults, slow_ms: 300, ..FarmConfig::default() }).expect("valid config")
+    Core::new(&FarmConfig { sites: 8, pages: 120, faults, slow_ms: 300, ..FarmConfig::default() })
+        .expect("valid config")
 }
 
 /// Answers `url` as the server would (without the network).
@@ -86,7 +87,12 @@ async fn url_variants_serve_the_same_page() {
     let path = canonical.trim_start_matches("http://s000.test");
     let page = get(&c, &canonical).await;
     assert_eq!(page.0, 200);
-    for v in [format!("{canonical}/"), format!("{canonical}?utm_source=x&utm_medium=y"), format!("{canonical}?sid=abc"), format!("{canonical}#frag")] {
+    for v in [
+        format!("{canonical}/"),
+        format!("{canonical}?utm_source=x&utm_medium=y"),
+        format!("{canonical}?sid=abc"),
+        format!("{canonical}#frag"),
+    ] {
         assert_eq!(get(&c, &v).await.2, page.2, "{v}");
     }
     let dash = path.find('-').expect("dash") + 1;
@@ -98,12 +104,18 @@ async fn url_variants_serve_the_same_page() {
     let amp = get(&c, &format!("http://s000.test/amp{path}")).await;
     assert!(text(&amp.2).contains("accelerated mobile version"));
     let wrong = get(&c, &format!("http://s000.test/{}/{id}-wrong-slug", site.section_name(site.section_of(id)))).await;
-    assert_eq!((wrong.0, wrong.1.get(LOCATION).map(|v| v.to_str().expect("ascii").to_string())), (301, Some(canonical.clone())));
+    assert_eq!(
+        (wrong.0, wrong.1.get(LOCATION).map(|v| v.to_str().expect("ascii").to_string())),
+        (301, Some(canonical.clone()))
+    );
     let sec = format!("http://s000.test/{}/", site.section_name(0));
     let list = get(&c, &sec).await.2;
     assert_eq!(get(&c, &sec[..sec.len() - 1]).await.2, list);
     assert_eq!(get(&c, &format!("{sec}index.html")).await.2, list);
-    assert_eq!(w.route(host, &path[..path.len()], Some("print=1&utm_source=a")), Route::Page(Page::Article { id }, Variant::Print));
+    assert_eq!(
+        w.route(host, &path[..path.len()], Some("print=1&utm_source=a")),
+        Route::Page(Page::Article { id }, Variant::Print)
+    );
 }
 
 #[tokio::test]
@@ -179,7 +191,11 @@ fn truth_covers_pages_traps_duplicates_and_robots() {
     assert!(t.disallowed.iter().any(|u| u.starts_with("http://s000.test/private/")));
     assert!(!t.disallowed.iter().any(|u| u.starts_with("http://s004.test/")), "s004 has no robots.txt");
     let articles = 8 * 120 + 3 * 12; // and 3 blogs (s000, s003, s006) of 12 posts
-    assert!(t.content_pages.len() * 10 >= articles * 8, "depth 3 reaches most articles: {} of {articles}", t.content_pages.len());
+    assert!(
+        t.content_pages.len() * 10 >= articles * 8,
+        "depth 3 reaches most articles: {} of {articles}",
+        t.content_pages.len()
+    );
     assert!(t.content_pages.keys().all(|u| t.pages.contains_key(u)));
     assert!(t.pages.keys().all(|u| !u.contains("/private/") && !u.contains("/calendar/") && !u.contains("/search")));
     let kinds: Vec<&str> = t.trap_families.iter().map(|f| f.kind.as_str()).collect();
@@ -190,7 +206,10 @@ fn truth_covers_pages_traps_duplicates_and_robots() {
     for pat in ["utm_source=", "?print=1", "/index.html", "/mirror/", "?sid="] {
         assert!(has(pat), "a duplicate group with {pat}");
     }
-    assert!(t.duplicate_groups.iter().any(|g| g[1..].iter().any(|u| u.ends_with('/') && g[0].ends_with(&u[..u.len() - 1]))), "trailing slash variant");
+    assert!(
+        t.duplicate_groups.iter().any(|g| g[1..].iter().any(|u| u.ends_with('/') && g[0].ends_with(&u[..u.len() - 1]))),
+        "trailing slash variant"
+    );
     assert!(t.near_duplicates.iter().any(|g| g[1].contains("/amp/")));
     assert!(t.near_duplicates.iter().any(|g| !g[1].contains("/amp/")), "syndicated near-copies");
     for g in &t.duplicate_groups {
@@ -211,7 +230,8 @@ fn link_roles_and_article_text_ratio() {
         let content = links.iter().filter(|l| !l.role.is_noise() && l.role != LinkRole::Resource).count();
         assert!((2..=7).contains(&content), "{url}: {content} content links");
         assert!(links.iter().filter(|l| l.role == LinkRole::Sidebar).count() >= 8);
-        for role in [LinkRole::Header, LinkRole::Footer, LinkRole::Breadcrumb, LinkRole::Pagination, LinkRole::TagCloud] {
+        for role in [LinkRole::Header, LinkRole::Footer, LinkRole::Breadcrumb, LinkRole::Pagination, LinkRole::TagCloud]
+        {
             assert!(links.iter().any(|l| l.role == role), "{url} has a {role:?} link");
         }
         // Link-text ratio of the article body: anchor text over all text.
@@ -298,7 +318,8 @@ async fn resources_have_their_content_types() {
 async fn every_fault_answers_as_documented() {
     let c = core(true);
     let f = |p: &str| format!("http://faults.test{p}");
-    let header = |h: &HeaderMap, k| h.get(k).map(|v: &hyper::header::HeaderValue| v.to_str().expect("ascii").to_string());
+    let header =
+        |h: &HeaderMap, k| h.get(k).map(|v: &hyper::header::HeaderValue| v.to_str().expect("ascii").to_string());
     assert_eq!(get(&c, &f("/ok")).await.0, 200);
     // Redirect chain of 3: 307 absolute, 303 relative, 302 absolute, then 200.
     let hop = get(&c, &f("/redirect/chain/3")).await;
@@ -309,7 +330,10 @@ async fn every_fault_answers_as_documented() {
     assert!(matches!(get(&c, &f("/redirect/chain/15")).await.0, 301..=308));
     assert_eq!(get(&c, &f("/redirect/chain/51")).await.0, 404);
     assert_eq!(header(&get(&c, &f("/redirect/loop/a")).await.1, LOCATION).as_deref(), Some("/redirect/loop/b"));
-    assert_eq!(header(&get(&c, &f("/redirect/loop/b")).await.1, LOCATION).as_deref(), Some("http://faults.test/redirect/loop/a"));
+    assert_eq!(
+        header(&get(&c, &f("/redirect/loop/b")).await.1, LOCATION).as_deref(),
+        Some("http://faults.test/redirect/loop/a")
+    );
     let nolocation = get(&c, &f("/status/302")).await;
     assert_eq!((nolocation.0, nolocation.1.get(LOCATION)), (302, None));
     for code in [404, 410, 500] {
@@ -350,15 +374,29 @@ async fn every_fault_answers_as_documented() {
     assert!(get(&c, &f("/empty")).await.2.is_empty());
     // Rate limiting depends only on the gap the server measured.
     assert_eq!(get_with_gap(&c, "http://ratelimit.test/p/1", Some(Duration::from_millis(30))).await.0, 429);
-    assert_eq!(header(&get_with_gap(&c, "http://ratelimit.test/p/1", Some(Duration::from_millis(30))).await.1, RETRY_AFTER).as_deref(), Some("1"));
+    assert_eq!(
+        header(&get_with_gap(&c, "http://ratelimit.test/p/1", Some(Duration::from_millis(30))).await.1, RETRY_AFTER)
+            .as_deref(),
+        Some("1")
+    );
     assert_eq!(get_with_gap(&c, "http://ratelimit.test/p/1", Some(Duration::from_millis(150))).await.0, 200);
-    assert_eq!(get_with_gap(&c, "http://ratelimit.test/robots.txt", Some(Duration::ZERO)).await.0, 200, "robots.txt is never limited");
+    assert_eq!(
+        get_with_gap(&c, "http://ratelimit.test/robots.txt", Some(Duration::ZERO)).await.0,
+        200,
+        "robots.txt is never limited"
+    );
     for (enc, label) in [("win1252", "windows-1252"), ("gbk", "GBK"), ("sjis", "Shift_JIS")] {
         let (s, h, b) = get(&c, &format!("http://charset.test/{enc}/header")).await;
         assert_eq!((s, header(&h, CONTENT_TYPE)), (200, Some(format!("text/html; charset={label}"))));
         assert!(std::str::from_utf8(&b).is_err());
-        assert_eq!(header(&get(&c, &format!("http://charset.test/{enc}/meta")).await.1, CONTENT_TYPE).as_deref(), Some("text/html"));
-        assert_eq!(header(&get(&c, &format!("http://charset.test/{enc}/none")).await.1, CONTENT_TYPE).as_deref(), Some("text/html"));
+        assert_eq!(
+            header(&get(&c, &format!("http://charset.test/{enc}/meta")).await.1, CONTENT_TYPE).as_deref(),
+            Some("text/html")
+        );
+        assert_eq!(
+            header(&get(&c, &format!("http://charset.test/{enc}/none")).await.1, CONTENT_TYPE).as_deref(),
+            Some("text/html")
+        );
     }
 }
 
@@ -368,7 +406,16 @@ async fn fault_cases_cover_every_fault_url() {
     let cases = faults::cases(&c.world);
     let names: std::collections::HashSet<&str> = cases.iter().map(|k| k.name.as_str()).collect();
     assert_eq!(names.len(), cases.len(), "names are unique");
-    for n in ["redirect_loop", "gzip_bomb", "too_large", "reset", "rate_limit_429", "robots_500", "crawl_delay", "charset_sjis_none"] {
+    for n in [
+        "redirect_loop",
+        "gzip_bomb",
+        "too_large",
+        "reset",
+        "rate_limit_429",
+        "robots_500",
+        "crawl_delay",
+        "charset_sjis_none",
+    ] {
         assert!(names.contains(n), "{n}");
     }
     for k in &cases {

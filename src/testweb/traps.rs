@@ -8,7 +8,20 @@ use super::render::{footer, head, header, sentence, Ctx, Html};
 use super::rng::{self, tag, Rng};
 use super::truth::LinkRole;
 
-const MONTHS: [&str; 12] = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
 
 /// Calendar trap: every month links the months and years around it, forever.
 pub fn calendar(h: &mut Html, ctx: &Ctx<'_>, year: u16, month: u8) {
@@ -25,9 +38,21 @@ pub fn calendar(h: &mut Html, ctx: &Ctx<'_>, year: u16, month: u8) {
     h.push("</tr></table><nav class=\"pagination\">");
     let (py, pm) = if month == 1 { (year.saturating_sub(1), 12) } else { (year, month - 1) };
     let (ny, nm) = if month == 12 { (year + 1, 1) } else { (year, month + 1) };
-    for (y, m, label) in [(py, pm, "&lsaquo; Previous month"), (ny, nm, "Next month &rsaquo;"), (year.saturating_sub(1), month, "Previous year"), (year + 1, month, "Next year")] {
+    for (y, m, label) in [
+        (py, pm, "&lsaquo; Previous month"),
+        (ny, nm, "Next month &rsaquo;"),
+        (year.saturating_sub(1), month, "Previous year"),
+        (year + 1, month, "Next year"),
+    ] {
         if (1000..=9999).contains(&y) {
-            h.link(LinkRole::Pagination, false, |s| { let _ = write!(s, "/calendar/{y:04}/{m:02}/"); }, label);
+            h.link(
+                LinkRole::Pagination,
+                false,
+                |s| {
+                    let _ = write!(s, "/calendar/{y:04}/{m:02}/");
+                },
+                label,
+            );
             h.push(" ");
         }
     }
@@ -62,8 +87,14 @@ pub fn facets(h: &mut Html, ctx: &Ctx<'_>, query: &str) {
     let page = params.iter().rev().find(|(k, _)| *k == "page").and_then(|(_, v)| v.parse::<u32>().ok()).unwrap_or(1);
     head(h, ctx, |s| s.push_str("Search"), None);
     header(h, ctx);
-    let _ = write!(h.out, "<div class=\"page\"><main id=\"main\"><h1>Search results</h1><p>Page {page}</p><ul class=\"products\">");
-    let mut r = Rng::from_parts(ctx.world.seed, &[tag::TRAP, u64::from(ctx.site.n), rng::mix(0, &[query.len() as u64, u64::from(page)])]);
+    let _ = write!(
+        h.out,
+        "<div class=\"page\"><main id=\"main\"><h1>Search results</h1><p>Page {page}</p><ul class=\"products\">"
+    );
+    let mut r = Rng::from_parts(
+        ctx.world.seed,
+        &[tag::TRAP, u64::from(ctx.site.n), rng::mix(0, &[query.len() as u64, u64::from(page)])],
+    );
     for _ in 0..10 {
         h.push("<li>");
         sentence(&mut r, &mut h.out);
@@ -91,11 +122,20 @@ pub fn facets(h: &mut Html, ctx: &Ctx<'_>, query: &str) {
         let _ = write!(h.out, "<h3>{name}</h3><ul>");
         if params.iter().any(|(k, _)| *k == name) {
             h.push("<li>");
-            h.link(LinkRole::Sidebar, false, |s| {
-                s.push_str("/search?");
-                let kept: Vec<String> = params.iter().filter(|(k, _)| *k != name && *k != "page").map(|(k, v)| format!("{k}={v}")).collect();
-                s.push_str(&kept.join("&"));
-            }, "Clear");
+            h.link(
+                LinkRole::Sidebar,
+                false,
+                |s| {
+                    s.push_str("/search?");
+                    let kept: Vec<String> = params
+                        .iter()
+                        .filter(|(k, _)| *k != name && *k != "page")
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect();
+                    s.push_str(&kept.join("&"));
+                },
+                "Clear",
+            );
             h.push("</li>");
         } else {
             for v in values {
@@ -109,4 +149,3 @@ pub fn facets(h: &mut Html, ctx: &Ctx<'_>, query: &str) {
     h.push("</aside></div>\n");
     footer(h, ctx);
 }
-

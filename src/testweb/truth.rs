@@ -96,7 +96,12 @@ pub struct Truth {
 #[derive(Debug)]
 pub enum Target {
     /// An HTML page; `canonical` is its canonical URL when it has one.
-    Page { host: HostId, page: Page, variant: Variant, canonical: Option<String> },
+    Page {
+        host: HostId,
+        page: Page,
+        variant: Variant,
+        canonical: Option<String>,
+    },
     Trap(HostId, TrapKind),
     /// robots.txt of its host disallows it.
     Disallowed,
@@ -118,7 +123,9 @@ pub fn classify(world: &World, url: &Url) -> Target {
     }
     match host {
         HostId::Special(s) => match faults::special_page(s, path) {
-            Some(page) => Target::Page { host, page, variant: Variant::Canonical, canonical: world.canonical_url(host, &page) },
+            Some(page) => {
+                Target::Page { host, page, variant: Variant::Canonical, canonical: world.canonical_url(host, &page) }
+            }
             None if path == "/robots.txt" => Target::Other,
             None => Target::Fault,
         },
@@ -144,8 +151,12 @@ pub fn page_links(world: &World, url: &str) -> Option<Vec<TruthLink>> {
     let mut u = Url::parse(url).ok()?;
     u.set_fragment(None);
     match classify(world, &u) {
-        Target::Page { host: HostId::Special(s), page, .. } => Some(faults::special_html(world, s, page, Some(u)).into_links()),
-        Target::Page { host, page, variant, .. } => Some(pages::render(world, host, page, variant, u.query(), Some(u.clone())).into_links()),
+        Target::Page { host: HostId::Special(s), page, .. } => {
+            Some(faults::special_html(world, s, page, Some(u)).into_links())
+        }
+        Target::Page { host, page, variant, .. } => {
+            Some(pages::render(world, host, page, variant, u.query(), Some(u.clone())).into_links())
+        }
         Target::Trap(host, _) => {
             let Route::Page(page, variant) = world.route(host, u.path(), u.query()) else { return None };
             Some(pages::render(world, host, page, variant, u.query(), Some(u.clone())).into_links())
@@ -231,7 +242,11 @@ pub fn compute(world: &World, seeds: &[String], depth: u32) -> Truth {
                     disallowed.insert(u.to_string());
                 }
                 Target::Trap(h, kind) => {
-                    traps.insert(TrapFamily { host: host_name(world, h), kind: kind.name().into(), prefix: kind.prefix().into() });
+                    traps.insert(TrapFamily {
+                        host: host_name(world, h),
+                        kind: kind.name().into(),
+                        prefix: kind.prefix().into(),
+                    });
                 }
                 Target::Page { host: h, page: p, canonical: Some(c), .. } => match p {
                     Page::Mirror { id } | Page::Amp { id } => {
