@@ -16,17 +16,28 @@ data = sys.argv[1]
 doc = f"{data}/doc/*/*.parquet"
 links = f"{data}/links/*/*.parquet"
 con = duckdb.connect()
+
+
+def rows(sql):
+    """All result rows (the cursor API, stable across DuckDB 1.x and 2.x)."""
+    return con.execute(sql).fetchall()
+
+
+def one(sql):
+    return rows(sql)[0][0]
+
+
 out = {
-    "rows": con.sql(f"SELECT count(*) FROM '{doc}'").fetchone()[0],
-    "distinct_urls": con.sql(f"SELECT count(DISTINCT url) FROM '{doc}'").fetchone()[0],
-    "per_layer": {str(l): n for l, n in con.sql(f"SELECT layer, count(*) FROM '{doc}' GROUP BY layer ORDER BY layer").fetchall()},
-    "per_host": {h: n for h, n in con.sql(f"SELECT host, count(*) FROM '{doc}' GROUP BY host").fetchall()},
-    "status": {str(s): n for s, n in con.sql(f"SELECT status, count(*) FROM '{doc}' GROUP BY status").fetchall()},
-    "ok_with_text": con.sql(f"SELECT count(*) FROM '{doc}' WHERE status = 200 AND error IS NULL AND length(text) > 0").fetchone()[0],
-    "link_rows": con.sql(f"SELECT count(*) FROM '{links}'").fetchone()[0],
-    "top_linked": con.sql(
+    "rows": one(f"SELECT count(*) FROM '{doc}'"),
+    "distinct_urls": one(f"SELECT count(DISTINCT url) FROM '{doc}'"),
+    "per_layer": {str(l): n for l, n in rows(f"SELECT layer, count(*) FROM '{doc}' GROUP BY layer ORDER BY layer")},
+    "per_host": {h: n for h, n in rows(f"SELECT host, count(*) FROM '{doc}' GROUP BY host")},
+    "status": {str(s): n for s, n in rows(f"SELECT status, count(*) FROM '{doc}' GROUP BY status")},
+    "ok_with_text": one(f"SELECT count(*) FROM '{doc}' WHERE status = 200 AND error IS NULL AND length(text) > 0"),
+    "link_rows": one(f"SELECT count(*) FROM '{links}'"),
+    "top_linked": one(
         f"SELECT dst_url, count(*) AS n FROM '{links}' WHERE noise IS NULL GROUP BY dst_url ORDER BY n DESC, dst_url LIMIT 1"
-    ).fetchone()[0],
+    ),
 }
 table = ds.dataset(f"{data}/doc", format="parquet", partitioning="hive").to_table(columns=["url", "status", "fetched_at"])
 out["pyarrow_rows"] = table.num_rows

@@ -78,7 +78,6 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
     let fetch = tokio::spawn(async move { fetcher.fetch_partition(tasks, follows, deadline, tx).await });
 
     let pctx = std::sync::Arc::new(ProcessCtx {
-        layer: i32::try_from(layer).unwrap_or(i32::MAX),
         partition: i32::try_from(part).unwrap_or(i32::MAX),
         parse: ctx.cfg.parse.clone(),
         store_body: ctx.cfg.store_body,
@@ -184,7 +183,6 @@ fn process_guarded(pctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<S
                     url,
                     domain: urlnorm::registrable_domain(&host),
                     host,
-                    layer: pctx.layer,
                     depth,
                     partition: pctx.partition,
                     status,

@@ -15,7 +15,6 @@ use super::scope::ScopeFilter;
 /// Fixed inputs of the processing of one partition's pages.
 #[derive(Clone, Debug)]
 pub struct ProcessCtx {
-    pub layer: i32,
     pub partition: i32,
     pub parse: ParseConfig,
     pub store_body: BodyPolicy,
@@ -38,7 +37,6 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
         final_url: f.final_url.to_string(),
         domain: urlnorm::registrable_domain(&host),
         host,
-        layer: ctx.layer,
         depth,
         partition: ctx.partition,
         error: f.error.as_ref().map(|e| e.0.as_str()),
@@ -102,7 +100,7 @@ fn link(ctx: &ProcessCtx, src: &str, dst: &Url, anchor: String, depth: i32, nofo
     } else {
         None
     };
-    LinkRow { src_url: src.to_string(), dst_url: dst.to_string(), anchor, layer: ctx.layer, depth: depth + 1, noise, block_ratio }
+    LinkRow { src_url: src.to_string(), dst_url: dst.to_string(), anchor, depth: depth + 1, noise, block_ratio }
 }
 
 fn count<'a>(it: impl Iterator<Item = &'a LinkRow>) -> i32 {

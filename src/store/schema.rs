@@ -1,5 +1,11 @@
 //! The Parquet schemas of DESIGN.md §3 and their row types.
 //!
+//! The layer of a row is not a column of the files: it is the Hive
+//! partition of their folder (`doc/layer=L/`), which DuckDB, Polars,
+//! pyarrow, pandas and Spark turn into a `layer` column. Writing it into
+//! the files too would give readers two `layer` fields, which pyarrow
+//! cannot merge and Spark refuses.
+//!
 //! Rows are plain structs; a `Vec` of them becomes one Arrow batch. Signed
 //! 32/64-bit integers are used for counts so that Spark, which has no
 //! unsigned types, reads every column natively; only `content_hash` is
@@ -88,7 +94,6 @@ pub fn doc_schema() -> SchemaRef {
             Field::new("final_url", DataType::Utf8, false),
             Field::new("host", DataType::Utf8, false),
             Field::new("domain", DataType::Utf8, false),
-            Field::new("layer", DataType::Int32, false),
             Field::new("depth", DataType::Int32, false),
             Field::new("partition", DataType::Int32, false),
             Field::new("status", DataType::Int32, false),
@@ -120,7 +125,6 @@ pub struct DocRow {
     pub final_url: String,
     pub host: String,
     pub domain: String,
-    pub layer: i32,
     pub depth: i32,
     pub partition: i32,
     /// HTTP status of the last response; 0 when there was none.
@@ -158,8 +162,7 @@ pub fn doc_batch(rows: &[DocRow]) -> Result<RecordBatch, StoreError> {
     let mut final_url = StringBuilder::with_capacity(n, n * 48);
     let mut host = StringBuilder::new();
     let mut domain = StringBuilder::new();
-    let (mut layer, mut depth, mut partition, mut status, mut redirects, mut outlinks, mut noise) = (
-        Int32Builder::with_capacity(n),
+    let (mut depth, mut partition, mut status, mut redirects, mut outlinks, mut noise) = (
         Int32Builder::with_capacity(n),
         Int32Builder::with_capacity(n),
         Int32Builder::with_capacity(n),
@@ -188,7 +191,6 @@ pub fn doc_batch(rows: &[DocRow]) -> Result<RecordBatch, StoreError> {
         final_url.append_value(&r.final_url);
         host.append_value(&r.host);
         domain.append_value(&r.domain);
-        layer.append_value(r.layer);
         depth.append_value(r.depth);
         partition.append_value(r.partition);
         status.append_value(r.status);
@@ -215,7 +217,6 @@ pub fn doc_batch(rows: &[DocRow]) -> Result<RecordBatch, StoreError> {
         Arc::new(final_url.finish()),
         Arc::new(host.finish()),
         Arc::new(domain.finish()),
-        Arc::new(layer.finish()),
         Arc::new(depth.finish()),
         Arc::new(partition.finish()),
         Arc::new(status.finish()),
@@ -248,7 +249,6 @@ pub fn links_schema() -> SchemaRef {
             Field::new("src_url", DataType::Utf8, false),
             Field::new("dst_url", DataType::Utf8, false),
             Field::new("anchor", DataType::Utf8, false),
-            Field::new("layer", DataType::Int32, false),
             Field::new("depth", DataType::Int32, false),
             Field::new("noise", DataType::Utf8, true),
             Field::new("block_ratio", DataType::Float32, false),
@@ -262,7 +262,6 @@ pub struct LinkRow {
     pub src_url: String,
     pub dst_url: String,
     pub anchor: String,
-    pub layer: i32,
     /// Depth of the *target* if it is followed (source depth + 1).
     pub depth: i32,
     /// Why the link is not followed (`scope`, `nofollow`, `dom_ratio`, ...), or `None`.
@@ -280,7 +279,6 @@ pub fn links_batch(rows: &[LinkRow]) -> Result<RecordBatch, StoreError> {
     let mut src = StringBuilder::with_capacity(n, n * 48);
     let mut dst = StringBuilder::with_capacity(n, n * 48);
     let mut anchor = StringBuilder::with_capacity(n, n * 16);
-    let mut layer = Int32Builder::with_capacity(n);
     let mut depth = Int32Builder::with_capacity(n);
     let mut noise = StringBuilder::new();
     let mut ratio = Float32Builder::with_capacity(n);
@@ -288,7 +286,6 @@ pub fn links_batch(rows: &[LinkRow]) -> Result<RecordBatch, StoreError> {
         src.append_value(&r.src_url);
         dst.append_value(&r.dst_url);
         anchor.append_value(&r.anchor);
-        layer.append_value(r.layer);
         depth.append_value(r.depth);
         noise.append_option(r.noise);
         ratio.append_value(r.block_ratio);
@@ -297,7 +294,6 @@ pub fn links_batch(rows: &[LinkRow]) -> Result<RecordBatch, StoreError> {
         Arc::new(src.finish()),
         Arc::new(dst.finish()),
         Arc::new(anchor.finish()),
-        Arc::new(layer.finish()),
         Arc::new(depth.finish()),
         Arc::new(noise.finish()),
         Arc::new(ratio.finish()),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use arrow::array::{Array, AsArray, RecordBatch};
+use arrow::array::{Array, AsArray, RecordBatch, RecordBatchReader};
 use arrow::datatypes::{Int32Type, Int64Type, UInt64Type};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
@@ -43,18 +43,23 @@ pub fn parquet_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// All batches of all Parquet files under `dir`.
-pub fn read_all(dir: &Path) -> Vec<RecordBatch> {
+/// All batches of all Parquet files under `dir`, each with the layer of its
+/// Hive folder (`layer=L`), as every notebook reader sees it.
+pub fn read_all(dir: &Path) -> Vec<(i32, RecordBatch)> {
     parquet_files(dir)
         .into_iter()
         .flat_map(|p| {
+            let layer = p
+                .parent()
+                .and_then(|d| d.file_name())
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix("layer="))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("{} is not in a layer=L folder", p.display()));
             let f = std::fs::File::open(&p).expect("open parquet");
-            ParquetRecordBatchReaderBuilder::try_new(f)
-                .expect("parquet footer")
-                .build()
-                .expect("reader")
-                .map(|b| b.expect("batch"))
-                .collect::<Vec<_>>()
+            let batches = ParquetRecordBatchReaderBuilder::try_new(f).expect("parquet footer").build().expect("reader");
+            assert!(batches.schema().field_with_name("layer").is_err(), "layer is the folder's, not a column");
+            batches.map(|b| (layer, b.expect("batch"))).collect::<Vec<_>>()
         })
         .collect()
 }
@@ -94,14 +99,14 @@ fn i32c(b: &RecordBatch, name: &str, i: usize) -> i32 {
 /// Reads every `doc` row under `data/doc`.
 pub fn read_docs(data: &Path) -> Vec<Doc> {
     let mut out = Vec::new();
-    for b in read_all(&data.join("doc")) {
+    for (layer, b) in read_all(&data.join("doc")) {
         for i in 0..b.num_rows() {
             let hash = b.column_by_name("content_hash").expect("content_hash").as_primitive::<UInt64Type>();
             out.push(Doc {
                 url: s(&b, "url", i).expect("url"),
                 final_url: s(&b, "final_url", i).expect("final_url"),
                 host: s(&b, "host", i).expect("host"),
-                layer: i32c(&b, "layer", i),
+                layer,
                 depth: i32c(&b, "depth", i),
                 status: i32c(&b, "status", i),
                 error: s(&b, "error", i),
@@ -134,7 +139,7 @@ pub struct Link {
 /// Reads every `links` row under `data/links`.
 pub fn read_links(data: &Path) -> Vec<Link> {
     let mut out = Vec::new();
-    for b in read_all(&data.join("links")) {
+    for (_, b) in read_all(&data.join("links")) {
         for i in 0..b.num_rows() {
             out.push(Link {
                 src_url: s(&b, "src_url", i).expect("src"),
