@@ -1,19 +1,21 @@
 //! S600: after the last layer, compact each layer's shards for analytics.
 //!
 //! Per dataset (`doc`, `links`) and layer, the `part-*.parquet` shards are
-//! rewritten into one `data-00000.parquet` with ~128 MiB row groups, in the
-//! same `layer=L` folder, so one glob still reads the whole crawl exactly
-//! once. The merge manifest is written before the shards are deleted; a
+//! concatenated into one `data-00000.parquet` in the same `layer=L` folder,
+//! so one glob still reads the whole crawl exactly once. Row groups are
+//! copied, not re-encoded (see [`concat_shards`]): they stay as the map
+//! tasks cut them, up to 32 MiB each, which analytics engines read as well
+//! as bigger ones, and the merge costs I/O instead of a third of the run. The merge manifest is written before the shards are deleted; a
 //! re-run after a kill finishes whichever step was cut.
 
 use std::collections::BTreeMap;
 
+use futures::{StreamExt, TryStreamExt};
+
 use crate::store::manifest::MergeManifest;
-use crate::store::{layout, read_batches, schema, ShardWriter, Store, StoreError};
+use crate::store::{concat_shards, layout, read_batches, Store, StoreError};
 
 use super::RunError;
-
-const MERGED_ROW_GROUP_BYTES: usize = 128 << 20;
 
 /// Merges layers `0..layers` of `doc` and `links`.
 ///
@@ -27,36 +29,46 @@ pub async fn merge_layers(store: &Store, layers: u32) -> Result<MergeManifest, R
         }
     }
     let mut m = MergeManifest { layers, files: BTreeMap::new(), ..MergeManifest::default() };
-    for dataset in ["doc", "links"] {
-        let schema = if dataset == "doc" { schema::doc_schema() } else { schema::links_schema() };
-        for layer in 0..layers {
-            let shards = shards_of(store, dataset, layer).await?;
-            let merged = format!("{dataset}/layer={layer}/data-00000.parquet");
-            let rows = if shards.is_empty() {
-                if !store.exists(&merged).await? {
-                    continue;
-                }
-                count_rows(store, &merged).await?
-            } else {
-                let mut w = ShardWriter::create(store, &merged, schema.clone(), MERGED_ROW_GROUP_BYTES)?;
-                for shard in &shards {
-                    for b in read_batches(store, shard, None).await? {
-                        w.write(&b).await?;
-                    }
-                }
-                w.finish().await?
-            };
-            if dataset == "doc" {
-                m.doc_rows += rows;
-            } else {
-                m.link_rows += rows;
-            }
-            m.files.entry(dataset.to_string()).or_default().push(merged);
+    // Each (dataset, layer) is independent: decode and re-encode them
+    // concurrently, one per core (the encoding runs on blocking threads).
+    let jobs: Vec<(&str, u32)> = ["doc", "links"].iter().flat_map(|d| (0..layers).map(move |l| (*d, l))).collect();
+    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+    let mut done: Vec<(&str, u32, Merged)> = futures::stream::iter(jobs)
+        .map(|(dataset, layer)| async move { merge_one(store, dataset, layer).await.map(|r| (dataset, layer, r)) })
+        .buffer_unordered(cores)
+        .try_collect()
+        .await?;
+    done.sort_by_key(|(d, l, _)| (*d, *l));
+    for (dataset, _, merged) in done {
+        let Some((path, rows)) = merged else { continue };
+        if dataset == "doc" {
+            m.doc_rows += rows;
+        } else {
+            m.link_rows += rows;
         }
+        m.files.entry(dataset.to_string()).or_default().push(path);
     }
     store.put_json(layout::MERGE_MANIFEST, &m).await?;
     delete_shards(store, layers).await?;
     Ok(m)
+}
+
+/// The merged file of one dataset and layer, with its row count; `None`
+/// when the layer has no rows at all.
+type Merged = Option<(String, u64)>;
+
+/// Merges one layer of one dataset.
+async fn merge_one(store: &Store, dataset: &str, layer: u32) -> Result<Merged, StoreError> {
+    let shards = shards_of(store, dataset, layer).await?;
+    let merged = format!("{dataset}/layer={layer}/data-00000.parquet");
+    if shards.is_empty() {
+        // Nothing to do, or a re-run after the shards of a finished merge were deleted.
+        if !store.exists(&merged).await? {
+            return Ok(None);
+        }
+        return Ok(Some((merged.clone(), count_rows(store, &merged).await?)));
+    }
+    Ok(Some((merged.clone(), concat_shards(store, &shards, &merged).await?)))
 }
 
 async fn shards_of(store: &Store, dataset: &str, layer: u32) -> Result<Vec<String>, StoreError> {

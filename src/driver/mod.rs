@@ -120,18 +120,23 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
     for layer in 0..=cfg.depth {
         let layer_start = Instant::now();
         let mut ls = run_layer(&ctx, layer).await?;
+        tracing::info!(layer, seconds = layer_start.elapsed().as_secs_f64(), "map done");
         if layer < cfg.depth {
+            let next_start = Instant::now();
             let next = match store.get_json::<NextManifest>(&layout::input_manifest(layer + 1)).await? {
                 Some(n) => n,
                 None => next::next_layer(&ctx, layer).await?,
             };
             ls.set_next(&next);
+            tracing::info!(layer, seconds = next_start.elapsed().as_secs_f64(), next = next.next, "next layer's input built");
         }
         ls.seconds = layer_start.elapsed().as_secs_f64();
         tracing::info!(layer, fetched = ls.fetched, ok = ls.ok, new_urls = ls.new_urls, "layer done");
         summary.layers.push(ls);
     }
+    let merge_start = Instant::now();
     summary.merged = Some(merge::merge_layers(&store, cfg.depth + 1).await?);
+    tracing::info!(seconds = merge_start.elapsed().as_secs_f64(), "merge done");
     summary.seconds = started.elapsed().as_secs_f64();
     summary.totals();
     Ok(summary)

@@ -8,6 +8,7 @@
 //! contract. The commit protocol built on top (manifests) lives in
 //! [`manifest`].
 
+mod concat;
 pub mod manifest;
 mod parquet_io;
 pub mod schema;
@@ -19,6 +20,7 @@ use futures::TryStreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
+pub use concat::concat_shards;
 pub use parquet_io::{read_batches, ShardWriter};
 
 /// Errors of the storage stage; each names the location at fault.

@@ -1,13 +1,18 @@
 //! Streaming Parquet shards in and out of a [`Store`].
 
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use object_store::buffered::BufWriter;
 use object_store::path::Path;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::{AsyncArrowWriter, ProjectionMask};
+use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression, ZstdLevel};
+use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
+use tokio::io::AsyncWriteExt;
 
 use super::{Store, StoreError};
 
@@ -15,10 +20,38 @@ use super::{Store, StoreError};
 /// groups cut at `row_group_bytes`. The object becomes visible only when
 /// [`ShardWriter::finish`] returns (multipart upload, or a staged local file
 /// renamed into place), so a killed process never leaves half a file.
+///
+/// Encoding and compression are CPU work: they run on a blocking thread
+/// with parquet's synchronous writer, whose output bytes are then streamed
+/// to the store from the async side. The async threads only move bytes.
 pub struct ShardWriter {
     path: String,
-    writer: AsyncArrowWriter<BufWriter>,
+    /// `None` only while a blocking call owns it.
+    encoder: Option<ArrowWriter<SharedBuf>>,
+    encoded: SharedBuf,
+    sink: BufWriter,
     rows: u64,
+}
+
+/// The encoder's output, drained to the store after every call.
+#[derive(Clone, Default)]
+pub(super) struct SharedBuf(Arc<Mutex<Vec<u8>>>);
+
+impl SharedBuf {
+    pub(super) fn take(&self) -> Vec<u8> {
+        self.0.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default()
+    }
+}
+
+impl Write for SharedBuf {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().map_err(|_| std::io::Error::other("encoder buffer poisoned"))?.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 impl ShardWriter {
@@ -32,10 +65,11 @@ impl ShardWriter {
             .set_max_row_group_bytes(Some(row_group_bytes.max(1)))
             .set_max_row_group_row_count(Some(1 << 20))
             .build();
-        let sink = BufWriter::with_capacity(store.backend(), Path::from(path), 8 << 20);
-        let writer = AsyncArrowWriter::try_new(sink, schema, Some(props))
+        let encoded = SharedBuf::default();
+        let encoder = ArrowWriter::try_new(encoded.clone(), schema, Some(props))
             .map_err(|source| StoreError::Parquet { path: path.to_string(), source })?;
-        Ok(Self { path: path.to_string(), writer, rows: 0 })
+        let sink = BufWriter::with_capacity(store.backend(), Path::from(path), 8 << 20);
+        Ok(Self { path: path.to_string(), encoder: Some(encoder), encoded, sink, rows: 0 })
     }
 
     /// Appends a batch.
@@ -44,10 +78,17 @@ impl ShardWriter {
     /// When encoding or writing fails (e.g. a full disk).
     pub async fn write(&mut self, batch: &RecordBatch) -> Result<(), StoreError> {
         self.rows += batch.num_rows() as u64;
-        self.writer
-            .write(batch)
-            .await
-            .map_err(|source| StoreError::Parquet { path: self.path.clone(), source })
+        let mut encoder = self.encoder.take().ok_or_else(|| self.lost())?;
+        let batch = batch.clone();
+        let (encoder, result) = tokio::task::spawn_blocking(move || {
+            let r = encoder.write(&batch);
+            (encoder, r)
+        })
+        .await
+        .map_err(|e| self.parquet_err(ParquetError::General(format!("encoder thread failed: {e}"))))?;
+        self.encoder = Some(encoder);
+        result.map_err(|e| self.parquet_err(e))?;
+        self.drain().await
     }
 
     /// Rows written so far.
@@ -60,10 +101,35 @@ impl ShardWriter {
     ///
     /// # Errors
     /// When the footer or the final upload fails.
-    pub async fn finish(self) -> Result<u64, StoreError> {
-        let Self { path, writer, rows } = self;
-        writer.close().await.map_err(|source| StoreError::Parquet { path, source })?;
-        Ok(rows)
+    pub async fn finish(mut self) -> Result<u64, StoreError> {
+        let encoder = self.encoder.take().ok_or_else(|| self.lost())?;
+        tokio::task::spawn_blocking(move || encoder.close())
+            .await
+            .map_err(|e| self.parquet_err(ParquetError::General(format!("encoder thread failed: {e}"))))?
+            .map_err(|e| self.parquet_err(e))?;
+        self.drain().await?;
+        self.sink.shutdown().await.map_err(|e| self.io_err(e))?;
+        Ok(self.rows)
+    }
+
+    async fn drain(&mut self) -> Result<(), StoreError> {
+        let bytes = self.encoded.take();
+        if !bytes.is_empty() {
+            self.sink.write_all(&bytes).await.map_err(|e| self.io_err(e))?;
+        }
+        Ok(())
+    }
+
+    fn parquet_err(&self, source: ParquetError) -> StoreError {
+        StoreError::Parquet { path: self.path.clone(), source }
+    }
+
+    fn io_err(&self, e: std::io::Error) -> StoreError {
+        self.parquet_err(ParquetError::External(Box::new(e)))
+    }
+
+    fn lost(&self) -> StoreError {
+        self.parquet_err(ParquetError::General("the encoder was lost after an earlier failure".into()))
     }
 }
 
