@@ -26,6 +26,21 @@ enum Command {
     Demo(layercrawl::demo::DemoArgs),
     /// Serve the generated test web until Ctrl-C (for tests, benchmarks, demos).
     Webfarm(layercrawl::testweb::WebfarmArgs),
+    /// Make URLs eligible for crawling again: remove them from the visited store.
+    Forget(ForgetArgs),
+}
+
+#[derive(clap::Args)]
+struct ForgetArgs {
+    /// The crawl's data location.
+    #[arg(long, value_name = "DIR|URL", default_value = "data")]
+    data: String,
+    /// URLs to forget.
+    #[arg(required = true, value_name = "URL")]
+    urls: Vec<String>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 fn main() -> ExitCode {
@@ -35,6 +50,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run(&args),
         Command::Demo(args) => runtime().and_then(|rt| rt.block_on(layercrawl::demo::demo(args)).map_err(Into::into)),
         Command::Webfarm(args) => layercrawl::testweb::run_webfarm(args).map_err(Into::into),
+        Command::Forget(args) => forget(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -58,6 +74,16 @@ fn run(args: &RunArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&summary).context("encoding the summary")?);
     } else {
         print!("{}", summary.table());
+    }
+    Ok(())
+}
+
+fn forget(args: &ForgetArgs) -> anyhow::Result<()> {
+    let report = runtime()?.block_on(driver::forget(&args.data, &args.urls))?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report).context("encoding the report")?);
+    } else {
+        println!("forgot {} URLs ({} visited-store entries removed); they are crawled again when next linked", report.urls.len(), report.removed);
     }
     Ok(())
 }

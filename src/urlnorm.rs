@@ -192,7 +192,26 @@ fn hex(c: u8) -> Option<u8> {
 /// and of redirect-loop detection.
 #[must_use]
 pub fn fingerprint(url: &Url) -> u64 {
-    xxh3_64(url.as_str().as_bytes())
+    fingerprint_str(url.as_str())
+}
+
+/// [`fingerprint`] of a URL already in normalised string form.
+#[must_use]
+pub fn fingerprint_str(url: &str) -> u64 {
+    xxh3_64(url.as_bytes())
+}
+
+/// The host of a normalised absolute URL string, without parsing it again
+/// (`http://a.test:8080/x` → `a.test`; `http://[::1]/` → `[::1]`).
+#[must_use]
+pub fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let end = if rest.starts_with('[') {
+        rest.find(']').map_or(rest.len(), |e| e + 1)
+    } else {
+        rest.find([':', '/', '?', '#']).unwrap_or(rest.len())
+    };
+    &rest[..end]
 }
 
 /// The registrable domain ("eTLD+1") of a host by the public suffix list:
@@ -288,6 +307,14 @@ mod tests {
         assert_eq!(registrable_domain("127.0.0.1"), "127.0.0.1");
         assert_eq!(registrable_domain("[::1]"), "[::1]");
         assert_eq!(registrable_domain("localhost"), "localhost");
+    }
+
+    #[test]
+    fn host_of_matches_the_parser() {
+        for u in ["http://a.test/x", "https://blog.s001.test:8443/p?q#f", "http://[::1]:9/", "http://b.test", "http://c.test?x=1"] {
+            let parsed = Url::parse(u).expect("url");
+            assert_eq!(host_of(u), parsed.host_str().expect("host"), "{u}");
+        }
     }
 
     #[test]

@@ -9,7 +9,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use common::{count_by_url, crawl_ok, layercrawl, read_docs, read_links, Doc};
 use layercrawl::testweb::{Farm, FarmConfig};
 
-const DELAY_MS: u64 = 40;
+/// The per-host delay of the politeness test. The server sees request
+/// arrivals, which trail the crawler's send decisions by scheduling jitter
+/// (a first request also opens its connection); on a loaded 2-core machine
+/// that is up to ~15 ms, so gaps are checked against 80 % of the delay.
+const DELAY_MS: u64 = 80;
 const PER_HOST: usize = 2;
 
 struct Crawl {
@@ -47,7 +51,8 @@ fn by_url(docs: &[Doc]) -> BTreeMap<&str, &Doc> {
 #[test]
 fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
     let cfg = FarmConfig { sites: 5, pages: 80, seed: 7, faults: true, slow_ms: 4000, log_requests: true, ..FarmConfig::default() };
-    let c = crawl(cfg, 3, &[]);
+    // No noise filter here: this test holds the crawler to the whole ground truth.
+    let c = crawl(cfg, 3, &["--denoise", "off"]);
     let truth = c.farm.truth(&c.seeds, 3);
     assert!(truth.content_pages.len() >= 100, "truth too small to mean much: {}", truth.content_pages.len());
 
@@ -84,7 +89,7 @@ fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
         if h.requests >= 2 {
             let gap = h.min_gap_ms.expect("gap");
             #[allow(clippy::cast_precision_loss)]
-            let floor = DELAY_MS as f64 * 0.85;
+            let floor = DELAY_MS as f64 * 0.8;
             assert!(gap >= floor, "{host}: two requests {gap:.1} ms apart (delay {DELAY_MS} ms)");
         }
         // The server counts a request until its handler ends; on faults.test the

@@ -66,6 +66,18 @@ pub struct RunArgs {
     /// Which bodies go into the `body` column: html, all or none.
     #[arg(long, value_name = "html|all|none")]
     pub store_body: Option<String>,
+    /// Noise links (document B, S300): off, mark (label but follow) or drop.
+    #[arg(long, value_name = "off|mark|drop")]
+    pub denoise: Option<String>,
+    /// Link-text ratio above which a DOM block is navigation (default 0.25).
+    #[arg(long, value_name = "R")]
+    pub noise_ratio: Option<f32>,
+    /// LCS similarity for a URL to join a cluster (single-pass clustering).
+    #[arg(long, value_name = "S")]
+    pub cluster_sim: Option<f32>,
+    /// File of known noise URLs, one a line: clusters resembling them are noise.
+    #[arg(long, value_name = "FILE")]
+    pub noise_patterns: Option<PathBuf>,
     /// Print the summary as JSON on stdout (for cron and scripts).
     #[arg(long)]
     pub json: bool,

@@ -28,6 +28,10 @@ pub struct JobFile {
     pub timeout: Option<String>,
     pub max_body: Option<u64>,
     pub retries: Option<u32>,
+    pub denoise: Option<String>,
+    pub noise_ratio: Option<f32>,
+    pub cluster_sim: Option<f32>,
+    pub noise_patterns: Option<PathBuf>,
     pub store_body: Option<String>,
 }
 
@@ -44,8 +48,10 @@ impl JobFile {
         let mut job: Self = toml::from_str(&text)
             .map_err(|e| ConfigError::Job { path: path.to_path_buf(), reason: e.to_string() })?;
         if let Some(dir) = path.parent() {
-            if let Some(seeds) = job.seeds.as_mut().filter(|s| s.is_relative()) {
-                *seeds = dir.join(&*seeds);
+            for file in [job.seeds.as_mut(), job.noise_patterns.as_mut()].into_iter().flatten() {
+                if file.is_relative() {
+                    *file = dir.join(&*file);
+                }
             }
             // A plain relative folder (not a URL) is relative to the job file too.
             if let Some(data) = job.data.as_mut().filter(|d| !d.contains("://") && Path::new(d.as_str()).is_relative()) {

@@ -63,6 +63,42 @@ impl std::str::FromStr for BodyPolicy {
     }
 }
 
+/// What the noise filters of document B (S300) do with the links they flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Denoise {
+    /// No noise filter: every in-scope, followable link is followed.
+    Off,
+    /// Flag noise links in the `links` table but follow them anyway, to
+    /// measure what the filter would cost.
+    Mark,
+    /// Flag noise links and do not follow them (document B).
+    Drop,
+}
+
+impl std::str::FromStr for Denoise {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "off" => Ok(Self::Off),
+            "mark" => Ok(Self::Mark),
+            "drop" => Ok(Self::Drop),
+            _ => Err(format!("{s:?} is not a denoise mode; allowed: off, mark, drop")),
+        }
+    }
+}
+
+/// Settings of the optimise step (S300-S400).
+#[derive(Clone, Debug)]
+pub struct OptimiseConfig {
+    pub denoise: Denoise,
+    pub cluster: crate::denoise::cluster::ClusterConfig,
+    /// Known noise URLs (or URL patterns) that mark the clusters they resemble.
+    pub noise_patterns: Vec<String>,
+    /// Entries of each partition's cache list (S401-S403).
+    pub cache_entries: usize,
+}
+
 /// Fetch-stage settings.
 #[derive(Clone, Debug)]
 pub struct FetchConfig {
@@ -95,6 +131,7 @@ pub struct CrawlConfig {
     pub store_body: BodyPolicy,
     pub fetch: FetchConfig,
     pub parse: ParseConfig,
+    pub optimise: OptimiseConfig,
     pub json: bool,
     pub quiet: bool,
 }
@@ -175,6 +212,28 @@ impl CrawlConfig {
         if max_pages_per_host == Some(0) {
             return Err(bad("max-pages-per-host", "must be at least 1 (leave it out for no limit)"));
         }
+        let denoise = match args.denoise.clone().or(job.denoise) {
+            Some(s) => s.parse().map_err(|e| bad("denoise", e))?,
+            None => Denoise::Drop,
+        };
+        let noise_ratio = args.noise_ratio.or(job.noise_ratio).unwrap_or(0.25);
+        if !(noise_ratio > 0.0 && noise_ratio <= 1.0) {
+            return Err(bad("noise-ratio", format!("{noise_ratio}; allowed 0 < r <= 1 (document B: 0.25)")));
+        }
+        let cluster_sim = args.cluster_sim.or(job.cluster_sim).unwrap_or(crate::denoise::cluster::ClusterConfig::default().sim);
+        if !(cluster_sim > 0.0 && cluster_sim <= 1.0) {
+            return Err(bad("cluster-sim", format!("{cluster_sim}; allowed 0 < s <= 1")));
+        }
+        let noise_patterns = match args.noise_patterns.clone().or(job.noise_patterns) {
+            Some(path) => std::fs::read_to_string(&path)
+                .map_err(|e| bad("noise-patterns", format!("cannot read {}: {e}", path.display())))?
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(str::to_string)
+                .collect(),
+            None => Vec::new(),
+        };
         let user_agent = args
             .user_agent
             .clone()
@@ -206,7 +265,13 @@ impl CrawlConfig {
                 allow_private: args.allow_private || job.allow_private.unwrap_or(false),
                 max_pages_per_host,
             },
-            parse: ParseConfig::default(),
+            parse: ParseConfig { noise_ratio, ..ParseConfig::default() },
+            optimise: OptimiseConfig {
+                denoise,
+                cluster: crate::denoise::cluster::ClusterConfig { sim: cluster_sim, ..Default::default() },
+                noise_patterns,
+                cache_entries: 1 << 18,
+            },
             json: args.json,
             quiet: args.quiet,
         })

@@ -82,6 +82,7 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
         parse: ctx.cfg.parse.clone(),
         store_body: ctx.cfg.store_body,
         scope: ctx.scope.clone(),
+        denoise: ctx.cfg.optimise.denoise,
     });
     let mut docs = Sink::new(store, layout::doc(layer, part), schema::doc_schema());
     let mut links = Sink::new(store, layout::links(layer, part), schema::links_schema());

@@ -7,6 +7,7 @@
 //! committed by a manifest, so re-running the same command resumes a killed
 //! run where it stopped.
 
+mod forget;
 pub mod map;
 mod merge;
 pub mod next;
@@ -21,11 +22,13 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{CrawlConfig, Scope};
+use crate::dedup::cache::{CacheConfig, VisitCache};
 use crate::fetch::{FetchError, Fetcher};
 use crate::seeds::{read_seeds, SeedsError};
 use crate::store::manifest::{MapManifest, NextManifest};
 use crate::store::{layout, Store, StoreError};
 
+pub use forget::{forget, ForgetReport};
 pub use progress::Progress;
 pub use scope::ScopeFilter;
 pub use summary::{LayerSummary, RunSummary};
@@ -43,6 +46,9 @@ pub enum RunError {
     /// The data location holds a crawl made with other fixed settings.
     #[error("data location {data} was made with {what} {was}, not {now}: the layers would not match. Use another --data location, or delete this one to start over.")]
     Incompatible { data: String, what: &'static str, was: String, now: String },
+    /// A URL given on the command line is not usable.
+    #[error("{url}: {reason}")]
+    BadUrl { url: String, reason: String },
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -52,7 +58,7 @@ impl RunError {
     #[must_use]
     pub fn exit_code(&self) -> i32 {
         match self {
-            Self::Seeds(_) | Self::Incompatible { .. } => 2,
+            Self::Seeds(_) | Self::Incompatible { .. } | Self::BadUrl { .. } => 2,
             _ => 1,
         }
     }
@@ -76,6 +82,9 @@ pub struct Ctx {
     pub scope: ScopeFilter,
     pub progress: Arc<Progress>,
     pub layer_deadline: Option<Instant>,
+    /// Each partition's weighted visit/cache list (S401-S403), kept across
+    /// the layers of this process; the visited store stays authoritative.
+    pub caches: Arc<Vec<std::sync::Mutex<VisitCache>>>,
 }
 
 /// Runs the whole crawl described by `cfg`.
@@ -97,6 +106,12 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
     };
     check_state(&store, &state).await?;
     let progress = Arc::new(Progress::new(!cfg.quiet && !cfg.json));
+    let capacity = (cfg.optimise.cache_entries / cfg.partitions as usize).max(1024);
+    let caches = Arc::new(
+        (0..cfg.partitions)
+            .map(|_| std::sync::Mutex::new(VisitCache::new(CacheConfig { capacity, ..CacheConfig::default() })))
+            .collect(),
+    );
     let ctx = Ctx {
         scope: ScopeFilter::from_seeds(cfg.scope, &seeds.urls),
         fetcher: Fetcher::new(&cfg.fetch)?,
@@ -104,6 +119,7 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
         cfg: Arc::new(cfg),
         progress,
         layer_deadline: None,
+        caches,
     };
     let cfg = Arc::clone(&ctx.cfg);
     let mut summary = RunSummary {

@@ -1,20 +1,32 @@
-//! The optimise step between layers: the next layer's `in` set.
+//! The optimise step between layers (S300-S400): the next layer's `in` set.
 //!
-//! Followable links of layer `L` are shuffled to the partition of their
-//! target's registrable domain, de-duplicated (smallest depth wins), checked
-//! against the visited store, and written as `in/layer=L+1`, together with
-//! the URLs layer `L` carried over unfetched.
+//! 1. The links of layer `L` are read and shuffled to the partition of their
+//!    target's registrable domain: the followable ones are candidates, the
+//!    ones the DOM prefilter flagged are kept as noise samples.
+//! 2. **Clustering** (S311-S314): per domain block, single-pass LCS
+//!    clustering over the distinct targets; a cluster that matches the noise
+//!    samples (or a user's known noise URLs), and strong deviants inside a
+//!    cluster, are noise. Their links are relabelled `lcs_cluster` in
+//!    `links/layer=L` and, with `--denoise drop`, not followed.
+//! 3. **Dedup** (S400): each partition's weighted visit/cache list drops
+//!    repeats it remembers; the rest are checked against the visited store
+//!    in one merge pass; the new ones, with the URLs layer `L` carried over,
+//!    become `in/layer=L+1`.
 //!
-//! The visited store is exact for now: per partition, one sorted run of
-//! 64-bit URL fingerprints per layer (`state/visited/part-K/layer=L.u64`),
-//! checked with a merge pass, the MapReduce way; nothing is kept in memory
-//! between layers.
+//! Everything here is deterministic for the same input, so a re-run after
+//! a kill rebuilds exactly the same set (the caches only save work).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-use bytes::Bytes;
+use arrow::array::{Array, AsArray, BooleanArray, RecordBatch, StringArray};
+use arrow::datatypes::Int32Type;
+use rayon::prelude::*;
 use url::Url;
 
+use crate::config::Denoise;
+use crate::dedup::cache::Lookup;
+use crate::dedup::visited::VisitedStore;
+use crate::denoise::{noise_by_cluster, BlockUrl};
 use crate::partition::partition_of_domain;
 use crate::store::manifest::NextManifest;
 use crate::store::schema::{self, InRow};
@@ -23,13 +35,27 @@ use crate::urlnorm;
 
 use super::{Ctx, RunError};
 
+/// One link target of the layer, on its way to the next layer.
+struct Candidate {
+    row: InRow,
+    /// Followed unless clustering says otherwise (by the map-side labels).
+    followed: bool,
+    /// Flagged by the DOM prefilter.
+    dom: bool,
+}
+
 /// Writes layer 0's input from the seeds.
 ///
 /// # Errors
 /// On storage failures.
 pub async fn seed_layer(ctx: &Ctx, seeds: &[Url]) -> Result<NextManifest, RunError> {
-    let rows: Vec<InRow> = seeds.iter().map(|u| InRow { url: u.to_string(), depth: 0, referrer: None }).collect();
-    write_layer_input(ctx, 0, rows, Vec::new()).await
+    let mut by_part: Vec<Vec<InRow>> = (0..ctx.cfg.partitions).map(|_| Vec::new()).collect();
+    for u in seeds {
+        by_part[partition_of(u.as_str(), ctx.cfg.partitions) as usize].push(InRow { url: u.to_string(), depth: 0, referrer: None });
+    }
+    let mut m = NextManifest { layer: 0, candidates: seeds.len() as u64, ..NextManifest::default() };
+    write_layer_input(ctx, 0, by_part, Vec::new(), &mut m).await?;
+    Ok(m)
 }
 
 /// Builds `in/layer=L+1` from layer `L`'s links and carried URLs.
@@ -38,159 +64,248 @@ pub async fn seed_layer(ctx: &Ctx, seeds: &[Url]) -> Result<NextManifest, RunErr
 /// On storage failures.
 pub async fn next_layer(ctx: &Ctx, layer: u32) -> Result<NextManifest, RunError> {
     let store = &ctx.store;
-    let max_depth = i32::try_from(ctx.cfg.depth).unwrap_or(i32::MAX);
-    let mut candidates = Vec::new();
-    for (path, _) in store.list(&format!("links/layer={layer}")).await? {
-        if !path.ends_with(".parquet") {
-            continue;
+    let opt = &ctx.cfg.optimise;
+    let mut m = NextManifest { layer: layer + 1, ..NextManifest::default() };
+    let mut by_part = read_candidates(ctx, layer, &mut m).await?;
+
+    if opt.denoise != Denoise::Off {
+        let known: Vec<String> = opt.noise_patterns.clone();
+        let cfg = opt.cluster.clone();
+        let (parts, lcs, stats) = tokio::task::spawn_blocking(move || {
+            let known: Vec<&str> = known.iter().map(String::as_str).collect();
+            let lcs = cluster_partitions(&by_part, &known, &cfg);
+            let stats = lcs.iter().fold((0u64, 0u64), |a, p| (a.0 + p.1, a.1 + p.2));
+            let noise: HashSet<u64> = lcs.into_iter().flat_map(|p| p.0).collect();
+            (std::mem::take(&mut by_part), noise, stats)
+        })
+        .await
+        .map_err(|e| RunError::Internal(format!("clustering failed: {e}")))?;
+        by_part = parts;
+        (m.clusters, m.comparisons) = stats;
+        m.lcs_noise = lcs.len() as u64;
+        if !lcs.is_empty() {
+            relabel_links(store, layer, &lcs, opt.denoise == Denoise::Mark).await?;
         }
-        for b in read_batches(store, &path, Some(&["src_url", "dst_url", "depth", "noise"])).await? {
-            let src = schema::string_col(&b, "src_url", &path)?;
-            let dst = schema::string_col(&b, "dst_url", &path)?;
-            let noise = schema::string_col(&b, "noise", &path)?;
-            let depth = b
-                .column_by_name("depth")
-                .and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>())
-                .ok_or_else(|| StoreError::Schema { path: path.clone(), reason: "column `depth` missing".into() })?;
-            for i in 0..b.num_rows() {
-                if arrow::array::Array::is_null(noise, i) && depth.value(i) <= max_depth {
-                    candidates.push(InRow {
-                        url: dst.value(i).to_string(),
-                        depth: depth.value(i),
-                        referrer: Some(src.value(i).to_string()),
-                    });
-                }
+        if opt.denoise == Denoise::Drop {
+            for part in &mut by_part {
+                part.retain(|c| !lcs.contains(&urlnorm::fingerprint_str(&c.row.url)));
             }
         }
     }
-    let mut carried = Vec::new();
+
+    let mut carried: Vec<InRow> = Vec::new();
     for (path, _) in store.list(&format!("state/carry/layer={layer}")).await? {
         for b in read_batches(store, &path, None).await? {
             carried.extend(schema::input_rows(&b, &path)?);
         }
     }
-    let mut m = write_layer_input(ctx, layer + 1, candidates, carried).await?;
-    m.layer = layer + 1;
+    let fresh: Vec<Vec<InRow>> =
+        by_part.into_iter().map(|p| p.into_iter().filter(|c| c.followed).map(|c| c.row).collect()).collect();
+    write_layer_input(ctx, layer + 1, fresh, carried, &mut m).await?;
     Ok(m)
 }
 
-/// Partitions, de-duplicates and writes one layer's input, then commits it.
-async fn write_layer_input(ctx: &Ctx, target: u32, candidates: Vec<InRow>, carried: Vec<InRow>) -> Result<NextManifest, RunError> {
+/// Reads layer `layer`'s links: candidates (followed or DOM-flagged) within
+/// the depth limit, per target partition, in a deterministic order.
+async fn read_candidates(ctx: &Ctx, layer: u32, m: &mut NextManifest) -> Result<Vec<Vec<Candidate>>, RunError> {
     let store = &ctx.store;
+    let max_depth = i32::try_from(ctx.cfg.depth).unwrap_or(i32::MAX);
     let p = ctx.cfg.partitions;
-    let mut m = NextManifest { layer: target, candidates: candidates.len() as u64, carried: carried.len() as u64, ..NextManifest::default() };
-    let mut by_part: Vec<HashMap<u64, InRow>> = (0..p).map(|_| HashMap::new()).collect();
-    for row in candidates {
-        let Ok(url) = Url::parse(&row.url) else { continue };
-        let k = partition_of(&url, p);
-        let fp = urlnorm::fingerprint(&url);
-        match by_part[k as usize].entry(fp) {
-            std::collections::hash_map::Entry::Occupied(mut e) => {
-                m.seen += 1;
-                if row.depth < e.get().depth {
-                    e.insert(row);
+    let mut by_part: Vec<Vec<Candidate>> = (0..p).map(|_| Vec::new()).collect();
+    for path in link_shards(store, layer).await? {
+        for b in read_batches(store, &path, Some(&["src_url", "dst_url", "depth", "noise", "followed"])).await? {
+            let (src, dst, noise) = (str_col(&b, "src_url", &path)?, str_col(&b, "dst_url", &path)?, str_col(&b, "noise", &path)?);
+            let depth = b.column_by_name("depth").and_then(|c| c.as_primitive_opt::<Int32Type>()).ok_or_else(|| missing(&path, "depth"))?;
+            let followed = bool_col(&b, "followed", &path)?;
+            for i in 0..b.num_rows() {
+                let label = (!noise.is_null(i)).then(|| noise.value(i));
+                // A label from an earlier attempt of this step is undone: it is recomputed.
+                let (follows, dom) = match label {
+                    None | Some("lcs_cluster") => (true, false),
+                    Some("dom_ratio") => (followed.value(i), true),
+                    Some(_) => continue,
+                };
+                m.dom_noise += u64::from(dom);
+                if depth.value(i) > max_depth {
+                    continue;
                 }
-            }
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(row);
+                let url = dst.value(i);
+                m.candidates += u64::from(follows);
+                by_part[partition_of(url, p) as usize].push(Candidate {
+                    row: InRow { url: url.to_string(), depth: depth.value(i), referrer: Some(src.value(i).to_string()) },
+                    followed: follows,
+                    dom,
+                });
             }
         }
     }
-    let mut carried_by_part: Vec<Vec<InRow>> = (0..p).map(|_| Vec::new()).collect();
-    for row in carried {
-        if let Ok(url) = Url::parse(&row.url) {
-            carried_by_part[partition_of(&url, p) as usize].push(row);
-        }
-    }
-    for (k, (fresh, carry)) in by_part.into_iter().zip(carried_by_part).enumerate() {
-        let k = u32::try_from(k).expect("partition index fits u32");
-        let mut fps: Vec<u64> = fresh.keys().copied().collect();
-        fps.sort_unstable();
-        let seen = visited_among(store, k, target, &fps).await?;
-        let mut rows: Vec<InRow> = Vec::with_capacity(fps.len() + carry.len());
-        let mut new_fps = Vec::with_capacity(fps.len());
-        let mut fresh = fresh;
-        for (fp, was_seen) in fps.iter().zip(seen) {
-            if was_seen {
-                m.seen += 1;
-            } else if let Some(row) = fresh.remove(fp) {
-                new_fps.push(*fp);
-                rows.push(row);
+    Ok(by_part)
+}
+
+/// Per partition: the fingerprints of followable URLs that clustering
+/// judged noise, the clusters made and the comparisons done.
+fn cluster_partitions(by_part: &[Vec<Candidate>], known: &[&str], cfg: &crate::denoise::cluster::ClusterConfig) -> Vec<(Vec<u64>, u64, u64)> {
+    by_part
+        .par_iter()
+        .map(|cands| {
+            // Domain blocks of distinct URLs, in first-seen order.
+            let mut blocks: BTreeMap<String, (Vec<BlockUrl>, Vec<bool>)> = BTreeMap::new();
+            let mut index: HashMap<&str, (String, usize)> = HashMap::new();
+            for c in cands {
+                let url = c.row.url.as_str();
+                if let Some((domain, at)) = index.get(url) {
+                    let block = blocks.get_mut(domain).expect("indexed blocks exist");
+                    block.0[*at].dom_noise &= c.dom;
+                    block.1[*at] |= c.followed && !c.dom;
+                    continue;
+                }
+                let domain = urlnorm::registrable_domain(urlnorm::host_of(url));
+                let block = blocks.entry(domain.clone()).or_default();
+                block.0.push(BlockUrl { url: url.to_string(), dom_noise: c.dom });
+                block.1.push(c.followed && !c.dom);
+                index.insert(url, (domain, block.0.len() - 1));
             }
+            let (mut noise, mut clusters, mut comparisons) = (Vec::new(), 0u64, 0u64);
+            for (urls, content) in blocks.values() {
+                let v = noise_by_cluster(urls, known, cfg);
+                clusters += v.clusters as u64;
+                comparisons += v.comparisons;
+                // Only links that would be followed need the label: DOM-flagged ones have theirs.
+                noise.extend(urls.iter().zip(&v.noise).zip(content).filter(|((_, n), c)| **n && **c).map(|((u, _), _)| urlnorm::fingerprint_str(&u.url)));
+            }
+            (noise, clusters, comparisons)
+        })
+        .collect()
+}
+
+/// Rewrites `links/layer=L` shards so that links to `noise` targets say
+/// `lcs_cluster` (followed only with `--denoise mark`). Each shard is
+/// replaced atomically; shards without such links are left alone.
+async fn relabel_links(store: &Store, layer: u32, noise: &HashSet<u64>, mark: bool) -> Result<(), StoreError> {
+    for path in link_shards(store, layer).await? {
+        let batches = read_batches(store, &path, None).await?;
+        let mut changed = false;
+        let mut out = Vec::with_capacity(batches.len());
+        for b in &batches {
+            let (dst, noise_col) = (str_col(b, "dst_url", &path)?, str_col(b, "noise", &path)?);
+            let followed = bool_col(b, "followed", &path)?;
+            let hit: Vec<bool> = (0..b.num_rows()).map(|i| noise_col.is_null(i) && noise.contains(&urlnorm::fingerprint_str(dst.value(i)))).collect();
+            if !hit.contains(&true) {
+                out.push(b.clone());
+                continue;
+            }
+            changed = true;
+            let labels: StringArray = (0..b.num_rows()).map(|i| if hit[i] { Some("lcs_cluster") } else { (!noise_col.is_null(i)).then(|| noise_col.value(i)) }).collect();
+            let follows: BooleanArray = (0..b.num_rows()).map(|i| Some(if hit[i] { mark } else { followed.value(i) })).collect();
+            out.push(replace_columns(b, &path, labels, follows)?);
         }
-        // The carried URLs are in the visited store already (from their first layer).
-        rows.extend(carry);
-        rows.sort_by(|a, b| a.url.cmp(&b.url));
-        m.next += rows.len() as u64;
-        store.put(&layout::visited(k, target), encode_fps(&new_fps)).await?;
-        let path = layout::input(target, k);
-        if rows.is_empty() {
-            store.delete(&path).await?;
-        } else {
-            let mut w = ShardWriter::create(store, &path, schema::input_schema(), 32 << 20)?;
-            w.write(&schema::input_batch(&rows)?).await?;
+        if changed {
+            let mut w = ShardWriter::create(store, &path, schema::links_schema(), 32 << 20)?;
+            for b in &out {
+                w.write(b).await?;
+            }
             w.finish().await?;
         }
     }
-    store.put_json(&layout::input_manifest(target), &m).await?;
-    Ok(m)
+    Ok(())
 }
 
-fn partition_of(url: &Url, partitions: u32) -> u32 {
-    partition_of_domain(&urlnorm::registrable_domain(url.host_str().unwrap_or_default()), partitions)
+fn replace_columns(b: &RecordBatch, path: &str, noise: StringArray, followed: BooleanArray) -> Result<RecordBatch, StoreError> {
+    let schema = b.schema();
+    let mut cols = b.columns().to_vec();
+    let at = |name: &str| schema.index_of(name).map_err(|_| missing(path, name));
+    cols[at("noise")?] = std::sync::Arc::new(noise);
+    cols[at("followed")?] = std::sync::Arc::new(followed);
+    RecordBatch::try_new(schema, cols).map_err(|e| StoreError::Schema { path: path.to_string(), reason: e.to_string() })
 }
 
-/// For sorted `fps`, whether each is in a visited run of a layer before `target`.
-async fn visited_among(store: &Store, part: u32, target: u32, fps: &[u64]) -> Result<Vec<bool>, StoreError> {
-    let mut seen = vec![false; fps.len()];
-    for layer in 0..target {
-        let Some(bytes) = store.get(&layout::visited(part, layer)).await? else { continue };
-        let run = decode_fps(&bytes);
-        // Both sides are sorted: one merge pass.
-        let (mut i, mut j) = (0, 0);
-        while i < fps.len() && j < run.len() {
-            match fps[i].cmp(&run[j]) {
-                std::cmp::Ordering::Less => i += 1,
-                std::cmp::Ordering::Greater => j += 1,
-                std::cmp::Ordering::Equal => {
-                    seen[i] = true;
-                    i += 1;
+/// De-duplicates and writes one layer's input (per partition), then commits it.
+async fn write_layer_input(ctx: &Ctx, target: u32, fresh: Vec<Vec<InRow>>, carried: Vec<InRow>, m: &mut NextManifest) -> Result<(), RunError> {
+    let store = &ctx.store;
+    let p = ctx.cfg.partitions;
+    let visited = VisitedStore::new(store.clone());
+    m.carried = carried.len() as u64;
+    let mut carried_by_part: Vec<Vec<InRow>> = (0..p).map(|_| Vec::new()).collect();
+    for row in carried {
+        carried_by_part[partition_of(&row.url, p) as usize].push(row);
+    }
+    for (k, (mut rows, carry)) in fresh.into_iter().zip(carried_by_part).enumerate() {
+        let k32 = u32::try_from(k).expect("partition index fits u32");
+        // Smallest depth first, so the row kept for a repeated URL has it.
+        rows.sort_by_key(|r| r.depth);
+        let mut pending: HashMap<u64, InRow> = HashMap::with_capacity(rows.len());
+        {
+            let mut cache = ctx.caches[k].lock().map_err(|_| RunError::Internal("visit cache poisoned".into()))?;
+            for row in rows {
+                let fp = urlnorm::fingerprint_str(&row.url);
+                match cache.check(fp) {
+                    Lookup::VisitHit => m.visit_hits += 1,
+                    Lookup::CacheHit => m.cache_hits += 1,
+                    Lookup::Miss => {
+                        if pending.contains_key(&fp) {
+                            // A repeat within this round: the visit list's job.
+                            m.visit_hits += 1;
+                        } else {
+                            pending.insert(fp, row);
+                        }
+                    }
                 }
             }
         }
+        let mut fps: Vec<u64> = pending.keys().copied().collect();
+        fps.sort_unstable();
+        let seen = visited.contains_sorted(k32, target, &fps).await?;
+        let mut out: Vec<InRow> = Vec::with_capacity(fps.len() + carry.len());
+        let mut new_fps = Vec::with_capacity(fps.len());
+        {
+            let mut cache = ctx.caches[k].lock().map_err(|_| RunError::Internal("visit cache poisoned".into()))?;
+            for (fp, was_seen) in fps.iter().zip(seen) {
+                if was_seen {
+                    m.store_hits += 1;
+                    cache.seen_in_store(*fp);
+                } else if let Some(row) = pending.remove(fp) {
+                    cache.admit(*fp);
+                    new_fps.push(*fp);
+                    out.push(row);
+                }
+            }
+            cache.end_round();
+        }
+        // Carried URLs are in the visited store already (from their first layer).
+        out.extend(carry);
+        out.sort_by(|a, b| a.url.cmp(&b.url));
+        m.next += out.len() as u64;
+        visited.put_run(k32, target, &new_fps).await?;
+        let path = layout::input(target, k32);
+        if out.is_empty() {
+            store.delete(&path).await?;
+        } else {
+            let mut w = ShardWriter::create(store, &path, schema::input_schema(), 32 << 20)?;
+            w.write(&schema::input_batch(&out)?).await?;
+            w.finish().await?;
+        }
     }
-    Ok(seen)
+    m.seen = m.visit_hits + m.cache_hits + m.store_hits;
+    store.put_json(&layout::input_manifest(target), m).await?;
+    Ok(())
 }
 
-fn encode_fps(fps: &[u64]) -> Bytes {
-    let mut v = Vec::with_capacity(fps.len() * 8);
-    for fp in fps {
-        v.extend_from_slice(&fp.to_le_bytes());
-    }
-    Bytes::from(v)
+async fn link_shards(store: &Store, layer: u32) -> Result<Vec<String>, StoreError> {
+    Ok(store.list(&format!("links/layer={layer}")).await?.into_iter().map(|(p, _)| p).filter(|p| p.ends_with(".parquet")).collect())
 }
 
-fn decode_fps(bytes: &[u8]) -> Vec<u64> {
-    bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8"))).collect()
+fn partition_of(url: &str, partitions: u32) -> u32 {
+    partition_of_domain(&urlnorm::registrable_domain(urlnorm::host_of(url)), partitions)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+fn str_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a StringArray, StoreError> {
+    schema::string_col(b, name, path)
+}
 
-    #[tokio::test]
-    async fn visited_merge_finds_exactly_the_earlier_layers() {
-        let store = Store::open("memory://").expect("store");
-        store.put(&layout::visited(3, 0), encode_fps(&[1, 5, 9])).await.expect("put");
-        store.put(&layout::visited(3, 1), encode_fps(&[2, 6])).await.expect("put");
-        store.put(&layout::visited(3, 2), encode_fps(&[7])).await.expect("put");
-        let seen = visited_among(&store, 3, 2, &[1, 2, 3, 6, 7, 9, 10]).await.expect("merge");
-        assert_eq!(seen, vec![true, true, false, true, false, true, false], "layer 2's own run is not consulted");
-    }
+fn bool_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a BooleanArray, StoreError> {
+    b.column_by_name(name).and_then(|c| c.as_boolean_opt()).ok_or_else(|| missing(path, name))
+}
 
-    #[test]
-    fn fingerprint_runs_round_trip() {
-        let fps = vec![0, 1, u64::MAX, 42];
-        assert_eq!(decode_fps(&encode_fps(&fps)), fps);
-    }
+fn missing(path: &str, name: &str) -> StoreError {
+    StoreError::Schema { path: path.to_string(), reason: format!("column `{name}` missing or of another type") }
 }

@@ -4,7 +4,7 @@
 use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::config::BodyPolicy;
+use crate::config::{BodyPolicy, Denoise};
 use crate::fetch::{ErrorKind, Fetched};
 use crate::parse::{self, ParseConfig};
 use crate::store::schema::{DocRow, LinkRow};
@@ -19,6 +19,7 @@ pub struct ProcessCtx {
     pub parse: ParseConfig,
     pub store_body: BodyPolicy,
     pub scope: ScopeFilter,
+    pub denoise: Denoise,
 }
 
 /// The rows of one fetched URL.
@@ -87,20 +88,24 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
             doc.body = Some(resp.body);
         }
     }
-    doc.outlinks = count(links.iter().filter(|l| l.noise.is_none()));
+    doc.outlinks = count(links.iter().filter(|l| l.followed));
     doc.noise_links = count(links.iter().filter(|l| l.noise.is_some()));
     Processed { doc, links }
 }
 
+/// A link row with its noise label: hard reasons (`nofollow`, `scope`)
+/// first, then the DOM prefilter (S302) when `--denoise` is on.
 fn link(ctx: &ProcessCtx, src: &str, dst: &Url, anchor: String, depth: i32, nofollow: bool, block_ratio: f32) -> LinkRow {
-    let noise = if nofollow {
-        Some("nofollow")
+    let (noise, followed) = if nofollow {
+        (Some("nofollow"), false)
     } else if !ctx.scope.allows(dst) {
-        Some("scope")
+        (Some("scope"), false)
+    } else if ctx.denoise != Denoise::Off && block_ratio > ctx.parse.noise_ratio {
+        (Some("dom_ratio"), ctx.denoise == Denoise::Mark)
     } else {
-        None
+        (None, true)
     };
-    LinkRow { src_url: src.to_string(), dst_url: dst.to_string(), anchor, depth: depth + 1, noise, block_ratio }
+    LinkRow { src_url: src.to_string(), dst_url: dst.to_string(), anchor, depth: depth + 1, noise, followed, block_ratio }
 }
 
 fn count<'a>(it: impl Iterator<Item = &'a LinkRow>) -> i32 {

@@ -26,6 +26,16 @@ pub struct LayerSummary {
     pub robots_requests: u64,
     /// Requests repeated after a transient failure.
     pub retries: u64,
+    /// Links this layer's pages had that the DOM prefilter flagged (S302).
+    pub dom_noise: u64,
+    /// Distinct link targets that clustering judged noise (S311-S314).
+    pub lcs_noise: u64,
+    /// Followable link targets considered for the next layer.
+    pub candidates: u64,
+    /// Repeats dropped by the visit list, the cache list and the visited store.
+    pub visit_hits: u64,
+    pub cache_hits: u64,
+    pub store_hits: u64,
     /// Sum of partition wall times (partitions overlap, so ≥ the layer's time).
     pub partition_seconds: f64,
     /// Wall time of the layer in this invocation (0 when it was resumed as done).
@@ -53,6 +63,29 @@ impl LayerSummary {
 
     pub(crate) fn set_next(&mut self, n: &NextManifest) {
         self.new_urls = n.next.saturating_sub(n.carried);
+        self.dom_noise = n.dom_noise;
+        self.lcs_noise = n.lcs_noise;
+        self.candidates = n.candidates;
+        (self.visit_hits, self.cache_hits, self.store_hits) = (n.visit_hits, n.cache_hits, n.store_hits);
+    }
+
+    /// The optimise step's line of the table: noise and where repeats were caught.
+    fn optimise_line(&self) -> Option<String> {
+        if self.candidates == 0 && self.dom_noise == 0 {
+            return None;
+        }
+        let repeats = self.visit_hits + self.cache_hits + self.store_hits;
+        #[allow(clippy::cast_precision_loss)]
+        let pct = |n: u64| if repeats == 0 { 0.0 } else { 100.0 * n as f64 / repeats as f64 };
+        Some(format!(
+            "      noise: {} links by DOM ratio, {} URLs by LCS clustering; repeats: {} ({:.0}% visit list, {:.0}% cache list, {:.0}% visited store)",
+            self.dom_noise,
+            self.lcs_noise,
+            repeats,
+            pct(self.visit_hits),
+            pct(self.cache_hits),
+            pct(self.store_hits)
+        ))
     }
 }
 
@@ -103,6 +136,9 @@ impl RunSummary {
                 "{:>5} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>10.1} {:>8.1}  {}",
                 l.layer, l.input, l.fetched, l.ok, errs, l.retries, l.new_urls, l.carried, mb, l.seconds, kinds.join(" ")
             );
+            if let Some(line) = l.optimise_line() {
+                let _ = writeln!(s, "{line}");
+            }
         }
         #[allow(clippy::cast_precision_loss)]
         let mb = self.bytes as f64 / 1e6;

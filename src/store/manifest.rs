@@ -49,6 +49,25 @@ pub struct NextManifest {
     pub next: u64,
     /// Of `next`, URLs carried over unfetched from this layer.
     pub carried: u64,
+    /// Links the DOM prefilter flagged (S302).
+    #[serde(default)]
+    pub dom_noise: u64,
+    /// Distinct followable targets that clustering judged noise (S311-S314).
+    #[serde(default)]
+    pub lcs_noise: u64,
+    /// Clusters made, and URL comparisons done, over all domain blocks.
+    #[serde(default)]
+    pub clusters: u64,
+    #[serde(default)]
+    pub comparisons: u64,
+    /// Repeats dropped by the visit list (within the round), by the cache
+    /// list (hot URLs of earlier rounds) and by the visited store.
+    #[serde(default)]
+    pub visit_hits: u64,
+    #[serde(default)]
+    pub cache_hits: u64,
+    #[serde(default)]
+    pub store_hits: u64,
 }
 
 /// The final merge (S600).

@@ -251,6 +251,7 @@ pub fn links_schema() -> SchemaRef {
             Field::new("anchor", DataType::Utf8, false),
             Field::new("depth", DataType::Int32, false),
             Field::new("noise", DataType::Utf8, true),
+            Field::new("followed", DataType::Boolean, false),
             Field::new("block_ratio", DataType::Float32, false),
         ]))
     }))
@@ -264,8 +265,10 @@ pub struct LinkRow {
     pub anchor: String,
     /// Depth of the *target* if it is followed (source depth + 1).
     pub depth: i32,
-    /// Why the link is not followed (`scope`, `nofollow`, `dom_ratio`, ...), or `None`.
+    /// Why the link is noise (`scope`, `nofollow`, `dom_ratio`, `lcs_cluster`), or `None`.
     pub noise: Option<&'static str>,
+    /// Whether the crawl follows it (a noise link is, with `--denoise mark`).
+    pub followed: bool,
     /// Link-text ratio of the DOM block holding the link.
     pub block_ratio: f32,
 }
@@ -281,6 +284,7 @@ pub fn links_batch(rows: &[LinkRow]) -> Result<RecordBatch, StoreError> {
     let mut anchor = StringBuilder::with_capacity(n, n * 16);
     let mut depth = Int32Builder::with_capacity(n);
     let mut noise = StringBuilder::new();
+    let mut followed = BooleanBuilder::with_capacity(n);
     let mut ratio = Float32Builder::with_capacity(n);
     for r in rows {
         src.append_value(&r.src_url);
@@ -288,6 +292,7 @@ pub fn links_batch(rows: &[LinkRow]) -> Result<RecordBatch, StoreError> {
         anchor.append_value(&r.anchor);
         depth.append_value(r.depth);
         noise.append_option(r.noise);
+        followed.append_value(r.followed);
         ratio.append_value(r.block_ratio);
     }
     let cols: Vec<ArrayRef> = vec![
@@ -296,6 +301,7 @@ pub fn links_batch(rows: &[LinkRow]) -> Result<RecordBatch, StoreError> {
         Arc::new(anchor.finish()),
         Arc::new(depth.finish()),
         Arc::new(noise.finish()),
+        Arc::new(followed.finish()),
         Arc::new(ratio.finish()),
     ];
     batch(links_schema(), cols)

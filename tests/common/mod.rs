@@ -134,6 +134,8 @@ pub struct Link {
     pub dst_url: String,
     pub anchor: String,
     pub noise: Option<String>,
+    pub followed: bool,
+    pub block_ratio: f32,
 }
 
 /// Reads every `links` row under `data/links`.
@@ -146,6 +148,8 @@ pub fn read_links(data: &Path) -> Vec<Link> {
                 dst_url: s(&b, "dst_url", i).expect("dst"),
                 anchor: s(&b, "anchor", i).expect("anchor"),
                 noise: s(&b, "noise", i),
+                followed: b.column_by_name("followed").expect("followed").as_boolean().value(i),
+                block_ratio: b.column_by_name("block_ratio").expect("block_ratio").as_primitive::<arrow::datatypes::Float32Type>().value(i),
             });
         }
     }

@@ -1,0 +1,53 @@
+//! `layercrawl forget`: makes URLs eligible for crawling again by deleting
+//! their fingerprints from the visited store (document E asks for deletion,
+//! which a Bloom filter cannot do).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::dedup::visited::VisitedStore;
+use crate::partition::partition_of_domain;
+use crate::store::{layout, Store};
+use crate::urlnorm;
+
+use super::{RunError, RunState};
+
+/// What `forget` did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ForgetReport {
+    /// URLs asked for, after normalisation.
+    pub urls: Vec<String>,
+    /// Entries removed from the visited store (a URL admitted in two layers counts twice).
+    pub removed: u64,
+}
+
+/// Removes `urls` from the visited store of the crawl at `data`.
+///
+/// # Errors
+/// When `data` holds no crawl, a URL is not a valid http(s) URL (named), or
+/// storage fails.
+pub async fn forget(data: &str, urls: &[String]) -> Result<ForgetReport, RunError> {
+    let store = Store::open(data)?;
+    let state: RunState = store.get_json(layout::RUN).await?.ok_or_else(|| RunError::Incompatible {
+        data: store.location().to_string(),
+        what: "state",
+        was: "no crawl (state/run.json is missing)".into(),
+        now: "a layercrawl data location".into(),
+    })?;
+    let mut by_part: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+    let mut report = ForgetReport::default();
+    for raw in urls {
+        let url = urlnorm::parse_seed(raw).map_err(|e| RunError::BadUrl { url: raw.clone(), reason: e.to_string() })?;
+        let part = partition_of_domain(&urlnorm::registrable_domain(url.host_str().unwrap_or_default()), state.partitions);
+        by_part.entry(part).or_default().push(urlnorm::fingerprint(&url));
+        report.urls.push(url.to_string());
+    }
+    let visited = VisitedStore::new(store);
+    for (part, mut fps) in by_part {
+        fps.sort_unstable();
+        fps.dedup();
+        report.removed += visited.forget(part, &fps).await?;
+    }
+    Ok(report)
+}
