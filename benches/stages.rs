@@ -103,6 +103,22 @@ fn lcs(c: &mut Criterion) {
             s
         });
     });
+    // A realistic domain block: articles, tags, pagination, with DOM-flagged navigation.
+    let block: Vec<layercrawl::denoise::BlockUrl> = (0..2000)
+        .map(|i| {
+            let url = match i % 10 {
+                0 => format!("http://s001.test/tag/word{}/", i % 50),
+                1 => format!("http://s001.test/news/page/{}/", i % 40),
+                _ => format!("http://s001.test/{}/{}-some-article-title-{}", ["news", "tech", "food"][i % 3], 1000 + i, i % 7),
+            };
+            layercrawl::denoise::BlockUrl { url, dom_noise: i % 10 < 2 }
+        })
+        .collect();
+    g.throughput(Throughput::Elements(block.len() as u64));
+    g.bench_function("single-pass clustering (URLs of a 2000-URL block)", |b| {
+        let cfg = layercrawl::denoise::cluster::ClusterConfig::default();
+        b.iter(|| layercrawl::denoise::noise_by_cluster(&block, &[], &cfg).comparisons);
+    });
     g.finish();
 }
 

@@ -5,14 +5,14 @@
 
 mod common;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use common::{crawl_ok, read_docs, read_links};
 use layercrawl::testweb::{Farm, FarmConfig};
 
 struct Run {
     docs: Vec<common::Doc>,
-    links: Vec<common::Link>,
+    data: std::path::PathBuf,
     summary: serde_json::Value,
 }
 
@@ -26,55 +26,8 @@ fn crawl(farm: &Farm, dir: &std::path::Path, depth: u32, mode: &str) -> Run {
         "--resolve", &rule, "--allow-private", "--delay", "0", "--per-host", "4", "--partitions", "4", "--denoise", mode,
         "--json", "--quiet",
     ]);
-    Run { docs: read_docs(&data), links: read_links(&data), summary }
-}
-
-/// Precision and recall of the noise labels (`dom_ratio`, `lcs_cluster`)
-/// against the truth's link roles, over every in-scope, followable link of
-/// every page the crawl fetched.
-fn noise_scores(farm: &Farm, run: &Run) -> (f64, f64, u64) {
-    // Per (page, target): how many links the truth calls noise and content.
-    let mut by_page: HashMap<&str, Vec<&common::Link>> = HashMap::new();
-    for l in &run.links {
-        if matches!(l.noise.as_deref(), None | Some("dom_ratio" | "lcs_cluster")) {
-            by_page.entry(l.src_url.as_str()).or_default().push(l);
-        }
-    }
-    let (mut tp, mut fp, mut fneg, mut scored) = (0u64, 0u64, 0u64, 0u64);
-    for (src, links) in by_page {
-        let Some(truth) = farm.page_links(src) else { continue };
-        let base = url::Url::parse(src).expect("src url");
-        let mut want: HashMap<String, (u64, u64)> = HashMap::new();
-        for t in truth {
-            if let Some(u) = layercrawl::urlnorm::resolve_link(&base, &t.url) {
-                let e = want.entry(u.to_string()).or_default();
-                if t.role.is_noise() {
-                    e.0 += 1;
-                } else {
-                    e.1 += 1;
-                }
-            }
-        }
-        let mut got: HashMap<&str, u64> = HashMap::new();
-        let mut total: HashMap<&str, u64> = HashMap::new();
-        for l in &links {
-            *total.entry(l.dst_url.as_str()).or_default() += 1;
-            if l.noise.is_some() {
-                *got.entry(l.dst_url.as_str()).or_default() += 1;
-            }
-        }
-        for (dst, n) in total {
-            let Some(&(truth_noise, _)) = want.get(dst) else { continue };
-            let predicted = got.get(dst).copied().unwrap_or(0);
-            tp += predicted.min(truth_noise);
-            fp += predicted.saturating_sub(truth_noise);
-            fneg += truth_noise.saturating_sub(predicted).min(n);
-            scored += n;
-        }
-    }
-    #[allow(clippy::cast_precision_loss)]
-    let ratio = |a: u64, b: u64| if b == 0 { 1.0 } else { a as f64 / b as f64 };
-    (ratio(tp, tp + fp), ratio(tp, tp + fneg), scored)
+    assert!(!read_links(&data).is_empty());
+    Run { docs: read_docs(&data), data, summary }
 }
 
 fn ok_urls(run: &Run) -> BTreeSet<&str> {
@@ -90,12 +43,16 @@ fn noise_filter_against_the_ground_truth() {
     let mark = crawl(&farm, tmp.path(), depth, "mark");
     let drop = crawl(&farm, tmp.path(), depth, "drop");
     let truth = farm.truth(&farm.start_urls(), depth);
-
-    let (precision, recall, scored) = noise_scores(&farm, &mark);
     let content: BTreeSet<&str> = truth.content_pages.keys().map(String::as_str).collect();
     let (mark_ok, drop_ok) = (ok_urls(&mark), ok_urls(&drop));
     #[allow(clippy::cast_precision_loss)]
     let share = |got: &BTreeSet<&str>| content.iter().filter(|u| got.contains(*u)).count() as f64 / content.len() as f64;
+
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let score = |run: &Run| rt.block_on(layercrawl::demo::score_against_truth(&farm, run.data.to_str().expect("utf8"), depth)).expect("score");
+    let (m, d) = (score(&mark), score(&drop));
+    let (precision, recall, scored) = (m.precision, m.recall, m.links_scored);
+    assert!((m.content_share - share(&ok_urls(&mark))).abs() < 1e-9 && (d.content_share - share(&ok_urls(&drop))).abs() < 1e-9);
     let (share_off, share_drop) = (share(&mark_ok), share(&drop_ok));
     #[allow(clippy::cast_precision_loss)]
     let fetched_drop = 1.0 - drop.docs.len() as f64 / mark.docs.len() as f64;

@@ -24,7 +24,7 @@ use rayon::prelude::*;
 use url::Url;
 
 use crate::config::Denoise;
-use crate::dedup::cache::Lookup;
+use crate::dedup::dedup_round;
 use crate::dedup::visited::VisitedStore;
 use crate::denoise::{noise_by_cluster, BlockUrl};
 use crate::partition::partition_of_domain;
@@ -233,49 +233,15 @@ async fn write_layer_input(ctx: &Ctx, target: u32, fresh: Vec<Vec<InRow>>, carri
         let k32 = u32::try_from(k).expect("partition index fits u32");
         // Smallest depth first, so the row kept for a repeated URL has it.
         rows.sort_by_key(|r| r.depth);
-        let mut pending: HashMap<u64, InRow> = HashMap::with_capacity(rows.len());
-        {
-            let mut cache = ctx.caches[k].lock().map_err(|_| RunError::Internal("visit cache poisoned".into()))?;
-            for row in rows {
-                let fp = urlnorm::fingerprint_str(&row.url);
-                match cache.check(fp) {
-                    Lookup::VisitHit => m.visit_hits += 1,
-                    Lookup::CacheHit => m.cache_hits += 1,
-                    Lookup::Miss => {
-                        if pending.contains_key(&fp) {
-                            // A repeat within this round: the visit list's job.
-                            m.visit_hits += 1;
-                        } else {
-                            pending.insert(fp, row);
-                        }
-                    }
-                }
-            }
-        }
-        let mut fps: Vec<u64> = pending.keys().copied().collect();
-        fps.sort_unstable();
-        let seen = visited.contains_sorted(k32, target, &fps).await?;
-        let mut out: Vec<InRow> = Vec::with_capacity(fps.len() + carry.len());
-        let mut new_fps = Vec::with_capacity(fps.len());
-        {
-            let mut cache = ctx.caches[k].lock().map_err(|_| RunError::Internal("visit cache poisoned".into()))?;
-            for (fp, was_seen) in fps.iter().zip(seen) {
-                if was_seen {
-                    m.store_hits += 1;
-                    cache.seen_in_store(*fp);
-                } else if let Some(row) = pending.remove(fp) {
-                    cache.admit(*fp);
-                    new_fps.push(*fp);
-                    out.push(row);
-                }
-            }
-            cache.end_round();
-        }
+        let keyed: Vec<(u64, InRow)> = rows.into_iter().map(|r| (urlnorm::fingerprint_str(&r.url), r)).collect();
+        let round = dedup_round(&ctx.caches[k], &visited, k32, target, keyed).await?;
+        (m.visit_hits, m.cache_hits, m.store_hits) =
+            (m.visit_hits + round.stats.visit_hits, m.cache_hits + round.stats.cache_hits, m.store_hits + round.stats.store_hits);
+        let mut out = round.admitted;
         // Carried URLs are in the visited store already (from their first layer).
         out.extend(carry);
         out.sort_by(|a, b| a.url.cmp(&b.url));
         m.next += out.len() as u64;
-        visited.put_run(k32, target, &new_fps).await?;
         let path = layout::input(target, k32);
         if out.is_empty() {
             store.delete(&path).await?;
