@@ -162,6 +162,7 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
     manifest.carried = report.carried.len() as u64;
     manifest.robots_requests = report.robots_requests;
     manifest.retries = report.retries;
+    manifest.hosts_given_up = report.hosts_given_up;
     manifest.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     store.put_json(&layout::map_manifest(layer, part), &manifest).await?;
     Ok(manifest)

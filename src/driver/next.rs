@@ -16,7 +16,7 @@
 //! Everything here is deterministic for the same input, so a re-run after
 //! a kill rebuilds exactly the same set (the caches only save work).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use arrow::array::{Array, AsArray, BooleanArray, RecordBatch, StringArray};
 use arrow::datatypes::Int32Type;
@@ -148,25 +148,27 @@ fn cluster_partitions(by_part: &[Vec<Candidate>], known: &[&str], cfg: &crate::d
     by_part
         .par_iter()
         .map(|cands| {
-            // Domain blocks of distinct URLs, in first-seen order.
-            let mut blocks: BTreeMap<String, (Vec<BlockUrl>, Vec<bool>)> = BTreeMap::new();
-            let mut index: HashMap<&str, (String, usize)> = HashMap::new();
+            // Domain blocks of distinct URLs, each in URL order: single-pass
+            // clustering depends on order, and the links' order depends on which
+            // fetch finished first, so sorting keeps a resumed run identical.
+            // Per URL: all its links DOM-flagged; any of them followable content.
+            let mut by_domain: BTreeMap<String, BTreeMap<&str, (bool, bool)>> = BTreeMap::new();
             for c in cands {
                 let url = c.row.url.as_str();
-                if let Some((domain, at)) = index.get(url) {
-                    let block = blocks.get_mut(domain).expect("indexed blocks exist");
-                    block.0[*at].dom_noise &= c.dom;
-                    block.1[*at] |= c.followed && !c.dom;
-                    continue;
-                }
                 let domain = urlnorm::registrable_domain(urlnorm::host_of(url));
-                let block = blocks.entry(domain.clone()).or_default();
-                block.0.push(BlockUrl { url: url.to_string(), dom_noise: c.dom });
-                block.1.push(c.followed && !c.dom);
-                index.insert(url, (domain, block.0.len() - 1));
+                let e = by_domain.entry(domain).or_default().entry(url).or_insert((true, false));
+                e.0 &= c.dom;
+                e.1 |= c.followed && !c.dom;
             }
+            let blocks: Vec<(Vec<BlockUrl>, Vec<bool>)> = by_domain
+                .into_values()
+                .map(|urls| {
+                    let content = urls.values().map(|v| v.1).collect();
+                    (urls.into_iter().map(|(u, (dom, _))| BlockUrl { url: u.to_string(), dom_noise: dom }).collect(), content)
+                })
+                .collect();
             let (mut noise, mut clusters, mut comparisons) = (Vec::new(), 0u64, 0u64);
-            for (urls, content) in blocks.values() {
+            for (urls, content) in &blocks {
                 let v = noise_by_cluster(urls, known, cfg);
                 clusters += v.clusters as u64;
                 comparisons += v.comparisons;

@@ -26,6 +26,8 @@ pub struct LayerSummary {
     pub robots_requests: u64,
     /// Requests repeated after a transient failure.
     pub retries: u64,
+    /// Hosts given up after failing again and again (their URLs carried).
+    pub hosts_given_up: u64,
     /// Links this layer's pages had that the DOM prefilter flagged (S302).
     pub dom_noise: u64,
     /// Distinct link targets that clustering judged noise (S311-S314).
@@ -55,6 +57,7 @@ impl LayerSummary {
         self.links += m.links;
         self.robots_requests += m.robots_requests;
         self.retries += m.retries;
+        self.hosts_given_up += m.hosts_given_up;
         #[allow(clippy::cast_precision_loss)]
         {
             self.partition_seconds += m.elapsed_ms as f64 / 1000.0;

@@ -24,6 +24,9 @@ use url::Url;
 use super::robots::{origin_of, RobotsRules};
 use super::{client, ErrorKind, Fetched, Fetcher, Response};
 
+/// Final failures in a row after which a host is given up for the layer.
+const MAX_HOST_FAILURES: u32 = 8;
+
 /// Longest Retry-After waited for; a server asking for more is answered
 /// with the failure (and the URL's row says so).
 const MAX_RETRY_AFTER_SECS: u64 = 60;
@@ -45,6 +48,8 @@ pub struct PartitionFetch {
     pub requests: u64,
     /// Requests repeated after a transient failure.
     pub retries: u64,
+    /// Hosts given up in this layer after failing again and again.
+    pub hosts_given_up: u64,
 }
 
 struct Job {
@@ -84,6 +89,12 @@ struct Host {
     robots_pending: bool,
     delay: Duration,
     pages: u64,
+    /// Final failures in a row (5xx after retries, timeouts, resets,
+    /// refused connections); reset by any other outcome.
+    failures: u32,
+    /// The host failed [`MAX_HOST_FAILURES`] times in a row: its remaining
+    /// URLs are carried to the next layer instead of being tried now.
+    given_up: bool,
     in_heap: bool,
     /// When the host's latest request actually went out (µs since `epoch`),
     /// stamped by the request task itself: a task that starts late on a busy
@@ -217,6 +228,8 @@ impl State<'_> {
             robots_pending: false,
             delay,
             pages: 0,
+            failures: 0,
+            given_up: false,
             in_heap: false,
             sent: Arc::new(AtomicU64::new(NEVER)),
         });
@@ -227,6 +240,10 @@ impl State<'_> {
 
     fn enqueue(&mut self, job: Job) {
         let h = self.host_index(&job.url);
+        if self.hosts[h].given_up {
+            self.report.carried.push(job.id);
+            return;
+        }
         self.hosts[h].queue.push_back(job);
         self.reschedule(h, Instant::now());
     }
@@ -356,6 +373,7 @@ impl State<'_> {
                     self.reschedule(h, now);
                     return;
                 }
+                self.count_outcome(h, &result);
                 match result {
                     Err(e) => self.finish(job, None, Some(e), None),
                     Ok(resp) => {
@@ -365,6 +383,24 @@ impl State<'_> {
                 }
                 self.reschedule(h, now);
             }
+        }
+    }
+
+    /// Tracks a host's final outcomes; after [`MAX_HOST_FAILURES`] failures
+    /// in a row the host is given up for this layer and its queued URLs are
+    /// carried over: a broken server is not worked through URL by URL.
+    fn count_outcome(&mut self, h: usize, result: &Result<Response, (ErrorKind, String)>) {
+        let failed = match result {
+            Ok(r) => r.status >= 500 || matches!(r.body_error, Some((ErrorKind::Timeout | ErrorKind::Reset, _))),
+            Err((kind, _)) => matches!(kind, ErrorKind::Timeout | ErrorKind::Reset | ErrorKind::Connect),
+        };
+        let host = &mut self.hosts[h];
+        host.failures = if failed { host.failures + 1 } else { 0 };
+        if host.failures >= MAX_HOST_FAILURES && !host.given_up {
+            host.given_up = true;
+            tracing::warn!(origin = %host.origin, failures = host.failures, carried = host.queue.len(), "host keeps failing; its remaining URLs are carried to the next layer");
+            self.report.carried.extend(host.queue.drain(..).map(|j| j.id));
+            self.report.hosts_given_up += 1;
         }
     }
 

@@ -33,6 +33,10 @@ pub struct MapManifest {
     /// Requests repeated after a transient failure.
     #[serde(default)]
     pub retries: u64,
+    /// Hosts given up in this layer after failing again and again (their
+    /// remaining URLs are in `carried`).
+    #[serde(default)]
+    pub hosts_given_up: u64,
     /// Wall time of the partition, milliseconds.
     pub elapsed_ms: u64,
 }

@@ -1,0 +1,109 @@
+//! Failure and recovery end to end: a host that keeps failing, and a crawl
+//! killed with SIGKILL at several points that must end exactly like an
+//! uninterrupted one.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{crawl_ok, read_docs, read_links};
+use layercrawl::testweb::{Farm, FarmConfig};
+
+#[test]
+fn a_host_that_keeps_failing_is_given_up_and_its_urls_carried() {
+    let farm = Farm::start_background(FarmConfig { sites: 1, pages: 5, faults: true, log_requests: true, ..FarmConfig::default() }).expect("farm");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let seeds = tmp.path().join("seeds.txt");
+    let urls: Vec<String> = (0..20).map(|i| format!("http://faults.test/status/500?n={i:02}")).collect();
+    std::fs::write(&seeds, urls.join("\n")).expect("seeds");
+    let data = tmp.path().join("data");
+    let rule = farm.resolve_rule();
+    let s = crawl_ok(&[
+        "run", "--seeds", seeds.to_str().expect("utf8"), "--depth", "1", "--data", data.to_str().expect("utf8"), "--resolve", &rule,
+        "--allow-private", "--delay", "0", "--per-host", "1", "--retries", "0", "--json", "--quiet",
+    ]);
+    let layer = |l: usize, k: &str| s["layers"][l][k].as_u64().unwrap_or(u64::MAX);
+    // Layer 0: eight failures in a row, then the other twelve URLs are carried, not tried.
+    assert_eq!((layer(0, "fetched"), layer(0, "carried"), layer(0, "hosts_given_up")), (8, 12, 1), "{}", s["layers"][0]);
+    // Layer 1 tries the carried URLs again: eight more fail, four are still carried at the end.
+    assert_eq!((layer(1, "input"), layer(1, "fetched"), layer(1, "carried")), (12, 8, 4), "{}", s["layers"][1]);
+    let docs = read_docs(&data);
+    assert_eq!(docs.len(), 16);
+    assert!(docs.iter().all(|d| d.status == 500));
+    assert_eq!(common::count_by_url(&docs).len(), 16, "no URL fetched twice");
+    let h = &farm.stats().hosts["faults.test"];
+    assert_eq!(h.requests, 1 + 16, "robots.txt and 16 pages, nothing more: {h:?}");
+    // The four never fetched are kept for a deeper re-run, not lost.
+    assert!(data.join("state/carry/layer=1").exists());
+}
+
+/// What a finished crawl holds, for comparing two runs.
+fn snapshot(data: &std::path::Path) -> (BTreeMap<(i32, String), i32>, usize) {
+    let docs = read_docs(data);
+    let rows = docs.iter().map(|d| ((d.layer, d.url.clone()), d.status)).collect::<BTreeMap<_, _>>();
+    assert_eq!(rows.len(), docs.len(), "a URL has two rows in one layer");
+    (rows, read_links(data).len())
+}
+
+#[test]
+fn killed_again_and_again_the_crawl_ends_exactly_like_an_uninterrupted_one() {
+    let cfg = FarmConfig { sites: 6, pages: 100, faults: false, seed: 13, latency_ms: (5, 15), ..FarmConfig::default() };
+    let farm = Farm::start_background(cfg).expect("farm");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let seeds = tmp.path().join("seeds.txt");
+    std::fs::write(&seeds, farm.start_urls().join("\n")).expect("seeds");
+    let rule = farm.resolve_rule();
+    let args = |data: &std::path::Path| -> Vec<String> {
+        [
+            "run", "--seeds", seeds.to_str().expect("utf8"), "--depth", "3", "--data", data.to_str().expect("utf8"), "--resolve", &rule,
+            "--allow-private", "--delay", "0", "--per-host", "2", "--partitions", "4", "--json", "--quiet",
+        ]
+        .iter()
+        .map(|s| (*s).to_string())
+        .collect()
+    };
+    let reference = tmp.path().join("reference");
+    let t = Instant::now();
+    let a = args(&reference);
+    crawl_ok(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let whole = t.elapsed();
+
+    // Kill at spread-out points of the run (fetch, reduce, optimise and merge
+    // all take part of it), each time resuming the same data folder.
+    let killed = tmp.path().join("killed");
+    let mut kills = 0;
+    for fraction in [0.12, 0.25, 0.18, 0.3, 0.22, 0.35, 0.15, 0.4] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_layercrawl"))
+            .args(args(&killed))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        std::thread::sleep(whole.mul_f64(fraction));
+        if child.try_wait().expect("wait").is_none() {
+            child.kill().expect("SIGKILL");
+            kills += 1;
+        }
+        let _ = child.wait();
+    }
+    eprintln!("reference crawl {:.2} s; {kills} runs killed", whole.as_secs_f64());
+    assert!(kills >= 5, "only {kills} of the runs were still going when killed");
+    let b = args(&killed);
+    let summary = crawl_ok(&b.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(summary["merged"]["doc_rows"].as_u64().is_some());
+
+    let (want, want_links) = snapshot(&reference);
+    let (got, got_links) = snapshot(&killed);
+    assert!(want.len() > 150, "reference crawl too small: {}", want.len());
+    let missing: Vec<_> = want.keys().filter(|k| !got.contains_key(*k)).take(5).collect();
+    let extra: Vec<_> = got.keys().filter(|k| !want.contains_key(*k)).take(5).collect();
+    assert!(missing.is_empty() && extra.is_empty(), "after {kills} kills: missing {missing:?}, extra {extra:?}");
+    assert_eq!(got, want, "same URLs, layers and statuses");
+    assert_eq!(got_links, want_links, "same link rows");
+    // No shard or staging file is left behind to be read twice.
+    let leftovers: Vec<_> = common::parquet_files(&killed.join("doc")).into_iter().filter(|p| !p.ends_with("data-00000.parquet")).collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert!(whole < Duration::from_secs(120));
+}
