@@ -107,3 +107,35 @@ fn killed_again_and_again_the_crawl_ends_exactly_like_an_uninterrupted_one() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
     assert!(whole < Duration::from_secs(120));
 }
+
+#[test]
+fn traps_stay_bounded() {
+    let farm = Farm::start_background(FarmConfig { sites: 4, pages: 20, faults: false, seed: 2, ..FarmConfig::default() }).expect("farm");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let seeds = tmp.path().join("seeds.txt");
+    std::fs::write(&seeds, farm.start_urls().join("\n")).expect("seeds");
+    let data = tmp.path().join("data");
+    let rule = farm.resolve_rule();
+    let s = crawl_ok(&[
+        "run", "--seeds", seeds.to_str().expect("utf8"), "--depth", "6", "--data", data.to_str().expect("utf8"), "--resolve", &rule,
+        "--allow-private", "--delay", "0", "--per-host", "4", "--denoise", "off", "--max-query-variants", "5", "--json", "--quiet",
+    ]);
+    let truth = farm.truth(&farm.start_urls(), 6);
+    let families: Vec<(String, String)> = truth.trap_families.iter().map(|f| (f.host.clone(), f.prefix.clone())).collect();
+    assert!(families.iter().any(|f| f.1 == "/docs/") && families.iter().any(|f| f.1 == "/search"), "{families:?}");
+    let docs = read_docs(&data);
+    // Ever-deeper paths stop at the second repeat of a segment.
+    let depth_of = |u: &str| u.split('?').next().unwrap_or(u).split('/').filter(|seg| *seg == "a").count();
+    let deepest = docs.iter().filter(|d| d.url.contains("/docs/")).map(|d| depth_of(&d.url)).max().unwrap_or(0);
+    assert_eq!(deepest, 2, "the trap is entered, and stops at the second repeat");
+    // At most five query variants of /search per host and layer.
+    let mut per: BTreeMap<(i32, String), usize> = BTreeMap::new();
+    for d in docs.iter().filter(|d| d.url.contains("/search?")) {
+        *per.entry((d.layer, d.host.clone())).or_default() += 1;
+    }
+    assert!(!per.is_empty() && per.values().all(|&n| n <= 5), "{per:?}");
+    let traps: u64 = (0..7).filter_map(|l| s["layers"][l]["traps"].as_u64()).sum();
+    assert!(traps > 0);
+    let labelled = read_links(&data).iter().filter(|l| l.noise.as_deref() == Some("trap") && !l.followed).count();
+    assert!(labelled > 0, "trap links are labelled and not followed");
+}

@@ -78,6 +78,10 @@ pub struct RunArgs {
     /// File of known noise URLs, one a line: clusters resembling them are noise.
     #[arg(long, value_name = "FILE")]
     pub noise_patterns: Option<PathBuf>,
+    /// Distinct query strings followed per host and path in one layer
+    /// (faceted-search traps); the rest are labelled `trap`.
+    #[arg(long, value_name = "N")]
+    pub max_query_variants: Option<usize>,
     /// Print the summary as JSON on stdout (for cron and scripts).
     #[arg(long)]
     pub json: bool,

@@ -32,6 +32,7 @@ pub struct JobFile {
     pub noise_ratio: Option<f32>,
     pub cluster_sim: Option<f32>,
     pub noise_patterns: Option<PathBuf>,
+    pub max_query_variants: Option<usize>,
     pub store_body: Option<String>,
 }
 

@@ -95,8 +95,11 @@ pub struct OptimiseConfig {
     pub cluster: crate::denoise::cluster::ClusterConfig,
     /// Known noise URLs (or URL patterns) that mark the clusters they resemble.
     pub noise_patterns: Vec<String>,
-    /// Entries of each partition's cache list (S401-S403).
+    /// Entries of the cache lists (S401-S403), shared out over the partitions.
     pub cache_entries: usize,
+    /// Distinct queries followed per host and path in one layer (faceted
+    /// search and calendar traps); the rest are labelled `trap`.
+    pub max_query_variants: usize,
 }
 
 /// Fetch-stage settings.
@@ -234,6 +237,10 @@ impl CrawlConfig {
                 .collect(),
             None => Vec::new(),
         };
+        let max_query_variants = args.max_query_variants.or(job.max_query_variants).unwrap_or(100);
+        if max_query_variants == 0 {
+            return Err(bad("max-query-variants", "must be at least 1"));
+        }
         let user_agent = args
             .user_agent
             .clone()
@@ -271,6 +278,7 @@ impl CrawlConfig {
                 cluster: crate::denoise::cluster::ClusterConfig { sim: cluster_sim, ..Default::default() },
                 noise_patterns,
                 cache_entries: 1 << 18,
+                max_query_variants,
             },
             json: args.json,
             quiet: args.quiet,

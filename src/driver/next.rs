@@ -16,7 +16,7 @@
 //! Everything here is deterministic for the same input, so a re-run after
 //! a kill rebuilds exactly the same set (the caches only save work).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use arrow::array::{Array, AsArray, BooleanArray, RecordBatch, StringArray};
 use arrow::datatypes::Int32Type;
@@ -68,6 +68,9 @@ pub async fn next_layer(ctx: &Ctx, layer: u32) -> Result<NextManifest, RunError>
     let mut m = NextManifest { layer: layer + 1, ..NextManifest::default() };
     let mut by_part = read_candidates(ctx, layer, &mut m).await?;
 
+    // Traps first: they are never followed, whatever --denoise says.
+    let mut labels: HashMap<u64, &'static str> = find_traps(&by_part, opt.max_query_variants);
+    m.traps = labels.len() as u64;
     if opt.denoise != Denoise::Off {
         let known: Vec<String> = opt.noise_patterns.clone();
         let cfg = opt.cluster.clone();
@@ -83,13 +86,19 @@ pub async fn next_layer(ctx: &Ctx, layer: u32) -> Result<NextManifest, RunError>
         by_part = parts;
         (m.clusters, m.comparisons) = stats;
         m.lcs_noise = lcs.len() as u64;
-        if !lcs.is_empty() {
-            relabel_links(store, layer, &lcs, opt.denoise == Denoise::Mark).await?;
+        for fp in lcs {
+            labels.entry(fp).or_insert("lcs_cluster");
         }
-        if opt.denoise == Denoise::Drop {
-            for part in &mut by_part {
-                part.retain(|c| !lcs.contains(&urlnorm::fingerprint_str(&c.row.url)));
-            }
+    }
+    if !labels.is_empty() {
+        let mark = opt.denoise == Denoise::Mark;
+        relabel_links(store, layer, &labels, mark).await?;
+        for part in &mut by_part {
+            part.retain(|c| match labels.get(&urlnorm::fingerprint_str(&c.row.url)) {
+                Some(&"lcs_cluster") => mark,
+                Some(_) => false,
+                None => true,
+            });
         }
     }
 
@@ -121,7 +130,7 @@ async fn read_candidates(ctx: &Ctx, layer: u32, m: &mut NextManifest) -> Result<
                 let label = (!noise.is_null(i)).then(|| noise.value(i));
                 // A label from an earlier attempt of this step is undone: it is recomputed.
                 let (follows, dom) = match label {
-                    None | Some("lcs_cluster") => (true, false),
+                    None | Some("lcs_cluster" | "trap") => (true, false),
                     Some("dom_ratio") => (followed.value(i), true),
                     Some(_) => continue,
                 };
@@ -180,10 +189,53 @@ fn cluster_partitions(by_part: &[Vec<Candidate>], known: &[&str], cfg: &crate::d
         .collect()
 }
 
-/// Rewrites `links/layer=L` shards so that links to `noise` targets say
-/// `lcs_cluster` (followed only with `--denoise mark`). Each shard is
-/// replaced atomically; shards without such links are left alone.
-async fn relabel_links(store: &Store, layer: u32, noise: &HashSet<u64>, mark: bool) -> Result<(), StoreError> {
+/// Trap URLs among the followable candidates: ever-deeper paths (a path
+/// segment repeated 3 or more times, or more than [`MAX_SEGMENTS`]) and
+/// query explosions (more than `budget` distinct queries for one host and
+/// path in this layer: the first `budget` in URL order are kept, so the
+/// choice does not depend on fetch order).
+fn find_traps(by_part: &[Vec<Candidate>], budget: usize) -> HashMap<u64, &'static str> {
+    let mut out = HashMap::new();
+    for cands in by_part {
+        let mut variants: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for c in cands.iter().filter(|c| c.followed) {
+            let url = c.row.url.as_str();
+            let (base, query) = url.split_once('?').map_or((url, None), |(b, q)| (b, Some(q)));
+            let path = base.split_once("://").map_or(base, |(_, r)| r.find('/').map_or("", |at| &r[at..]));
+            if deep_path(path) {
+                out.insert(urlnorm::fingerprint_str(url), "trap");
+            } else if query.is_some() {
+                variants.entry(base).or_default().insert(url);
+            }
+        }
+        for urls in variants.values().filter(|v| v.len() > budget) {
+            out.extend(urls.iter().skip(budget).map(|u| (urlnorm::fingerprint_str(u), "trap")));
+        }
+    }
+    out
+}
+
+/// Paths longer than this many segments are traps.
+const MAX_SEGMENTS: usize = 32;
+
+fn deep_path(path: &str) -> bool {
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    if segments.len() > MAX_SEGMENTS {
+        return true;
+    }
+    let mut counts: HashMap<&str, u32> = HashMap::new();
+    segments.iter().any(|s| {
+        let n = counts.entry(s).or_default();
+        *n += 1;
+        *n >= 3
+    })
+}
+
+/// Rewrites `links/layer=L` shards so that links to labelled targets carry
+/// their label: `lcs_cluster` (followed only with `--denoise mark`) or
+/// `trap` (never followed). Each shard is replaced atomically; shards
+/// without such links are left alone.
+async fn relabel_links(store: &Store, layer: u32, noise: &HashMap<u64, &'static str>, mark: bool) -> Result<(), StoreError> {
     for path in link_shards(store, layer).await? {
         let batches = read_batches(store, &path, None).await?;
         let mut changed = false;
@@ -191,14 +243,16 @@ async fn relabel_links(store: &Store, layer: u32, noise: &HashSet<u64>, mark: bo
         for b in &batches {
             let (dst, noise_col) = (str_col(b, "dst_url", &path)?, str_col(b, "noise", &path)?);
             let followed = bool_col(b, "followed", &path)?;
-            let hit: Vec<bool> = (0..b.num_rows()).map(|i| noise_col.is_null(i) && noise.contains(&urlnorm::fingerprint_str(dst.value(i)))).collect();
-            if !hit.contains(&true) {
+            let hit: Vec<Option<&str>> = (0..b.num_rows())
+                .map(|i| if noise_col.is_null(i) { noise.get(&urlnorm::fingerprint_str(dst.value(i))).copied() } else { None })
+                .collect();
+            if hit.iter().all(Option::is_none) {
                 out.push(b.clone());
                 continue;
             }
             changed = true;
-            let labels: StringArray = (0..b.num_rows()).map(|i| if hit[i] { Some("lcs_cluster") } else { (!noise_col.is_null(i)).then(|| noise_col.value(i)) }).collect();
-            let follows: BooleanArray = (0..b.num_rows()).map(|i| Some(if hit[i] { mark } else { followed.value(i) })).collect();
+            let labels: StringArray = (0..b.num_rows()).map(|i| hit[i].or_else(|| (!noise_col.is_null(i)).then(|| noise_col.value(i)))).collect();
+            let follows: BooleanArray = (0..b.num_rows()).map(|i| Some(match hit[i] { Some("lcs_cluster") => mark, Some(_) => false, None => followed.value(i) })).collect();
             out.push(replace_columns(b, &path, labels, follows)?);
         }
         if changed {
@@ -276,4 +330,30 @@ fn bool_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a Boolea
 
 fn missing(path: &str, name: &str) -> StoreError {
     StoreError::Schema { path: path.to_string(), reason: format!("column `{name}` missing or of another type") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand(url: &str) -> Candidate {
+        Candidate { row: InRow { url: url.to_string(), depth: 1, referrer: None }, followed: true, dom: false }
+    }
+
+    #[test]
+    fn deep_paths_and_query_explosions_are_traps() {
+        assert!(deep_path("/docs/a/a/a/"));
+        assert!(deep_path(&"/x".repeat(MAX_SEGMENTS + 1)));
+        assert!(!deep_path("/2026/11/22/a-b"));
+        assert!(!deep_path("/a/b/a/c"));
+        let mut part: Vec<Candidate> = (0..7).map(|i| cand(&format!("http://s.test/search?q={i}"))).collect();
+        part.push(cand("http://s.test/docs/a/a/a/"));
+        part.push(cand("http://s.test/other?x=1"));
+        let traps = find_traps(&[part], 5);
+        let trapped: BTreeSet<u64> = traps.keys().copied().collect();
+        let fp = urlnorm::fingerprint_str;
+        let want: BTreeSet<u64> =
+            [fp("http://s.test/search?q=5"), fp("http://s.test/search?q=6"), fp("http://s.test/docs/a/a/a/")].into_iter().collect();
+        assert_eq!(trapped, want, "the first five queries in URL order are kept");
+    }
 }

@@ -32,6 +32,8 @@ pub struct LayerSummary {
     pub dom_noise: u64,
     /// Distinct link targets that clustering judged noise (S311-S314).
     pub lcs_noise: u64,
+    /// Distinct link targets judged traps.
+    pub traps: u64,
     /// Followable link targets considered for the next layer.
     pub candidates: u64,
     /// Repeats dropped by the visit list, the cache list and the visited store.
@@ -68,6 +70,7 @@ impl LayerSummary {
         self.new_urls = n.next.saturating_sub(n.carried);
         self.dom_noise = n.dom_noise;
         self.lcs_noise = n.lcs_noise;
+        self.traps = n.traps;
         self.candidates = n.candidates;
         (self.visit_hits, self.cache_hits, self.store_hits) = (n.visit_hits, n.cache_hits, n.store_hits);
     }
@@ -81,9 +84,10 @@ impl LayerSummary {
         #[allow(clippy::cast_precision_loss)]
         let pct = |n: u64| if repeats == 0 { 0.0 } else { 100.0 * n as f64 / repeats as f64 };
         Some(format!(
-            "      noise: {} links by DOM ratio, {} URLs by LCS clustering; repeats: {} ({:.0}% visit list, {:.0}% cache list, {:.0}% visited store)",
+            "      noise: {} links by DOM ratio, {} URLs by LCS clustering, {} trap URLs; repeats: {} ({:.0}% visit list, {:.0}% cache list, {:.0}% visited store)",
             self.dom_noise,
             self.lcs_noise,
+            self.traps,
             repeats,
             pct(self.visit_hits),
             pct(self.cache_hits),

@@ -59,6 +59,9 @@ pub struct NextManifest {
     /// Distinct followable targets that clustering judged noise (S311-S314).
     #[serde(default)]
     pub lcs_noise: u64,
+    /// Distinct targets judged traps (ever-deeper paths, query explosions).
+    #[serde(default)]
+    pub traps: u64,
     /// Clusters made, and URL comparisons done, over all domain blocks.
     #[serde(default)]
     pub clusters: u64,
