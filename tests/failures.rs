@@ -139,3 +139,40 @@ fn traps_stay_bounded() {
     let labelled = read_links(&data).iter().filter(|l| l.noise.as_deref() == Some("trap") && !l.followed).count();
     assert!(labelled > 0, "trap links are labelled and not followed");
 }
+
+#[test]
+fn a_layer_out_of_time_carries_what_is_left_into_the_next_layer() {
+    // Slow responses and one connection per host: the first layer cannot finish in 1 s.
+    let farm = Farm::start_background(FarmConfig { sites: 2, pages: 40, faults: false, latency_ms: (100, 150), ..FarmConfig::default() })
+        .expect("farm");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let seeds = tmp.path().join("seeds.txt");
+    let urls: Vec<String> = (1..=30).map(|i| format!("http://s000.test/about?v={i}")).collect();
+    std::fs::write(&seeds, urls.join("\n")).expect("seeds");
+    let data = tmp.path().join("data");
+    let rule = farm.resolve_rule();
+    let s = crawl_ok(&[
+        "run", "--seeds", seeds.to_str().expect("utf8"), "--depth", "3", "--data", data.to_str().expect("utf8"), "--resolve", &rule,
+        "--allow-private", "--delay", "0", "--per-host", "1", "--layer-timeout", "1s", "--max-query-variants", "100",
+        "--denoise", "off", "--json", "--quiet",
+    ]);
+    let layer = |l: usize, k: &str| s["layers"][l][k].as_u64().unwrap_or(0);
+    assert!(layer(0, "carried") > 0 && layer(0, "fetched") < 30, "{}", s["layers"][0]);
+    assert_eq!(layer(0, "fetched") + layer(0, "carried"), 30, "each seed fetched or carried, none lost");
+    // Every seed is fetched exactly once over the layers.
+    let docs = read_docs(&data);
+    let seeds_fetched: Vec<&str> = docs.iter().filter(|d| d.url.contains("/about?v=")).map(|d| d.url.as_str()).collect();
+    let distinct: std::collections::BTreeSet<&str> = seeds_fetched.iter().copied().collect();
+    assert_eq!(seeds_fetched.len(), distinct.len(), "no seed fetched twice");
+    // The rest are still carried after the last layer (kept for a deeper re-run).
+    let mut still_carried = std::collections::BTreeSet::new();
+    for (_, b) in common::read_all(&data.join("state/carry/layer=3")) {
+        let urls = b.column_by_name("url").expect("url");
+        let urls = arrow::array::AsArray::as_string::<i32>(urls);
+        still_carried.extend((0..b.num_rows()).map(|i| urls.value(i).to_string()).filter(|u| u.contains("/about?v=")));
+    }
+    assert!(still_carried.iter().all(|u| !distinct.contains(u.as_str())));
+    assert_eq!(distinct.len() + still_carried.len(), 30, "every seed fetched once, or still carried after the last layer");
+    // A carried URL keeps its depth: the seeds are depth 0 whatever layer fetched them.
+    assert!(docs.iter().filter(|d| d.url.contains("/about?v=")).all(|d| d.depth == 0));
+}
