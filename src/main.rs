@@ -55,7 +55,10 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", describe(&e));
+            if matches!(e.downcast_ref::<RunError>(), Some(RunError::Store(_))) {
+                eprintln!("hint: fix the cause (free space, permissions, credentials) and run the same command again: committed work is kept and the rest is redone");
+            }
             let code = e
                 .downcast_ref::<RunError>()
                 .map(RunError::exit_code)
@@ -76,6 +79,20 @@ fn run(args: &RunArgs) -> anyhow::Result<()> {
         print!("{}", summary.table());
     }
     Ok(())
+}
+
+/// The error and each distinct cause once (error types that embed their
+/// source in their message would otherwise repeat it).
+fn describe(e: &anyhow::Error) -> String {
+    let mut msg = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !msg.contains(&c) {
+            msg.push_str(": ");
+            msg.push_str(&c);
+        }
+    }
+    msg
 }
 
 fn forget(args: &ForgetArgs) -> anyhow::Result<()> {

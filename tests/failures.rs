@@ -176,3 +176,57 @@ fn a_layer_out_of_time_carries_what_is_left_into_the_next_layer() {
     // A carried URL keeps its depth: the seeds are depth 0 whatever layer fetched them.
     assert!(docs.iter().filter(|d| d.url.contains("/about?v=")).all(|d| d.depth == 0));
 }
+
+/// A tmpfs mounted for one test, unmounted when dropped.
+struct SmallDisk(std::path::PathBuf);
+
+impl SmallDisk {
+    fn mount(at: std::path::PathBuf, size: &str) -> Option<Self> {
+        std::fs::create_dir_all(&at).expect("mount point");
+        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&at).status().is_ok_and(|s| s.success());
+        ok.then_some(Self(at))
+    }
+
+    fn grow(&self, size: &str) {
+        let ok = Command::new("mount").args(["-o", &format!("remount,size={size}")]).arg(&self.0).status().is_ok_and(|s| s.success());
+        assert!(ok, "remount {}", self.0.display());
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_stops_the_run_clearly_and_the_same_command_then_finishes_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let Some(disk) = SmallDisk::mount(tmp.path().join("disk"), "1m") else {
+        eprintln!("SKIPPED: cannot mount a tmpfs here (needs root); the full-disk path is not exercised");
+        return;
+    };
+    let farm = Farm::start_background(FarmConfig { sites: 4, pages: 60, faults: false, seed: 4, ..FarmConfig::default() }).expect("farm");
+    let seeds = tmp.path().join("seeds.txt");
+    std::fs::write(&seeds, farm.start_urls().join("\n")).expect("seeds");
+    let rule = farm.resolve_rule();
+    let args = |data: &std::path::Path| -> Vec<String> {
+        ["run", "--seeds", seeds.to_str().expect("utf8"), "--depth", "3", "--data", data.to_str().expect("utf8"), "--resolve", &rule,
+         "--allow-private", "--delay", "0", "--per-host", "4", "--partitions", "4", "--json", "--quiet"]
+        .iter().map(|s| (*s).to_string()).collect()
+    };
+    let data = disk.0.join("data");
+    let out = common::layercrawl(&args(&data).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(out.status.code(), Some(1), "a storage failure is exit code 1");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("No space left on device") && err.contains(".parquet") && err.contains("run the same command again"), "{err}");
+    assert_eq!(err.matches("No space left").count(), 1, "the cause is said once: {err}");
+    // Whatever is visible is whole: every Parquet file opens and reads.
+    let _ = common::read_all(&data.join("doc"));
+
+    disk.grow("200m");
+    crawl_ok(&args(&data).iter().map(String::as_str).collect::<Vec<_>>());
+    let reference = tmp.path().join("reference");
+    crawl_ok(&args(&reference).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(snapshot(&data), snapshot(&reference), "the resumed crawl equals an uninterrupted one");
+}
