@@ -118,6 +118,17 @@ fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
     assert_eq!((r500.requests, r500.robots_requests), (1, 1), "{r500:?}");
     // Crawl-delay: 1 was honoured, and Retry-After kept the rate-limited host polite after its 429.
     assert!(stats.hosts["crawldelay.test"].min_gap_ms.is_some_and(|g| g >= 950.0), "{:?}", stats.hosts["crawldelay.test"]);
+    // Retry-After was kept, from the server's own log: after a 429 (Retry-After: 1)
+    // or a 503 (Retry-After: 1 or 2), no request reached that host within the
+    // wait, except the one that may already have been in flight (--per-host 2).
+    for host in ["ratelimit.test", "faults.test"] {
+        let log = &stats.hosts[host].log;
+        for (i, r) in log.iter().enumerate().filter(|(_, r)| matches!(r.status, 429 | 503)) {
+            let wait_ms = if r.path == "/503" { 2000.0 } else { 1000.0 };
+            let inside = log[i + 1..].iter().filter(|n| n.at_ms - r.at_ms < wait_ms * 0.95).count();
+            assert!(inside < PER_HOST, "{host}: {inside} requests within {wait_ms} ms after {} answered {}", r.path, r.status);
+        }
+    }
     let timeouts: u64 = (0..4).filter_map(|l| c.summary["layers"][l]["errors"]["timeout"].as_u64()).sum();
     assert_eq!(timeouts, 2, "slow headers and trickle");
     let retries: u64 = (0..4).filter_map(|l| c.summary["layers"][l]["retries"].as_u64()).sum();

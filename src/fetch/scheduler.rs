@@ -374,6 +374,11 @@ impl State<'_> {
                     return;
                 }
                 self.count_outcome(h, &result);
+                // Retry-After asks the whole server for a pause, retried URL or not.
+                if let Ok(Response { status: 429 | 503, retry_after: Some(secs), .. }) = &result {
+                    let host = &mut self.hosts[h];
+                    host.next_start = host.next_start.max(now + Duration::from_secs((*secs).min(MAX_RETRY_AFTER_SECS)));
+                }
                 match result {
                     Err(e) => self.finish(job, None, Some(e), None),
                     Ok(resp) => {
