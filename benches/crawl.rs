@@ -60,7 +60,7 @@ fn main() {
             .args(["run", "--seeds"]).arg(&seeds)
             .args(["--depth", &depth.to_string(), "--data"]).arg(&data)
             .args(["--resolve", &farm.resolve_rule(), "--allow-private", "--delay", "0", "--per-host", "8"])
-            .args(["--concurrency", "256", "--partitions", "8", "--scope", "domain", "--json", "--quiet"])
+            .args(["--concurrency", "256", "--partitions", "8", "--scope", "domain", "--denoise", "off", "--json", "--quiet"])
             .output()
             .expect("run layercrawl");
         let wall = t.elapsed().as_secs_f64();
