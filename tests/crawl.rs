@@ -6,8 +6,8 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use common::{count_by_url, crawl_ok, layercrawl, read_docs, read_links, Doc};
-use layercrawl::testweb::{Farm, FarmConfig};
+use common::{count_by_url, crawl_ok, layercrawl, read_docs, read_links, Doc, Web};
+use layercrawl::testweb::FarmConfig;
 
 /// The per-host delay of the politeness test. The server sees request
 /// arrivals, which trail the crawler's send decisions by scheduling jitter
@@ -17,8 +17,7 @@ const DELAY_MS: u64 = 80;
 const PER_HOST: usize = 2;
 
 struct Crawl {
-    farm: Farm,
-    _tmp: tempfile::TempDir,
+    web: Web,
     data: std::path::PathBuf,
     seeds: Vec<String>,
     summary: serde_json::Value,
@@ -26,22 +25,15 @@ struct Crawl {
 }
 
 fn crawl(cfg: FarmConfig, depth: u32, extra: &[&str]) -> Crawl {
-    let farm = Farm::start_background(cfg).expect("start the test web");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let seeds_file = tmp.path().join("seeds.txt");
-    let seeds = farm.start_urls();
-    std::fs::write(&seeds_file, seeds.join("\n")).expect("write seeds");
-    let data = tmp.path().join("data");
-    let (rule, depth_s, delay, per_host) = (farm.resolve_rule(), depth.to_string(), DELAY_MS.to_string(), PER_HOST.to_string());
-    let mut args = vec![
-        "run", "--seeds", seeds_file.to_str().expect("utf8"), "--depth", &depth_s, "--data", data.to_str().expect("utf8"),
-        "--resolve", &rule, "--allow-private", "--delay", &delay, "--per-host", &per_host, "--partitions", "4",
-        "--timeout", "2s", "--json", "--quiet",
-    ];
+    let web = Web::start(cfg);
+    let data = web.dir("data");
+    let (delay, per_host) = (DELAY_MS.to_string(), PER_HOST.to_string());
+    let mut args = vec!["--delay", &delay, "--per-host", &per_host, "--partitions", "4", "--timeout", "2s"];
     args.extend_from_slice(extra);
-    let summary = crawl_ok(&args);
+    let summary = web.crawl(&data, depth, &args);
     let docs = read_docs(&data);
-    Crawl { farm, _tmp: tmp, data, seeds, summary, docs }
+    let seeds = web.farm.start_urls();
+    Crawl { web, data, seeds, summary, docs }
 }
 
 fn by_url(docs: &[Doc]) -> BTreeMap<&str, &Doc> {
@@ -53,7 +45,7 @@ fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
     let cfg = FarmConfig { sites: 5, pages: 80, seed: 7, faults: true, slow_ms: 4000, log_requests: true, ..FarmConfig::default() };
     // No noise filter here: this test holds the crawler to the whole ground truth.
     let c = crawl(cfg, 3, &["--denoise", "off"]);
-    let truth = c.farm.truth(&c.seeds, 3);
+    let truth = c.web.farm.truth(&c.seeds, 3);
     assert!(truth.content_pages.len() >= 100, "truth too small to mean much: {}", truth.content_pages.len());
 
     // Exactly one row per URL, and every reachable content page is there, fetched fine, at its depth or less.
@@ -83,7 +75,7 @@ fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
     assert!(c.docs.iter().all(|d| (0..=3).contains(&d.depth)));
 
     // Politeness, from the server's own counters.
-    let stats = c.farm.stats();
+    let stats = c.web.farm.stats();
     for (host, h) in &stats.hosts {
         assert!(h.disallowed_requests.is_empty(), "{host}: robots-disallowed paths requested: {:?}", h.disallowed_requests);
         if h.requests >= 2 {
@@ -107,7 +99,7 @@ fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
     }
 
     // Every fault is a row with the right status / error.
-    let faults = c.farm.fault_cases();
+    let faults = c.web.farm.fault_cases();
     assert!(faults.len() >= 30, "{} fault cases", faults.len());
     for f in &faults {
         let d = rows.get(f.url.as_str()).unwrap_or_else(|| panic!("fault {} ({}) has no row", f.name, f.url));
@@ -211,16 +203,13 @@ fn check_fault(name: &str, text: Option<&str>, d: &Doc) {
 
 #[test]
 fn loopback_is_refused_by_default_and_nothing_reaches_the_server() {
-    let farm = Farm::start_background(FarmConfig { sites: 2, pages: 10, faults: false, ..FarmConfig::default() }).expect("farm");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let seeds = tmp.path().join("seeds.txt");
-    std::fs::write(&seeds, farm.start_urls().join("\n")).expect("seeds");
-    let data = tmp.path().join("data");
-    let rule = farm.resolve_rule();
-    crawl_ok(&[
-        "run", "--seeds", seeds.to_str().expect("utf8"), "--depth", "1", "--data", data.to_str().expect("utf8"),
-        "--resolve", &rule, "--json", "--quiet",
-    ]);
+    let web = Web::start(FarmConfig { sites: 2, pages: 10, faults: false, ..FarmConfig::default() });
+    let data = web.dir("data");
+    // The same arguments as every other test, less --allow-private.
+    let mut args = web.run_args(&data, 1, &[]);
+    args.retain(|a| a != "--allow-private");
+    crawl_ok(&args);
+    let farm = &web.farm;
     let docs = read_docs(&data);
     assert_eq!(docs.len(), 2, "the two seeds, refused");
     for d in &docs {
@@ -255,23 +244,10 @@ fn bad_input_gets_exit_code_2_and_names_the_line_or_key() {
 
 #[test]
 fn a_second_run_resumes_and_changes_nothing_and_other_settings_are_refused() {
-    let farm = Farm::start_background(FarmConfig { sites: 3, pages: 30, faults: false, seed: 3, ..FarmConfig::default() }).expect("farm");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let seeds = tmp.path().join("seeds.txt");
-    std::fs::write(&seeds, farm.start_urls().join("\n")).expect("seeds");
-    let data = tmp.path().join("data");
-    let rule = farm.resolve_rule();
-    let args = |parts: &'static str| {
-        let mut v = vec![
-            "run".to_string(), "--seeds".into(), seeds.display().to_string(), "--depth".into(), "2".into(),
-            "--data".into(), data.display().to_string(), "--resolve".into(), rule.clone(), "--allow-private".into(),
-            "--delay".into(), "0".into(), "--json".into(), "--quiet".into(), "--partitions".into(), parts.into(),
-        ];
-        v.retain(|s| !s.is_empty());
-        v
-    };
-    let first = args("3");
-    let first: Vec<&str> = first.iter().map(String::as_str).collect();
+    let web = Web::start(FarmConfig { sites: 3, pages: 30, faults: false, seed: 3, ..FarmConfig::default() });
+    let farm = &web.farm;
+    let data = web.dir("data");
+    let first = web.run_args(&data, 2, &["--delay", "0", "--partitions", "3"]);
     crawl_ok(&first);
     let before: BTreeSet<String> = read_docs(&data).into_iter().map(|d| d.url).collect();
     let requests = farm.stats().total_requests;
@@ -285,9 +261,7 @@ fn a_second_run_resumes_and_changes_nothing_and_other_settings_are_refused() {
     assert_eq!(after.into_iter().collect::<BTreeSet<_>>(), before);
     assert_eq!(again["fetched"].as_u64(), Some(before.len() as u64));
 
-    let other = args("5");
-    let other: Vec<&str> = other.iter().map(String::as_str).collect();
-    let out = layercrawl(&other);
+    let out = layercrawl(&web.run_args(&data, 2, &["--delay", "0", "--partitions", "5"]));
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--partitions") && err.contains('3') && err.contains('5'), "{err}");

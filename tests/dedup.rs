@@ -3,24 +3,15 @@
 
 mod common;
 
-use common::{crawl_ok, layercrawl, read_docs, read_links};
-use layercrawl::testweb::{Farm, FarmConfig};
+use common::{layercrawl, read_docs, read_links, Web};
+use layercrawl::testweb::FarmConfig;
 
 #[test]
 fn a_forgotten_url_is_fetched_again_when_the_crawl_goes_deeper() {
-    let farm = Farm::start_background(FarmConfig { sites: 2, pages: 30, faults: false, seed: 9, ..FarmConfig::default() }).expect("farm");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let seeds = tmp.path().join("seeds.txt");
-    std::fs::write(&seeds, farm.start_urls().join("\n")).expect("seeds");
-    let data = tmp.path().join("data");
-    let rule = farm.resolve_rule();
-    let run = |depth: &str| {
-        crawl_ok(&[
-            "run", "--seeds", seeds.to_str().expect("utf8"), "--depth", depth, "--data", data.to_str().expect("utf8"),
-            "--resolve", &rule, "--allow-private", "--delay", "0", "--denoise", "off", "--json", "--quiet",
-        ])
-    };
-    run("1");
+    let web = Web::start(FarmConfig { sites: 2, pages: 30, faults: false, seed: 9, ..FarmConfig::default() });
+    let data = web.dir("data");
+    let run = |depth| web.crawl(&data, depth, &["--delay", "0", "--denoise", "off"]);
+    run(1);
     let docs = read_docs(&data);
     // A page of layer 1 that layer 1's own pages link to: layer 2 would rediscover it.
     let layer1: std::collections::BTreeSet<&str> = docs.iter().filter(|d| d.layer == 1 && d.status == 200).map(|d| d.url.as_str()).collect();
@@ -37,7 +28,7 @@ fn a_forgotten_url_is_fetched_again_when_the_crawl_goes_deeper() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(report["removed"].as_u64(), Some(1), "{report}");
 
-    let summary = run("2");
+    let summary = run(2);
     assert_eq!(summary["layers"].as_array().map(Vec::len), Some(3));
     let again = read_docs(&data);
     let rows: Vec<i32> = again.iter().filter(|d| d.url == target).map(|d| d.layer).collect();

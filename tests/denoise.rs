@@ -7,8 +7,8 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use common::{crawl_ok, read_docs, read_links};
-use layercrawl::testweb::{Farm, FarmConfig};
+use common::{read_docs, read_links, Web};
+use layercrawl::testweb::FarmConfig;
 
 struct Run {
     docs: Vec<common::Doc>,
@@ -16,16 +16,9 @@ struct Run {
     summary: serde_json::Value,
 }
 
-fn crawl(farm: &Farm, dir: &std::path::Path, depth: u32, mode: &str) -> Run {
-    let seeds = dir.join("seeds.txt");
-    std::fs::write(&seeds, farm.start_urls().join("\n")).expect("seeds");
-    let data = dir.join(mode);
-    let (rule, depth) = (farm.resolve_rule(), depth.to_string());
-    let summary = crawl_ok(&[
-        "run", "--seeds", seeds.to_str().expect("utf8"), "--depth", &depth, "--data", data.to_str().expect("utf8"),
-        "--resolve", &rule, "--allow-private", "--delay", "0", "--per-host", "4", "--partitions", "4", "--denoise", mode,
-        "--json", "--quiet",
-    ]);
+fn crawl(web: &Web, depth: u32, mode: &str) -> Run {
+    let data = web.dir(mode);
+    let summary = web.crawl(&data, depth, &["--delay", "0", "--per-host", "4", "--partitions", "4", "--denoise", mode]);
     assert!(!read_links(&data).is_empty());
     Run { docs: read_docs(&data), data, summary }
 }
@@ -36,12 +29,11 @@ fn ok_urls(run: &Run) -> BTreeSet<&str> {
 
 #[test]
 fn noise_filter_against_the_ground_truth() {
-    let farm = Farm::start_background(FarmConfig { sites: 6, pages: 150, seed: 21, faults: false, ..FarmConfig::default() })
-        .expect("farm");
-    let tmp = tempfile::tempdir().expect("tempdir");
+    let web = Web::start(FarmConfig { sites: 6, pages: 150, seed: 21, faults: false, ..FarmConfig::default() });
+    let farm = &web.farm;
     let depth = 3;
-    let mark = crawl(&farm, tmp.path(), depth, "mark");
-    let drop = crawl(&farm, tmp.path(), depth, "drop");
+    let mark = crawl(&web, depth, "mark");
+    let drop = crawl(&web, depth, "drop");
     let truth = farm.truth(&farm.start_urls(), depth);
     let content: BTreeSet<&str> = truth.content_pages.keys().map(String::as_str).collect();
     let (mark_ok, drop_ok) = (ok_urls(&mark), ok_urls(&drop));
@@ -49,7 +41,7 @@ fn noise_filter_against_the_ground_truth() {
     let share = |got: &BTreeSet<&str>| content.iter().filter(|u| got.contains(*u)).count() as f64 / content.len() as f64;
 
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-    let score = |run: &Run| rt.block_on(layercrawl::demo::score_against_truth(&farm, run.data.to_str().expect("utf8"), depth)).expect("score");
+    let score = |run: &Run| rt.block_on(layercrawl::demo::score_against_truth(farm, run.data.to_str().expect("utf8"), depth)).expect("score");
     let (m, d) = (score(&mark), score(&drop));
     let (precision, recall, scored) = (m.precision, m.recall, m.links_scored);
     assert!((m.content_share - share(&ok_urls(&mark))).abs() < 1e-9 && (d.content_share - share(&ok_urls(&drop))).abs() < 1e-9);

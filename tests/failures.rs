@@ -8,22 +8,17 @@ use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{crawl_ok, read_docs, read_links};
+use common::{crawl_ok, read_docs, read_links, Web};
 use layercrawl::testweb::{Farm, FarmConfig};
 
 #[test]
 fn a_host_that_keeps_failing_is_given_up_and_its_urls_carried() {
     let farm = Farm::start_background(FarmConfig { sites: 1, pages: 5, faults: true, log_requests: true, ..FarmConfig::default() }).expect("farm");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let seeds = tmp.path().join("seeds.txt");
     let urls: Vec<String> = (0..20).map(|i| format!("http://faults.test/status/500?n={i:02}")).collect();
-    std::fs::write(&seeds, urls.join("\n")).expect("seeds");
-    let data = tmp.path().join("data");
-    let rule = farm.resolve_rule();
-    let s = crawl_ok(&[
-        "run", "--seeds", seeds.to_str().expect("utf8"), "--depth", "1", "--data", data.to_str().expect("utf8"), "--resolve", &rule,
-        "--allow-private", "--delay", "0", "--per-host", "1", "--retries", "0", "--json", "--quiet",
-    ]);
+    let web = Web::with_seeds(farm, &urls);
+    let data = web.dir("data");
+    let s = web.crawl(&data, 1, &["--delay", "0", "--per-host", "1", "--retries", "0"]);
+    let farm = &web.farm;
     let layer = |l: usize, k: &str| s["layers"][l][k].as_u64().unwrap_or(u64::MAX);
     // Layer 0: eight failures in a row, then the other twelve URLs are carried, not tried.
     assert_eq!((layer(0, "fetched"), layer(0, "carried"), layer(0, "hosts_given_up")), (8, 12, 1), "{}", s["layers"][0]);
@@ -50,29 +45,16 @@ fn snapshot(data: &std::path::Path) -> (BTreeMap<(i32, String), i32>, usize) {
 #[test]
 fn killed_again_and_again_the_crawl_ends_exactly_like_an_uninterrupted_one() {
     let cfg = FarmConfig { sites: 6, pages: 100, faults: false, seed: 13, latency_ms: (5, 15), ..FarmConfig::default() };
-    let farm = Farm::start_background(cfg).expect("farm");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let seeds = tmp.path().join("seeds.txt");
-    std::fs::write(&seeds, farm.start_urls().join("\n")).expect("seeds");
-    let rule = farm.resolve_rule();
-    let args = |data: &std::path::Path| -> Vec<String> {
-        [
-            "run", "--seeds", seeds.to_str().expect("utf8"), "--depth", "3", "--data", data.to_str().expect("utf8"), "--resolve", &rule,
-            "--allow-private", "--delay", "0", "--per-host", "2", "--partitions", "4", "--json", "--quiet",
-        ]
-        .iter()
-        .map(|s| (*s).to_string())
-        .collect()
-    };
-    let reference = tmp.path().join("reference");
+    let web = Web::start(cfg);
+    let args = |data: &std::path::Path| web.run_args(data, 3, &["--delay", "0", "--per-host", "2", "--partitions", "4"]);
+    let reference = web.dir("reference");
     let t = Instant::now();
-    let a = args(&reference);
-    crawl_ok(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    crawl_ok(&args(&reference));
     let whole = t.elapsed();
 
     // Kill at spread-out points of the run (fetch, reduce, optimise and merge
     // all take part of it), each time resuming the same data folder.
-    let killed = tmp.path().join("killed");
+    let killed = web.dir("killed");
     let mut kills = 0;
     for fraction in [0.12, 0.25, 0.18, 0.3, 0.22, 0.35, 0.15, 0.4] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_layercrawl"))
@@ -90,8 +72,7 @@ fn killed_again_and_again_the_crawl_ends_exactly_like_an_uninterrupted_one() {
     }
     eprintln!("reference crawl {:.2} s; {kills} runs killed", whole.as_secs_f64());
     assert!(kills >= 5, "only {kills} of the runs were still going when killed");
-    let b = args(&killed);
-    let summary = crawl_ok(&b.iter().map(String::as_str).collect::<Vec<_>>());
+    let summary = crawl_ok(&args(&killed));
     assert!(summary["merged"]["doc_rows"].as_u64().is_some());
 
     let (want, want_links) = snapshot(&reference);
@@ -110,17 +91,10 @@ fn killed_again_and_again_the_crawl_ends_exactly_like_an_uninterrupted_one() {
 
 #[test]
 fn traps_stay_bounded() {
-    let farm = Farm::start_background(FarmConfig { sites: 4, pages: 20, faults: false, seed: 2, ..FarmConfig::default() }).expect("farm");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let seeds = tmp.path().join("seeds.txt");
-    std::fs::write(&seeds, farm.start_urls().join("\n")).expect("seeds");
-    let data = tmp.path().join("data");
-    let rule = farm.resolve_rule();
-    let s = crawl_ok(&[
-        "run", "--seeds", seeds.to_str().expect("utf8"), "--depth", "6", "--data", data.to_str().expect("utf8"), "--resolve", &rule,
-        "--allow-private", "--delay", "0", "--per-host", "4", "--denoise", "off", "--max-query-variants", "5", "--json", "--quiet",
-    ]);
-    let truth = farm.truth(&farm.start_urls(), 6);
+    let web = Web::start(FarmConfig { sites: 4, pages: 20, faults: false, seed: 2, ..FarmConfig::default() });
+    let data = web.dir("data");
+    let s = web.crawl(&data, 6, &["--delay", "0", "--per-host", "4", "--denoise", "off", "--max-query-variants", "5"]);
+    let truth = web.farm.truth(&web.farm.start_urls(), 6);
     let families: Vec<(String, String)> = truth.trap_families.iter().map(|f| (f.host.clone(), f.prefix.clone())).collect();
     assert!(families.iter().any(|f| f.1 == "/docs/") && families.iter().any(|f| f.1 == "/search"), "{families:?}");
     let docs = read_docs(&data);
@@ -145,17 +119,10 @@ fn a_layer_out_of_time_carries_what_is_left_into_the_next_layer() {
     // Slow responses and one connection per host: the first layer cannot finish in 1 s.
     let farm = Farm::start_background(FarmConfig { sites: 2, pages: 40, faults: false, latency_ms: (100, 150), ..FarmConfig::default() })
         .expect("farm");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let seeds = tmp.path().join("seeds.txt");
     let urls: Vec<String> = (1..=30).map(|i| format!("http://s000.test/about?v={i}")).collect();
-    std::fs::write(&seeds, urls.join("\n")).expect("seeds");
-    let data = tmp.path().join("data");
-    let rule = farm.resolve_rule();
-    let s = crawl_ok(&[
-        "run", "--seeds", seeds.to_str().expect("utf8"), "--depth", "3", "--data", data.to_str().expect("utf8"), "--resolve", &rule,
-        "--allow-private", "--delay", "0", "--per-host", "1", "--layer-timeout", "1s", "--max-query-variants", "100",
-        "--denoise", "off", "--json", "--quiet",
-    ]);
+    let web = Web::with_seeds(farm, &urls);
+    let data = web.dir("data");
+    let s = web.crawl(&data, 3, &["--delay", "0", "--per-host", "1", "--layer-timeout", "1s", "--denoise", "off"]);
     let layer = |l: usize, k: &str| s["layers"][l][k].as_u64().unwrap_or(0);
     assert!(layer(0, "carried") > 0 && layer(0, "fetched") < 30, "{}", s["layers"][0]);
     assert_eq!(layer(0, "fetched") + layer(0, "carried"), 30, "each seed fetched or carried, none lost");
@@ -206,17 +173,10 @@ fn a_full_disk_stops_the_run_clearly_and_the_same_command_then_finishes_it() {
         eprintln!("SKIPPED: cannot mount a tmpfs here (needs root); the full-disk path is not exercised");
         return;
     };
-    let farm = Farm::start_background(FarmConfig { sites: 4, pages: 60, faults: false, seed: 4, ..FarmConfig::default() }).expect("farm");
-    let seeds = tmp.path().join("seeds.txt");
-    std::fs::write(&seeds, farm.start_urls().join("\n")).expect("seeds");
-    let rule = farm.resolve_rule();
-    let args = |data: &std::path::Path| -> Vec<String> {
-        ["run", "--seeds", seeds.to_str().expect("utf8"), "--depth", "3", "--data", data.to_str().expect("utf8"), "--resolve", &rule,
-         "--allow-private", "--delay", "0", "--per-host", "4", "--partitions", "4", "--json", "--quiet"]
-        .iter().map(|s| (*s).to_string()).collect()
-    };
+    let web = Web::start(FarmConfig { sites: 4, pages: 60, faults: false, seed: 4, ..FarmConfig::default() });
+    let args = |data: &std::path::Path| web.run_args(data, 3, &["--delay", "0", "--per-host", "4", "--partitions", "4"]);
     let data = disk.0.join("data");
-    let out = common::layercrawl(&args(&data).iter().map(String::as_str).collect::<Vec<_>>());
+    let out = common::layercrawl(&args(&data));
     assert_eq!(out.status.code(), Some(1), "a storage failure is exit code 1");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("No space left on device") && err.contains(".parquet") && err.contains("run the same command again"), "{err}");
@@ -225,8 +185,8 @@ fn a_full_disk_stops_the_run_clearly_and_the_same_command_then_finishes_it() {
     let _ = common::read_all(&data.join("doc"));
 
     disk.grow("200m");
-    crawl_ok(&args(&data).iter().map(String::as_str).collect::<Vec<_>>());
-    let reference = tmp.path().join("reference");
-    crawl_ok(&args(&reference).iter().map(String::as_str).collect::<Vec<_>>());
+    crawl_ok(&args(&data));
+    let reference = web.dir("reference");
+    crawl_ok(&args(&reference));
     assert_eq!(snapshot(&data), snapshot(&reference), "the resumed crawl equals an uninterrupted one");
 }

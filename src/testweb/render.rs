@@ -220,15 +220,7 @@ pub fn header(h: &mut Html, ctx: &Ctx<'_>) {
         h.link(role, false, |s| s.push('/'), "Home");
         h.push("</li>");
         for sec in 0..ctx.site.nsec {
-            h.push("<li>");
-            h.open(role, false, |s| {
-                s.push('/');
-                s.push_str(ctx.site.section_name(sec));
-                s.push('/');
-            });
-            rng::push_capitalised(&mut h.out, ctx.site.section_name(sec));
-            h.close();
-            h.push("</li>");
+            section_item(h, ctx, role, sec, "");
         }
         if ctx.site.has_blog {
             h.push("<li>");
@@ -323,15 +315,8 @@ pub fn footer(h: &mut Html, ctx: &Ctx<'_>) {
     if !matches!(ctx.host, HostId::Blog(_)) {
         h.push("<ul class=\"sitemap\">");
         for sec in 0..ctx.site.nsec {
-            h.push("<li>");
-            h.open(role, false, |s| {
-                s.push('/');
-                s.push_str(ctx.site.section_name(sec));
-                s.push_str("/index.html");
-            });
-            rng::push_capitalised(&mut h.out, ctx.site.section_name(sec));
-            h.close();
-            h.push("</li>");
+            // The `index.html` spelling: a duplicate-URL variant of the section page.
+            section_item(h, ctx, role, sec, "index.html");
         }
         h.push("</ul>");
         if ctx.site.trap == Some(TrapKind::DeepPath) {
@@ -353,4 +338,18 @@ pub fn footer(h: &mut Html, ctx: &Ctx<'_>) {
 pub fn push_home(world: &World, host: HostId, out: &mut String) {
     world.push_origin(host, out);
     out.push('/');
+}
+
+/// `<li><a href="/SECTION/{suffix}">Section</a></li>`.
+fn section_item(h: &mut Html, ctx: &Ctx<'_>, role: LinkRole, sec: u8, suffix: &str) {
+    h.push("<li>");
+    h.open(role, false, |s| {
+        s.push('/');
+        s.push_str(ctx.site.section_name(sec));
+        s.push('/');
+        s.push_str(suffix);
+    });
+    rng::push_capitalised(&mut h.out, ctx.site.section_name(sec));
+    h.close();
+    h.push("</li>");
 }

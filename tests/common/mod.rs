@@ -11,12 +11,59 @@ use arrow::datatypes::{Int32Type, Int64Type, UInt64Type};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 /// Runs `layercrawl ARGS...` and returns its output.
-pub fn layercrawl(args: &[&str]) -> Output {
+pub fn layercrawl<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_layercrawl")).args(args).output().expect("run layercrawl")
 }
 
+/// The test web on loopback, a scratch folder, and a seeds file in it.
+pub struct Web {
+    pub farm: layercrawl::testweb::Farm,
+    pub tmp: tempfile::TempDir,
+    pub seeds: PathBuf,
+    pub rule: String,
+}
+
+impl Web {
+    /// Starts the test web; the seeds are its start URLs.
+    pub fn start(cfg: layercrawl::testweb::FarmConfig) -> Self {
+        let farm = layercrawl::testweb::Farm::start_background(cfg).expect("start the test web");
+        let seeds = farm.start_urls();
+        Self::with_seeds(farm, &seeds)
+    }
+
+    /// Uses `seeds` instead of the start URLs.
+    pub fn with_seeds(farm: layercrawl::testweb::Farm, seeds: &[String]) -> Self {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("seeds.txt");
+        std::fs::write(&path, seeds.join("\n")).expect("write seeds");
+        let rule = farm.resolve_rule();
+        Self { farm, tmp, seeds: path, rule }
+    }
+
+    /// A folder in the scratch space.
+    pub fn dir(&self, name: &str) -> PathBuf {
+        self.tmp.path().join(name)
+    }
+
+    /// `run` over this web into `data`, loopback allowed, JSON summary, plus `extra`.
+    pub fn run_args(&self, data: &Path, depth: u32, extra: &[&str]) -> Vec<String> {
+        let mut v: Vec<String> = vec![
+            "run".into(), "--seeds".into(), self.seeds.display().to_string(), "--depth".into(), depth.to_string(),
+            "--data".into(), data.display().to_string(), "--resolve".into(), self.rule.clone(), "--allow-private".into(),
+            "--json".into(), "--quiet".into(),
+        ];
+        v.extend(extra.iter().map(|s| (*s).to_string()));
+        v
+    }
+
+    /// Runs a crawl that must succeed; returns its summary.
+    pub fn crawl(&self, data: &Path, depth: u32, extra: &[&str]) -> serde_json::Value {
+        crawl_ok(&self.run_args(data, depth, extra))
+    }
+}
+
 /// Runs a crawl and panics with its stderr if it fails; returns the JSON summary.
-pub fn crawl_ok(args: &[&str]) -> serde_json::Value {
+pub fn crawl_ok<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S]) -> serde_json::Value {
     let out = layercrawl(args);
     assert!(
         out.status.success(),
