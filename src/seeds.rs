@@ -4,6 +4,8 @@ use std::path::Path;
 
 use url::Url;
 
+use crate::urlnorm::UrlPolicy;
+
 /// A seed line that could not be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SeedProblem {
@@ -37,7 +39,7 @@ const MAX_LINE: usize = 8 * 1024;
 /// Parses seed text. Blank lines and `#` comments are skipped; a BOM and
 /// CRLF endings are accepted; each bad line becomes a [`SeedProblem`].
 #[must_use]
-pub fn parse_seeds(text: &str) -> Seeds {
+pub fn parse_seeds(text: &str, policy: &UrlPolicy) -> Seeds {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut out = Seeds::default();
     let mut seen = std::collections::HashSet::new();
@@ -50,7 +52,7 @@ pub fn parse_seeds(text: &str) -> Seeds {
             out.problems.push(SeedProblem { line: i + 1, reason: format!("line is {} bytes long (limit {MAX_LINE})", line.len()) });
             continue;
         }
-        match crate::urlnorm::parse_seed(line) {
+        match policy.parse_seed(line) {
             Ok(url) => {
                 if seen.insert(url.as_str().to_string()) {
                     out.urls.push(url);
@@ -68,10 +70,10 @@ pub fn parse_seeds(text: &str) -> Seeds {
 ///
 /// # Errors
 /// When the file cannot be read, or holds no valid seed.
-pub fn read_seeds(path: &Path) -> Result<Seeds, SeedsError> {
+pub fn read_seeds(path: &Path, policy: &UrlPolicy) -> Result<Seeds, SeedsError> {
     let shown = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| SeedsError::Read { path: shown.clone(), reason: e.to_string() })?;
-    let seeds = parse_seeds(&String::from_utf8_lossy(&bytes));
+    let seeds = parse_seeds(&String::from_utf8_lossy(&bytes), policy);
     if seeds.urls.is_empty() {
         let first = seeds
             .problems
@@ -92,7 +94,7 @@ mod tests {
         let text = format!(
             "\u{feff}# comment\r\nhttp://A.test/\r\n\r\nftp://b.test/\nnot a url\nhttp://a.test:80/#frag\n{long}\nhttps://b.test/x\n"
         );
-        let s = parse_seeds(&text);
+        let s = parse_seeds(&text, &UrlPolicy::default());
         let urls: Vec<&str> = s.urls.iter().map(Url::as_str).collect();
         assert_eq!(urls, vec!["http://a.test/", "https://b.test/x"]);
         assert_eq!(s.duplicates, 1);
@@ -106,7 +108,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join("seeds.txt");
         std::fs::write(&p, "garbage\n").expect("write");
-        let e = read_seeds(&p).expect_err("empty").to_string();
+        let e = read_seeds(&p, &UrlPolicy::default()).expect_err("empty").to_string();
         assert!(e.contains("line 1"), "{e}");
     }
 }

@@ -31,6 +31,75 @@ pub const STRIPPED_PARAMS: &[&str] = &[
     "jsessionid", "phpsessid", "aspsessionid*", "sessionid", "session_id", "sid",
 ];
 
+/// What normalisation strips, beyond the fixed rules: query parameters by
+/// name (a trailing `*` matches a prefix; case-insensitive). The default is
+/// [`STRIPPED_PARAMS`]; `--strip-params` replaces it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UrlPolicy {
+    strip: Vec<String>,
+}
+
+impl Default for UrlPolicy {
+    fn default() -> Self {
+        default_policy().clone()
+    }
+}
+
+fn default_policy() -> &'static UrlPolicy {
+    static P: std::sync::OnceLock<UrlPolicy> = std::sync::OnceLock::new();
+    P.get_or_init(|| UrlPolicy::new(STRIPPED_PARAMS.iter().map(|p| (*p).to_string())))
+}
+
+impl UrlPolicy {
+    /// A policy stripping exactly `params` (empty: strip none).
+    #[must_use]
+    pub fn new(params: impl IntoIterator<Item = String>) -> Self {
+        Self { strip: params.into_iter().map(|p| p.trim().to_ascii_lowercase()).filter(|p| !p.is_empty()).collect() }
+    }
+
+    /// The parameter patterns stripped.
+    #[must_use]
+    pub fn stripped(&self) -> &[String] {
+        &self.strip
+    }
+
+    /// [`normalize`] under this policy.
+    #[must_use]
+    pub fn normalize(&self, url: Url) -> Option<Url> {
+        normalize_with(url, self)
+    }
+
+    /// [`resolve_link`] under this policy.
+    #[must_use]
+    pub fn resolve_link(&self, base: &Url, href: &str) -> Option<Url> {
+        let href = href.trim_matches(|c: char| c.is_ascii_whitespace() || c == '\u{0}');
+        if href.len() > MAX_URL_LEN * 2 {
+            return None;
+        }
+        let url = normalize_with(base.join(href).ok()?, self)?;
+        (url.as_str().len() <= MAX_URL_LEN).then_some(url)
+    }
+
+    /// [`parse_seed`] under this policy.
+    ///
+    /// # Errors
+    /// When the line is not an absolute http(s) URL with a host.
+    pub fn parse_seed(&self, line: &str) -> Result<Url, UrlError> {
+        let url = Url::parse(line.trim()).map_err(|e| UrlError::Parse { reason: e.to_string() })?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(UrlError::Scheme(url.scheme().to_string()));
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(UrlError::NoHost);
+        }
+        let url = normalize_with(url, self).ok_or(UrlError::NoHost)?;
+        if url.as_str().len() > MAX_URL_LEN {
+            return Err(UrlError::TooLong(url.as_str().len()));
+        }
+        Ok(url)
+    }
+}
+
 /// Why a seed line is not a usable URL.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -45,23 +114,12 @@ pub enum UrlError {
     TooLong(usize),
 }
 
-/// Parses and normalises one seed URL.
+/// Parses and normalises one seed URL (default policy).
 ///
 /// # Errors
 /// When the line is not an absolute http(s) URL with a host.
 pub fn parse_seed(line: &str) -> Result<Url, UrlError> {
-    let url = Url::parse(line.trim()).map_err(|e| UrlError::Parse { reason: e.to_string() })?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(UrlError::Scheme(url.scheme().to_string()));
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err(UrlError::NoHost);
-    }
-    let url = normalize(url).ok_or(UrlError::NoHost)?;
-    if url.as_str().len() > MAX_URL_LEN {
-        return Err(UrlError::TooLong(url.as_str().len()));
-    }
-    Ok(url)
+    default_policy().parse_seed(line)
 }
 
 /// Resolves `href` (as written in a page or a `Location` header) against
@@ -69,19 +127,17 @@ pub fn parse_seed(line: &str) -> Result<Url, UrlError> {
 /// `javascript:`, `data:`...), unparsable or over-long URLs.
 #[must_use]
 pub fn resolve_link(base: &Url, href: &str) -> Option<Url> {
-    let href = href.trim_matches(|c: char| c.is_ascii_whitespace() || c == '\u{0}');
-    if href.len() > MAX_URL_LEN * 2 {
-        return None;
-    }
-    let url = base.join(href).ok()?;
-    let url = normalize(url)?;
-    (url.as_str().len() <= MAX_URL_LEN).then_some(url)
+    default_policy().resolve_link(base, href)
 }
 
 /// Normalises an absolute URL in place of the crawl (see the module doc).
 /// `None` when it is not `http`/`https` or has no host.
 #[must_use]
-pub fn normalize(mut url: Url) -> Option<Url> {
+pub fn normalize(url: Url) -> Option<Url> {
+    normalize_with(url, default_policy())
+}
+
+fn normalize_with(mut url: Url, policy: &UrlPolicy) -> Option<Url> {
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none_or(str::is_empty) {
         return None;
     }
@@ -110,7 +166,7 @@ pub fn normalize(mut url: Url) -> Option<Url> {
         url.set_path(&p);
     }
     if let Some(q) = url.query() {
-        let q = normalize_query(q);
+        let q = normalize_query(q, &policy.strip);
         url.set_query(q.as_deref());
     }
     Some(url)
@@ -118,7 +174,7 @@ pub fn normalize(mut url: Url) -> Option<Url> {
 
 /// Removes stripped parameters and empty pairs, normalises escapes; `None`
 /// when nothing is left.
-fn normalize_query(q: &str) -> Option<String> {
+fn normalize_query(q: &str, strip: &[String]) -> Option<String> {
     if q.is_empty() {
         return None;
     }
@@ -128,7 +184,7 @@ fn normalize_query(q: &str) -> Option<String> {
             continue;
         }
         let name = pair.split('=').next().unwrap_or_default();
-        if is_stripped(name) {
+        if is_stripped(name, strip) {
             continue;
         }
         if !out.is_empty() {
@@ -143,8 +199,8 @@ fn normalize_query(q: &str) -> Option<String> {
     (!out.is_empty()).then_some(out)
 }
 
-fn is_stripped(name: &str) -> bool {
-    STRIPPED_PARAMS.iter().any(|p| match p.strip_suffix('*') {
+fn is_stripped(name: &str, strip: &[String]) -> bool {
+    strip.iter().any(|p| match p.strip_suffix('*') {
         Some(prefix) => name.len() >= prefix.len() && name[..prefix.len()].eq_ignore_ascii_case(prefix),
         None => name.eq_ignore_ascii_case(p),
     })
@@ -278,6 +334,17 @@ mod tests {
         assert_eq!(norm(b, "/p;jsessionid=ABC123?id=1"), Some("http://a.test/p?id=1".into()));
         assert_eq!(norm(b, "/p?PHPSESSID=1"), Some("http://a.test/p".into()));
         assert_eq!(norm(b, "/p?side=1"), Some("http://a.test/p?side=1".into()), "only whole names");
+    }
+
+    #[test]
+    fn the_stripped_list_is_configurable() {
+        let b = Url::parse("http://a.test/").expect("base");
+        let none = UrlPolicy::new(Vec::new());
+        assert_eq!(none.resolve_link(&b, "/p?utm_source=x&sid=1").map(|u| u.to_string()), Some("http://a.test/p?utm_source=x&sid=1".into()));
+        let mine = UrlPolicy::new(["REF".to_string(), "trk_*".to_string()]);
+        assert_eq!(mine.resolve_link(&b, "/p?ref=1&trk_a=2&utm_source=x").map(|u| u.to_string()), Some("http://a.test/p?utm_source=x".into()));
+        assert_eq!(mine.parse_seed("http://a.test/?Ref=9").map(|u| u.to_string()), Ok("http://a.test/".into()));
+        assert_eq!(UrlPolicy::default().stripped().len(), STRIPPED_PARAMS.len());
     }
 
     #[test]

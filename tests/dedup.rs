@@ -40,3 +40,22 @@ fn a_forgotten_url_is_fetched_again_when_the_crawl_goes_deeper() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a url"));
 }
+
+#[test]
+fn tracking_parameters_are_stripped_by_a_list_the_user_can_replace() {
+    let web = Web::start(FarmConfig { sites: 2, pages: 40, faults: false, seed: 5, ..FarmConfig::default() });
+    let args = ["--delay", "0", "--denoise", "off"];
+    let tracked = |docs: &[common::Doc]| docs.iter().filter(|d| d.url.contains("utm_") || d.url.contains("sid=")).count();
+    let default = web.dir("default");
+    web.crawl(&default, 2, &args);
+    assert_eq!(tracked(&read_docs(&default)), 0, "the default list strips utm_* and session ids");
+
+    let kept = web.dir("kept");
+    web.crawl(&kept, 2, &[&args[..], &["--strip-params", ""]].concat());
+    assert!(tracked(&read_docs(&kept)) > 0, "with an empty list the test web's tracking variants are crawled as they are");
+
+    // The list is fixed for a data folder: fingerprints depend on it.
+    let out = layercrawl(&web.run_args(&default, 2, &[&args[..], &["--strip-params", "utm_*"]].concat()));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--strip-params"), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -82,6 +82,11 @@ pub struct RunArgs {
     /// (faceted-search traps); the rest are labelled `trap`.
     #[arg(long, value_name = "N")]
     pub max_query_variants: Option<usize>,
+    /// Query parameters removed from every URL, comma-separated (`*` ends a
+    /// prefix); replaces the default list of tracking and session ids.
+    /// An empty value strips none.
+    #[arg(long, value_name = "LIST")]
+    pub strip_params: Option<String>,
     /// Print the summary as JSON on stdout (for cron and scripts).
     #[arg(long)]
     pub json: bool,

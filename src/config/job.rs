@@ -33,6 +33,7 @@ pub struct JobFile {
     pub cluster_sim: Option<f32>,
     pub noise_patterns: Option<PathBuf>,
     pub max_query_variants: Option<usize>,
+    pub strip_params: Option<Vec<String>>,
     pub store_body: Option<String>,
 }
 

@@ -120,6 +120,8 @@ pub struct FetchConfig {
     pub resolve: Vec<ResolveRule>,
     pub allow_private: bool,
     pub max_pages_per_host: Option<u64>,
+    /// How redirect targets are normalised.
+    pub urls: std::sync::Arc<crate::urlnorm::UrlPolicy>,
 }
 
 /// Everything a run needs, validated.
@@ -135,6 +137,8 @@ pub struct CrawlConfig {
     pub fetch: FetchConfig,
     pub parse: ParseConfig,
     pub optimise: OptimiseConfig,
+    /// URL normalisation: which query parameters are stripped.
+    pub urls: std::sync::Arc<crate::urlnorm::UrlPolicy>,
     pub json: bool,
     pub quiet: bool,
 }
@@ -237,6 +241,11 @@ impl CrawlConfig {
                 .collect(),
             None => Vec::new(),
         };
+        let urls = std::sync::Arc::new(match (&args.strip_params, job.strip_params) {
+            (Some(list), _) => crate::urlnorm::UrlPolicy::new(list.split(',').map(str::to_string)),
+            (None, Some(list)) => crate::urlnorm::UrlPolicy::new(list),
+            (None, None) => crate::urlnorm::UrlPolicy::default(),
+        });
         let max_query_variants = args.max_query_variants.or(job.max_query_variants).unwrap_or(100);
         if max_query_variants == 0 {
             return Err(bad("max-query-variants", "must be at least 1"));
@@ -271,8 +280,10 @@ impl CrawlConfig {
                 resolve,
                 allow_private: args.allow_private || job.allow_private.unwrap_or(false),
                 max_pages_per_host,
+                urls: std::sync::Arc::clone(&urls),
             },
-            parse: ParseConfig { noise_ratio, ..ParseConfig::default() },
+            parse: ParseConfig { noise_ratio, urls: std::sync::Arc::clone(&urls), ..ParseConfig::default() },
+            urls,
             optimise: OptimiseConfig {
                 denoise,
                 cluster: crate::denoise::cluster::ClusterConfig { sim: cluster_sim, ..Default::default() },

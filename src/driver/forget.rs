@@ -35,10 +35,12 @@ pub async fn forget(data: &str, urls: &[String]) -> Result<ForgetReport, RunErro
         was: "no crawl (state/run.json is missing)".into(),
         now: "a layercrawl data location".into(),
     })?;
+    // The crawl's own normalisation, so the fingerprints match its store.
+    let policy = state.strip_params.map_or_else(urlnorm::UrlPolicy::default, urlnorm::UrlPolicy::new);
     let mut by_part: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
     let mut report = ForgetReport::default();
     for raw in urls {
-        let url = urlnorm::parse_seed(raw).map_err(|e| RunError::BadUrl { url: raw.clone(), reason: e.to_string() })?;
+        let url = policy.parse_seed(raw).map_err(|e| RunError::BadUrl { url: raw.clone(), reason: e.to_string() })?;
         let part = partition_of_domain(&urlnorm::registrable_domain(url.host_str().unwrap_or_default()), state.partitions);
         by_part.entry(part).or_default().push(urlnorm::fingerprint(&url));
         report.urls.push(url.to_string());

@@ -71,6 +71,9 @@ pub struct RunState {
     pub partitions: u32,
     pub scope: Scope,
     pub seeds: Vec<String>,
+    /// The query parameters normalisation strips: fingerprints depend on it.
+    #[serde(default)]
+    pub strip_params: Option<Vec<String>>,
 }
 
 /// Everything a stage needs; cheap to clone.
@@ -93,7 +96,7 @@ pub struct Ctx {
 /// Bad seeds, an incompatible data location, or a storage failure.
 pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
     let started = Instant::now();
-    let seeds = read_seeds(&cfg.seeds)?;
+    let seeds = read_seeds(&cfg.seeds, &cfg.urls)?;
     for p in &seeds.problems {
         tracing::warn!("seeds file {} line {}: {}", cfg.seeds.display(), p.line, p.reason);
     }
@@ -103,6 +106,7 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
         partitions: cfg.partitions,
         scope: cfg.scope,
         seeds: seeds.urls.iter().map(ToString::to_string).collect(),
+        strip_params: Some(cfg.urls.stripped().to_vec()),
     };
     check_state(&store, &state).await?;
     let progress = Arc::new(Progress::new(!cfg.quiet && !cfg.json));
@@ -218,6 +222,10 @@ async fn check_state(store: &Store, now: &RunState) -> Result<(), RunError> {
     }
     if was.scope != now.scope {
         return Err(RunError::Incompatible { data, what: "--scope", was: format!("{:?}", was.scope).to_lowercase(), now: format!("{:?}", now.scope).to_lowercase() });
+    }
+    if was.strip_params.is_some() && was.strip_params != now.strip_params {
+        let show = |p: &Option<Vec<String>>| p.as_deref().map_or_else(String::new, |l| format!("[{}]", l.join(",")));
+        return Err(RunError::Incompatible { data, what: "--strip-params", was: show(&was.strip_params), now: show(&now.strip_params) });
     }
     if was.seeds != now.seeds {
         return Err(RunError::Incompatible { data, what: "seeds", was: format!("{} other seed URLs", was.seeds.len()), now: format!("{} seed URLs", now.seeds.len()) });

@@ -164,6 +164,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ip_literal_urls_are_checked_before_any_connection() {
+        // exchange() checks these before asking the client for a connection;
+        // the check itself is pure, so this test sends nothing anywhere.
+        let deny = AddressPolicy::default();
+        for (u, blocked) in [
+            ("http://127.0.0.1:8080/", true),
+            ("http://10.0.0.7/", true),
+            ("http://[::1]/", true),
+            ("http://169.254.169.254/latest/meta-data/", true),
+            ("http://[::ffff:192.168.1.1]/", true),
+            ("http://93.184.216.34/", false),
+            ("http://example.org/", false),
+        ] {
+            let url = Url::parse(u).expect("url");
+            let refused = literal_ip(&url).is_some_and(|ip| deny.check(ip).is_err());
+            assert_eq!(refused, blocked, "{u}");
+        }
+    }
+
+    #[test]
     fn retry_after_in_seconds_or_as_a_date() {
         let now = std::time::UNIX_EPOCH + Duration::from_secs(1_445_412_480); // Wed, 21 Oct 2015 07:28:00 GMT
         assert_eq!(parse_retry_after(" 120 ", now), Some(120));

@@ -270,4 +270,33 @@ mod tests {
         assert_eq!(allow.lookup("S000.test").await.expect("ok"), vec!["127.0.0.1:8080".parse().expect("addr")]);
         assert!(matches!(allow.lookup("meta.example").await, Err(ResolveError::Blocked { class: "metadata", .. })));
     }
+
+    #[tokio::test]
+    async fn the_connectors_entry_point_refuses_every_special_range() {
+        // `Resolve::resolve` is what the HTTP client's connector calls for every
+        // new connection; only override rules are used, so nothing leaves the
+        // machine even if the policy were broken (the test would then fail here,
+        // before any connection is made).
+        let cases = [
+            ("lo.example", "127.0.0.1:80", "loopback"),
+            ("ten.example", "10.1.2.3:80", "private"),
+            ("lan.example", "192.168.0.9:80", "private"),
+            ("ll.example", "169.254.7.7:80", "link-local"),
+            ("cgn.example", "100.64.1.1:80", "cgnat"),
+            ("md.example", "169.254.169.254:80", "metadata"),
+            ("v6.example", "[fd00:ec2::254]:80", "metadata"),
+            ("ula.example", "[fc00::5]:80", "private"),
+        ];
+        let rules = cases.iter().map(|(h, a, _)| ResolveRule::parse(&format!("{h}={a}")).expect("rule")).collect();
+        let resolver = PolicyResolver::new(rules, AddressPolicy::default());
+        for (host, _, class) in cases {
+            let name: Name = host.parse().expect("name");
+            let err = match Resolve::resolve(&resolver, name).await {
+                Ok(addrs) => panic!("{host}: the connector was handed {:?}", addrs.collect::<Vec<_>>()),
+                Err(e) => e,
+            };
+            let err = err.downcast_ref::<ResolveError>().expect("our error");
+            assert!(matches!(err, ResolveError::Blocked { class: c, .. } if *c == class), "{host}: {err}");
+        }
+    }
 }

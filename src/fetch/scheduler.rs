@@ -443,7 +443,7 @@ impl State<'_> {
             self.finish(job, Some(resp), err, None);
             return;
         }
-        let target = resp.location.as_deref().and_then(|loc| crate::urlnorm::resolve_link(&job.url, loc));
+        let target = resp.location.as_deref().and_then(|loc| self.f.cfg.urls.resolve_link(&job.url, loc));
         let Some(target) = target else {
             let detail = format!("redirect {} without a usable Location ({:?})", resp.status, resp.location);
             self.finish(job, Some(resp), Some((ErrorKind::BadRedirect, detail)), None);

@@ -37,11 +37,13 @@ pub struct ParseConfig {
     pub max_links: usize,
     /// Bytes of main text kept per page at most.
     pub max_text: usize,
+    /// How outlinks are normalised (which parameters are stripped).
+    pub urls: std::sync::Arc<urlnorm::UrlPolicy>,
 }
 
 impl Default for ParseConfig {
     fn default() -> Self {
-        Self { noise_ratio: 0.25, max_links: 10_000, max_text: 1 << 20 }
+        Self { noise_ratio: 0.25, max_links: 10_000, max_text: 1 << 20, urls: std::sync::Arc::default() }
     }
 }
 
@@ -131,7 +133,7 @@ pub fn parse_html(body: &[u8], content_type: Option<&str>, url: &Url, cfg: &Pars
         .into_iter()
         .filter(|l| !l.href.trim().is_empty() && !l.href.trim_start().starts_with('#'))
         .filter_map(|l| {
-            let target = urlnorm::resolve_link(&base, &l.href)?;
+            let target = cfg.urls.resolve_link(&base, &l.href)?;
             Some(Link { url: target, anchor: l.anchor, nofollow: l.nofollow, block_ratio: ratios[l.block] })
         })
         .collect();
