@@ -87,6 +87,10 @@ pub struct RunArgs {
     /// An empty value strips none.
     #[arg(long, value_name = "LIST")]
     pub strip_params: Option<String>,
+    /// Entries of the dedup cache lists, over all partitions (about 40
+    /// bytes each): with one layer's candidates, what dedup keeps in memory.
+    #[arg(long, value_name = "N")]
+    pub cache_entries: Option<usize>,
     /// Print the summary as JSON on stdout (for cron and scripts).
     #[arg(long)]
     pub json: bool,

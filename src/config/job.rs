@@ -34,6 +34,7 @@ pub struct JobFile {
     pub noise_patterns: Option<PathBuf>,
     pub max_query_variants: Option<usize>,
     pub strip_params: Option<Vec<String>>,
+    pub cache_entries: Option<usize>,
     pub store_body: Option<String>,
 }
 

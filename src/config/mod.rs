@@ -246,6 +246,10 @@ impl CrawlConfig {
             (None, Some(list)) => crate::urlnorm::UrlPolicy::new(list),
             (None, None) => crate::urlnorm::UrlPolicy::default(),
         });
+        let cache_entries = args.cache_entries.or(job.cache_entries).unwrap_or(1 << 18);
+        if !(1024..=1 << 30).contains(&cache_entries) {
+            return Err(bad("cache-entries", format!("{cache_entries}; allowed 1024..=1073741824")));
+        }
         let max_query_variants = args.max_query_variants.or(job.max_query_variants).unwrap_or(100);
         if max_query_variants == 0 {
             return Err(bad("max-query-variants", "must be at least 1"));
@@ -288,7 +292,7 @@ impl CrawlConfig {
                 denoise,
                 cluster: crate::denoise::cluster::ClusterConfig { sim: cluster_sim, ..Default::default() },
                 noise_patterns,
-                cache_entries: 1 << 18,
+                cache_entries,
                 max_query_variants,
             },
             json: args.json,
