@@ -357,6 +357,17 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_nightly_job_is_valid() {
+        let job = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs/nightly.toml");
+        let c = CrawlConfig::from_sources(&RunArgs { job: Some(job.clone()), ..RunArgs::default() }).expect("jobs/nightly.toml");
+        let dir = job.parent().expect("jobs/");
+        assert_eq!(c.seeds, dir.join("nightly-seeds.txt"));
+        assert_eq!(c.data, dir.join("../data").display().to_string());
+        assert_eq!((c.depth, c.fetch.per_host, c.fetch.delay), (3, 2, Duration::from_millis(1000)));
+        assert!(crate::seeds::read_seeds(&c.seeds, &c.urls).is_ok_and(|s| !s.urls.is_empty()));
+    }
+
+    #[test]
     fn bad_values_name_the_option() {
         let mut a = args();
         a.scope = Some("planet".into());
