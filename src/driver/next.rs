@@ -36,12 +36,18 @@ use crate::urlnorm;
 use super::{Ctx, RunError};
 
 /// One link target of the layer, on its way to the next layer.
+/// All the links of a layer to one URL, merged: the depth is the smallest
+/// (with its referrer, the smallest on a tie, so the choice does not depend
+/// on which page was fetched first).
 struct Candidate {
     row: InRow,
-    /// Followed unless clustering says otherwise (by the map-side labels).
+    /// Some link to it is followed (by the map-side labels), unless
+    /// clustering or the trap guards say otherwise.
     followed: bool,
-    /// Flagged by the DOM prefilter.
+    /// Every link to it was flagged by the DOM prefilter (a noise sample).
     dom: bool,
+    /// Some link to it is followable and not DOM-flagged.
+    content: bool,
 }
 
 /// Writes layer 0's input from the seeds.
@@ -114,13 +120,14 @@ pub async fn next_layer(ctx: &Ctx, layer: u32) -> Result<NextManifest, RunError>
     Ok(m)
 }
 
-/// Reads layer `layer`'s links: candidates (followed or DOM-flagged) within
-/// the depth limit, per target partition, in a deterministic order.
+/// Reads layer `layer`'s links: one candidate per distinct target (followed
+/// or DOM-flagged) within the depth limit, per target partition, in URL
+/// order. Memory grows with the distinct targets, not with the links.
 async fn read_candidates(ctx: &Ctx, layer: u32, m: &mut NextManifest) -> Result<Vec<Vec<Candidate>>, RunError> {
     let store = &ctx.store;
     let max_depth = i32::try_from(ctx.cfg.depth).unwrap_or(i32::MAX);
     let p = ctx.cfg.partitions;
-    let mut by_part: Vec<Vec<Candidate>> = (0..p).map(|_| Vec::new()).collect();
+    let mut by_part: Vec<HashMap<String, Candidate>> = (0..p).map(|_| HashMap::new()).collect();
     for path in link_shards(store, layer).await? {
         for b in read_batches(store, &path, Some(&["src_url", "dst_url", "depth", "noise", "followed"])).await? {
             let (src, dst, noise) = (str_col(&b, "src_url", &path)?, str_col(&b, "dst_url", &path)?, str_col(&b, "noise", &path)?);
@@ -138,17 +145,34 @@ async fn read_candidates(ctx: &Ctx, layer: u32, m: &mut NextManifest) -> Result<
                 if depth.value(i) > max_depth {
                     continue;
                 }
-                let url = dst.value(i);
+                let (url, d, from) = (dst.value(i), depth.value(i), src.value(i));
                 m.candidates += u64::from(follows);
-                by_part[partition_of(url, p) as usize].push(Candidate {
-                    row: InRow { url: url.to_string(), depth: depth.value(i), referrer: Some(src.value(i).to_string()) },
-                    followed: follows,
-                    dom,
-                });
+                let targets = &mut by_part[partition_of(url, p) as usize];
+                if let Some(c) = targets.get_mut(url) {
+                    // A repeat within this round: what the visit list is for.
+                    m.visit_hits += u64::from(follows && c.followed);
+                    c.followed |= follows;
+                    c.dom &= dom;
+                    c.content |= follows && !dom;
+                    if (d, from) < (c.row.depth, c.row.referrer.as_deref().unwrap_or_default()) {
+                        c.row.depth = d;
+                        c.row.referrer = Some(from.to_string());
+                    }
+                } else {
+                    let row = InRow { url: url.to_string(), depth: d, referrer: Some(from.to_string()) };
+                    targets.insert(url.to_string(), Candidate { row, followed: follows, dom, content: follows && !dom });
+                }
             }
         }
     }
-    Ok(by_part)
+    Ok(by_part
+        .into_iter()
+        .map(|targets| {
+            let mut v: Vec<Candidate> = targets.into_values().collect();
+            v.sort_unstable_by(|a, b| a.row.url.cmp(&b.row.url));
+            v
+        })
+        .collect())
 }
 
 /// Per partition: the fingerprints of followable URLs that clustering
@@ -167,7 +191,7 @@ fn cluster_partitions(by_part: &[Vec<Candidate>], known: &[&str], cfg: &crate::d
                 let domain = urlnorm::registrable_domain(urlnorm::host_of(url));
                 let e = by_domain.entry(domain).or_default().entry(url).or_insert((true, false));
                 e.0 &= c.dom;
-                e.1 |= c.followed && !c.dom;
+                e.1 |= c.content;
             }
             let blocks: Vec<(Vec<BlockUrl>, Vec<bool>)> = by_domain
                 .into_values()
@@ -337,7 +361,7 @@ mod tests {
     use super::*;
 
     fn cand(url: &str) -> Candidate {
-        Candidate { row: InRow { url: url.to_string(), depth: 1, referrer: None }, followed: true, dom: false }
+        Candidate { row: InRow { url: url.to_string(), depth: 1, referrer: None }, followed: true, dom: false, content: true }
     }
 
     #[test]
