@@ -11,8 +11,8 @@
 //!
 //! ```
 //! use layercrawl::urlnorm::resolve_link;
-//! let base = url::Url::parse("http://Example.COM:80/a/b.html").unwrap();
-//! let u = resolve_link(&base, "../c/%7euser/?utm_source=x#top").unwrap();
+//! let base = url::Url::parse("http://Example.COM:80/a/b.html").expect("an absolute URL");
+//! let u = resolve_link(&base, "../c/%7euser/?utm_source=x#top").expect("an http link");
 //! assert_eq!(u.as_str(), "http://example.com/c/~user/");
 //! ```
 

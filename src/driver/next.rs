@@ -41,6 +41,8 @@ use super::{Ctx, RunError};
 /// on which page was fetched first).
 struct Candidate {
     row: InRow,
+    /// Registrable domain of the URL: its partition and its clustering block.
+    domain: String,
     /// Some link to it is followed (by the map-side labels), unless
     /// clustering or the trap guards say otherwise.
     followed: bool,
@@ -127,7 +129,9 @@ async fn read_candidates(ctx: &Ctx, layer: u32, m: &mut NextManifest) -> Result<
     let store = &ctx.store;
     let max_depth = i32::try_from(ctx.cfg.depth).unwrap_or(i32::MAX);
     let p = ctx.cfg.partitions;
-    let mut by_part: Vec<HashMap<String, Candidate>> = (0..p).map(|_| HashMap::new()).collect();
+    // One entry per distinct target; the domain (a public-suffix lookup) is
+    // worked out once per target below, not once per link.
+    let mut targets: HashMap<String, Candidate> = HashMap::new();
     for path in link_shards(store, layer).await? {
         for b in read_batches(store, &path, Some(&["src_url", "dst_url", "depth", "noise", "followed"])).await? {
             let (src, dst, noise) = (str_col(&b, "src_url", &path)?, str_col(&b, "dst_url", &path)?, str_col(&b, "noise", &path)?);
@@ -147,7 +151,6 @@ async fn read_candidates(ctx: &Ctx, layer: u32, m: &mut NextManifest) -> Result<
                 }
                 let (url, d, from) = (dst.value(i), depth.value(i), src.value(i));
                 m.candidates += u64::from(follows);
-                let targets = &mut by_part[partition_of(url, p) as usize];
                 if let Some(c) = targets.get_mut(url) {
                     // A repeat within this round: what the visit list is for.
                     m.visit_hits += u64::from(follows && c.followed);
@@ -160,19 +163,21 @@ async fn read_candidates(ctx: &Ctx, layer: u32, m: &mut NextManifest) -> Result<
                     }
                 } else {
                     let row = InRow { url: url.to_string(), depth: d, referrer: Some(from.to_string()) };
-                    targets.insert(url.to_string(), Candidate { row, followed: follows, dom, content: follows && !dom });
+                    let c = Candidate { row, domain: String::new(), followed: follows, dom, content: follows && !dom };
+                    targets.insert(url.to_string(), c);
                 }
             }
         }
     }
-    Ok(by_part
-        .into_iter()
-        .map(|targets| {
-            let mut v: Vec<Candidate> = targets.into_values().collect();
-            v.sort_unstable_by(|a, b| a.row.url.cmp(&b.row.url));
-            v
-        })
-        .collect())
+    let mut by_part: Vec<Vec<Candidate>> = (0..p).map(|_| Vec::new()).collect();
+    for (_, mut c) in targets {
+        c.domain = urlnorm::registrable_domain(urlnorm::host_of(&c.row.url));
+        by_part[partition_of_domain(&c.domain, p) as usize].push(c);
+    }
+    for part in &mut by_part {
+        part.sort_unstable_by(|a, b| a.row.url.cmp(&b.row.url));
+    }
+    Ok(by_part)
 }
 
 /// Per partition: the fingerprints of followable URLs that clustering
@@ -185,11 +190,10 @@ fn cluster_partitions(by_part: &[Vec<Candidate>], known: &[&str], cfg: &crate::d
             // clustering depends on order, and the links' order depends on which
             // fetch finished first, so sorting keeps a resumed run identical.
             // Per URL: all its links DOM-flagged; any of them followable content.
-            let mut by_domain: BTreeMap<String, BTreeMap<&str, (bool, bool)>> = BTreeMap::new();
+            let mut by_domain: BTreeMap<&str, BTreeMap<&str, (bool, bool)>> = BTreeMap::new();
             for c in cands {
                 let url = c.row.url.as_str();
-                let domain = urlnorm::registrable_domain(urlnorm::host_of(url));
-                let e = by_domain.entry(domain).or_default().entry(url).or_insert((true, false));
+                let e = by_domain.entry(c.domain.as_str()).or_default().entry(url).or_insert((true, false));
                 e.0 &= c.dom;
                 e.1 |= c.content;
             }
@@ -361,7 +365,8 @@ mod tests {
     use super::*;
 
     fn cand(url: &str) -> Candidate {
-        Candidate { row: InRow { url: url.to_string(), depth: 1, referrer: None }, followed: true, dom: false, content: true }
+        let domain = urlnorm::registrable_domain(urlnorm::host_of(url));
+        Candidate { row: InRow { url: url.to_string(), depth: 1, referrer: None }, domain, followed: true, dom: false, content: true }
     }
 
     #[test]

@@ -307,11 +307,12 @@ impl State<'_> {
         }
         let rules = Arc::clone(self.hosts[h].robots.as_ref().expect("robots set above"));
         while let Some(mut job) = self.hosts[h].queue.pop_front() {
-            if let (Some(err), false) = (&rules.unreachable, rules.allows(&job.url)) {
-                self.finish(job, None, Some(err.clone()), None);
-                continue;
-            }
             if !rules.allows(&job.url) {
+                if let Some(err) = &rules.unreachable {
+                    // No robots.txt answer at all: the page fails for the same reason.
+                    self.finish(job, None, Some(err.clone()), None);
+                    continue;
+                }
                 let detail = format!("robots.txt of {} disallows this URL; no request was sent", self.hosts[h].origin);
                 self.finish(job, None, Some((ErrorKind::Robots, detail)), None);
                 continue;

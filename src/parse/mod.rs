@@ -12,7 +12,7 @@
 //! use layercrawl::parse::{parse_html, ParseConfig};
 //! let html = b"<title>Hi</title><nav><a href=/a>Home</a> <a href=/b>About</a></nav>\
 //!              <p>Some article text with <a href='/c?utm_source=x'>a link</a> inside.</p>";
-//! let base = url::Url::parse("http://s001.test/x/").unwrap();
+//! let base = url::Url::parse("http://s001.test/x/").expect("an absolute URL");
 //! let page = parse_html(html, Some("text/html"), &base, &ParseConfig::default());
 //! assert_eq!(page.title.as_deref(), Some("Hi"));
 //! assert_eq!(page.text, "Some article text with a link inside.");
