@@ -52,7 +52,7 @@ pub async fn score_against_truth(farm: &Farm, data: &str, depth: u32) -> Result<
     let store = Store::open(data)?;
     // (src, dst) -> (links labelled noise, links in all).
     let mut pairs: HashMap<(String, String), (u64, u64)> = HashMap::new();
-    for (path, _) in store.list("links").await? {
+    for path in store.parquet_files("links").await? {
         for b in read_batches(&store, &path, Some(&["src_url", "dst_url", "noise"])).await? {
             let (src, dst, noise) = (schema::string_col(&b, "src_url", &path)?, schema::string_col(&b, "dst_url", &path)?, schema::string_col(&b, "noise", &path)?);
             for i in 0..b.num_rows() {
@@ -76,7 +76,7 @@ pub async fn score_against_truth(farm: &Farm, data: &str, depth: u32) -> Result<
         scored += total;
     }
     let mut fetched = BTreeSet::new();
-    for (path, _) in store.list("doc").await? {
+    for path in store.parquet_files("doc").await? {
         for b in read_batches(&store, &path, Some(&["url", "status"])).await? {
             let url = schema::string_col(&b, "url", &path)?;
             let status = b.column_by_name("status").and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>());

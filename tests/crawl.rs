@@ -271,6 +271,9 @@ fn a_second_run_resumes_and_changes_nothing_and_other_settings_are_refused() {
 fn the_demo_runs_offline() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let data = tmp.path().join("demo");
+    // As in a fresh clone of the repository, whose data/doc/ holds a .gitkeep.
+    std::fs::create_dir_all(data.join("doc")).expect("doc/");
+    std::fs::write(data.join("doc/.gitkeep"), "").expect(".gitkeep");
     let out = layercrawl(&["demo", "--sites", "2", "--depth", "1", "--data", data.to_str().expect("utf8")]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);

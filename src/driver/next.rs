@@ -111,7 +111,7 @@ pub async fn next_layer(ctx: &Ctx, layer: u32) -> Result<NextManifest, RunError>
     }
 
     let mut carried: Vec<InRow> = Vec::new();
-    for (path, _) in store.list(&format!("state/carry/layer={layer}")).await? {
+    for path in store.parquet_files(&format!("state/carry/layer={layer}")).await? {
         for b in read_batches(store, &path, None).await? {
             carried.extend(schema::input_rows(&b, &path)?);
         }
@@ -341,7 +341,7 @@ async fn write_layer_input(ctx: &Ctx, target: u32, fresh: Vec<Vec<InRow>>, carri
 }
 
 async fn link_shards(store: &Store, layer: u32) -> Result<Vec<String>, StoreError> {
-    Ok(store.list(&format!("links/layer={layer}")).await?.into_iter().map(|(p, _)| p).filter(|p| p.ends_with(".parquet")).collect())
+    store.parquet_files(&format!("links/layer={layer}")).await
 }
 
 fn partition_of(url: &str, partitions: u32) -> u32 {

@@ -174,6 +174,15 @@ impl Store {
         Ok(out)
     }
 
+    /// The Parquet files under `prefix`, sorted. Anything else a user keeps
+    /// there (a `.gitkeep`, notes) is not data and is skipped.
+    ///
+    /// # Errors
+    /// When the listing fails.
+    pub async fn parquet_files(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        Ok(self.list(prefix).await?.into_iter().map(|(p, _)| p).filter(|p| p.ends_with(".parquet")).collect())
+    }
+
     /// Deletes the object at `path`; a missing object is not an error.
     ///
     /// # Errors
