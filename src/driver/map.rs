@@ -21,10 +21,17 @@ use crate::urlnorm;
 use super::process::{process, ProcessCtx, Processed};
 use super::{Ctx, RunError};
 
-/// Rows buffered before a batch is handed to the Parquet writer.
+/// Rows buffered before a batch is handed to the Parquet writer...
 const BATCH_ROWS: usize = 512;
-/// Row-group size of per-partition shards (the merge makes bigger ones).
-const SHARD_ROW_GROUP_BYTES: usize = 32 << 20;
+/// ...or bytes of body and text, whichever comes first: with many
+/// partitions at work at once, a partition's batch, its encoder's row
+/// group and its fetch queue are what the crawl's memory is made of.
+const BATCH_BYTES: usize = 2 << 20;
+/// Row-group size of per-partition shards, as encoded (the merge keeps
+/// the row groups, so this is also what readers see).
+const SHARD_ROW_GROUP_BYTES: usize = 8 << 20;
+/// Fetched pages waiting for a parse worker, per partition.
+const FETCHED_QUEUE: usize = 64;
 
 /// Reads one partition's input rows (empty when the file does not exist).
 ///
@@ -73,7 +80,7 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
             && partition_of_domain(&urlnorm::registrable_domain(u.host_str().unwrap_or_default()), partitions) == part
     };
     let deadline = ctx.layer_deadline;
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<Fetched>(256);
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Fetched>(FETCHED_QUEUE);
     let fetcher = ctx.fetcher.clone();
     let fetch = tokio::spawn(async move { fetcher.fetch_partition(tasks, follows, deadline, tx).await });
 
@@ -87,6 +94,7 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
     let mut docs = Sink::new(store, layout::doc(layer, part), schema::doc_schema());
     let mut links = Sink::new(store, layout::links(layer, part), schema::links_schema());
     let mut doc_buf: Vec<DocRow> = Vec::with_capacity(BATCH_ROWS);
+    let mut doc_buf_bytes = 0usize;
     let mut link_buf: Vec<LinkRow> = Vec::with_capacity(BATCH_ROWS * 8);
     let mut pending = FuturesOrdered::new();
     let max_pending = rayon::current_num_threads() * 4;
@@ -122,11 +130,13 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
                 }
                 tally(&mut manifest, &doc);
                 ctx.progress.page_done(doc.error.is_some() || doc.status >= 400);
+                doc_buf_bytes += doc.body.as_ref().map_or(0, |b| b.len()) + doc.text.as_ref().map_or(0, String::len);
                 doc_buf.push(doc);
                 link_buf.append(&mut l);
-                if doc_buf.len() >= BATCH_ROWS {
+                if doc_buf.len() >= BATCH_ROWS || doc_buf_bytes >= BATCH_BYTES {
                     docs.write(&schema::doc_batch(&doc_buf)?).await?;
                     doc_buf.clear();
+                    doc_buf_bytes = 0;
                 }
                 if link_buf.len() >= BATCH_ROWS * 8 {
                     manifest.links += link_buf.len() as u64;

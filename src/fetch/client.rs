@@ -52,7 +52,10 @@ pub async fn exchange(client: &reqwest::Client, policy: AddressPolicy, url: &Url
     let content_type = header(reqwest::header::CONTENT_TYPE);
     let location = header(reqwest::header::LOCATION);
     let retry_after = header(reqwest::header::RETRY_AFTER).and_then(|v| parse_retry_after(&v, std::time::SystemTime::now()));
-    let mut body = BytesMut::new();
+    // Sized once from Content-Length (bounded by the body limit), so a
+    // body arriving in many chunks is copied once, not regrown.
+    let expected = resp.content_length().unwrap_or(0).min(max_body);
+    let mut body = BytesMut::with_capacity(usize::try_from(expected).unwrap_or(0));
     let mut received: u64 = 0;
     let mut truncated = false;
     loop {

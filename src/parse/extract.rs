@@ -101,6 +101,8 @@ struct State {
     /// A line break seen and not yet written.
     pending_break: bool,
     seg_block: usize,
+    /// Reused buffer of [`State::push_ascii`].
+    scratch: Vec<u8>,
 }
 
 impl State {
@@ -136,24 +138,7 @@ impl State {
             return;
         }
         let block = self.cur_block();
-        let mut chars = 0u32;
-        for c in s.chars() {
-            if c.is_whitespace() {
-                self.pending_space = true;
-                continue;
-            }
-            chars += 1;
-            if self.out.text.len() >= self.max_text {
-                continue;
-            }
-            if self.seg_block != block || self.out.segments.is_empty() || self.pending_break {
-                self.start_segment(block);
-            } else if self.pending_space {
-                self.out.text.push(' ');
-            }
-            self.pending_space = false;
-            self.out.text.push(c);
-        }
+        let chars = if s.is_ascii() { self.push_ascii(s, block) } else { self.push_words(s, block) };
         if let Some(last) = self.out.segments.last_mut() {
             last.2 = self.out.text.len();
         }
@@ -166,6 +151,75 @@ impl State {
                 a.text.push_str(s);
             }
         }
+    }
+
+    /// Appends ASCII text with whitespace runs collapsed, in one branch-free
+    /// pass over the bytes (text is most of a page); returns the count of
+    /// non-whitespace chars.
+    fn push_ascii(&mut self, s: &str, block: usize) -> u32 {
+        let bytes = s.as_bytes();
+        let Some(first) = bytes.iter().position(|&c| !is_ascii_space(c)) else {
+            self.pending_space |= !bytes.is_empty();
+            return 0;
+        };
+        let last = bytes.iter().rposition(|&c| !is_ascii_space(c)).unwrap_or(first);
+        if first > 0 {
+            self.pending_space = true;
+        }
+        let core = &bytes[first..=last];
+        let mut out = std::mem::take(&mut self.scratch);
+        out.clear();
+        out.resize(core.len(), 0);
+        let (mut w, mut prev_space, mut chars) = (0usize, false, 0u32);
+        for &c in core {
+            let space = is_ascii_space(c);
+            out[w] = if space { b' ' } else { c };
+            w += usize::from(!(space && prev_space));
+            prev_space = space;
+            chars += u32::from(!space);
+        }
+        let room = self.max_text.saturating_sub(self.out.text.len());
+        if room > 0 {
+            if self.seg_block != block || self.out.segments.is_empty() || self.pending_break {
+                self.start_segment(block);
+            } else if self.pending_space {
+                self.out.text.push(' ');
+            }
+            // ASCII: every byte boundary is a char boundary.
+            self.out.text.push_str(std::str::from_utf8(&out[..w.min(room)]).unwrap_or_default());
+        }
+        self.pending_space = last + 1 < bytes.len();
+        self.scratch = out;
+        chars
+    }
+
+    /// Appends any text word by word, whitespace runs collapsed; returns
+    /// the count of non-whitespace chars.
+    fn push_words(&mut self, s: &str, block: usize) -> u32 {
+        let mut chars = 0u32;
+        // Word by word: whitespace runs collapse to one space.
+        let mut words = Words { s, at: 0 };
+        while let Some((space_before, word, n)) = words.next_word() {
+            if space_before {
+                self.pending_space = true;
+            }
+            if word.is_empty() {
+                continue;
+            }
+            chars = chars.saturating_add(n);
+            let room = self.max_text.saturating_sub(self.out.text.len());
+            if room == 0 {
+                continue;
+            }
+            if self.seg_block != block || self.out.segments.is_empty() || self.pending_break {
+                self.start_segment(block);
+            } else if self.pending_space {
+                self.out.text.push(' ');
+            }
+            self.pending_space = false;
+            self.out.text.push_str(truncate_chars(word, room));
+        }
+        chars
     }
 
     fn start_segment(&mut self, block: usize) {
@@ -363,6 +417,7 @@ pub fn extract(html: &str, max_links: usize, max_text: usize) -> Extracted {
         pending_space: false,
         pending_break: false,
         seg_block: 0,
+        scratch: Vec::new(),
     };
     let tok = Tokenizer::new(Sink(RefCell::new(state)), TokenizerOpts::default());
     let input = BufferQueue::default();
@@ -375,4 +430,96 @@ pub fn extract(html: &str, max_links: usize, max_text: usize) -> Extracted {
         st.out.title = Some(collapse(&st.title, MAX_TITLE)).filter(|t| !t.is_empty());
     }
     st.out
+}
+
+/// The prefix of `s` of `max` bytes, when longer, cut on a char
+/// boundary, rounded up to the next boundary (the text limit is soft by
+/// one char, as it always was).
+fn truncate_chars(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end += 1;
+    }
+    &s[..end]
+}
+
+/// Splits text into words at Unicode whitespace, scanning bytes: ASCII
+/// (nearly all of a page) never goes through char decoding.
+struct Words<'a> {
+    s: &'a str,
+    at: usize,
+}
+
+impl<'a> Words<'a> {
+    /// The next word, whether whitespace came before it, and its length in
+    /// chars. A trailing whitespace run yields an empty word.
+    #[inline]
+    fn next_word(&mut self) -> Option<(bool, &'a str, u32)> {
+        let bytes = self.s.as_bytes();
+        if self.at >= bytes.len() {
+            return None;
+        }
+        let mut space = false;
+        while self.at < bytes.len() {
+            let len = self.space_len(bytes[self.at]);
+            if len == 0 {
+                break;
+            }
+            space = true;
+            self.at += len;
+        }
+        let start = self.at;
+        let mut chars = 0u32;
+        while self.at < bytes.len() {
+            let b = bytes[self.at];
+            if b < 0x80 {
+                if is_ascii_space(b) {
+                    break;
+                }
+                self.at += 1;
+            } else {
+                if self.space_len(b) > 0 {
+                    break;
+                }
+                self.at += utf8_len(b);
+            }
+            chars += 1;
+        }
+        Some((space, &self.s[start..self.at], chars))
+    }
+
+    /// The byte length of the whitespace char at `self.at`, whose first
+    /// byte is `b`, or 0 when it is not whitespace.
+    #[inline]
+    fn space_len(&self, b: u8) -> usize {
+        if b < 0x80 {
+            return usize::from(is_ascii_space(b));
+        }
+        match self.s[self.at..].chars().next() {
+            Some(c) if c.is_whitespace() => c.len_utf8(),
+            _ => 0,
+        }
+    }
+}
+
+/// `char::is_whitespace` for ASCII (which includes vertical tab).
+#[inline]
+fn is_ascii_space(b: u8) -> bool {
+    // Branch-free: a bit mask of \t \n \x0b \x0c \r and space.
+    const MASK: u64 = (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12) | (1 << 13) | (1 << 32);
+    (b <= b' ') & ((MASK >> (b & 63)) & 1 == 1)
+}
+
+/// Length of the UTF-8 sequence that starts with `lead`.
+#[inline]
+fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0..=0x7f => 1,
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        _ => 4,
+    }
 }

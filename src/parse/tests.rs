@@ -127,3 +127,15 @@ fn html_is_recognised_by_type_and_by_sniffing() {
     assert!(!is_html(Some("application/pdf"), b"<html>"));
     assert!(!is_html(Some("image/png"), b"<html>"));
 }
+
+#[test]
+fn whitespace_collapses_the_same_on_the_ascii_and_the_general_path() {
+    // Text tokens that are pure ASCII take a byte-level path; any other
+    // char sends the token word by word. Both must collapse alike.
+    let ascii = page("<p> one\t\n two \x0c three\r\n</p><p>four<b> five </b>six</p>");
+    assert_eq!(ascii.text, "one two three\nfour five six");
+    let mixed = page("<p> one\t\n two \x0c three\u{a0}é\r\n</p><p>four<b> five </b>six\u{3000}</p>");
+    assert_eq!(mixed.text, "one two three é\nfour five six");
+    let blank = page("<p>a<b>   </b>b</p>");
+    assert_eq!(blank.text, "a b");
+}

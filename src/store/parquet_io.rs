@@ -16,6 +16,10 @@ use tokio::io::AsyncWriteExt;
 
 use super::{Store, StoreError};
 
+/// Columns whose values rarely repeat within a file: written without a
+/// dictionary.
+const UNIQUE_VALUED: &[&str] = &["url", "final_url", "body", "text", "fetched_at"];
+
 /// Writes one Parquet file as a stream of batches, zstd-compressed, with row
 /// groups cut at `row_group_bytes`. The object becomes visible only when
 /// [`ShardWriter::finish`] returns (multipart upload, or a staged local file
@@ -60,11 +64,19 @@ impl ShardWriter {
     /// # Errors
     /// When the writer cannot be set up.
     pub fn create(store: &Store, path: &str, schema: SchemaRef, row_group_bytes: usize) -> Result<Self, StoreError> {
-        let props = WriterProperties::builder()
+        let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).expect("3 is a valid zstd level")))
             .set_max_row_group_bytes(Some(row_group_bytes.max(1)))
-            .set_max_row_group_row_count(Some(1 << 20))
-            .build();
+            .set_max_row_group_row_count(Some(1 << 20));
+        // A dictionary only pays for repeated values; for a page's body or
+        // text it is built, found useless and dropped for every column
+        // chunk, at the price of a second compression of its first MiB.
+        for field in schema.fields() {
+            if UNIQUE_VALUED.contains(&field.name().as_str()) {
+                props = props.set_column_dictionary_enabled(field.name().as_str().into(), false);
+            }
+        }
+        let props = props.build();
         let encoded = SharedBuf::default();
         let encoder = ArrowWriter::try_new(encoded.clone(), schema, Some(props))
             .map_err(|source| StoreError::Parquet { path: path.to_string(), source })?;
