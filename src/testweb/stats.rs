@@ -8,7 +8,7 @@
 //! small map.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -27,6 +27,9 @@ pub struct FarmStats {
     /// Hosts that received at least one request, by lower-case name.
     pub hosts: BTreeMap<String, HostStats>,
     pub total_requests: u64,
+    /// Most requests in flight at once over all hosts.
+    #[serde(default)]
+    pub max_in_flight: u32,
 }
 
 /// What one host saw.
@@ -79,6 +82,8 @@ pub struct LiveStats {
     known: Vec<Mutex<Live>>,
     other: Mutex<HashMap<Box<str>, Live>>,
     total: AtomicU64,
+    in_flight: AtomicU32,
+    max_in_flight: AtomicU32,
 }
 
 /// Keeps a request counted as in flight until dropped.
@@ -90,6 +95,7 @@ pub struct InFlight {
 impl Drop for InFlight {
     fn drop(&mut self) {
         self.stats.with(&self.slot, |l| l.in_flight = l.in_flight.saturating_sub(1));
+        self.stats.in_flight.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -121,7 +127,7 @@ impl LiveStats {
     #[must_use]
     pub fn new(names: Vec<String>, log: bool) -> Self {
         let known = names.iter().map(|_| Mutex::new(Live::default())).collect();
-        Self { start: Instant::now(), log, names, known, other: Mutex::new(HashMap::new()), total: AtomicU64::new(0) }
+        Self { start: Instant::now(), log, names, known, other: Mutex::new(HashMap::new()), total: AtomicU64::new(0), in_flight: AtomicU32::new(0), max_in_flight: AtomicU32::new(0) }
     }
 
     fn with<R>(&self, slot: &Slot, f: impl FnOnce(&mut Live) -> R) -> R {
@@ -141,6 +147,8 @@ impl LiveStats {
     pub fn arrive(self: &Arc<Self>, slot: Slot, path_and_query: &str, robots: bool, disallowed: bool) -> Arrival {
         let now = Instant::now();
         self.total.fetch_add(1, Ordering::Relaxed);
+        let now_in_flight = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        self.max_in_flight.fetch_max(now_in_flight, Ordering::Relaxed);
         let gap = self.with(&slot, |l| {
             l.s.requests += 1;
             if robots {
@@ -186,7 +194,11 @@ impl LiveStats {
         for (name, l) in lock(&self.other).iter() {
             hosts.insert(name.to_string(), l.s.clone());
         }
-        FarmStats { hosts, total_requests: self.total.load(Ordering::Relaxed) }
+        FarmStats {
+            hosts,
+            total_requests: self.total.load(Ordering::Relaxed),
+            max_in_flight: self.max_in_flight.load(Ordering::Relaxed),
+        }
     }
 
     /// Forgets everything except the requests in flight right now.
@@ -202,6 +214,7 @@ impl LiveStats {
         }
         lock(&self.other).retain(|_, l| l.in_flight > 0);
         self.total.store(0, Ordering::Relaxed);
+        self.max_in_flight.store(self.in_flight.load(Ordering::Relaxed), Ordering::Relaxed);
     }
 }
 
@@ -230,7 +243,7 @@ mod tests {
         assert_eq!(a.log.len(), 2);
         assert!(!snap.hosts.contains_key("b.test"));
         assert_eq!(snap.hosts["ext.test"].statuses[&404], 1);
-        assert_eq!(snap.total_requests, 3);
+        assert_eq!((snap.total_requests, snap.max_in_flight), (3, 2), "a.test had two at once, then one of them and ext.test");
         let json = serde_json::to_string(&snap).expect("json");
         assert_eq!(serde_json::from_str::<FarmStats>(&json).expect("parse"), snap);
         drop((a2, o));

@@ -1,0 +1,517 @@
+//! The benchmark suite: one command, one table, one JSON file.
+//!
+//! `cargo bench --bench suite` runs four scenarios against the test web,
+//! which runs as its own process (`layercrawl webfarm`) so that its CPU time
+//! is measured apart from the crawler's:
+//!
+//! - `cpu`: a loopback crawl with no latency (50 sites, depth 3), three
+//!   times; then the limit measured in the same run: parse + extract of the
+//!   crawl's own pages on one core, and the test web's CPU per request.
+//! - `peer`: Scrapy (from PyPI, `benches/peers/`) crawling the same web with
+//!   the same seeds, depth, scope and politeness.
+//! - `wan`: a simulated WAN (thousands of hosts, 100-300 ms per response,
+//!   1 s delay and 1 connection per host) against its politeness bound.
+//! - `scale`: a 100 k-page and a 1 M-page crawl with the same settings:
+//!   peak RSS and time per page side by side.
+//!
+//! The crawler's CPU time and peak RSS come from `wait4` on its process.
+//! Settings: `SUITE` (scenarios, comma-separated; default all), `SUITE_RUNS`
+//! (3), `SUITE_JSON` (default `target/bench-suite.json`), `SUITE_WAN_SITES`
+//! (2000), `SUITE_SCALE_SITES` (320: about 1.1 M pages; the small crawl is a
+//! tenth).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Instant;
+
+use arrow::array::{Array, AsArray, RecordBatch};
+use arrow::datatypes::Int32Type;
+use layercrawl::parse::{parse_html, ParseConfig};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ProjectionMask;
+use serde_json::{json, Value};
+use url::Url;
+
+const BIN: &str = env!("CARGO_BIN_EXE_layercrawl");
+
+fn main() {
+    if std::env::args().any(|a| a == "--list" || a == "--test") {
+        return; // `cargo test --benches` probes; nothing to list.
+    }
+    let wanted = std::env::var("SUITE").unwrap_or_else(|_| "cpu,peer,wan,scale".into());
+    let wanted: Vec<&str> = wanted.split(',').map(str::trim).collect();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut table = Table::default();
+    let machine = machine();
+    println!("benchmark suite on {}", machine["summary"].as_str().unwrap_or("?"));
+    if wanted.contains(&"cpu") || wanted.contains(&"peer") {
+        cpu_bound(tmp.path(), &mut table, wanted.contains(&"cpu"), wanted.contains(&"peer"));
+    }
+    if wanted.contains(&"wan") {
+        latency_bound(tmp.path(), &mut table);
+    }
+    if wanted.contains(&"scale") {
+        scale(tmp.path(), &mut table);
+    }
+    table.print();
+    let out = std::env::var("SUITE_JSON").map_or_else(|_| target_dir().join("bench-suite.json"), PathBuf::from);
+    let doc = json!({ "machine": machine, "rows": table.rows });
+    std::fs::write(&out, serde_json::to_vec_pretty(&doc).expect("json")).expect("write the JSON table");
+    println!("written: {}", out.display());
+}
+
+// ---------------------------------------------------------------- scenarios
+
+/// Loopback, no latency: the crawl against the machine's limit, and Scrapy.
+fn cpu_bound(tmp: &Path, table: &mut Table, ours: bool, peer: bool) {
+    let runs = env_u32("SUITE_RUNS", 3).max(1);
+    let farm = FarmProcess::start(&["--sites", "50", "--pages", "400", "--page-kb", "24"], 50);
+    let seeds = farm.write_seeds(tmp, "cpu-seeds.txt");
+    let cores = cores();
+    let crawl_args = |data: &Path| -> Vec<String> {
+        let mut a = farm.crawl_args(&seeds, data, 3);
+        a.extend(["--delay", "0", "--per-host", "8", "--concurrency", "256", "--partitions", "8"].map(String::from));
+        a
+    };
+    let mut last_data = None;
+    if ours {
+        let (mut rate, mut mbs, mut cpu_k, mut rss, mut serve_s) = (vec![], vec![], vec![], vec![], vec![]);
+        let mut pages = 0.0;
+        for run in 0..runs {
+            let data = tmp.join(format!("cpu-{run}"));
+            let farm_cpu = farm.cpu_seconds();
+            let c = crawl(&crawl_args(&data));
+            let farm_cpu = farm.cpu_seconds() - farm_cpu;
+            pages = responses(&data.join("doc")) as f64;
+            println!("  cpu run {run}: {pages} pages in {:.1} s, crawler {:.1} CPU s, peak RSS {:.0} MB; test web {farm_cpu:.1} CPU s", c.wall, c.cpu, c.rss_mb);
+            rate.push(pages / c.wall);
+            mbs.push(c.summary["bytes"].as_f64().unwrap_or(0.0) / 1e6 / c.wall);
+            cpu_k.push(c.cpu / pages * 1000.0);
+            rss.push(c.rss_mb);
+            serve_s.push(farm_cpu / pages);
+            if let Some(old) = last_data.replace(data) {
+                let _ = std::fs::remove_dir_all(old);
+            }
+        }
+        let data = last_data.as_ref().expect("at least one run");
+        let parse_s = parse_cost(&data.join("doc"));
+        let rate = median(rate);
+        let serve_s = median(serve_s);
+        let parse_limit = cores / parse_s;
+        let limit = cores / (parse_s + serve_s);
+        let s = "cpu";
+        table.add(s, "pages crawled (HTTP responses, robots.txt excluded)", pages, "pages");
+        table.add(s, "crawl rate", rate, "pages/s");
+        table.add(s, "HTML throughput", median(mbs), "MB/s");
+        table.add(s, "crawler CPU", median(cpu_k), "CPU s / 1000 pages");
+        table.add(s, "crawler peak RSS", max(&rss), "MB");
+        table.add(s, "parse + extract, one core, same pages", 1.0 / parse_s, "pages/s");
+        table.add(s, "test web CPU per page during the crawl", serve_s * 1e3, "ms");
+        table.add(s, &format!("limit: parse alone x {cores} cores"), parse_limit, "pages/s");
+        table.add(s, &format!("limit: test web alone x {cores} cores"), cores / serve_s, "pages/s");
+        table.add(s, "limit: parse + test web sharing the cores", limit, "pages/s");
+        table.add(s, "crawl / limit (parse + test web)", rate / limit, "ratio");
+        table.add(s, "crawl / limit (parse alone)", rate / parse_limit, "ratio");
+    }
+    if peer {
+        let python = peers_python();
+        let out = tmp.join("scrapy");
+        let mut cmd = Command::new(python);
+        cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/scrapy_crawl.py"))
+            .arg("--seeds").arg(&seeds)
+            .args(["--proxy", &format!("http://{}", farm.addr), "--depth", "3", "--per-host", "8", "--concurrency", "256", "--delay-ms", "0"])
+            .arg("--out").arg(&out);
+        let r = run_measured(&mut cmd, &tmp.join("scrapy.out"), &tmp.join("scrapy.err"));
+        let summary: Value = last_json_line(&r.stdout).unwrap_or_else(|| panic!("Scrapy printed no summary; its log: {}", r.stderr_tail()));
+        let pages = summary["pages"].as_f64().unwrap_or(0.0);
+        println!("  scrapy: {pages} pages in {:.1} s, {:.1} CPU s, peak RSS {:.0} MB", r.wall, r.cpu, r.rss_mb);
+        let s = "peer";
+        table.add(s, "Scrapy pages crawled", pages, "pages");
+        table.add(s, "Scrapy crawl rate", pages / r.wall, "pages/s");
+        table.add(s, "Scrapy CPU", r.cpu / pages * 1000.0, "CPU s / 1000 pages");
+        table.add(s, "Scrapy peak RSS", r.rss_mb, "MB");
+        if let (Some(ours), Some(rss)) = (table.get("cpu", "crawl rate"), table.get("cpu", "crawler peak RSS")) {
+            table.add(s, "layercrawl / Scrapy, pages/s", ours / (pages / r.wall), "ratio");
+            table.add(s, "layercrawl / Scrapy, peak RSS", rss / r.rss_mb, "ratio");
+        }
+    }
+    farm.stop();
+}
+
+/// A slow web: the sustained rate against the politeness bound.
+fn latency_bound(tmp: &Path, table: &mut Table) {
+    let sites = env_u32("SUITE_WAN_SITES", 2000);
+    let window_s = 20.0;
+    let delay_s = 1.0;
+    let farm = FarmProcess::start(
+        &["--sites", &sites.to_string(), "--pages", "100", "--page-kb", "4", "--latency", "100-300"],
+        sites as usize,
+    );
+    let seeds = farm.write_seeds(tmp, "wan-seeds.txt");
+    let data = tmp.join("wan");
+    let mut args = farm.crawl_args(&seeds, &data, 1);
+    args.extend(
+        ["--delay", "1000", "--per-host", "1", "--concurrency", "20000", "--partitions", "8", "--layer-timeout", "20s"]
+            .map(String::from),
+    );
+    let c = crawl(&args);
+    let stats = farm.stats();
+    let layer = &c.summary["layers"][1];
+    let seconds = layer["seconds"].as_f64().unwrap_or(window_s);
+    // Work each host had in the measured layer, and what it got.
+    let queued = host_counts(&data.join("in/layer=1"), "url", None);
+    let done = host_counts(&data.join("doc/layer=1"), "url", Some("status"));
+    let pages: u64 = done.values().sum();
+    let per_host_cap = 1.0 + (seconds / delay_s).floor();
+    let achievable: f64 = queued.values().map(|&n| (n as f64).min(per_host_cap)).sum::<f64>() / seconds;
+    let busy = queued.values().filter(|&&n| n as f64 >= per_host_cap).count();
+    let rate = pages as f64 / seconds;
+    let max_per_host = stats["hosts"].as_object().map_or(0, |h| h.values().filter_map(|s| s["max_in_flight"].as_u64()).max().unwrap_or(0));
+    let min_gap = stats["hosts"].as_object().map_or(f64::NAN, |h| {
+        h.values().filter_map(|s| s["min_gap_ms"].as_f64()).fold(f64::INFINITY, f64::min)
+    });
+    println!("  wan: {pages} pages in {seconds:.1} s over {} hosts ({busy} with work for the whole window)", queued.len());
+    let s = "wan";
+    table.add(s, "hosts with URLs in the measured layer", queued.len() as f64, "hosts");
+    table.add(s, "hosts with work for the whole layer", busy as f64, "hosts");
+    table.add(s, "sustained rate (layer 1)", rate, "pages/s");
+    table.add(s, "politeness bound: busy hosts / delay", busy as f64 / delay_s, "pages/s");
+    table.add(s, "politeness bound: sum of min(URLs, 1 + T/delay) / T", achievable, "pages/s");
+    table.add(s, "sustained / politeness bound", rate / achievable, "ratio");
+    table.add(s, "peak requests in flight (server side)", stats["max_in_flight"].as_f64().unwrap_or(0.0), "requests");
+    table.add(s, "most requests in flight on one host", max_per_host as f64, "requests");
+    table.add(s, "smallest gap between two requests to one host", min_gap, "ms");
+    table.add(s, "crawler peak RSS", c.rss_mb, "MB");
+    farm.stop();
+}
+
+/// The same crawl at 100 k and 1 M pages: memory and time per page.
+fn scale(tmp: &Path, table: &mut Table) {
+    let large = env_u32("SUITE_SCALE_SITES", 320);
+    let mut seen = Vec::new();
+    for sites in [large / 10, large] {
+        let farm = FarmProcess::start(&["--sites", &sites.to_string(), "--pages", "1000", "--page-kb", "4"], sites as usize);
+        let seeds = farm.write_seeds(tmp, &format!("scale-{sites}.txt"));
+        let data = tmp.join(format!("scale-{sites}"));
+        let mut args = farm.crawl_args(&seeds, &data, 4);
+        args.extend(["--delay", "0", "--per-host", "8", "--concurrency", "256", "--partitions", "8"].map(String::from));
+        let c = crawl(&args);
+        let pages = responses(&data.join("doc")) as f64;
+        println!("  scale {sites} sites: {pages} pages in {:.1} s, peak RSS {:.0} MB", c.wall, c.rss_mb);
+        let label = if sites == large { "large" } else { "small" };
+        let s = "scale";
+        table.add(s, &format!("{label} crawl: pages (5 layers)"), pages, "pages");
+        table.add(s, &format!("{label} crawl: time per 1000 pages"), c.wall / pages * 1000.0, "s");
+        table.add(s, &format!("{label} crawl: peak RSS"), c.rss_mb, "MB");
+        seen.push((pages, c.wall / pages, c.rss_mb));
+        let _ = std::fs::remove_dir_all(&data);
+        farm.stop();
+    }
+    let (small, large) = (seen[0], seen[1]);
+    table.add("scale", "peak RSS large / small", large.2 / small.2, "ratio");
+    table.add("scale", "time per page large / small", large.1 / small.1, "ratio");
+}
+
+// ---------------------------------------------------------------- limit
+
+/// Seconds per page of `parse_html` on one core, over up to 4,000 of the
+/// crawl's own HTML pages (bodies read back from its Parquet output).
+fn parse_cost(doc: &Path) -> f64 {
+    let mut pages: Vec<(Url, Option<String>, Vec<u8>)> = Vec::new();
+    for batch in read_dir_batches(doc, &["final_url", "status", "content_type", "body"]) {
+        let url = batch.column(0).as_string::<i32>();
+        let status = batch.column(1).as_primitive::<Int32Type>();
+        let ct = batch.column(2).as_string::<i32>();
+        let body = batch.column(3).as_binary::<i32>();
+        for i in 0..batch.num_rows() {
+            if status.value(i) == 200 && !body.is_null(i) && !ct.is_null(i) && ct.value(i).contains("html") {
+                if let Ok(u) = Url::parse(url.value(i)) {
+                    pages.push((u, Some(ct.value(i).to_string()), body.value(i).to_vec()));
+                }
+            }
+        }
+    }
+    assert!(!pages.is_empty(), "no HTML pages in {}", doc.display());
+    let step = (pages.len() / 4000).max(1);
+    let sample: Vec<_> = pages.into_iter().step_by(step).take(4000).collect();
+    let cfg = ParseConfig::default();
+    let mut per_page = Vec::new();
+    for _ in 0..3 {
+        let t = Instant::now();
+        let mut links = 0usize;
+        for (url, ct, body) in &sample {
+            links += std::hint::black_box(parse_html(body, ct.as_deref(), url, &cfg)).links.len();
+        }
+        std::hint::black_box(links);
+        per_page.push(t.elapsed().as_secs_f64() / sample.len() as f64);
+    }
+    median(per_page)
+}
+
+// ---------------------------------------------------------------- processes
+
+/// The test web in its own process.
+struct FarmProcess {
+    child: Child,
+    addr: String,
+    seeds: Vec<String>,
+}
+
+impl FarmProcess {
+    fn start(args: &[&str], sites: usize) -> Self {
+        let mut child = Command::new(BIN)
+            .args(["webfarm", "--listen", "127.0.0.1:0", "--faults", "off"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the test web");
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout"));
+        let (mut addr, mut seeds) = (None, Vec::new());
+        let mut line = String::new();
+        while seeds.len() < sites {
+            line.clear();
+            if lines.read_line(&mut line).expect("read the test web's output") == 0 {
+                panic!("the test web exited early");
+            }
+            let l = line.trim();
+            if let Some(rule) = l.strip_prefix("# resolve rule: *.test=") {
+                addr = Some(rule.to_string());
+            } else if !l.starts_with('#') && !l.is_empty() {
+                seeds.push(l.to_string());
+            }
+        }
+        // Keep the pipe open (and drained) so the web never blocks on a write.
+        std::thread::spawn(move || std::io::copy(&mut lines, &mut std::io::sink()));
+        Self { child, addr: addr.expect("the test web prints its resolve rule"), seeds }
+    }
+
+    fn write_seeds(&self, dir: &Path, name: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, self.seeds.join("\n")).expect("write seeds");
+        p
+    }
+
+    fn crawl_args(&self, seeds: &Path, data: &Path, depth: u32) -> Vec<String> {
+        let mut a: Vec<String> = vec!["run".into(), "--seeds".into(), seeds.display().to_string()];
+        a.extend(["--depth".into(), depth.to_string(), "--data".into(), data.display().to_string()]);
+        a.extend(["--resolve".into(), format!("*.test={}", self.addr), "--allow-private".into()]);
+        a.extend(["--scope", "domain", "--denoise", "off", "--json", "--quiet"].map(String::from));
+        a
+    }
+
+    /// User + system CPU seconds of the web so far (from /proc).
+    fn cpu_seconds(&self) -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
+        // Fields after the parenthesised command: state is field 3, utime 14, stime 15.
+        let rest = stat.rsplit_once(')').map_or("", |r| r.1);
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        (ticks(11) + ticks(12)) / hz
+    }
+
+    /// The web's politeness audit (`/__farm/stats`).
+    fn stats(&self) -> Value {
+        let mut s = std::net::TcpStream::connect(&self.addr).expect("connect to the test web");
+        s.write_all(b"GET /__farm/stats HTTP/1.0\r\nHost: farm\r\n\r\n").expect("ask for stats");
+        let mut resp = Vec::new();
+        s.read_to_end(&mut resp).expect("read stats");
+        let at = resp.windows(4).position(|w| w == b"\r\n\r\n").expect("HTTP head") + 4;
+        serde_json::from_slice(&resp[at..]).expect("stats JSON")
+    }
+
+    fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What one measured process did.
+struct Measured {
+    ok: bool,
+    wall: f64,
+    cpu: f64,
+    rss_mb: f64,
+    stdout: String,
+    stderr: String,
+}
+
+impl Measured {
+    fn stderr_tail(&self) -> &str {
+        let mut at = self.stderr.len().saturating_sub(3000);
+        while !self.stderr.is_char_boundary(at) {
+            at += 1;
+        }
+        &self.stderr[at..]
+    }
+}
+
+/// Runs `cmd` to the end; its own CPU time and peak RSS come from `wait4`.
+#[allow(clippy::zombie_processes)] // reaped by wait4, which std cannot see
+fn run_measured(cmd: &mut Command, out: &Path, err: &Path) -> Measured {
+    let t = Instant::now();
+    let child = cmd
+        .stdout(File::create(out).expect("stdout file"))
+        .stderr(File::create(err).expect("stderr file"))
+        .spawn()
+        .expect("start the process");
+    let pid = libc::pid_t::try_from(child.id()).expect("pid");
+    let mut status = 0;
+    // SAFETY: wait4 only writes into the two values we pass; the child is ours.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    let wall = t.elapsed().as_secs_f64();
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Measured {
+        ok: r == pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        wall,
+        cpu: tv(ru.ru_utime) + tv(ru.ru_stime),
+        rss_mb: ru.ru_maxrss as f64 / 1024.0,
+        stdout: std::fs::read_to_string(out).unwrap_or_default(),
+        stderr: std::fs::read_to_string(err).unwrap_or_default(),
+    }
+}
+
+/// A `layercrawl` crawl, measured, with its JSON summary.
+struct Crawl {
+    wall: f64,
+    cpu: f64,
+    rss_mb: f64,
+    summary: Value,
+}
+
+fn crawl(args: &[String]) -> Crawl {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = run_measured(Command::new(BIN).args(args), &dir.path().join("out"), &dir.path().join("err"));
+    assert!(r.ok, "layercrawl {} failed: {}", args.join(" "), r.stderr_tail());
+    let summary = serde_json::from_str(&r.stdout).expect("the crawl's JSON summary");
+    Crawl { wall: r.wall, cpu: r.cpu, rss_mb: r.rss_mb, summary }
+}
+
+fn peers_python() -> PathBuf {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/setup.sh");
+    let out = Command::new("bash").arg(&script).output().expect("run benches/peers/setup.sh");
+    assert!(out.status.success(), "benches/peers/setup.sh failed: {}", String::from_utf8_lossy(&out.stderr));
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+// ---------------------------------------------------------------- Parquet
+
+fn read_dir_batches(dir: &Path, columns: &[&str]) -> Vec<RecordBatch> {
+    let mut files = Vec::new();
+    collect_parquet(dir, &mut files);
+    let mut out = Vec::new();
+    for f in files {
+        let b = ParquetRecordBatchReaderBuilder::try_new(File::open(&f).expect("open shard")).expect("a Parquet file");
+        let mask = ProjectionMask::columns(b.parquet_schema(), columns.iter().copied());
+        out.extend(b.with_projection(mask).build().expect("reader").map(|r| r.expect("batch")));
+    }
+    out
+}
+
+fn collect_parquet(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect_parquet(&p, out);
+        } else if p.extension().is_some_and(|x| x == "parquet") {
+            out.push(p);
+        }
+    }
+}
+
+/// Rows of `doc` that got an HTTP response (robots-disallowed URLs are rows
+/// with no request behind them).
+fn responses(doc: &Path) -> u64 {
+    read_dir_batches(doc, &["status"])
+        .iter()
+        .map(|b| b.column(0).as_primitive::<Int32Type>().iter().filter(|s| s.is_some_and(|s| s > 0)).count() as u64)
+        .sum()
+}
+
+/// Rows per host of the URLs in `column`; with `status`, only rows that got a response.
+fn host_counts(dir: &Path, column: &str, status: Option<&str>) -> HashMap<String, u64> {
+    let cols: Vec<&str> = std::iter::once(column).chain(status).collect();
+    let mut counts = HashMap::new();
+    for b in read_dir_batches(dir, &cols) {
+        let urls = b.column_by_name(column).expect("url column").as_string::<i32>();
+        let st = status.map(|s| b.column_by_name(s).expect("status column").as_primitive::<Int32Type>().clone());
+        for i in 0..b.num_rows() {
+            if st.as_ref().is_some_and(|s| s.value(i) <= 0) {
+                continue;
+            }
+            if let Some(host) = Url::parse(urls.value(i)).ok().and_then(|u| u.host_str().map(str::to_string)) {
+                *counts.entry(host).or_insert(0) += 1;
+            }
+        }
+    }
+    counts
+}
+
+// ---------------------------------------------------------------- table
+
+#[derive(Default)]
+struct Table {
+    rows: Vec<Value>,
+}
+
+impl Table {
+    fn add(&mut self, scenario: &str, metric: &str, value: f64, unit: &str) {
+        self.rows.push(json!({ "scenario": scenario, "metric": metric, "value": value, "unit": unit }));
+    }
+
+    fn get(&self, scenario: &str, metric: &str) -> Option<f64> {
+        self.rows.iter().find(|r| r["scenario"] == scenario && r["metric"] == metric).and_then(|r| r["value"].as_f64())
+    }
+
+    fn print(&self) {
+        println!("\n| scenario | metric | value | unit |\n|---|---|---:|---|");
+        for r in &self.rows {
+            let v = r["value"].as_f64().unwrap_or(f64::NAN);
+            let shown = if r["unit"] == "ratio" { format!("{v:.2}") } else if v.abs() >= 100.0 { format!("{v:.0}") } else { format!("{v:.2}") };
+            println!("| {} | {} | {shown} | {} |", r["scenario"].as_str().unwrap_or(""), r["metric"].as_str().unwrap_or(""), r["unit"].as_str().unwrap_or(""));
+        }
+    }
+}
+
+// ---------------------------------------------------------------- helpers
+
+fn machine() -> Value {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo.lines().find_map(|l| l.strip_prefix("model name").map(|m| m.trim_start_matches([' ', '\t', ':']).to_string())).unwrap_or_default();
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let mem_gib = meminfo.lines().find_map(|l| l.strip_prefix("MemTotal:")).and_then(|v| v.trim().trim_end_matches(" kB").parse::<f64>().ok()).map_or(0.0, |kb| kb / 1024.0 / 1024.0);
+    let cores = cores();
+    json!({ "cores": cores, "memory_gib": mem_gib, "cpu": model, "summary": format!("{cores} cores, {mem_gib:.0} GiB, {model}") })
+}
+
+fn cores() -> f64 {
+    std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64)
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var("CARGO_TARGET_DIR").map_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"), PathBuf::from)
+}
+
+fn env_u32(name: &str, default: u32) -> u32 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn max(v: &[f64]) -> f64 {
+    v.iter().copied().fold(0.0, f64::max)
+}
+
+fn last_json_line(s: &str) -> Option<Value> {
+    s.lines().rev().find_map(|l| serde_json::from_str(l).ok())
+}
