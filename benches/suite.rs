@@ -14,7 +14,8 @@
 //! - `scale`: a 100 k-page and a 1 M-page crawl with the same settings:
 //!   peak RSS and time per page side by side.
 //!
-//! The crawler's CPU time and peak RSS come from `wait4` on its process.
+//! The crawler's CPU time comes from `wait4` on its process, its peak RSS
+//! from its VmHWM (`/proc/PID/status`), polled every 50 ms.
 //! Settings: `SUITE` (scenarios, comma-separated; default all), `SUITE_RUNS`
 //! (3), `SUITE_JSON` (default `target/bench-suite.json`), `SUITE_WAN_SITES`
 //! (2000), `SUITE_SCALE_SITES` (320: about 1.1 M pages; the small crawl is a
@@ -97,7 +98,7 @@ fn cpu_bound(tmp: &Path, table: &mut Table, ours: bool, peer: bool) {
             }
         }
         let data = last_data.as_ref().expect("at least one run");
-        let parse_s = parse_cost(&data.join("doc"));
+        let parse_s = parse_cost(&data.join("doc"), pages);
         let rate = median(rate);
         let serve_s = median(serve_s);
         let parse_limit = cores / parse_s;
@@ -217,17 +218,25 @@ fn scale(tmp: &Path, table: &mut Table) {
 
 // ---------------------------------------------------------------- limit
 
-/// Seconds per page of `parse_html` on one core, over up to 4,000 of the
-/// crawl's own HTML pages (bodies read back from its Parquet output).
-fn parse_cost(doc: &Path) -> f64 {
+/// Seconds per page of `parse_html` on one core, over 4,000 of the crawl's
+/// own HTML pages (bodies read back from its Parquet output, every n-th).
+fn parse_cost(doc: &Path, pages_in_crawl: f64) -> f64 {
+    let every = ((pages_in_crawl / 4000.0) as usize).max(1);
+    let mut seen = 0usize;
     let mut pages: Vec<(Url, Option<String>, Vec<u8>)> = Vec::new();
-    for batch in read_dir_batches(doc, &["final_url", "status", "content_type", "body"]) {
+    // Batch by batch: this process stays small, so the peak RSS of the
+    // processes it starts later is theirs alone.
+    for batch in DirBatches::new(doc, &["final_url", "status", "content_type", "body"]) {
         let url = batch.column(0).as_string::<i32>();
         let status = batch.column(1).as_primitive::<Int32Type>();
         let ct = batch.column(2).as_string::<i32>();
         let body = batch.column(3).as_binary::<i32>();
         for i in 0..batch.num_rows() {
             if status.value(i) == 200 && !body.is_null(i) && !ct.is_null(i) && ct.value(i).contains("html") {
+                seen += 1;
+                if seen % every != 0 {
+                    continue;
+                }
                 if let Ok(u) = Url::parse(url.value(i)) {
                     pages.push((u, Some(ct.value(i).to_string()), body.value(i).to_vec()));
                 }
@@ -235,8 +244,7 @@ fn parse_cost(doc: &Path) -> f64 {
         }
     }
     assert!(!pages.is_empty(), "no HTML pages in {}", doc.display());
-    let step = (pages.len() / 4000).max(1);
-    let sample: Vec<_> = pages.into_iter().step_by(step).take(4000).collect();
+    let sample = pages;
     let cfg = ParseConfig::default();
     let mut per_page = Vec::new();
     for _ in 0..3 {
@@ -361,17 +369,35 @@ fn run_measured(cmd: &mut Command, out: &Path, err: &Path) -> Measured {
         .spawn()
         .expect("start the process");
     let pid = libc::pid_t::try_from(child.id()).expect("pid");
+    // Peak RSS from the child's own VmHWM, polled until it exits: wait4's
+    // ru_maxrss would carry over this process's high-water mark (Linux keeps
+    // the parent's at exec), so it is only an upper bound.
+    let hwm = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let poll = {
+        let hwm = std::sync::Arc::clone(&hwm);
+        std::thread::spawn(move || {
+            while let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+                let kb = status.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches(" kB").parse().ok());
+                match kb {
+                    Some(kb) => hwm.fetch_max(kb, std::sync::atomic::Ordering::Relaxed),
+                    None => break, // a zombie: it has exited
+                };
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        })
+    };
     let mut status = 0;
     // SAFETY: wait4 only writes into the two values we pass; the child is ours.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
     let wall = t.elapsed().as_secs_f64();
+    let _ = poll.join();
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     Measured {
         ok: r == pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
         wall,
         cpu: tv(ru.ru_utime) + tv(ru.ru_stime),
-        rss_mb: ru.ru_maxrss as f64 / 1024.0,
+        rss_mb: hwm.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1024.0,
         stdout: std::fs::read_to_string(out).unwrap_or_default(),
         stderr: std::fs::read_to_string(err).unwrap_or_default(),
     }
@@ -402,16 +428,36 @@ fn peers_python() -> PathBuf {
 
 // ---------------------------------------------------------------- Parquet
 
-fn read_dir_batches(dir: &Path, columns: &[&str]) -> Vec<RecordBatch> {
-    let mut files = Vec::new();
-    collect_parquet(dir, &mut files);
-    let mut out = Vec::new();
-    for f in files {
-        let b = ParquetRecordBatchReaderBuilder::try_new(File::open(&f).expect("open shard")).expect("a Parquet file");
-        let mask = ProjectionMask::columns(b.parquet_schema(), columns.iter().copied());
-        out.extend(b.with_projection(mask).build().expect("reader").map(|r| r.expect("batch")));
+/// The batches of every Parquet file under a folder, read one at a time.
+struct DirBatches {
+    files: Vec<PathBuf>,
+    columns: Vec<String>,
+    current: Option<parquet::arrow::arrow_reader::ParquetRecordBatchReader>,
+}
+
+impl DirBatches {
+    fn new(dir: &Path, columns: &[&str]) -> Self {
+        let mut files = Vec::new();
+        collect_parquet(dir, &mut files);
+        files.reverse();
+        Self { files, columns: columns.iter().map(|c| (*c).to_string()).collect(), current: None }
     }
-    out
+}
+
+impl Iterator for DirBatches {
+    type Item = RecordBatch;
+
+    fn next(&mut self) -> Option<RecordBatch> {
+        loop {
+            if let Some(batch) = self.current.as_mut().and_then(Iterator::next) {
+                return Some(batch.expect("a Parquet batch"));
+            }
+            let f = self.files.pop()?;
+            let b = ParquetRecordBatchReaderBuilder::try_new(File::open(&f).expect("open shard")).expect("a Parquet file");
+            let mask = ProjectionMask::columns(b.parquet_schema(), self.columns.iter().map(String::as_str));
+            self.current = Some(b.with_projection(mask).with_batch_size(1024).build().expect("reader"));
+        }
+    }
 }
 
 fn collect_parquet(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -429,8 +475,7 @@ fn collect_parquet(dir: &Path, out: &mut Vec<PathBuf>) {
 /// Rows of `doc` that got an HTTP response (robots-disallowed URLs are rows
 /// with no request behind them).
 fn responses(doc: &Path) -> u64 {
-    read_dir_batches(doc, &["status"])
-        .iter()
+    DirBatches::new(doc, &["status"])
         .map(|b| b.column(0).as_primitive::<Int32Type>().iter().filter(|s| s.is_some_and(|s| s > 0)).count() as u64)
         .sum()
 }
@@ -439,7 +484,7 @@ fn responses(doc: &Path) -> u64 {
 fn host_counts(dir: &Path, column: &str, status: Option<&str>) -> HashMap<String, u64> {
     let cols: Vec<&str> = std::iter::once(column).chain(status).collect();
     let mut counts = HashMap::new();
-    for b in read_dir_batches(dir, &cols) {
+    for b in DirBatches::new(dir, &cols) {
         let urls = b.column_by_name(column).expect("url column").as_string::<i32>();
         let st = status.map(|s| b.column_by_name(s).expect("status column").as_primitive::<Int32Type>().clone());
         for i in 0..b.num_rows() {
