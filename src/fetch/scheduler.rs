@@ -105,7 +105,7 @@ struct Host {
 // Both variants are large and short-lived (one per request in flight); boxing buys nothing.
 #[allow(clippy::large_enum_variant)]
 enum Done {
-    Robots { host: usize, started: Instant, resp: Result<Response, (ErrorKind, String)> },
+    Robots { host: usize, resp: Result<Response, (ErrorKind, String)> },
     Page { host: usize, job: Job, result: Result<Response, (ErrorKind, String)> },
 }
 
@@ -298,9 +298,9 @@ impl State<'_> {
                         Ok(u) => client::exchange(&client, policy, &u, max).await,
                         Err(e) => Err((ErrorKind::Connect, format!("no robots.txt URL for this origin: {e}"))),
                     };
-                    Done::Robots { host: h, started: now, resp }
+                    Done::Robots { host: h, resp }
                 };
-                let lost = move |reason: String| Done::Robots { host: h, started: now, resp: Err((ErrorKind::Internal, reason)) };
+                let lost = move |reason: String| Done::Robots { host: h, resp: Err((ErrorKind::Internal, reason)) };
                 self.inflight.push(spawn_request(request, lost));
                 return None;
             }
@@ -346,7 +346,7 @@ impl State<'_> {
     fn complete(&mut self, done: Done, follows: &impl Fn(&Url) -> bool) {
         let now = Instant::now();
         match done {
-            Done::Robots { host: h, started, resp } => {
+            Done::Robots { host: h, resp } => {
                 let rules = Arc::new(RobotsRules::from_exchange(resp.as_ref(), &self.f.agent));
                 self.f.robots.insert(self.hosts[h].origin.clone(), Arc::clone(&rules));
                 let host = &mut self.hosts[h];
@@ -357,7 +357,7 @@ impl State<'_> {
                 // counting from the dispatch let the first page reach the
                 // server ~100 ms after it (seen at 2,667 hosts). The answer
                 // is a time the request has surely arrived by.
-                host.next_start = host.next_start.max(started + host.delay).max(now + host.delay);
+                host.next_start = host.next_start.max(now + host.delay);
                 host.robots = Some(rules);
                 host.robots_pending = false;
                 host.in_flight -= 1;
