@@ -21,7 +21,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
 pub use concat::concat_shards;
-pub use parquet_io::{read_batches, ShardWriter};
+pub use parquet_io::{read_batches, stream_batches, ShardWriter};
 
 /// Errors of the storage stage; each names the location at fault.
 #[derive(Debug, thiserror::Error)]

@@ -1,13 +1,22 @@
 //! Streaming Parquet shards in and out of a [`Store`].
 
 use std::io::Write;
+use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use object_store::buffered::BufWriter;
 use object_store::path::Path;
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use futures::{FutureExt, TryFutureExt, TryStreamExt};
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::ArrowReaderOptions;
+use parquet::arrow::async_reader::{AsyncFileReader, MetadataSuffixFetch};
+use parquet::arrow::ParquetRecordBatchStreamBuilder;
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::errors::ParquetError;
@@ -172,6 +181,66 @@ pub async fn read_batches(store: &Store, path: &str, columns: Option<&[&str]>) -
         .map_err(|source| StoreError::Parquet { path: owned_path, source })
 }
 
+/// Streams the batches of the Parquet file at `path`, optionally only the
+/// named columns, one row group at a time: only the projected column chunks
+/// of the current row group are fetched and held, so memory does not grow
+/// with the file (links shards of a large layer run to millions of rows).
+///
+/// # Errors
+/// When the file is missing or not Parquet (at once), or when a later row
+/// group cannot be read or decoded (as a stream item).
+pub async fn stream_batches(
+    store: &Store,
+    path: &str,
+    columns: Option<&[&str]>,
+) -> Result<impl futures::Stream<Item = Result<RecordBatch, StoreError>> + Send + Unpin + use<>, StoreError> {
+    let perr = |source| StoreError::Parquet { path: path.to_string(), source };
+    let reader = StoreReader { store: store.backend(), path: Path::from(path) };
+    let mut builder = ParquetRecordBatchStreamBuilder::new(reader).await.map_err(perr)?;
+    if let Some(cols) = columns {
+        let mask = ProjectionMask::columns(builder.parquet_schema(), cols.iter().copied());
+        builder = builder.with_projection(mask);
+    }
+    let stream = builder.with_batch_size(8192).build().map_err(perr)?;
+    let owned = path.to_string();
+    Ok(stream.map_err(move |source| StoreError::Parquet { path: owned.clone(), source }))
+}
+
+/// Ranged reads of one object, for the async Parquet reader.
+struct StoreReader {
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+}
+
+fn external(e: object_store::Error) -> ParquetError {
+    ParquetError::External(Box::new(e))
+}
+
+impl AsyncFileReader for StoreReader {
+    fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
+        self.store.get_range(&self.path, range).map_err(external).boxed()
+    }
+
+    fn get_byte_ranges(&mut self, ranges: Vec<Range<u64>>) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
+        async move { self.store.get_ranges(&self.path, &ranges).await.map_err(external) }.boxed()
+    }
+
+    fn get_metadata<'a>(&'a mut self, options: Option<&'a ArrowReaderOptions>) -> BoxFuture<'a, parquet::errors::Result<Arc<ParquetMetaData>>> {
+        async move {
+            let metadata = ParquetMetaDataReader::new().with_arrow_reader_options(options).load_via_suffix_and_finish(self).await?;
+            Ok(Arc::new(metadata))
+        }
+        .boxed()
+    }
+}
+
+impl MetadataSuffixFetch for &mut StoreReader {
+    fn fetch_suffix(&mut self, suffix: usize) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
+        let options = GetOptions { range: Some(GetRange::Suffix(suffix as u64)), ..GetOptions::default() };
+        async move { self.store.get_opts(&self.path, options).await.map_err(external)?.bytes().await.map_err(external) }.boxed()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,5 +263,19 @@ mod tests {
         assert_eq!(back, rows);
         let only_url = read_batches(&store, "in/layer=0/part-00000.parquet", Some(&["url"])).await.expect("read");
         assert_eq!(only_url[0].num_columns(), 1);
+        let streamed: Vec<RecordBatch> = stream_batches(&store, "in/layer=0/part-00000.parquet", Some(&["url", "depth"]))
+            .await
+            .expect("open")
+            .try_collect()
+            .await
+            .expect("stream");
+        let urls: Vec<String> = streamed
+            .iter()
+            .flat_map(|b| { let u = crate::store::schema::string_col(b, "url", "t").expect("url"); (0..b.num_rows()).map(|i| u.value(i).to_string()).collect::<Vec<_>>() })
+            .collect();
+        assert_eq!(urls, rows.iter().map(|r| r.url.clone()).collect::<Vec<_>>());
+        assert_eq!(streamed[0].num_columns(), 2);
+        let missing = stream_batches(&store, "in/layer=0/nope.parquet", None).await.err().expect("a missing file is an error");
+        assert!(missing.to_string().contains("nope.parquet"), "{missing}");
     }
 }
