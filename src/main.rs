@@ -3,6 +3,9 @@
 
 use std::process::ExitCode;
 
+// Off with `--no-default-features`, e.g. to profile the heap with heaptrack
+// (which sees the system allocator only).
+#[cfg(feature = "jemalloc")]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

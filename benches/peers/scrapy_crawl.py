@@ -75,6 +75,14 @@ def main():
     settings = {
         "ROBOTSTXT_OBEY": True,
         "DEPTH_LIMIT": a.depth,
+        # Breadth-first, as layercrawl's layers: every URL is reached at its
+        # smallest depth. Scrapy's default order is depth-first (LIFO), which
+        # with DEPTH_LIMIT drops pages first met on a long path and then
+        # filtered as duplicates when a shorter path finds them (its own docs:
+        # "Does Scrapy crawl in breadth-first or depth-first order?").
+        "DEPTH_PRIORITY": 1,
+        "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+        "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
         "CONCURRENT_REQUESTS": a.concurrency,
         "CONCURRENT_REQUESTS_PER_DOMAIN": a.per_host,
         "DOWNLOAD_DELAY": a.delay_ms / 1000.0,

@@ -6,16 +6,17 @@
 //! is idempotent: re-running it overwrites a killed attempt's outputs.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use futures::stream::{FuturesOrdered, StreamExt};
 use url::Url;
 
-use crate::fetch::{FetchTask, Fetched};
+use crate::fetch::{Fetched, UrlSource};
 use crate::partition::partition_of_domain;
 use crate::store::manifest::MapManifest;
-use crate::store::schema::{self, DocRow, InRow, LinkRow};
-use crate::store::{layout, read_batches, ShardWriter, Store, StoreError};
+use crate::store::schema::{self, DocRow, InRow, InputRows, LinkRow};
+use crate::store::{layout, read_batches, stream_batches, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
 use super::process::{process, ProcessCtx, Processed};
@@ -37,16 +38,29 @@ const FETCHED_QUEUE: usize = 64;
 ///
 /// # Errors
 /// When the file exists but cannot be read.
-pub async fn read_input(store: &Store, layer: u32, part: u32) -> Result<Vec<InRow>, StoreError> {
+pub async fn read_input(store: &Store, layer: u32, part: u32) -> Result<InputRows, StoreError> {
     let path = layout::input(layer, part);
     if !store.exists(&path).await? {
-        return Ok(Vec::new());
+        return Ok(InputRows::default());
     }
-    let mut rows = Vec::new();
-    for b in read_batches(store, &path, None).await? {
-        rows.extend(schema::input_rows(&b, &path)?);
+    let mut batches = Vec::new();
+    let mut stream = stream_batches(store, &path, None).await?;
+    while let Some(b) = stream.next().await {
+        batches.push(b?);
     }
-    Ok(rows)
+    InputRows::from_batches(&batches, &path)
+}
+
+/// The scheduler reads the URLs straight from the input's columns.
+struct Urls(Arc<InputRows>);
+
+impl UrlSource for Urls {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn url(&self, id: usize) -> &str {
+        self.0.url(id)
+    }
 }
 
 /// Runs the map task of `part` in `layer` and returns its manifest.
@@ -56,7 +70,7 @@ pub async fn read_input(store: &Store, layer: u32, part: u32) -> Result<Vec<InRo
 pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManifest, RunError> {
     let started = Instant::now();
     let store = &ctx.store;
-    let input = read_input(store, layer, part).await?;
+    let input = Arc::new(read_input(store, layer, part).await?);
     let mut manifest = MapManifest { layer, partition: part, input: input.len() as u64, ..MapManifest::default() };
     for stale in [layout::doc(layer, part), layout::links(layer, part), layout::carry(layer, part), layout::content(part, layer)] {
         store.delete(&stale).await?;
@@ -66,13 +80,9 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
         return Ok(manifest);
     }
     let mut seen_content = load_content_hashes(store, part, layer).await?;
-    let mut new_content: Vec<(u64, String)> = Vec::new();
+    // This layer's first pages by content hash: their URLs are in `seen_content`.
+    let mut new_content: Vec<u64> = Vec::new();
 
-    let tasks: Vec<FetchTask> = input
-        .iter()
-        .enumerate()
-        .filter_map(|(id, r)| Url::parse(&r.url).ok().map(|url| FetchTask { id, url }))
-        .collect();
     let partitions = ctx.cfg.partitions;
     let scope = ctx.scope.clone();
     let follows = move |u: &Url| {
@@ -82,7 +92,8 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
     let deadline = ctx.layer_deadline;
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Fetched>(FETCHED_QUEUE);
     let fetcher = ctx.fetcher.clone();
-    let fetch = tokio::spawn(async move { fetcher.fetch_partition(tasks, follows, deadline, tx).await });
+    let urls = Urls(Arc::clone(&input));
+    let fetch = tokio::spawn(async move { fetcher.fetch_partition(&urls, follows, deadline, tx).await });
 
     let pctx = std::sync::Arc::new(ProcessCtx {
         partition: i32::try_from(part).unwrap_or(i32::MAX),
@@ -103,8 +114,7 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
         tokio::select! {
             got = rx.recv(), if fetch_open && pending.len() < max_pending => match got {
                 Some(f) => {
-                    let row = &input[f.id];
-                    let (depth, referrer) = (row.depth, row.referrer.clone());
+                    let (depth, referrer) = (input.depth(f.id), input.referrer(f.id).map(str::to_string));
                     let pctx = std::sync::Arc::clone(&pctx);
                     let (otx, orx) = tokio::sync::oneshot::channel();
                     rayon::spawn(move || {
@@ -120,11 +130,11 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
                 };
                 if let (Some(h), true) = (doc.content_hash, (200..300).contains(&doc.status)) {
                     match seen_content.get(&h) {
-                        Some(first) if *first != doc.url => doc.duplicate_of = Some(first.clone()),
+                        Some(first) if **first != *doc.url => doc.duplicate_of = Some(first.to_string()),
                         Some(_) => {}
                         None => {
-                            seen_content.insert(h, doc.url.clone());
-                            new_content.push((h, doc.url.clone()));
+                            seen_content.insert(h, doc.url.clone().into_boxed_str());
+                            new_content.push(h);
                         }
                     }
                 }
@@ -158,7 +168,7 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
     docs.finish().await?;
     links.finish().await?;
     if !report.carried.is_empty() {
-        let carried: Vec<InRow> = report.carried.iter().map(|&id| input[id].clone()).collect();
+        let carried: Vec<InRow> = report.carried.iter().map(|&id| input.row(id)).collect();
         let mut w = ShardWriter::create(store, &layout::carry(layer, part), schema::input_schema(), SHARD_ROW_GROUP_BYTES)?;
         w.write(&schema::input_batch(&carried)?).await?;
         w.finish().await?;
@@ -166,7 +176,8 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
     }
     if !new_content.is_empty() {
         let mut w = ShardWriter::create(store, &layout::content(part, layer), schema::content_schema(), SHARD_ROW_GROUP_BYTES)?;
-        w.write(&schema::content_batch(&new_content)?).await?;
+        let rows: Vec<(u64, String)> = new_content.iter().map(|h| (*h, seen_content.get(h).map(ToString::to_string).unwrap_or_default())).collect();
+        w.write(&schema::content_batch(&rows)?).await?;
         w.finish().await?;
     }
     manifest.carried = report.carried.len() as u64;
@@ -221,8 +232,9 @@ fn tally(m: &mut MapManifest, doc: &DocRow) {
     }
 }
 
-/// Content hashes of this partition's pages in earlier layers.
-async fn load_content_hashes(store: &Store, part: u32, layer: u32) -> Result<HashMap<u64, String>, StoreError> {
+/// Content hashes of this partition's pages in earlier layers, with the
+/// URL of the first page of each (what `duplicate_of` names).
+async fn load_content_hashes(store: &Store, part: u32, layer: u32) -> Result<HashMap<u64, Box<str>>, StoreError> {
     let mut map = HashMap::new();
     for earlier in 0..layer {
         let path = layout::content(part, earlier);
@@ -231,7 +243,7 @@ async fn load_content_hashes(store: &Store, part: u32, layer: u32) -> Result<Has
         }
         for b in read_batches(store, &path, None).await? {
             for (h, url) in schema::content_rows(&b, &path)? {
-                map.entry(h).or_insert(url);
+                map.entry(h).or_insert_with(|| url.into_boxed_str());
             }
         }
     }

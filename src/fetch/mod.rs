@@ -22,7 +22,7 @@ use crate::config::FetchConfig;
 use resolve::AddressPolicy;
 use robots::RobotsCache;
 
-pub use scheduler::{FetchTask, PartitionFetch};
+pub use scheduler::{PartitionFetch, UrlSource};
 
 /// Why a URL has no usable response; the `error` column's vocabulary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -157,11 +157,11 @@ impl Fetcher {
     /// `deadline` stops new requests; unstarted URLs come back as carried.
     pub async fn fetch_partition(
         &self,
-        tasks: Vec<FetchTask>,
+        urls: &dyn UrlSource,
         follows: impl Fn(&Url) -> bool + Send,
         deadline: Option<Instant>,
         out: tokio::sync::mpsc::Sender<Fetched>,
     ) -> PartitionFetch {
-        scheduler::run(self, tasks, follows, deadline, out).await
+        scheduler::run(self, urls, follows, deadline, out).await
     }
 }

@@ -31,12 +31,15 @@ const MAX_HOST_FAILURES: u32 = 8;
 /// with the failure (and the URL's row says so).
 const MAX_RETRY_AFTER_SECS: u64 = 60;
 
-/// One URL of a partition's input.
-#[derive(Clone, Debug)]
-pub struct FetchTask {
-    /// Index in the partition's input, echoed in [`Fetched::id`].
-    pub id: usize,
-    pub url: Url,
+/// A partition's input URLs by id (the index echoed in [`Fetched::id`]).
+/// The scheduler keeps only ids in its host queues and parses a URL again
+/// when its request starts, so a queued URL costs a few bytes, not a job.
+pub trait UrlSource: Send + Sync {
+    fn len(&self) -> usize;
+    fn url(&self, id: usize) -> &str;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// What the scheduler did besides the [`Fetched`] values it sent.
@@ -52,6 +55,22 @@ pub struct PartitionFetch {
     pub hosts_given_up: u64,
 }
 
+/// A host's queued work: an input URL not tried yet (by id), or a job
+/// coming back (a retry, a redirect hop).
+enum Queued {
+    Fresh(usize),
+    Again(Box<Job>),
+}
+
+impl Queued {
+    fn id(&self) -> usize {
+        match self {
+            Self::Fresh(id) => *id,
+            Self::Again(job) => job.id,
+        }
+    }
+}
+
 struct Job {
     id: usize,
     orig: Url,
@@ -64,6 +83,10 @@ struct Job {
 }
 
 impl Job {
+    fn new(id: usize, url: Url) -> Self {
+        Self { id, orig: url.clone(), url, hops: 0, retries: 0, chain: Vec::new(), started_at: None, elapsed: Duration::ZERO }
+    }
+
     /// A copy of the job's identity, to report it if its request task dies.
     fn shadow(&self) -> Self {
         Self {
@@ -82,7 +105,7 @@ impl Job {
 
 struct Host {
     origin: String,
-    queue: VecDeque<Job>,
+    queue: VecDeque<Queued>,
     in_flight: usize,
     next_start: Instant,
     robots: Option<Arc<RobotsRules>>,
@@ -111,6 +134,7 @@ enum Done {
 
 struct State<'a> {
     f: &'a Fetcher,
+    urls: &'a dyn UrlSource,
     epoch: Instant,
     hosts: Vec<Host>,
     by_origin: HashMap<String, usize>,
@@ -124,7 +148,7 @@ struct State<'a> {
 /// Runs the partition to completion (or `deadline`); see the module doc.
 pub async fn run(
     f: &Fetcher,
-    tasks: Vec<FetchTask>,
+    urls: &dyn UrlSource,
     follows: impl Fn(&Url) -> bool + Send,
     deadline: Option<std::time::Instant>,
     out: Sender<Fetched>,
@@ -132,6 +156,7 @@ pub async fn run(
     let deadline = deadline.map(Instant::from_std);
     let mut st = State {
         f,
+        urls,
         hosts: Vec::new(),
         by_origin: HashMap::new(),
         heap: BinaryHeap::new(),
@@ -141,9 +166,11 @@ pub async fn run(
         inflight: FuturesUnordered::new(),
         epoch: Instant::now(),
     };
-    for t in tasks {
-        let job = Job { id: t.id, orig: t.url.clone(), url: t.url, hops: 0, retries: 0, chain: Vec::new(), started_at: None, elapsed: Duration::ZERO };
-        st.enqueue(job);
+    for id in 0..urls.len() {
+        match Url::parse(urls.url(id)) {
+            Ok(url) => st.enqueue(&url, Queued::Fresh(id)),
+            Err(e) => tracing::warn!(url = urls.url(id), "input URL does not parse ({e}); skipped"),
+        }
     }
     let mut permit: Option<OwnedSemaphorePermit> = None;
     loop {
@@ -204,7 +231,7 @@ pub async fn run(
         }
     }
     for host in &mut st.hosts {
-        st.report.carried.extend(host.queue.drain(..).map(|j| j.id));
+        st.report.carried.extend(host.queue.drain(..).map(|q| q.id()));
     }
     st.report.carried.sort_unstable();
     st.report
@@ -238,13 +265,13 @@ impl State<'_> {
         h
     }
 
-    fn enqueue(&mut self, job: Job) {
-        let h = self.host_index(&job.url);
+    fn enqueue(&mut self, url: &Url, q: Queued) {
+        let h = self.host_index(url);
         if self.hosts[h].given_up {
-            self.report.carried.push(job.id);
+            self.report.carried.push(q.id());
             return;
         }
-        self.hosts[h].queue.push_back(job);
+        self.hosts[h].queue.push_back(q);
         self.reschedule(h, Instant::now());
     }
 
@@ -306,7 +333,15 @@ impl State<'_> {
             }
         }
         let rules = Arc::clone(self.hosts[h].robots.as_ref().expect("robots set above"));
-        while let Some(mut job) = self.hosts[h].queue.pop_front() {
+        while let Some(q) = self.hosts[h].queue.pop_front() {
+            let mut job = match q {
+                Queued::Again(job) => *job,
+                // It parsed when it was queued; the same text parses again.
+                Queued::Fresh(id) => match Url::parse(self.urls.url(id)) {
+                    Ok(url) => Job::new(id, url),
+                    Err(_) => continue,
+                },
+            };
             if !rules.allows(&job.url) {
                 if let Some(err) = &rules.unreachable {
                     // No robots.txt answer at all: the page fails for the same reason.
@@ -376,7 +411,7 @@ impl State<'_> {
                     if let Ok(resp) = &result {
                         job.elapsed += resp.elapsed;
                     }
-                    host.queue.push_front(job);
+                    host.queue.push_front(Queued::Again(Box::new(job)));
                     self.reschedule(h, now);
                     return;
                 }
@@ -411,7 +446,7 @@ impl State<'_> {
         if host.failures >= MAX_HOST_FAILURES && !host.given_up {
             host.given_up = true;
             tracing::warn!(origin = %host.origin, failures = host.failures, carried = host.queue.len(), "host keeps failing; its remaining URLs are carried to the next layer");
-            self.report.carried.extend(host.queue.drain(..).map(|j| j.id));
+            self.report.carried.extend(host.queue.drain(..).map(|q| q.id()));
             self.report.hosts_given_up += 1;
         }
     }
@@ -470,8 +505,8 @@ impl State<'_> {
         }
         job.hops += 1;
         if follows(&target) {
-            job.url = target;
-            self.enqueue(job);
+            job.url = target.clone();
+            self.enqueue(&target, Queued::Again(Box::new(job)));
         } else {
             // Another partition's site or out of scope: it becomes a link.
             self.finish(job, Some(resp), None, Some(target));

@@ -85,6 +85,76 @@ pub fn input_rows(b: &RecordBatch, path: &str) -> Result<Vec<InRow>, StoreError>
         .collect())
 }
 
+/// A partition's input as read, kept in its Arrow columns (about the
+/// URL's and referrer's bytes per row) and looked up by row id: a layer of
+/// millions of URLs is held without a `String` per field.
+#[derive(Default)]
+pub struct InputRows {
+    parts: Vec<(StringArray, arrow::array::Int32Array, StringArray)>,
+    /// Row id of each part's first row.
+    starts: Vec<usize>,
+    len: usize,
+}
+
+impl InputRows {
+    /// Takes batches of the input schema.
+    ///
+    /// # Errors
+    /// When a column is missing or of another type.
+    pub fn from_batches(batches: &[RecordBatch], path: &str) -> Result<Self, StoreError> {
+        let mut rows = Self::default();
+        for b in batches.iter().filter(|b| b.num_rows() > 0) {
+            let depth = b
+                .column_by_name("depth")
+                .and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>())
+                .ok_or_else(|| schema_err(path, "column `depth` missing or not int32"))?;
+            rows.parts.push((string_col(b, "url", path)?.clone(), depth.clone(), string_col(b, "referrer", path)?.clone()));
+            rows.starts.push(rows.len);
+            rows.len += b.num_rows();
+        }
+        Ok(rows)
+    }
+
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn at(&self, id: usize) -> (&(StringArray, arrow::array::Int32Array, StringArray), usize) {
+        let p = self.starts.partition_point(|&s| s <= id) - 1;
+        (&self.parts[p], id - self.starts[p])
+    }
+
+    /// The URL of row `id` (panics when `id >= len()`, like indexing).
+    #[must_use]
+    pub fn url(&self, id: usize) -> &str {
+        let ((url, _, _), i) = self.at(id);
+        url.value(i)
+    }
+
+    #[must_use]
+    pub fn depth(&self, id: usize) -> i32 {
+        let ((_, depth, _), i) = self.at(id);
+        depth.value(i)
+    }
+
+    #[must_use]
+    pub fn referrer(&self, id: usize) -> Option<&str> {
+        let ((_, _, referrer), i) = self.at(id);
+        (!referrer.is_null(i)).then(|| referrer.value(i))
+    }
+
+    #[must_use]
+    pub fn row(&self, id: usize) -> InRow {
+        InRow { url: self.url(id).to_string(), depth: self.depth(id), referrer: self.referrer(id).map(str::to_string) }
+    }
+}
+
 /// Schema of `doc/layer=L/*.parquet`.
 pub fn doc_schema() -> SchemaRef {
     static S: OnceLock<SchemaRef> = OnceLock::new();
@@ -375,6 +445,9 @@ mod tests {
         ];
         let b = input_batch(&rows).expect("batch");
         assert_eq!(input_rows(&b, "t").expect("rows"), rows);
+        let split = [b.slice(0, 1), b.slice(1, 0), b.slice(1, b.num_rows() - 1)];
+        let held = InputRows::from_batches(&split, "t").expect("held");
+        assert_eq!((0..held.len()).map(|i| held.row(i)).collect::<Vec<_>>(), rows, "row ids run across batches");
     }
 
     #[test]
