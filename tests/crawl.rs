@@ -254,6 +254,9 @@ fn a_second_run_resumes_and_changes_nothing_and_other_settings_are_refused() {
     for (host, h) in &farm.stats().hosts {
         assert!(h.max_in_flight <= 2, "{host}: {} in flight with the default --per-host 2", h.max_in_flight);
     }
+    let shuffle = data.join("state/shuffle");
+    let left: Vec<_> = walk_files(&shuffle);
+    assert!(left.is_empty(), "the optimise step's spill files are removed once a layer's input is committed: {left:?}");
     let again = crawl_ok(&first);
     assert_eq!(farm.stats().total_requests, requests, "a finished crawl re-run fetches nothing");
     let after: Vec<String> = read_docs(&data).into_iter().map(|d| d.url).collect();
@@ -280,4 +283,13 @@ fn the_demo_runs_offline() {
     assert!(stdout.contains("duckdb") && stdout.contains("doc/"), "{stdout}");
     let docs = read_docs(&data);
     assert!(docs.iter().filter(|d| d.status == 200).count() >= 10, "{} rows", docs.len());
+}
+
+/// Every file under `dir` (none when it does not exist).
+fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    entries
+        .flatten()
+        .flat_map(|e| if e.path().is_dir() { walk_files(&e.path()) } else { vec![e.path()] })
+        .collect()
 }

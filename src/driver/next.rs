@@ -214,11 +214,11 @@ struct ShuffleCounts {
 
 /// S300's shuffle: every links shard of `layer` is read by its own task
 /// (as many at once as there are cores) and its links, merged per target,
-/// are spilled to the target's partition. Spill files of an earlier,
-/// killed attempt are removed first.
+/// are spilled to the target's partition. Spill files left by a killed
+/// attempt (of this step or of one already committed) are removed first.
 async fn shuffle_links(ctx: &Ctx, layer: u32, m: &mut NextManifest) -> Result<(), RunError> {
     let store = &ctx.store;
-    delete_all(store, &shuffle_dir(layer)).await?;
+    delete_all(store, "state/shuffle").await?;
     let max_depth = i32::try_from(ctx.cfg.depth).unwrap_or(i32::MAX);
     let parts = ctx.cfg.partitions;
     let width = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
