@@ -30,7 +30,7 @@ const BATCH_ROWS: usize = 512;
 const BATCH_BYTES: usize = 2 << 20;
 /// Row-group size of per-partition shards, as encoded (the merge keeps
 /// the row groups, so this is also what readers see).
-const SHARD_ROW_GROUP_BYTES: usize = 8 << 20;
+const SHARD_ROW_GROUP_BYTES: usize = 4 << 20;
 /// Fetched pages waiting for a parse worker, per partition.
 const FETCHED_QUEUE: usize = 64;
 

@@ -25,6 +25,10 @@ use tokio::io::AsyncWriteExt;
 
 use super::{Store, StoreError};
 
+/// Bytes a shard buffers before its upload starts, and the size of each
+/// part after: S3's smallest part. Every open shard holds up to this much.
+const UPLOAD_CHUNK: usize = 5 << 20;
+
 /// Columns whose values rarely repeat within a file: written without a
 /// dictionary.
 const UNIQUE_VALUED: &[&str] = &["url", "final_url", "body", "text", "fetched_at"];
@@ -89,7 +93,7 @@ impl ShardWriter {
         let encoded = SharedBuf::default();
         let encoder = ArrowWriter::try_new(encoded.clone(), schema, Some(props))
             .map_err(|source| StoreError::Parquet { path: path.to_string(), source })?;
-        let sink = BufWriter::with_capacity(store.backend(), Path::from(path), 8 << 20);
+        let sink = BufWriter::with_capacity(store.backend(), Path::from(path), UPLOAD_CHUNK);
         Ok(Self { path: path.to_string(), encoder: Some(encoder), encoded, sink, rows: 0 })
     }
 
