@@ -168,7 +168,10 @@ pub async fn run(
     };
     for id in 0..urls.len() {
         match Url::parse(urls.url(id)) {
-            Ok(url) => st.enqueue(&url, Queued::Fresh(id)),
+            Ok(url) => {
+                let h = st.host_index(&url);
+                st.enqueue(h, Queued::Fresh(id));
+            }
             Err(e) => tracing::warn!(url = urls.url(id), "input URL does not parse ({e}); skipped"),
         }
     }
@@ -265,8 +268,8 @@ impl State<'_> {
         h
     }
 
-    fn enqueue(&mut self, url: &Url, q: Queued) {
-        let h = self.host_index(url);
+    /// Queues work on host `h` (from [`Self::host_index`]).
+    fn enqueue(&mut self, h: usize, q: Queued) {
         if self.hosts[h].given_up {
             self.report.carried.push(q.id());
             return;
@@ -505,8 +508,9 @@ impl State<'_> {
         }
         job.hops += 1;
         if follows(&target) {
-            job.url = target.clone();
-            self.enqueue(&target, Queued::Again(Box::new(job)));
+            let h = self.host_index(&target);
+            job.url = target;
+            self.enqueue(h, Queued::Again(Box::new(job)));
         } else {
             // Another partition's site or out of scope: it becomes a link.
             self.finish(job, Some(resp), None, Some(target));

@@ -1,0 +1,167 @@
+//! Step 2 of the optimise step: the labels a partition's candidates get
+//! (traps, LCS clustering) and their rewrite into the layer's links.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use arrow::array::{Array, BooleanArray, RecordBatch, StringArray};
+use futures::StreamExt;
+use rayon::prelude::*;
+
+use crate::denoise::{noise_by_cluster, BlockUrl};
+use crate::store::schema;
+use crate::store::{stream_batches, ShardWriter, Store, StoreError};
+use crate::urlnorm;
+
+use super::{bool_col, link_shards, missing, str_col, Candidate};
+
+/// The fingerprints of one partition's followable URLs that clustering
+/// judged noise, the clusters made and the comparisons done. Domain blocks
+/// are clustered in parallel.
+pub(super) fn cluster_partition(cands: &[Candidate], known: &[&str], cfg: &crate::denoise::cluster::ClusterConfig) -> (Vec<u64>, u64, u64) {
+    // Domain blocks of distinct URLs, each in URL order: single-pass
+    // clustering depends on order, and the links' order depends on which
+    // fetch finished first, so sorting keeps a resumed run identical.
+    // Per URL: all its links DOM-flagged; any of them followable content.
+    let mut by_domain: BTreeMap<&str, Vec<&Candidate>> = BTreeMap::new();
+    for c in cands {
+        by_domain.entry(c.domain.as_str()).or_default().push(c);
+    }
+    let blocks: Vec<Vec<&Candidate>> = by_domain.into_values().collect();
+    blocks
+        .par_iter()
+        .map(|block| {
+            // `cands` is in URL order with one entry per URL, so each block is too.
+            let urls: Vec<BlockUrl> = block.iter().map(|c| BlockUrl { url: c.row.url.clone(), dom_noise: c.dom }).collect();
+            let v = noise_by_cluster(&urls, known, cfg);
+            // Only links that would be followed need the label: DOM-flagged ones have theirs.
+            let noise: Vec<u64> =
+                block.iter().zip(&v.noise).filter(|(c, n)| **n && c.content).map(|(c, _)| urlnorm::fingerprint_str(&c.row.url)).collect();
+            (noise, v.clusters as u64, v.comparisons)
+        })
+        .reduce(|| (Vec::new(), 0, 0), |mut a, b| {
+            a.0.extend(b.0);
+            (a.0, a.1 + b.1, a.2 + b.2)
+        })
+}
+
+/// Trap URLs among the followable candidates: ever-deeper paths (a path
+/// segment repeated 3 or more times, or more than [`MAX_SEGMENTS`]) and
+/// query explosions (more than `budget` distinct queries for one host and
+/// path in this layer: the first `budget` in URL order are kept, so the
+/// choice does not depend on fetch order).
+pub(super) fn find_traps(cands: &[Candidate], budget: usize) -> HashMap<u64, &'static str> {
+    let mut out = HashMap::new();
+    let mut variants: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for c in cands.iter().filter(|c| c.followed) {
+        let url = c.row.url.as_str();
+        let (base, query) = url.split_once('?').map_or((url, None), |(b, q)| (b, Some(q)));
+        let path = base.split_once("://").map_or(base, |(_, r)| r.find('/').map_or("", |at| &r[at..]));
+        if deep_path(path) {
+            out.insert(urlnorm::fingerprint_str(url), "trap");
+        } else if query.is_some() {
+            variants.entry(base).or_default().insert(url);
+        }
+    }
+    for urls in variants.values().filter(|v| v.len() > budget) {
+        out.extend(urls.iter().skip(budget).map(|u| (urlnorm::fingerprint_str(u), "trap")));
+    }
+    out
+}
+
+/// Paths longer than this many segments are traps.
+const MAX_SEGMENTS: usize = 32;
+
+fn deep_path(path: &str) -> bool {
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    if segments.len() > MAX_SEGMENTS {
+        return true;
+    }
+    let mut counts: HashMap<&str, u32> = HashMap::new();
+    segments.iter().any(|s| {
+        let n = counts.entry(s).or_default();
+        *n += 1;
+        *n >= 3
+    })
+}
+
+/// Rewrites `links/layer=L` shards so that links to labelled targets carry
+/// their label: `lcs_cluster` (followed only with `--denoise mark`) or
+/// `trap` (never followed). Each shard is replaced atomically; shards
+/// without such links are left alone.
+pub(super) async fn relabel_links(store: &Store, layer: u32, noise: &HashMap<u64, &'static str>, mark: bool) -> Result<(), StoreError> {
+    // The label a link gets now, if any (links labelled already keep theirs).
+    let hit = |dst: &StringArray, noise_col: &StringArray, i: usize| {
+        if noise_col.is_null(i) { noise.get(&urlnorm::fingerprint_str(dst.value(i))).copied() } else { None }
+    };
+    for path in link_shards(store, layer).await? {
+        // A first pass over two columns finds the shards to rewrite.
+        let mut any = false;
+        let mut batches = stream_batches(store, &path, Some(&["dst_url", "noise"])).await?;
+        while let Some(b) = batches.next().await {
+            let b = b?;
+            let (dst, noise_col) = (str_col(&b, "dst_url", &path)?, str_col(&b, "noise", &path)?);
+            if (0..b.num_rows()).any(|i| hit(dst, noise_col, i).is_some()) {
+                any = true;
+                break;
+            }
+        }
+        if !any {
+            continue;
+        }
+        // The rewrite streams too; the new shard replaces the old one atomically on finish.
+        let mut w = ShardWriter::create(store, &path, schema::links_schema(), 32 << 20)?;
+        let mut batches = stream_batches(store, &path, None).await?;
+        while let Some(b) = batches.next().await {
+            let b = b?;
+            let (dst, noise_col) = (str_col(&b, "dst_url", &path)?, str_col(&b, "noise", &path)?);
+            let followed = bool_col(&b, "followed", &path)?;
+            let hits: Vec<Option<&str>> = (0..b.num_rows()).map(|i| hit(dst, noise_col, i)).collect();
+            if hits.iter().all(Option::is_none) {
+                w.write(&b).await?;
+                continue;
+            }
+            let labels: StringArray = (0..b.num_rows()).map(|i| hits[i].or_else(|| (!noise_col.is_null(i)).then(|| noise_col.value(i)))).collect();
+            let follows: BooleanArray = (0..b.num_rows()).map(|i| Some(match hits[i] { Some("lcs_cluster") => mark, Some(_) => false, None => followed.value(i) })).collect();
+            w.write(&replace_columns(&b, &path, labels, follows)?).await?;
+        }
+        w.finish().await?;
+    }
+    Ok(())
+}
+
+fn replace_columns(b: &RecordBatch, path: &str, noise: StringArray, followed: BooleanArray) -> Result<RecordBatch, StoreError> {
+    let schema = b.schema();
+    let mut cols = b.columns().to_vec();
+    let at = |name: &str| schema.index_of(name).map_err(|_| missing(path, name));
+    cols[at("noise")?] = std::sync::Arc::new(noise);
+    cols[at("followed")?] = std::sync::Arc::new(followed);
+    RecordBatch::try_new(schema, cols).map_err(|e| StoreError::Schema { path: path.to_string(), reason: e.to_string() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::schema::InRow;
+
+    fn cand(url: &str) -> Candidate {
+        let domain = urlnorm::registrable_domain(urlnorm::host_of(url));
+        Candidate { row: InRow { url: url.to_string(), depth: 1, referrer: None }, domain, followed: true, dom: false, content: true }
+    }
+
+    #[test]
+    fn deep_paths_and_query_explosions_are_traps() {
+        assert!(deep_path("/docs/a/a/a/"));
+        assert!(deep_path(&"/x".repeat(MAX_SEGMENTS + 1)));
+        assert!(!deep_path("/2026/11/22/a-b"));
+        assert!(!deep_path("/a/b/a/c"));
+        let mut part: Vec<Candidate> = (0..7).map(|i| cand(&format!("http://s.test/search?q={i}"))).collect();
+        part.push(cand("http://s.test/docs/a/a/a/"));
+        part.push(cand("http://s.test/other?x=1"));
+        let traps = find_traps(&part, 5);
+        let trapped: BTreeSet<u64> = traps.keys().copied().collect();
+        let fp = urlnorm::fingerprint_str;
+        let want: BTreeSet<u64> =
+            [fp("http://s.test/search?q=5"), fp("http://s.test/search?q=6"), fp("http://s.test/docs/a/a/a/")].into_iter().collect();
+        assert_eq!(trapped, want, "the first five queries in URL order are kept");
+    }
+}

@@ -1,0 +1,210 @@
+//! The optimise step between layers (S300-S400): the next layer's `in` set.
+//!
+//! 1. The links of layer `L` are read and shuffled to the partition of their
+//!    target's registrable domain: the followable ones are candidates, the
+//!    ones the DOM prefilter flagged are kept as noise samples. Each links
+//!    shard is merged per target in bounded memory and spilled to
+//!    `state/shuffle/layer=L/part-K`; then each target partition is merged
+//!    and taken through steps 2 and 3 on its own, so the step's memory is
+//!    one partition's distinct targets, whatever the size of the layer.
+//! 2. **Clustering** (S311-S314): per domain block, single-pass LCS
+//!    clustering over the distinct targets; a cluster that matches the noise
+//!    samples (or a user's known noise URLs), and strong deviants inside a
+//!    cluster, are noise. Their links are relabelled `lcs_cluster` in
+//!    `links/layer=L` and, with `--denoise drop`, not followed.
+//! 3. **Dedup** (S400): each partition's weighted visit/cache list drops
+//!    repeats it remembers; the rest are checked against the visited store
+//!    in one merge pass; the new ones, with the URLs layer `L` carried over,
+//!    become `in/layer=L+1`.
+//!
+//! Everything here is deterministic for the same input, so a re-run after
+//! a kill rebuilds exactly the same set (the caches only save work).
+
+mod labels;
+mod shuffle;
+
+use std::collections::HashMap;
+
+use arrow::array::{AsArray, BooleanArray, RecordBatch, StringArray};
+use futures::StreamExt;
+use url::Url;
+
+use crate::config::Denoise;
+use crate::dedup::dedup_round;
+use crate::dedup::visited::VisitedStore;
+use crate::partition::partition_of_domain;
+use crate::store::manifest::NextManifest;
+use crate::store::schema::{self, InRow};
+use crate::store::{layout, stream_batches, ShardWriter, Store, StoreError};
+use crate::urlnorm;
+
+use super::{Ctx, RunError};
+
+/// One link target of the layer, on its way to the next layer.
+/// All the links of a layer to one URL, merged: the depth is the smallest
+/// (with its referrer, the smallest on a tie, so the choice does not depend
+/// on which page was fetched first).
+pub(super) struct Candidate {
+    pub(super) row: InRow,
+    /// Registrable domain of the URL: its partition and its clustering block.
+    pub(super) domain: String,
+    /// Some link to it is followed (by the map-side labels), unless
+    /// clustering or the trap guards say otherwise.
+    pub(super) followed: bool,
+    /// Every link to it was flagged by the DOM prefilter (a noise sample).
+    pub(super) dom: bool,
+    /// Some link to it is followable and not DOM-flagged.
+    pub(super) content: bool,
+}
+
+/// Writes layer 0's input from the seeds.
+///
+/// # Errors
+/// On storage failures.
+pub async fn seed_layer(ctx: &Ctx, seeds: &[Url]) -> Result<NextManifest, RunError> {
+    let mut by_part: Vec<Vec<InRow>> = (0..ctx.cfg.partitions).map(|_| Vec::new()).collect();
+    for u in seeds {
+        by_part[partition_of(u.as_str(), ctx.cfg.partitions) as usize].push(InRow { url: u.to_string(), depth: 0, referrer: None });
+    }
+    let mut m = NextManifest { layer: 0, candidates: seeds.len() as u64, ..NextManifest::default() };
+    for (k, rows) in by_part.into_iter().enumerate() {
+        write_partition_input(ctx, 0, u32::try_from(k).expect("partition index fits u32"), rows, Vec::new(), &mut m).await?;
+    }
+    commit_layer_input(ctx, 0, &mut m).await?;
+    Ok(m)
+}
+
+/// Builds `in/layer=L+1` from layer `L`'s links and carried URLs.
+///
+/// The links are first shuffled to their target's partition ([`shuffle`]:
+/// each links shard by its own task, merged per target in bounded memory,
+/// spilled under `state/shuffle/layer=L`); then each target
+/// partition is merged, labelled, de-duplicated and written on its own. So
+/// memory is bounded by one partition's distinct targets, not the layer's.
+///
+/// # Errors
+/// On storage failures.
+pub async fn next_layer(ctx: &Ctx, layer: u32) -> Result<NextManifest, RunError> {
+    let store = &ctx.store;
+    let opt = &ctx.cfg.optimise;
+    let mut m = NextManifest { layer: layer + 1, ..NextManifest::default() };
+    shuffle::shuffle_links(ctx, layer, &mut m).await?;
+    let mut labels: HashMap<u64, &'static str> = HashMap::new();
+    let mut followed_targets = 0u64;
+    for k in 0..ctx.cfg.partitions {
+        let mut cands = shuffle::read_partition(store, layer, k).await?;
+        followed_targets += cands.iter().filter(|c| c.followed).count() as u64;
+        // Traps first: they are never followed, whatever --denoise says.
+        let mut part_labels = labels::find_traps(&cands, opt.max_query_variants);
+        m.traps += part_labels.len() as u64;
+        if opt.denoise != Denoise::Off {
+            let known: Vec<String> = opt.noise_patterns.clone();
+            let cfg = opt.cluster.clone();
+            let (back, (noise, clusters, comparisons)) = tokio::task::spawn_blocking(move || {
+                let known: Vec<&str> = known.iter().map(String::as_str).collect();
+                let found = labels::cluster_partition(&cands, &known, &cfg);
+                (cands, found)
+            })
+            .await
+            .map_err(|e| RunError::Internal(format!("clustering failed: {e}")))?;
+            cands = back;
+            m.clusters += clusters;
+            m.comparisons += comparisons;
+            m.lcs_noise += noise.len() as u64;
+            for fp in noise {
+                part_labels.entry(fp).or_insert("lcs_cluster");
+            }
+        }
+        let mark = opt.denoise == Denoise::Mark;
+        let fresh: Vec<InRow> = cands
+            .into_iter()
+            .filter(|c| c.followed)
+            .filter(|c| match part_labels.get(&urlnorm::fingerprint_str(&c.row.url)) {
+                Some(&"lcs_cluster") => mark,
+                Some(_) => false,
+                None => true,
+            })
+            .map(|c| c.row)
+            .collect();
+        labels.extend(part_labels);
+        let carried = read_carried(store, layer, k).await?;
+        write_partition_input(ctx, layer + 1, k, fresh, carried, &mut m).await?;
+    }
+    // Repeats within the round: every followable link to a target after its first.
+    m.visit_hits += m.candidates.saturating_sub(followed_targets);
+    if !labels.is_empty() {
+        labels::relabel_links(store, layer, &labels, opt.denoise == Denoise::Mark).await?;
+    }
+    commit_layer_input(ctx, layer + 1, &mut m).await?;
+    shuffle::clear(store).await?;
+    Ok(m)
+}
+
+/// The URLs partition `k` carried over unfetched from `layer`.
+async fn read_carried(store: &Store, layer: u32, k: u32) -> Result<Vec<InRow>, StoreError> {
+    let path = layout::carry(layer, k);
+    let mut rows = Vec::new();
+    if store.exists(&path).await? {
+        let mut batches = stream_batches(store, &path, None).await?;
+        while let Some(b) = batches.next().await {
+            rows.extend(schema::input_rows(&b?, &path)?);
+        }
+    }
+    Ok(rows)
+}
+
+/// De-duplicates and writes partition `k`'s share of layer `target`'s input.
+async fn write_partition_input(ctx: &Ctx, target: u32, k: u32, mut rows: Vec<InRow>, carried: Vec<InRow>, m: &mut NextManifest) -> Result<(), RunError> {
+    let store = &ctx.store;
+    let visited = VisitedStore::new(store.clone());
+    m.carried += carried.len() as u64;
+    // Smallest depth first, so the row kept for a repeated URL has it.
+    rows.sort_by_key(|r| r.depth);
+    let keyed: Vec<(u64, InRow)> = rows.into_iter().map(|r| (urlnorm::fingerprint_str(&r.url), r)).collect();
+    let round = dedup_round(&ctx.caches[k as usize], &visited, k, target, keyed).await?;
+    (m.visit_hits, m.cache_hits, m.store_hits) =
+        (m.visit_hits + round.stats.visit_hits, m.cache_hits + round.stats.cache_hits, m.store_hits + round.stats.store_hits);
+    let mut out = round.admitted;
+    // Carried URLs are in the visited store already (from their first layer).
+    out.extend(carried);
+    out.sort_by(|a, b| a.url.cmp(&b.url));
+    m.next += out.len() as u64;
+    let path = layout::input(target, k);
+    if out.is_empty() {
+        store.delete(&path).await?;
+    } else {
+        let mut w = ShardWriter::create(store, &path, schema::input_schema(), 32 << 20)?;
+        for chunk in out.chunks(8192) {
+            w.write(&schema::input_batch(chunk)?).await?;
+        }
+        w.finish().await?;
+    }
+    Ok(())
+}
+
+/// Commits layer `target`'s input: its manifest is what makes it exist.
+async fn commit_layer_input(ctx: &Ctx, target: u32, m: &mut NextManifest) -> Result<(), RunError> {
+    m.seen = m.visit_hits + m.cache_hits + m.store_hits;
+    ctx.store.put_json(&layout::input_manifest(target), m).await?;
+    Ok(())
+}
+
+pub(super) async fn link_shards(store: &Store, layer: u32) -> Result<Vec<String>, StoreError> {
+    store.parquet_files(&format!("links/layer={layer}")).await
+}
+
+pub(super) fn partition_of(url: &str, partitions: u32) -> u32 {
+    partition_of_domain(&urlnorm::registrable_domain(urlnorm::host_of(url)), partitions)
+}
+
+pub(super) fn str_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a StringArray, StoreError> {
+    schema::string_col(b, name, path)
+}
+
+pub(super) fn bool_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a BooleanArray, StoreError> {
+    b.column_by_name(name).and_then(|c| c.as_boolean_opt()).ok_or_else(|| missing(path, name))
+}
+
+pub(super) fn missing(path: &str, name: &str) -> StoreError {
+    StoreError::Schema { path: path.to_string(), reason: format!("column `{name}` missing or of another type") }
+}

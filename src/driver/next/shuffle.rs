@@ -1,0 +1,276 @@
+//! Step 1 of the optimise step: the layer's links shuffled to their
+//! target's partition through spill files, and each partition merged back.
+
+use std::collections::HashMap;
+
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Int32Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Int32Type, Schema, SchemaRef};
+use futures::StreamExt;
+
+use crate::store::schema::InRow;
+use crate::store::{stream_batches, ShardWriter, Store, StoreError};
+use crate::store::manifest::NextManifest;
+use crate::urlnorm;
+
+use super::{bool_col, link_shards, missing, partition_of, str_col, Candidate};
+use crate::driver::{Ctx, RunError};
+
+/// The merge of some of a layer's links to one URL. Merging is associative
+/// and commutative, so partial merges made by each shuffle task combine to
+/// exactly what one pass over all the links would give.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Merged {
+    depth: i32,
+    referrer: String,
+    followed: bool,
+    dom: bool,
+    content: bool,
+}
+
+impl Merged {
+    /// Merges into `map` links to `url` (or an earlier merge of them): the
+    /// smallest `(depth, referrer)` is kept, the flags combine. Strings are
+    /// copied only for a new target or a referrer that becomes the kept
+    /// one. True when `url` was new.
+    fn merge_into(map: &mut HashMap<String, Merged>, url: &str, depth: i32, referrer: &str, followed: bool, dom: bool, content: bool) -> bool {
+        if let Some(e) = map.get_mut(url) {
+            e.followed |= followed;
+            e.dom &= dom;
+            e.content |= content;
+            if (depth, referrer) < (e.depth, e.referrer.as_str()) {
+                e.depth = depth;
+                e.referrer = referrer.to_string();
+            }
+            return false;
+        }
+        map.insert(url.to_string(), Merged { depth, referrer: referrer.to_string(), followed, dom, content });
+        true
+    }
+}
+
+/// Distinct targets a shuffle task merges in memory before it spills them
+/// to the target partitions' shuffle files: this, not the layer's size,
+/// bounds the step's memory while it reads the links.
+const COMBINE_ENTRIES: usize = 1 << 17;
+
+fn shuffle_dir(layer: u32) -> String {
+    format!("state/shuffle/layer={layer}")
+}
+
+fn shuffle_file(layer: u32, to: u32, from: usize, run: u32) -> String {
+    format!("{}/part-{to:05}/from-{from:05}-{run:05}.parquet", shuffle_dir(layer))
+}
+
+/// Removes every spill file: those of a killed attempt before a shuffle
+/// starts, and a layer's once its input is committed.
+pub(super) async fn clear(store: &Store) -> Result<(), StoreError> {
+    for (path, _) in store.list("state/shuffle").await? {
+        store.delete(&path).await?;
+    }
+    Ok(())
+}
+
+/// What one shuffle task counted.
+#[derive(Default)]
+struct ShuffleCounts {
+    candidates: u64,
+    dom_noise: u64,
+}
+
+/// S300's shuffle: every links shard of `layer` is read by its own task
+/// (as many at once as there are cores) and its links, merged per target,
+/// are spilled to the target's partition. Spill files left by a killed
+/// attempt (of this step or of one already committed) are removed first.
+pub(super) async fn shuffle_links(ctx: &Ctx, layer: u32, m: &mut NextManifest) -> Result<(), RunError> {
+    let store = &ctx.store;
+    clear(store).await?;
+    let max_depth = i32::try_from(ctx.cfg.depth).unwrap_or(i32::MAX);
+    let parts = ctx.cfg.partitions;
+    let width = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+    let shards = link_shards(store, layer).await?;
+    let mut tasks = futures::stream::iter(shards.into_iter().enumerate().map(|(j, path)| {
+        let store = store.clone();
+        tokio::spawn(async move { shuffle_shard(&store, &path, layer, j, parts, max_depth, COMBINE_ENTRIES).await })
+    }))
+    .buffer_unordered(width);
+    while let Some(joined) = tasks.next().await {
+        let counts = joined.map_err(|e| RunError::Internal(format!("shuffle task failed: {e}")))??;
+        m.candidates += counts.candidates;
+        m.dom_noise += counts.dom_noise;
+    }
+    Ok(())
+}
+
+/// Reads one links shard and spills its targets, merged, to their partitions.
+/// `combine` distinct targets at most are held before a spill.
+async fn shuffle_shard(store: &Store, path: &str, layer: u32, j: usize, parts: u32, max_depth: i32, combine: usize) -> Result<ShuffleCounts, StoreError> {
+    let mut counts = ShuffleCounts::default();
+    let mut merged: HashMap<String, Merged> = HashMap::new();
+    let mut runs = 0u32;
+    let mut batches = stream_batches(store, path, Some(&["src_url", "dst_url", "depth", "noise", "followed"])).await?;
+    while let Some(b) = batches.next().await {
+        let b = b?;
+        let (src, dst, noise) = (str_col(&b, "src_url", path)?, str_col(&b, "dst_url", path)?, str_col(&b, "noise", path)?);
+        let depth = b.column_by_name("depth").and_then(|c| c.as_primitive_opt::<Int32Type>()).ok_or_else(|| missing(path, "depth"))?;
+        let followed = bool_col(&b, "followed", path)?;
+        for i in 0..b.num_rows() {
+            let label = (!noise.is_null(i)).then(|| noise.value(i));
+            // A label from an earlier attempt of this step is undone: it is recomputed.
+            let (follows, dom) = match label {
+                None | Some("lcs_cluster" | "trap") => (true, false),
+                Some("dom_ratio") => (followed.value(i), true),
+                Some(_) => continue,
+            };
+            counts.dom_noise += u64::from(dom);
+            if depth.value(i) > max_depth {
+                continue;
+            }
+            counts.candidates += u64::from(follows);
+            let new = Merged::merge_into(&mut merged, dst.value(i), depth.value(i), src.value(i), follows, dom, follows && !dom);
+            if new && merged.len() >= combine {
+                spill(store, layer, j, runs, parts, std::mem::take(&mut merged)).await?;
+                runs += 1;
+            }
+        }
+    }
+    if !merged.is_empty() {
+        spill(store, layer, j, runs, parts, merged).await?;
+    }
+    Ok(counts)
+}
+
+/// Writes one run of merged targets, one file per target partition.
+async fn spill(store: &Store, layer: u32, j: usize, run: u32, parts: u32, merged: HashMap<String, Merged>) -> Result<(), StoreError> {
+    let mut by_part: Vec<Vec<(String, Merged)>> = (0..parts).map(|_| Vec::new()).collect();
+    for (url, m) in merged {
+        by_part[partition_of(&url, parts) as usize].push((url, m));
+    }
+    for (k, rows) in by_part.into_iter().enumerate() {
+        if rows.is_empty() {
+            continue;
+        }
+        let path = shuffle_file(layer, u32::try_from(k).expect("partition index fits u32"), j, run);
+        let mut w = ShardWriter::create(store, &path, shuffle_schema(), 8 << 20)?;
+        for chunk in rows.chunks(8192) {
+            w.write(&shuffle_batch(chunk, &path)?).await?;
+        }
+        w.finish().await?;
+    }
+    Ok(())
+}
+
+fn shuffle_schema() -> SchemaRef {
+    static S: std::sync::OnceLock<SchemaRef> = std::sync::OnceLock::new();
+    std::sync::Arc::clone(S.get_or_init(|| {
+        std::sync::Arc::new(Schema::new(vec![
+            Field::new("url", DataType::Utf8, false),
+            Field::new("depth", DataType::Int32, false),
+            Field::new("referrer", DataType::Utf8, false),
+            Field::new("followed", DataType::Boolean, false),
+            Field::new("dom", DataType::Boolean, false),
+            Field::new("content", DataType::Boolean, false),
+        ]))
+    }))
+}
+
+fn shuffle_batch(rows: &[(String, Merged)], path: &str) -> Result<RecordBatch, StoreError> {
+    let url: StringArray = rows.iter().map(|r| Some(r.0.as_str())).collect();
+    let depth: Int32Array = rows.iter().map(|r| Some(r.1.depth)).collect();
+    let referrer: StringArray = rows.iter().map(|r| Some(r.1.referrer.as_str())).collect();
+    let flag = |f: fn(&Merged) -> bool| -> BooleanArray { rows.iter().map(|r| Some(f(&r.1))).collect() };
+    let cols: Vec<ArrayRef> = vec![
+        std::sync::Arc::new(url),
+        std::sync::Arc::new(depth),
+        std::sync::Arc::new(referrer),
+        std::sync::Arc::new(flag(|m| m.followed)),
+        std::sync::Arc::new(flag(|m| m.dom)),
+        std::sync::Arc::new(flag(|m| m.content)),
+    ];
+    RecordBatch::try_new(shuffle_schema(), cols).map_err(|e| StoreError::Schema { path: path.to_string(), reason: e.to_string() })
+}
+
+/// One target partition's candidates, merged from its shuffle files: one
+/// per distinct target, in URL order.
+pub(super) async fn read_partition(store: &Store, layer: u32, k: u32) -> Result<Vec<Candidate>, StoreError> {
+    let mut merged: HashMap<String, Merged> = HashMap::new();
+    for path in store.parquet_files(&format!("{}/part-{k:05}", shuffle_dir(layer))).await? {
+        let mut batches = stream_batches(store, &path, None).await?;
+        while let Some(b) = batches.next().await {
+            let b = b?;
+            let (url, referrer) = (str_col(&b, "url", &path)?, str_col(&b, "referrer", &path)?);
+            let depth = b.column_by_name("depth").and_then(|c| c.as_primitive_opt::<Int32Type>()).ok_or_else(|| missing(&path, "depth"))?;
+            let (followed, dom, content) = (bool_col(&b, "followed", &path)?, bool_col(&b, "dom", &path)?, bool_col(&b, "content", &path)?);
+            for i in 0..b.num_rows() {
+                Merged::merge_into(&mut merged, url.value(i), depth.value(i), referrer.value(i), followed.value(i), dom.value(i), content.value(i));
+            }
+        }
+    }
+    let mut cands: Vec<Candidate> = merged
+        .into_iter()
+        .map(|(url, m)| Candidate {
+            domain: urlnorm::registrable_domain(urlnorm::host_of(&url)),
+            row: InRow { url, depth: m.depth, referrer: Some(m.referrer) },
+            followed: m.followed,
+            dom: m.dom,
+            content: m.content,
+        })
+        .collect();
+    cands.sort_unstable_by(|a, b| a.row.url.cmp(&b.row.url));
+    Ok(cands)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{layout, schema};
+
+    fn link(src: &str, dst: &str, depth: i32, noise: Option<&'static str>, followed: bool) -> crate::store::schema::LinkRow {
+        crate::store::schema::LinkRow { src_url: src.into(), dst_url: dst.into(), anchor: String::new(), depth, noise, followed, block_ratio: 0.0 }
+    }
+
+    /// What a partition's candidates say, comparable across runs.
+    fn summary(cands: &[Candidate]) -> Vec<(String, i32, Option<String>, bool, bool, bool)> {
+        cands.iter().map(|c| (c.row.url.clone(), c.row.depth, c.row.referrer.clone(), c.followed, c.dom, c.content)).collect()
+    }
+
+    #[tokio::test]
+    async fn spilling_in_small_runs_merges_to_the_same_candidates() {
+        // Links to 40 targets on 4 sites, each target linked from several
+        // pages at two depths, some DOM-flagged, some not followable.
+        let mut rows = Vec::new();
+        for n in 0..400 {
+            let dst = format!("http://s{}.test/p{}", n % 4, n % 40);
+            let src = format!("http://s{}.test/from{}", n % 4, n % 7);
+            let noise = match n % 5 { 0 => Some("dom_ratio"), 1 => Some("scope"), _ => None };
+            rows.push(link(&src, &dst, 1 + (n % 3 == 0) as i32, noise, n % 10 != 0));
+        }
+        let parts = 3;
+        let mut results = Vec::new();
+        for (combine, layer) in [(1_000_000, 0), (3, 1)] {
+            let store = Store::open("memory://").expect("store");
+            let path = layout::links(layer, 0);
+            let mut w = ShardWriter::create(&store, &path, schema::links_schema(), 1 << 20).expect("writer");
+            for chunk in rows.chunks(64) {
+                w.write(&schema::links_batch(chunk).expect("batch")).await.expect("write");
+            }
+            w.finish().await.expect("finish");
+            let counts = shuffle_shard(&store, &path, layer, 0, parts, 2, combine).await.expect("shuffle");
+            let files = store.parquet_files(&shuffle_dir(layer)).await.expect("list").len();
+            let mut all = Vec::new();
+            for k in 0..parts {
+                all.push(summary(&read_partition(&store, layer, k).await.expect("read")));
+            }
+            results.push((counts.candidates, counts.dom_noise, files, all));
+        }
+        let (one, many) = (&results[0], &results[1]);
+        assert!(many.2 > 10 * one.2, "small runs spill many files: {} vs {}", many.2, one.2);
+        assert_eq!((one.0, one.1), (many.0, many.1));
+        assert_eq!(one.3, many.3, "merging is the same whatever the spills");
+        let targets: usize = one.3.iter().map(Vec::len).sum();
+        assert_eq!(targets, 32, "targets with only `scope` links (p1, p6, ...) are not candidates");
+        // p0 is linked by n = 0, 40, ..., 360, all DOM-flagged and not followed; depth 1 from
+        // from0 (n = 280), from3, from4, from5, from6: the smallest referrer wins.
+        let p0 = one.3.iter().flatten().find(|c| c.0 == "http://s0.test/p0").expect("p0");
+        assert_eq!(p0, &("http://s0.test/p0".into(), 1, Some("http://s0.test/from0".into()), false, true, false));
+    }
+}
