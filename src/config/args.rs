@@ -66,6 +66,10 @@ pub struct RunArgs {
     /// Which bodies go into the `body` column: html, all or none.
     #[arg(long, value_name = "html|all|none")]
     pub store_body: Option<String>,
+    /// Compression of the Parquet files written: zstd (level 1), zstd:N
+    /// (N in 1..=22; higher is smaller and slower) or none.
+    #[arg(long, value_name = "zstd|zstd:N|none")]
+    pub compression: Option<String>,
     /// Noise links (document B, S300): off, mark (label but follow) or drop.
     #[arg(long, value_name = "off|mark|drop")]
     pub denoise: Option<String>,

@@ -36,6 +36,7 @@ pub struct JobFile {
     pub strip_params: Option<Vec<String>>,
     pub cache_entries: Option<usize>,
     pub store_body: Option<String>,
+    pub compression: Option<String>,
 }
 
 impl JobFile {

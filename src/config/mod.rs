@@ -134,6 +134,8 @@ pub struct CrawlConfig {
     pub scope: Scope,
     pub layer_timeout: Option<Duration>,
     pub store_body: BodyPolicy,
+    /// How the Parquet files are compressed.
+    pub compression: crate::store::Compression,
     pub fetch: FetchConfig,
     pub parse: ParseConfig,
     pub optimise: OptimiseConfig,
@@ -193,6 +195,10 @@ impl CrawlConfig {
         let store_body = match args.store_body.clone().or(job.store_body) {
             Some(s) => s.parse().map_err(|e| bad("store-body", e))?,
             None => BodyPolicy::Html,
+        };
+        let compression = match args.compression.clone().or(job.compression) {
+            Some(s) => s.parse().map_err(|e| bad("compression", e))?,
+            None => crate::store::Compression::default(),
         };
         let layer_timeout = args
             .layer_timeout
@@ -270,6 +276,7 @@ impl CrawlConfig {
             scope,
             layer_timeout,
             store_body,
+            compression,
             fetch: FetchConfig {
                 concurrency,
                 per_host,
@@ -345,7 +352,7 @@ mod tests {
     fn flags_win_over_job_and_defaults_apply() {
         let dir = tempfile::tempdir().expect("tempdir");
         let job = dir.path().join("j.toml");
-        std::fs::write(&job, "seeds = 'seeds.txt'\ndepth = 5\nper-host = 4\nscope = 'any'\ndata = 'out'\n").expect("write");
+        std::fs::write(&job, "seeds = 'seeds.txt'\ndepth = 5\nper-host = 4\nscope = 'any'\ndata = 'out'\ncompression = 'zstd:9'\n").expect("write");
         let a = RunArgs { job: Some(job), depth: Some(1), ..RunArgs::default() };
         let c = CrawlConfig::from_sources(&a).expect("config");
         assert_eq!(c.depth, 1, "flag wins");
@@ -354,6 +361,9 @@ mod tests {
         assert_eq!(c.seeds, dir.path().join("seeds.txt"), "relative to the job file");
         assert_eq!(c.data, dir.path().join("out").display().to_string(), "relative to the job file");
         assert_eq!(c.partitions, 16);
+        assert_eq!(c.compression, crate::store::Compression::Zstd(9), "job value used");
+        let c = CrawlConfig::from_sources(&args()).expect("config");
+        assert_eq!(c.compression, crate::store::Compression::Zstd(1), "the default");
     }
 
     #[test]
@@ -378,5 +388,14 @@ mod tests {
         let mut a = args();
         a.resolve = vec!["nonsense".into()];
         assert!(CrawlConfig::from_sources(&a).expect_err("bad rule").to_string().contains("resolve"));
+        for bad in ["zstd:0", "zstd:23", "gzip", "zstd:x"] {
+            let mut a = args();
+            a.compression = Some(bad.into());
+            let e = CrawlConfig::from_sources(&a).expect_err(bad).to_string();
+            assert!(e.contains("compression") && e.contains("zstd:N"), "{e}");
+        }
+        let mut a = args();
+        a.compression = Some("none".into());
+        assert_eq!(CrawlConfig::from_sources(&a).expect("none").compression, crate::store::Compression::None);
     }
 }

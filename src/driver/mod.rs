@@ -100,7 +100,7 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
     for p in &seeds.problems {
         tracing::warn!("seeds file {} line {}: {}", cfg.seeds.display(), p.line, p.reason);
     }
-    let store = Store::open(&cfg.data)?;
+    let store = Store::open(&cfg.data)?.with_compression(cfg.compression);
     let state = RunState {
         format: 1,
         partitions: cfg.partitions,

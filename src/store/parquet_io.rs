@@ -2,6 +2,7 @@
 
 use std::io::Write;
 use std::ops::Range;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use arrow::array::RecordBatch;
@@ -18,7 +19,6 @@ use parquet::arrow::async_reader::{AsyncFileReader, MetadataSuffixFetch};
 use parquet::arrow::ParquetRecordBatchStreamBuilder;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use parquet::arrow::{ArrowWriter, ProjectionMask};
-use parquet::basic::{Compression, ZstdLevel};
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 use tokio::io::AsyncWriteExt;
@@ -33,21 +33,49 @@ const UPLOAD_CHUNK: usize = 5 << 20;
 /// dictionary.
 const UNIQUE_VALUED: &[&str] = &["url", "final_url", "body", "text", "fetched_at"];
 
-/// Writes one Parquet file as a stream of batches, zstd-compressed, with row
-/// groups cut at `row_group_bytes`. The object becomes visible only when
-/// [`ShardWriter::finish`] returns (multipart upload, or a staged local file
-/// renamed into place), so a killed process never leaves half a file.
+/// Writes one Parquet file as a stream of batches, compressed as the store
+/// says, with row groups cut at `row_group_bytes`. The object becomes
+/// visible only when [`ShardWriter::finish`] returns, so a killed process
+/// never leaves half a file: in a local folder the bytes go to a hidden
+/// staging file beside the target (`.NAME.staged`, skipped by every reader)
+/// that is renamed into place; on object storage they go to a multipart
+/// upload that is completed.
 ///
 /// Encoding and compression are CPU work: they run on a blocking thread
-/// with parquet's synchronous writer, whose output bytes are then streamed
-/// to the store from the async side. The async threads only move bytes.
+/// with parquet's synchronous writer. A local shard is written to its file
+/// on that thread too; an upload's bytes are handed to the async side,
+/// which streams them to the store.
 pub struct ShardWriter {
     path: String,
-    /// `None` only while a blocking call owns it.
-    encoder: Option<ArrowWriter<SharedBuf>>,
-    encoded: SharedBuf,
-    sink: BufWriter,
+    /// `None` only while a blocking call owns it, and after `finish`.
+    encoder: Option<ArrowWriter<Out>>,
+    /// Object storage only: the encoder's output and the upload it feeds.
+    upload: Option<(SharedBuf, BufWriter)>,
     rows: u64,
+}
+
+/// Where the encoder's bytes go.
+enum Out {
+    /// A local folder: a staging file, renamed to `target` when complete.
+    Staged { file: std::fs::File, staged: PathBuf, target: PathBuf },
+    /// Object storage: a buffer drained into the upload after every call.
+    Upload(SharedBuf),
+}
+
+impl Write for Out {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Self::Staged { file, .. } => file.write(buf),
+            Self::Upload(shared) => shared.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Self::Staged { file, .. } => file.flush(),
+            Self::Upload(_) => Ok(()),
+        }
+    }
 }
 
 /// The encoder's output, drained to the store after every call.
@@ -71,14 +99,23 @@ impl Write for SharedBuf {
     }
 }
 
+/// The hidden staging file of a local shard: beside its target, so the
+/// rename stays on one file system, and named so that no reader takes it
+/// for data (a leading dot and no `.parquet` ending).
+fn staging_path(target: &std::path::Path) -> PathBuf {
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    target.with_file_name(format!(".{name}.staged"))
+}
+
 impl ShardWriter {
     /// Starts a shard at `path` with `schema`.
     ///
     /// # Errors
-    /// When the writer cannot be set up.
+    /// When the writer cannot be set up (e.g. the staging file cannot be
+    /// created).
     pub fn create(store: &Store, path: &str, schema: SchemaRef, row_group_bytes: usize) -> Result<Self, StoreError> {
         let mut props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).expect("3 is a valid zstd level")))
+            .set_compression(store.compression().codec())
             .set_max_row_group_bytes(Some(row_group_bytes.max(1)))
             .set_max_row_group_row_count(Some(1 << 20));
         // A dictionary only pays for repeated values; for a page's body or
@@ -90,11 +127,26 @@ impl ShardWriter {
             }
         }
         let props = props.build();
-        let encoded = SharedBuf::default();
-        let encoder = ArrowWriter::try_new(encoded.clone(), schema, Some(props))
-            .map_err(|source| StoreError::Parquet { path: path.to_string(), source })?;
-        let sink = BufWriter::with_capacity(store.backend(), Path::from(path), UPLOAD_CHUNK);
-        Ok(Self { path: path.to_string(), encoder: Some(encoder), encoded, sink, rows: 0 })
+        let perr = |source| StoreError::Parquet { path: path.to_string(), source };
+        let (out, upload) = match store.local_root() {
+            Some(root) => {
+                let target = root.join(path);
+                let staged = staging_path(&target);
+                let file = target
+                    .parent()
+                    .map_or(Ok(()), std::fs::create_dir_all)
+                    .and_then(|()| std::fs::File::create(&staged))
+                    .map_err(|e| perr(ParquetError::External(Box::new(e))))?;
+                (Out::Staged { file, staged, target }, None)
+            }
+            None => {
+                let encoded = SharedBuf::default();
+                let sink = BufWriter::with_capacity(store.backend(), Path::from(path), UPLOAD_CHUNK);
+                (Out::Upload(encoded.clone()), Some((encoded, sink)))
+            }
+        };
+        let encoder = ArrowWriter::try_new(out, schema, Some(props)).map_err(perr)?;
+        Ok(Self { path: path.to_string(), encoder: Some(encoder), upload, rows: 0 })
     }
 
     /// Appends a batch.
@@ -125,24 +177,43 @@ impl ShardWriter {
     /// Completes the file and makes it visible; returns the row count.
     ///
     /// # Errors
-    /// When the footer or the final upload fails.
+    /// When the footer, the rename or the final upload fails.
     pub async fn finish(mut self) -> Result<u64, StoreError> {
-        let encoder = self.encoder.take().ok_or_else(|| self.lost())?;
-        tokio::task::spawn_blocking(move || encoder.close())
-            .await
+        let mut encoder = self.encoder.take().ok_or_else(|| self.lost())?;
+        let done = tokio::task::spawn_blocking(move || -> Result<(), ParquetError> {
+            let finished = encoder.finish().map(|_| ());
+            match encoder.inner_mut() {
+                Out::Staged { staged, target, .. } => match finished {
+                    Ok(()) => std::fs::rename(&*staged, &*target).map_err(|e| ParquetError::External(Box::new(e))),
+                    Err(e) => {
+                        let _ = std::fs::remove_file(&*staged);
+                        Err(e)
+                    }
+                },
+                Out::Upload(_) => finished,
+            }
+        });
+        done.await
             .map_err(|e| self.parquet_err(ParquetError::General(format!("encoder thread failed: {e}"))))?
             .map_err(|e| self.parquet_err(e))?;
         self.drain().await?;
-        self.sink.shutdown().await.map_err(|e| self.io_err(e))?;
+        if let Some((_, sink)) = &mut self.upload {
+            let shut = sink.shutdown().await;
+            shut.map_err(|e| self.io_err(e))?;
+        }
         Ok(self.rows)
     }
 
     async fn drain(&mut self) -> Result<(), StoreError> {
-        let bytes = self.encoded.take();
-        if !bytes.is_empty() {
-            self.sink.write_all(&bytes).await.map_err(|e| self.io_err(e))?;
+        let Some((encoded, sink)) = &mut self.upload else {
+            return Ok(());
+        };
+        let bytes = encoded.take();
+        if bytes.is_empty() {
+            return Ok(());
         }
-        Ok(())
+        let written = sink.write_all(&bytes).await;
+        written.map_err(|e| self.io_err(e))
     }
 
     fn parquet_err(&self, source: ParquetError) -> StoreError {
@@ -155,6 +226,17 @@ impl ShardWriter {
 
     fn lost(&self) -> StoreError {
         self.parquet_err(ParquetError::General("the encoder was lost after an earlier failure".into()))
+    }
+}
+
+impl Drop for ShardWriter {
+    /// A shard given up (an error, or a task cancelled) takes its local
+    /// staging file with it: nothing half-written stays on disk. (An
+    /// unfinished upload is never completed, so it stays invisible.)
+    fn drop(&mut self) {
+        if let Some(Out::Staged { staged, .. }) = self.encoder.as_mut().map(ArrowWriter::inner_mut) {
+            let _ = std::fs::remove_file(&*staged);
+        }
     }
 }
 
@@ -248,6 +330,7 @@ impl MetadataSuffixFetch for &mut StoreReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Compression;
     use crate::store::schema::{input_batch, input_rows, input_schema, InRow};
 
     #[tokio::test]
@@ -261,7 +344,9 @@ mod tests {
         w.write(&input_batch(&rows[..500]).expect("b")).await.expect("write");
         assert!(!dir.path().join("in/layer=0/part-00000.parquet").exists(), "not visible before finish");
         w.write(&input_batch(&rows[500..]).expect("b")).await.expect("write");
+        assert!(dir.path().join("in/layer=0/.part-00000.parquet.staged").exists(), "written to a hidden staging file");
         assert_eq!(w.finish().await.expect("finish"), 1000);
+        assert!(!dir.path().join("in/layer=0/.part-00000.parquet.staged").exists(), "renamed into place");
         let batches = read_batches(&store, "in/layer=0/part-00000.parquet", None).await.expect("read");
         let back: Vec<InRow> = batches.iter().flat_map(|b| input_rows(b, "t").expect("rows")).collect();
         assert_eq!(back, rows);
@@ -279,7 +364,37 @@ mod tests {
             .collect();
         assert_eq!(urls, rows.iter().map(|r| r.url.clone()).collect::<Vec<_>>());
         assert_eq!(streamed[0].num_columns(), 2);
+        // A shard given up (an error, a cancelled task) leaves nothing behind.
+        let mut w = ShardWriter::create(&store, "in/layer=1/part-00000.parquet", input_schema(), 1 << 20).expect("w");
+        w.write(&input_batch(&rows).expect("b")).await.expect("write");
+        drop(w);
+        assert_eq!(std::fs::read_dir(dir.path().join("in/layer=1")).expect("dir").count(), 0, "no staging file left");
         let missing = stream_batches(&store, "in/layer=0/nope.parquet", None).await.err().expect("a missing file is an error");
         assert!(missing.to_string().contains("nope.parquet"), "{missing}");
+    }
+
+    #[tokio::test]
+    async fn shard_round_trip_on_object_storage_with_each_compression() {
+        let mut sizes = Vec::new();
+        for compression in [Compression::Zstd(19), Compression::Zstd(1), Compression::None] {
+            let store = Store::open("memory://").expect("open").with_compression(compression);
+            let rows: Vec<InRow> = (0..3000).map(|i| InRow { url: format!("http://s{}.test/p{i}", i % 7), depth: 1, referrer: None }).collect();
+            let mut w = ShardWriter::create(&store, "in/layer=0/part-00001.parquet", input_schema(), 16 << 10).expect("w");
+            for chunk in rows.chunks(700) {
+                w.write(&input_batch(chunk).expect("b")).await.expect("write");
+            }
+            assert!(!store.exists("in/layer=0/part-00001.parquet").await.expect("head"), "not visible before finish");
+            assert_eq!(w.finish().await.expect("finish"), 3000);
+            let bytes = store.get("in/layer=0/part-00001.parquet").await.expect("get").expect("written");
+            let meta = parquet::file::reader::FileReader::metadata(&parquet::file::serialized_reader::SerializedFileReader::new(bytes.clone()).expect("parquet")).clone();
+            assert!(meta.num_row_groups() > 1, "row groups cut at the byte size");
+            let codec = meta.row_group(0).column(0).compression();
+            assert_eq!(codec == parquet::basic::Compression::UNCOMPRESSED, compression == Compression::None, "{compression}: {codec}");
+            sizes.push(bytes.len());
+            let batches = read_batches(&store, "in/layer=0/part-00001.parquet", None).await.expect("read");
+            let back: Vec<InRow> = batches.iter().flat_map(|b| input_rows(b, "t").expect("rows")).collect();
+            assert_eq!(back, rows);
+        }
+        assert!(sizes.is_sorted() && sizes[0] < sizes[2], "higher levels write smaller files: {sizes:?}");
     }
 }
