@@ -31,8 +31,10 @@ const BATCH_BYTES: usize = 2 << 20;
 /// Row-group size of per-partition shards, as encoded (the merge keeps
 /// the row groups, so this is also what readers see).
 const SHARD_ROW_GROUP_BYTES: usize = 4 << 20;
-/// Fetched pages waiting for a parse worker, per partition.
-const FETCHED_QUEUE: usize = 64;
+/// Fetched pages waiting for a parse worker, per partition: enough to keep
+/// the parse pool busy between two wake-ups (every partition feeds the same
+/// pool); each waiting page is a body in memory.
+const FETCHED_QUEUE: usize = 16;
 
 /// Reads one partition's input rows (empty when the file does not exist).
 ///
