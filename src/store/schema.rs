@@ -85,15 +85,31 @@ pub fn input_rows(b: &RecordBatch, path: &str) -> Result<Vec<InRow>, StoreError>
         .collect())
 }
 
-/// A partition's input as read, kept in its Arrow columns (about the
-/// URL's and referrer's bytes per row) and looked up by row id: a layer of
-/// millions of URLs is held without a `String` per field.
-#[derive(Default)]
+/// A partition's input as read, kept in its Arrow columns and looked up by
+/// row id: a layer of millions of URLs is held without a `String` per
+/// field. Each distinct referrer is held once (a page's links all name it:
+/// about four input rows share one), so a row costs its URL's bytes plus
+/// 12 bytes.
 pub struct InputRows {
-    parts: Vec<(StringArray, arrow::array::Int32Array, StringArray)>,
+    parts: Vec<(StringArray, arrow::array::Int32Array)>,
     /// Row id of each part's first row.
     starts: Vec<usize>,
+    /// Per row, the index of its referrer in `referrers` (null: a seed).
+    referrer_keys: arrow::array::UInt32Array,
+    referrers: StringArray,
     len: usize,
+}
+
+impl Default for InputRows {
+    fn default() -> Self {
+        Self {
+            parts: Vec::new(),
+            starts: Vec::new(),
+            referrer_keys: arrow::array::UInt32Array::from(Vec::<u32>::new()),
+            referrers: StringArray::from(Vec::<&str>::new()),
+            len: 0,
+        }
+    }
 }
 
 impl InputRows {
@@ -103,15 +119,27 @@ impl InputRows {
     /// When a column is missing or of another type.
     pub fn from_batches(batches: &[RecordBatch], path: &str) -> Result<Self, StoreError> {
         let mut rows = Self::default();
+        let mut referrers = arrow::array::StringDictionaryBuilder::<arrow::datatypes::UInt32Type>::new();
         for b in batches.iter().filter(|b| b.num_rows() > 0) {
             let depth = b
                 .column_by_name("depth")
                 .and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>())
                 .ok_or_else(|| schema_err(path, "column `depth` missing or not int32"))?;
-            rows.parts.push((string_col(b, "url", path)?.clone(), depth.clone(), string_col(b, "referrer", path)?.clone()));
+            rows.parts.push((string_col(b, "url", path)?.clone(), depth.clone()));
+            for r in string_col(b, "referrer", path)? {
+                referrers.append_option(r);
+            }
             rows.starts.push(rows.len);
             rows.len += b.num_rows();
         }
+        let referrers = referrers.finish();
+        rows.referrer_keys = referrers.keys().clone();
+        rows.referrers = referrers
+            .values()
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .ok_or_else(|| schema_err(path, "referrer dictionary is not of strings"))?
+            .clone();
         Ok(rows)
     }
 
@@ -125,7 +153,7 @@ impl InputRows {
         self.len == 0
     }
 
-    fn at(&self, id: usize) -> (&(StringArray, arrow::array::Int32Array, StringArray), usize) {
+    fn at(&self, id: usize) -> (&(StringArray, arrow::array::Int32Array), usize) {
         let p = self.starts.partition_point(|&s| s <= id) - 1;
         (&self.parts[p], id - self.starts[p])
     }
@@ -133,20 +161,20 @@ impl InputRows {
     /// The URL of row `id` (panics when `id >= len()`, like indexing).
     #[must_use]
     pub fn url(&self, id: usize) -> &str {
-        let ((url, _, _), i) = self.at(id);
+        let ((url, _), i) = self.at(id);
         url.value(i)
     }
 
     #[must_use]
     pub fn depth(&self, id: usize) -> i32 {
-        let ((_, depth, _), i) = self.at(id);
+        let ((_, depth), i) = self.at(id);
         depth.value(i)
     }
 
     #[must_use]
     pub fn referrer(&self, id: usize) -> Option<&str> {
-        let ((_, _, referrer), i) = self.at(id);
-        (!referrer.is_null(i)).then(|| referrer.value(i))
+        let keys = &self.referrer_keys;
+        (!keys.is_null(id)).then(|| self.referrers.value(keys.value(id) as usize))
     }
 
     #[must_use]
@@ -442,12 +470,17 @@ mod tests {
         let rows = vec![
             InRow { url: "http://a.test/".into(), depth: 0, referrer: None },
             InRow { url: "http://a.test/x".into(), depth: 2, referrer: Some("http://a.test/".into()) },
+            InRow { url: "http://a.test/y".into(), depth: 2, referrer: Some("http://b.test/".into()) },
+            InRow { url: "http://a.test/z".into(), depth: 3, referrer: Some("http://a.test/".into()) },
+            InRow { url: "http://b.test/".into(), depth: 0, referrer: None },
         ];
         let b = input_batch(&rows).expect("batch");
         assert_eq!(input_rows(&b, "t").expect("rows"), rows);
-        let split = [b.slice(0, 1), b.slice(1, 0), b.slice(1, b.num_rows() - 1)];
+        let split = [b.slice(0, 2), b.slice(2, 0), b.slice(2, b.num_rows() - 2)];
         let held = InputRows::from_batches(&split, "t").expect("held");
         assert_eq!((0..held.len()).map(|i| held.row(i)).collect::<Vec<_>>(), rows, "row ids run across batches");
+        assert_eq!(held.referrers.len(), 2, "a referrer shared across batches is held once");
+        assert!(InputRows::from_batches(&[], "t").expect("empty").is_empty());
     }
 
     #[test]
