@@ -36,8 +36,9 @@ const UNIQUE_VALUED: &[&str] = &["url", "final_url", "body", "text", "fetched_at
 /// Columns written uncompressed: dictionary codes, flags and small numbers,
 /// where compression gains under 0.01 % of a `doc` file (measured column
 /// by column on a crawl's shards) while every compressed column chunk
-/// being written holds two zstd contexts (~150 KB; 18 MB over the eight
-/// partitions of the crawl benchmark).
+/// being written holds two zstd contexts (~150 KB: parquet creates a
+/// decompressor beside each compressor). The cpu crawl's peak RSS went
+/// 271 -> 265 MiB, and its files got no larger.
 const UNCOMPRESSED: &[&str] = &[
     "host", "domain", "depth", "partition", "status", "error", "error_detail", "fetch_ms", "redirects",
     "content_type", "charset", "truncated", "content_hash", "outlinks", "noise_links",
