@@ -74,6 +74,31 @@ fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
     // Nothing deeper than asked.
     assert!(c.docs.iter().all(|d| (0..=3).contains(&d.depth)));
 
+    // Duplicates: within a partition (which owns whole sites), the pages of
+    // one content hash are one first page and copies that name it, whether
+    // it was fetched in this layer or an earlier one.
+    let mut by_content: BTreeMap<(i32, u64), Vec<&Doc>> = BTreeMap::new();
+    for d in c.docs.iter().filter(|d| d.status == 200) {
+        if let Some(h) = d.content_hash {
+            by_content.entry((d.partition, h)).or_default().push(d);
+        }
+    }
+    let mut copies = 0;
+    for same in by_content.values() {
+        let firsts: Vec<&&Doc> = same.iter().filter(|d| d.duplicate_of.is_none()).collect();
+        let urls: Vec<&str> = same.iter().map(|d| d.url.as_str()).collect();
+        assert_eq!(firsts.len(), 1, "one content, first pages {:?} of {urls:?}", firsts.iter().map(|d| &d.url).collect::<Vec<_>>());
+        let first = firsts[0];
+        for d in same.iter().filter(|d| d.duplicate_of.is_some()) {
+            assert_eq!(d.duplicate_of.as_deref(), Some(first.url.as_str()), "{} copies {}", d.url, first.url);
+            assert!(d.layer >= first.layer, "{} (layer {}) names a later page {} (layer {})", d.url, d.layer, first.url, first.layer);
+            copies += 1;
+        }
+    }
+    assert!(copies >= 5, "only {copies} duplicate pages to check");
+    let layered = c.docs.iter().filter(|d| d.duplicate_of.as_deref().and_then(|f| rows.get(f)).is_some_and(|f| f.layer < d.layer)).count();
+    assert!(layered > 0, "no duplicate of a page from an earlier layer: the content state of earlier layers went untested");
+
     // Politeness, from the server's own counters.
     let stats = c.web.farm.stats();
     for (host, h) in &stats.hosts {

@@ -1,8 +1,10 @@
 //! URL de-duplication of document B (S400): the weighted visit/cache list
 //! ([`cache`]) in front of the authoritative visited store of sorted
-//! fingerprint runs ([`visited`]).
+//! fingerprint runs ([`visited`]); and the first URL of each page content
+//! ([`content`]), for `duplicate_of`.
 
 pub mod cache;
+pub mod content;
 pub mod visited;
 
 use std::collections::hash_map::{Entry, HashMap};

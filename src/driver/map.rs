@@ -5,18 +5,18 @@
 //! content hashes; then, last, the manifest that commits them all. The task
 //! is idempotent: re-running it overwrites a killed attempt's outputs.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use futures::stream::{FuturesOrdered, StreamExt};
 use url::Url;
 
+use crate::dedup::content::{Claim, FirstUrls};
 use crate::fetch::{Fetched, UrlSource};
 use crate::partition::partition_of_domain;
 use crate::store::manifest::MapManifest;
 use crate::store::schema::{self, DocRow, InRow, InputRows, LinkRow};
-use crate::store::{layout, read_batches, stream_batches, ShardWriter, Store, StoreError};
+use crate::store::{layout, stream_batches, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
 use super::process::{process, ProcessCtx, Processed};
@@ -81,9 +81,7 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
         store.put_json(&layout::map_manifest(layer, part), &manifest).await?;
         return Ok(manifest);
     }
-    let mut seen_content = load_content_hashes(store, part, layer).await?;
-    // This layer's first pages by content hash: their URLs are in `seen_content`.
-    let mut new_content: Vec<u64> = Vec::new();
+    let mut first_urls = load_content_hashes(store, part, layer).await?;
 
     let partitions = ctx.cfg.partitions;
     let scope = ctx.scope.clone();
@@ -131,13 +129,8 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
                     return Err(RunError::Internal("a parse worker died".into()));
                 };
                 if let (Some(h), true) = (doc.content_hash, (200..300).contains(&doc.status)) {
-                    match seen_content.get(&h) {
-                        Some(first) if **first != *doc.url => doc.duplicate_of = Some(first.to_string()),
-                        Some(_) => {}
-                        None => {
-                            seen_content.insert(h, doc.url.clone().into_boxed_str());
-                            new_content.push(h);
-                        }
+                    if let Claim::DuplicateOf(first) = first_urls.claim(h, &doc.url).map_err(scratch_err)? {
+                        doc.duplicate_of = Some(first);
                     }
                 }
                 tally(&mut manifest, &doc);
@@ -176,10 +169,13 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
         w.finish().await?;
         ctx.progress.pages_carried(carried.len() as u64);
     }
-    if !new_content.is_empty() {
+    let fresh = first_urls.fresh_len();
+    if fresh > 0 {
         let mut w = ShardWriter::create(store, &layout::content(part, layer), schema::content_schema(), SHARD_ROW_GROUP_BYTES)?;
-        let rows: Vec<(u64, String)> = new_content.iter().map(|h| (*h, seen_content.get(h).map(ToString::to_string).unwrap_or_default())).collect();
-        w.write(&schema::content_batch(&rows)?).await?;
+        for start in (0..fresh).step_by(BATCH_ROWS * 64) {
+            let rows = first_urls.fresh_rows(start..fresh.min(start + BATCH_ROWS * 64)).map_err(scratch_err)?;
+            w.write(&schema::content_batch(&rows)?).await?;
+        }
         w.finish().await?;
     }
     manifest.carried = report.carried.len() as u64;
@@ -235,21 +231,28 @@ fn tally(m: &mut MapManifest, doc: &DocRow) {
 }
 
 /// Content hashes of this partition's pages in earlier layers, with the
-/// URL of the first page of each (what `duplicate_of` names).
-async fn load_content_hashes(store: &Store, part: u32, layer: u32) -> Result<HashMap<u64, Box<str>>, StoreError> {
-    let mut map = HashMap::new();
+/// URL of the first page of each (what `duplicate_of` names), streamed in.
+async fn load_content_hashes(store: &Store, part: u32, layer: u32) -> Result<FirstUrls, RunError> {
+    let mut first = FirstUrls::new().map_err(scratch_err)?;
     for earlier in 0..layer {
         let path = layout::content(part, earlier);
         if !store.exists(&path).await? {
             continue;
         }
-        for b in read_batches(store, &path, None).await? {
-            for (h, url) in schema::content_rows(&b, &path)? {
-                map.entry(h).or_insert_with(|| url.into_boxed_str());
+        let mut stream = stream_batches(store, &path, None).await?;
+        while let Some(b) = stream.next().await {
+            for (h, url) in schema::content_rows(&b?, &path)? {
+                first.claim(h, &url).map_err(scratch_err)?;
             }
         }
     }
-    Ok(map)
+    first.mark();
+    Ok(first)
+}
+
+/// The first-URL log lives in the temporary folder: say so when it fails.
+fn scratch_err(e: std::io::Error) -> RunError {
+    RunError::Scratch { dir: std::env::temp_dir().display().to_string(), source: e }
 }
 
 /// A shard writer created on the first batch, so empty outputs make no file.

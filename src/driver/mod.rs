@@ -49,6 +49,13 @@ pub enum RunError {
     /// A URL given on the command line is not usable.
     #[error("{url}: {reason}")]
     BadUrl { url: String, reason: String },
+    /// The temporary folder (`TMPDIR`) refused a scratch file.
+    #[error("scratch file in {dir}: {source}. Point TMPDIR at a folder with free space.")]
+    Scratch {
+        dir: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("internal error: {0}")]
     Internal(String),
 }

@@ -1,0 +1,195 @@
+//! The first URL of each page content: what `duplicate_of` names.
+//!
+//! A partition's map task knows, for every content hash met in this and
+//! earlier layers, the URL of the first page that had it. Held as a
+//! `HashMap<u64, Box<str>>` that was the largest thing growing with the
+//! crawl (~70 MB at a million pages: a URL's bytes, its allocation and its
+//! slot). Here the map keeps 16 bytes per hash, the hash and where its URL
+//! sits in an append-only log, and the URLs themselves go to an unnamed
+//! temporary file (the kernel's page cache holds them, not the process).
+//! A URL is read back only when a page repeats a known content.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+
+/// URL bytes gathered before they are written to the log file.
+const LOG_BUFFER: usize = 64 << 10;
+
+/// Content hashes are xxh3 values already: the map uses them as they are.
+#[derive(Default)]
+struct Identity(u64);
+
+impl Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// What [`FirstUrls::claim`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// No page had this content before: the URL is now its first.
+    New,
+    /// The content's first URL is this very URL (a page fetched again).
+    Same,
+    /// Another URL had this content first.
+    DuplicateOf(String),
+}
+
+/// Content hash -> first URL, with the URLs in a temporary file.
+pub struct FirstUrls {
+    /// Hash -> the URL's place in the log: offset << 24 | length.
+    slots: HashMap<u64, u64, BuildHasherDefault<Identity>>,
+    /// Hashes claimed since [`FirstUrls::mark`], in order.
+    fresh: Vec<u64>,
+    log: File,
+    /// Bytes already in `log`; later ones are still in `buffer`.
+    written: u64,
+    buffer: Vec<u8>,
+}
+
+/// Longest URL the log records (a slot holds 24 bits of length); longer
+/// ones are cut, which only a page at a 16 MiB URL could notice.
+const MAX_LEN: usize = (1 << 24) - 1;
+
+impl FirstUrls {
+    /// An empty map whose log is an unnamed file in the temporary folder
+    /// (`TMPDIR`, else `/tmp`), gone when the map is dropped or the process
+    /// dies.
+    ///
+    /// # Errors
+    /// When no temporary file can be created there.
+    pub fn new() -> std::io::Result<Self> {
+        Ok(Self {
+            slots: HashMap::default(),
+            fresh: Vec::new(),
+            log: tempfile::tempfile()?,
+            written: 0,
+            buffer: Vec::with_capacity(LOG_BUFFER),
+        })
+    }
+
+    /// Number of contents known.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Records `url` as the first of `hash` unless a URL already is.
+    ///
+    /// # Errors
+    /// When the log cannot be written or read.
+    pub fn claim(&mut self, hash: u64, url: &str) -> std::io::Result<Claim> {
+        if let Some(&slot) = self.slots.get(&hash) {
+            let first = self.read(slot)?;
+            return Ok(if first == url { Claim::Same } else { Claim::DuplicateOf(first) });
+        }
+        let slot = self.append(url)?;
+        self.slots.insert(hash, slot);
+        self.fresh.push(hash);
+        Ok(Claim::New)
+    }
+
+    /// Forgets which hashes are fresh: those claimed from now on are the
+    /// ones [`FirstUrls::fresh`] returns (a layer's own new contents, after
+    /// the earlier layers' were loaded).
+    pub fn mark(&mut self) {
+        self.fresh = Vec::new();
+    }
+
+    /// Number of hashes claimed since the last [`FirstUrls::mark`].
+    #[must_use]
+    pub fn fresh_len(&self) -> usize {
+        self.fresh.len()
+    }
+
+    /// The hashes claimed since the last [`FirstUrls::mark`], those in
+    /// `range` of their order, with their URLs.
+    ///
+    /// # Errors
+    /// When the log cannot be read.
+    pub fn fresh_rows(&self, range: std::ops::Range<usize>) -> std::io::Result<Vec<(u64, String)>> {
+        self.fresh[range].iter().map(|&h| Ok((h, self.read(self.slots[&h])?))).collect()
+    }
+
+    fn append(&mut self, url: &str) -> std::io::Result<u64> {
+        let bytes = &url.as_bytes()[..url.len().min(MAX_LEN)];
+        let offset = self.written + self.buffer.len() as u64;
+        self.buffer.extend_from_slice(bytes);
+        if self.buffer.len() >= LOG_BUFFER {
+            self.log.write_all(&self.buffer)?;
+            self.written += self.buffer.len() as u64;
+            self.buffer.clear();
+        }
+        Ok(offset << 24 | bytes.len() as u64)
+    }
+
+    fn read(&self, slot: u64) -> std::io::Result<String> {
+        let (offset, len) = (slot >> 24, (slot & MAX_LEN as u64) as usize);
+        let mut bytes = vec![0; len];
+        if offset >= self.written {
+            // Still buffered: entries move to the file whole.
+            let at = (offset - self.written) as usize;
+            bytes.copy_from_slice(&self.buffer[at..at + len]);
+        } else {
+            self.log.read_exact_at(&mut bytes, offset)?;
+        }
+        String::from_utf8(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_url_wins_and_is_read_back_from_buffer_and_file() {
+        let mut m = FirstUrls::new().expect("temp file");
+        assert_eq!(m.claim(1, "http://a.test/1").unwrap(), Claim::New);
+        assert_eq!(m.claim(1, "http://a.test/1").unwrap(), Claim::Same);
+        assert_eq!(m.claim(1, "http://a.test/copy").unwrap(), Claim::DuplicateOf("http://a.test/1".into()));
+        // Enough URLs to push the first ones out of the buffer into the file.
+        let urls: Vec<String> = (0..5000).map(|i| format!("http://b.test/page/{i}/{}", "x".repeat(i % 40))).collect();
+        for (i, u) in urls.iter().enumerate() {
+            assert_eq!(m.claim(1000 + i as u64, u).unwrap(), Claim::New);
+        }
+        assert!(m.written > 0, "the log reached the file");
+        for (i, u) in urls.iter().enumerate() {
+            assert_eq!(m.claim(1000 + i as u64, "http://other.test/").unwrap(), Claim::DuplicateOf(u.clone()), "{i}");
+        }
+        assert_eq!(m.claim(1, "http://a.test/2").unwrap(), Claim::DuplicateOf("http://a.test/1".into()));
+        assert_eq!(m.len(), 5001);
+    }
+
+    #[test]
+    fn fresh_lists_only_the_claims_after_mark_in_order() {
+        let mut m = FirstUrls::new().expect("temp file");
+        m.claim(7, "http://a.test/earlier").unwrap();
+        m.mark();
+        m.claim(9, "http://a.test/x").unwrap();
+        m.claim(7, "http://a.test/dup").unwrap();
+        m.claim(3, "http://a.test/ü").unwrap();
+        m.claim(5, "http://a.test/z").unwrap();
+        assert_eq!(m.fresh_len(), 3);
+        let mut got = m.fresh_rows(0..2).unwrap();
+        got.extend(m.fresh_rows(2..3).unwrap());
+        let want: Vec<(u64, String)> = vec![(9, "http://a.test/x".into()), (3, "http://a.test/ü".into()), (5, "http://a.test/z".into())];
+        assert_eq!(got, want);
+    }
+}
