@@ -55,19 +55,48 @@ pub struct PartitionFetch {
     pub hosts_given_up: u64,
 }
 
-/// A host's queued work: an input URL not tried yet (by id), or a job
-/// coming back (a retry, a redirect hop).
+/// A host's next piece of work: an input URL not tried yet (by id), or a
+/// job coming back (a retry, a redirect hop).
 enum Queued {
     Fresh(usize),
     Again(Box<Job>),
 }
 
-impl Queued {
-    fn id(&self) -> usize {
-        match self {
-            Self::Fresh(id) => *id,
-            Self::Again(job) => job.id,
+/// A host's queued work. Its input URLs are a range of the partition's
+/// `order` (every input id, grouped by host: 4 bytes a URL, where a queue
+/// entry per URL took 16 and its queue's growth as much again); jobs coming
+/// back go first, since their URL has been started already.
+#[derive(Default)]
+struct HostQueue {
+    again: VecDeque<Box<Job>>,
+    next: usize,
+    end: usize,
+}
+
+impl HostQueue {
+    fn len(&self) -> usize {
+        self.again.len() + (self.end - self.next)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn pop(&mut self, order: &[u32]) -> Option<Queued> {
+        if let Some(job) = self.again.pop_front() {
+            return Some(Queued::Again(job));
         }
+        (self.next < self.end).then(|| {
+            self.next += 1;
+            Queued::Fresh(order[self.next - 1] as usize)
+        })
+    }
+
+    /// Empties the queue into `ids` (to carry them over).
+    fn drain_into(&mut self, order: &[u32], ids: &mut Vec<usize>) {
+        ids.extend(self.again.drain(..).map(|job| job.id));
+        ids.extend(order[self.next..self.end].iter().map(|&id| id as usize));
+        self.next = self.end;
     }
 }
 
@@ -105,7 +134,7 @@ impl Job {
 
 struct Host {
     origin: String,
-    queue: VecDeque<Queued>,
+    queue: HostQueue,
     in_flight: usize,
     next_start: Instant,
     robots: Option<Arc<RobotsRules>>,
@@ -135,6 +164,8 @@ enum Done {
 struct State<'a> {
     f: &'a Fetcher,
     urls: &'a dyn UrlSource,
+    /// Input ids grouped by host; each host's queue is a range of it.
+    order: Vec<u32>,
     epoch: Instant,
     hosts: Vec<Host>,
     by_origin: HashMap<String, usize>,
@@ -157,6 +188,7 @@ pub async fn run(
     let mut st = State {
         f,
         urls,
+        order: Vec::new(),
         hosts: Vec::new(),
         by_origin: HashMap::new(),
         heap: BinaryHeap::new(),
@@ -166,15 +198,7 @@ pub async fn run(
         inflight: FuturesUnordered::new(),
         epoch: Instant::now(),
     };
-    for id in 0..urls.len() {
-        match Url::parse(urls.url(id)) {
-            Ok(url) => {
-                let h = st.host_index(&url);
-                st.enqueue(h, Queued::Fresh(id));
-            }
-            Err(e) => tracing::warn!(url = urls.url(id), "input URL does not parse ({e}); skipped"),
-        }
-    }
+    st.queue_input();
     let mut permit: Option<OwnedSemaphorePermit> = None;
     loop {
         for done in st.outbox.drain(..) {
@@ -234,7 +258,7 @@ pub async fn run(
         }
     }
     for host in &mut st.hosts {
-        st.report.carried.extend(host.queue.drain(..).map(|q| q.id()));
+        host.queue.drain_into(&st.order, &mut st.report.carried);
     }
     st.report.carried.sort_unstable();
     st.report
@@ -251,7 +275,7 @@ impl State<'_> {
         let earlier = self.f.next_start.lock().ok().and_then(|m| m.get(&origin).copied());
         self.hosts.push(Host {
             origin: origin.clone(),
-            queue: VecDeque::new(),
+            queue: HostQueue::default(),
             in_flight: 0,
             next_start: earlier.unwrap_or_else(Instant::now),
             robots,
@@ -268,13 +292,55 @@ impl State<'_> {
         h
     }
 
-    /// Queues work on host `h` (from [`Self::host_index`]).
-    fn enqueue(&mut self, h: usize, q: Queued) {
+    /// Queues every input URL on its host, in input order per host: a
+    /// counting sort of the ids by host into `order`.
+    fn queue_input(&mut self) {
+        const NONE: u32 = u32::MAX;
+        // Ids are held as u32: a partition of more URLs than that would not
+        // fit in memory anyway; the rest are carried over, not lost.
+        let n = self.urls.len().min(NONE as usize);
+        self.report.carried.extend(n..self.urls.len());
+        let mut host_of = Vec::with_capacity(n);
+        for id in 0..n {
+            host_of.push(match Url::parse(self.urls.url(id)) {
+                Ok(url) => u32::try_from(self.host_index(&url)).unwrap_or(NONE),
+                Err(e) => {
+                    tracing::warn!(url = self.urls.url(id), "input URL does not parse ({e}); skipped");
+                    NONE
+                }
+            });
+        }
+        let mut counts = vec![0usize; self.hosts.len()];
+        for &h in &host_of {
+            if let Some(c) = counts.get_mut(h as usize) {
+                *c += 1;
+            }
+        }
+        let mut start = 0;
+        for (host, &c) in self.hosts.iter_mut().zip(&counts) {
+            (host.queue.next, host.queue.end) = (start, start);
+            start += c;
+        }
+        self.order = vec![0; start];
+        for (id, &h) in host_of.iter().enumerate() {
+            if let Some(host) = self.hosts.get_mut(h as usize) {
+                self.order[host.queue.end] = u32::try_from(id).unwrap_or(NONE);
+                host.queue.end += 1;
+            }
+        }
+        let now = Instant::now();
+        for h in 0..self.hosts.len() {
+            self.reschedule(h, now);
+        }
+    }
+
+    /// Queues a job coming back on host `h` (from [`Self::host_index`]).
+    fn enqueue_again(&mut self, h: usize, job: Job) {
         if self.hosts[h].given_up {
-            self.report.carried.push(q.id());
+            self.report.carried.push(job.id);
             return;
         }
-        self.hosts[h].queue.push_back(q);
+        self.hosts[h].queue.again.push_back(Box::new(job));
         self.reschedule(h, Instant::now());
     }
 
@@ -336,7 +402,7 @@ impl State<'_> {
             }
         }
         let rules = Arc::clone(self.hosts[h].robots.as_ref().expect("robots set above"));
-        while let Some(q) = self.hosts[h].queue.pop_front() {
+        while let Some(q) = self.hosts[h].queue.pop(&self.order) {
             let mut job = match q {
                 Queued::Again(job) => *job,
                 // It parsed when it was queued; the same text parses again.
@@ -414,7 +480,7 @@ impl State<'_> {
                     if let Ok(resp) = &result {
                         job.elapsed += resp.elapsed;
                     }
-                    host.queue.push_front(Queued::Again(Box::new(job)));
+                    host.queue.again.push_front(Box::new(job));
                     self.reschedule(h, now);
                     return;
                 }
@@ -449,7 +515,7 @@ impl State<'_> {
         if host.failures >= MAX_HOST_FAILURES && !host.given_up {
             host.given_up = true;
             tracing::warn!(origin = %host.origin, failures = host.failures, carried = host.queue.len(), "host keeps failing; its remaining URLs are carried to the next layer");
-            self.report.carried.extend(host.queue.drain(..).map(|q| q.id()));
+            host.queue.drain_into(&self.order, &mut self.report.carried);
             self.report.hosts_given_up += 1;
         }
     }
@@ -510,7 +576,7 @@ impl State<'_> {
         if follows(&target) {
             let h = self.host_index(&target);
             job.url = target;
-            self.enqueue(h, Queued::Again(Box::new(job)));
+            self.enqueue_again(h, job);
         } else {
             // Another partition's site or out of scope: it becomes a link.
             self.finish(job, Some(resp), None, Some(target));
