@@ -15,7 +15,7 @@ use crate::dedup::content::{Claim, FirstUrls};
 use crate::fetch::{Fetched, UrlSource};
 use crate::partition::partition_of_domain;
 use crate::store::manifest::MapManifest;
-use crate::store::schema::{self, DocRow, InRow, InputRows, LinkRow};
+use crate::store::schema::{self, DocRow, InRow, InputRows, InputRowsBuilder, LinkRow};
 use crate::store::{layout, stream_batches, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
@@ -47,12 +47,12 @@ pub async fn read_input(store: &Store, layer: u32, part: u32) -> Result<InputRow
     if !store.exists(&path).await? {
         return Ok(InputRows::default());
     }
-    let mut batches = Vec::new();
+    let mut rows = InputRowsBuilder::default();
     let mut stream = stream_batches(store, &path, None).await?;
     while let Some(b) = stream.next().await {
-        batches.push(b?);
+        rows.push(&b?, &path)?;
     }
-    InputRows::from_batches(&batches, &path)
+    rows.finish(&path)
 }
 
 /// The scheduler reads the URLs straight from the input's columns.

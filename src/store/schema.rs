@@ -112,35 +112,64 @@ impl Default for InputRows {
     }
 }
 
+/// Builds [`InputRows`] one batch at a time, so a partition's input is
+/// never held twice: each batch's referrer column is dropped once its
+/// values are in the dictionary.
+#[derive(Default)]
+pub struct InputRowsBuilder {
+    rows: InputRows,
+    referrers: arrow::array::StringDictionaryBuilder<arrow::datatypes::UInt32Type>,
+}
+
+impl InputRowsBuilder {
+    /// Adds a batch of the input schema.
+    ///
+    /// # Errors
+    /// When a column is missing or of another type.
+    pub fn push(&mut self, b: &RecordBatch, path: &str) -> Result<(), StoreError> {
+        if b.num_rows() == 0 {
+            return Ok(());
+        }
+        let depth = b
+            .column_by_name("depth")
+            .and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>())
+            .ok_or_else(|| schema_err(path, "column `depth` missing or not int32"))?;
+        let rows = &mut self.rows;
+        rows.parts.push((string_col(b, "url", path)?.clone(), depth.clone()));
+        for r in string_col(b, "referrer", path)? {
+            self.referrers.append_option(r);
+        }
+        rows.starts.push(rows.len);
+        rows.len += b.num_rows();
+        Ok(())
+    }
+
+    /// # Errors
+    /// Never in practice (the dictionary is built of strings).
+    pub fn finish(mut self, path: &str) -> Result<InputRows, StoreError> {
+        let referrers = self.referrers.finish();
+        self.rows.referrer_keys = referrers.keys().clone();
+        self.rows.referrers = referrers
+            .values()
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .ok_or_else(|| schema_err(path, "referrer dictionary is not of strings"))?
+            .clone();
+        Ok(self.rows)
+    }
+}
+
 impl InputRows {
     /// Takes batches of the input schema.
     ///
     /// # Errors
     /// When a column is missing or of another type.
     pub fn from_batches(batches: &[RecordBatch], path: &str) -> Result<Self, StoreError> {
-        let mut rows = Self::default();
-        let mut referrers = arrow::array::StringDictionaryBuilder::<arrow::datatypes::UInt32Type>::new();
-        for b in batches.iter().filter(|b| b.num_rows() > 0) {
-            let depth = b
-                .column_by_name("depth")
-                .and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>())
-                .ok_or_else(|| schema_err(path, "column `depth` missing or not int32"))?;
-            rows.parts.push((string_col(b, "url", path)?.clone(), depth.clone()));
-            for r in string_col(b, "referrer", path)? {
-                referrers.append_option(r);
-            }
-            rows.starts.push(rows.len);
-            rows.len += b.num_rows();
+        let mut rows = InputRowsBuilder::default();
+        for b in batches {
+            rows.push(b, path)?;
         }
-        let referrers = referrers.finish();
-        rows.referrer_keys = referrers.keys().clone();
-        rows.referrers = referrers
-            .values()
-            .as_any()
-            .downcast_ref::<StringArray>()
-            .ok_or_else(|| schema_err(path, "referrer dictionary is not of strings"))?
-            .clone();
-        Ok(rows)
+        rows.finish(path)
     }
 
     #[must_use]
