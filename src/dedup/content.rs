@@ -129,7 +129,11 @@ impl FirstUrls {
     }
 
     fn append(&mut self, url: &str) -> std::io::Result<u64> {
-        let bytes = &url.as_bytes()[..url.len().min(MAX_LEN)];
+        let mut len = url.len().min(MAX_LEN);
+        while !url.is_char_boundary(len) {
+            len -= 1;
+        }
+        let bytes = &url.as_bytes()[..len];
         let offset = self.written + self.buffer.len() as u64;
         self.buffer.extend_from_slice(bytes);
         if self.buffer.len() >= LOG_BUFFER {

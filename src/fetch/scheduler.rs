@@ -630,3 +630,42 @@ fn spawn_request(
 fn robots_delay(base: Duration, rules: Option<&RobotsRules>) -> Duration {
     rules.and_then(RobotsRules::crawl_delay).map_or(base, |d| d.max(base))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(id: usize) -> Box<Job> {
+        Box::new(Job::new(id, Url::parse("http://a.test/").expect("url")))
+    }
+
+    fn id(q: Queued) -> usize {
+        match q {
+            Queued::Fresh(id) => id,
+            Queued::Again(job) => job.id,
+        }
+    }
+
+    #[test]
+    fn a_host_queue_serves_jobs_coming_back_first_then_its_range_of_input() {
+        // Two hosts' input ids, grouped: host 0 owns order[0..3], host 1 order[3..5].
+        let order = [0u32, 2, 5, 1, 3];
+        let mut q = HostQueue { again: VecDeque::new(), next: 0, end: 3 };
+        assert_eq!(q.len(), 3);
+        assert_eq!(q.pop(&order).map(id), Some(0));
+        q.again.push_back(job(9));
+        q.again.push_front(job(8));
+        assert_eq!(q.len(), 4);
+        assert_eq!(q.pop(&order).map(id), Some(8));
+        assert_eq!(q.pop(&order).map(id), Some(9));
+        assert_eq!(q.pop(&order).map(id), Some(2));
+        q.again.push_back(job(7));
+        let mut carried = Vec::new();
+        q.drain_into(&order, &mut carried);
+        assert_eq!(carried, vec![7, 5]);
+        assert!(q.is_empty());
+        assert!(q.pop(&order).is_none());
+        let mut other = HostQueue { again: VecDeque::new(), next: 3, end: 5 };
+        assert_eq!([other.pop(&order).map(id), other.pop(&order).map(id), other.pop(&order).map(id)], [Some(1), Some(3), None]);
+    }
+}
