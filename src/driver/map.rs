@@ -27,8 +27,9 @@ const BATCH_ROWS: usize = 512;
 /// ...or bytes of body and text, whichever comes first: with many
 /// partitions at work at once, a partition's batch, its encoder's row
 /// group and its fetch queue are what the crawl's memory is made of. On
-/// the cpu crawl (24 KB pages), 2 MiB -> 1 MiB -> 512 KiB took peak RSS
-/// 240 -> 230 -> 217 MiB with the same CPU and files (3 paired runs each).
+/// the cpu crawl (24 KB pages), 2 MiB -> 1 MiB took peak RSS 240 -> 224
+/// MiB and 1 MiB -> 512 KiB 230 -> 217 MiB, with the same CPU and files
+/// (3 paired runs each, medians, on a loaded machine).
 const BATCH_BYTES: usize = 512 << 10;
 /// Row-group size of per-partition shards, as encoded (the merge keeps
 /// the row groups, so this is also what readers see).

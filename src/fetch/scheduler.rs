@@ -64,8 +64,9 @@ enum Queued {
 
 /// A host's queued work. Its input URLs are a range of the partition's
 /// `order` (every input id, grouped by host: 4 bytes a URL, where a queue
-/// entry per URL took 16 and its queue's growth as much again); jobs coming
-/// back go first, since their URL has been started already.
+/// entry per URL took 16 and its queue's doubling up to as much again;
+/// 11 MB at 605 k URLs); jobs coming back go first, since their URL has
+/// been started already.
 #[derive(Default)]
 struct HostQueue {
     again: VecDeque<Box<Job>>,
