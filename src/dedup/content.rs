@@ -165,34 +165,34 @@ mod tests {
     #[test]
     fn first_url_wins_and_is_read_back_from_buffer_and_file() {
         let mut m = FirstUrls::new().expect("temp file");
-        assert_eq!(m.claim(1, "http://a.test/1").unwrap(), Claim::New);
-        assert_eq!(m.claim(1, "http://a.test/1").unwrap(), Claim::Same);
-        assert_eq!(m.claim(1, "http://a.test/copy").unwrap(), Claim::DuplicateOf("http://a.test/1".into()));
+        assert_eq!(m.claim(1, "http://a.test/1").expect("temp file"), Claim::New);
+        assert_eq!(m.claim(1, "http://a.test/1").expect("temp file"), Claim::Same);
+        assert_eq!(m.claim(1, "http://a.test/copy").expect("temp file"), Claim::DuplicateOf("http://a.test/1".into()));
         // Enough URLs to push the first ones out of the buffer into the file.
         let urls: Vec<String> = (0..5000).map(|i| format!("http://b.test/page/{i}/{}", "x".repeat(i % 40))).collect();
         for (i, u) in urls.iter().enumerate() {
-            assert_eq!(m.claim(1000 + i as u64, u).unwrap(), Claim::New);
+            assert_eq!(m.claim(1000 + i as u64, u).expect("temp file"), Claim::New);
         }
         assert!(m.written > 0, "the log reached the file");
         for (i, u) in urls.iter().enumerate() {
-            assert_eq!(m.claim(1000 + i as u64, "http://other.test/").unwrap(), Claim::DuplicateOf(u.clone()), "{i}");
+            assert_eq!(m.claim(1000 + i as u64, "http://other.test/").expect("temp file"), Claim::DuplicateOf(u.clone()), "{i}");
         }
-        assert_eq!(m.claim(1, "http://a.test/2").unwrap(), Claim::DuplicateOf("http://a.test/1".into()));
+        assert_eq!(m.claim(1, "http://a.test/2").expect("temp file"), Claim::DuplicateOf("http://a.test/1".into()));
         assert_eq!(m.len(), 5001);
     }
 
     #[test]
     fn fresh_lists_only_the_claims_after_mark_in_order() {
         let mut m = FirstUrls::new().expect("temp file");
-        m.claim(7, "http://a.test/earlier").unwrap();
+        m.claim(7, "http://a.test/earlier").expect("temp file");
         m.mark();
-        m.claim(9, "http://a.test/x").unwrap();
-        m.claim(7, "http://a.test/dup").unwrap();
-        m.claim(3, "http://a.test/ü").unwrap();
-        m.claim(5, "http://a.test/z").unwrap();
+        m.claim(9, "http://a.test/x").expect("temp file");
+        m.claim(7, "http://a.test/dup").expect("temp file");
+        m.claim(3, "http://a.test/ü").expect("temp file");
+        m.claim(5, "http://a.test/z").expect("temp file");
         assert_eq!(m.fresh_len(), 3);
-        let mut got = m.fresh_rows(0..2).unwrap();
-        got.extend(m.fresh_rows(2..3).unwrap());
+        let mut got = m.fresh_rows(0..2).expect("temp file");
+        got.extend(m.fresh_rows(2..3).expect("temp file"));
         let want: Vec<(u64, String)> = vec![(9, "http://a.test/x".into()), (3, "http://a.test/ü".into()), (5, "http://a.test/z".into())];
         assert_eq!(got, want);
     }

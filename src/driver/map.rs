@@ -244,8 +244,9 @@ async fn load_content_hashes(store: &Store, part: u32, layer: u32) -> Result<Fir
         }
         let mut stream = stream_batches(store, &path, None).await?;
         while let Some(b) = stream.next().await {
-            for (h, url) in schema::content_rows(&b?, &path)? {
-                first.claim(h, &url).map_err(scratch_err)?;
+            let b = b?;
+            for (h, url) in schema::content_rows(&b, &path)? {
+                first.claim(h, url).map_err(scratch_err)?;
             }
         }
     }

@@ -459,17 +459,17 @@ pub fn content_batch(rows: &[(u64, String)]) -> Result<RecordBatch, StoreError> 
     batch(content_schema(), vec![Arc::new(h.finish()), Arc::new(u.finish())])
 }
 
-/// Decodes (hash, first URL) pairs.
+/// Decodes (hash, first URL) pairs, borrowing the URLs from the batch.
 ///
 /// # Errors
 /// When a column is missing or of another type.
-pub fn content_rows(b: &RecordBatch, path: &str) -> Result<Vec<(u64, String)>, StoreError> {
+pub fn content_rows<'a>(b: &'a RecordBatch, path: &str) -> Result<impl Iterator<Item = (u64, &'a str)> + 'a, StoreError> {
     let h = b
         .column_by_name("content_hash")
         .and_then(|c| c.as_any().downcast_ref::<arrow::array::UInt64Array>())
         .ok_or_else(|| schema_err(path, "column `content_hash` missing or not uint64"))?;
     let u = string_col(b, "url", path)?;
-    Ok((0..b.num_rows()).map(|i| (h.value(i), u.value(i).to_string())).collect())
+    Ok((0..b.num_rows()).map(move |i| (h.value(i), u.value(i))))
 }
 
 /// A string column by name, or a schema error naming the file.
