@@ -23,12 +23,26 @@ pub fn build_client(cfg: &FetchConfig) -> Result<reqwest::Client, FetchError> {
         .timeout(cfg.timeout)
         .read_timeout(cfg.timeout.min(Duration::from_secs(20)))
         .pool_max_idle_per_host(cfg.per_host.max(1))
-        .pool_idle_timeout(Duration::from_secs(30))
+        .pool_idle_timeout(idle_timeout(cfg.delay))
         .tcp_nodelay(true)
         .no_proxy()
         .dns_resolver(PolicyResolver::new(cfg.resolve.clone(), policy))
         .build()
         .map_err(|e| FetchError::Client(e.to_string()))
+}
+
+/// How long a keep-alive connection may sit idle in the pool: twice the
+/// request spacing, at least 3 s, so a host's next request finds it.
+/// Longer only keeps surplus: the client opens a new connection when a
+/// host's next request starts before the previous one's connection is back
+/// in the pool, and on a busy crawl those extras sink to the bottom of the
+/// host's idle list. At 30 s they lasted a whole layer: a 1.35 M-page crawl
+/// of 320 sites peaked at 368 MB, 335 MB at 3 s (one pair of runs), and 1,580
+/// sockets in a 320-site depth-2 crawl became 1,427. A host whose
+/// Crawl-delay is longer reconnects for each request, which at that pace
+/// costs little.
+fn idle_timeout(delay: Duration) -> Duration {
+    (delay * 2).max(Duration::from_secs(3))
 }
 
 /// Performs one GET of `url`, reading at most `max_body` bytes of the
@@ -165,6 +179,13 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn idle_connections_outlast_the_request_spacing() {
+        assert_eq!(idle_timeout(Duration::ZERO), Duration::from_secs(3), "no delay: the floor");
+        assert_eq!(idle_timeout(Duration::from_secs(1)), Duration::from_secs(3));
+        assert_eq!(idle_timeout(Duration::from_millis(2500)), Duration::from_secs(5), "twice the spacing");
+    }
 
     #[test]
     fn ip_literal_urls_are_checked_before_any_connection() {
