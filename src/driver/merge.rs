@@ -4,9 +4,10 @@
 //! concatenated into one `data-00000.parquet` in the same `layer=L` folder,
 //! so one glob still reads the whole crawl exactly once. Row groups are
 //! copied, not re-encoded (see [`concat_shards`]): they stay as the map
-//! tasks cut them, up to 32 MiB each, which analytics engines read as well
-//! as bigger ones, and the merge costs I/O instead of a third of the run. The merge manifest is written before the shards are deleted; a
-//! re-run after a kill finishes whichever step was cut.
+//! tasks cut them, up to 4 MiB each as encoded, which analytics engines
+//! read as well as bigger ones, and the merge costs I/O instead of a third
+//! of the run. The merge manifest is written before the shards are
+//! deleted; a re-run after a kill finishes whichever step was cut.
 
 use std::collections::BTreeMap;
 
@@ -29,8 +30,8 @@ pub async fn merge_layers(store: &Store, layers: u32) -> Result<MergeManifest, R
         }
     }
     let mut m = MergeManifest { layers, files: BTreeMap::new(), ..MergeManifest::default() };
-    // Each (dataset, layer) is independent: decode and re-encode them
-    // concurrently, one per core (the encoding runs on blocking threads).
+    // Each (dataset, layer) is independent: copy them concurrently, one
+    // per core, so one file's reads and writes overlap another's.
     let jobs: Vec<(&str, u32)> = ["doc", "links"].iter().flat_map(|d| (0..layers).map(move |l| (*d, l))).collect();
     let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
     let mut done: Vec<(&str, u32, Merged)> = futures::stream::iter(jobs)
