@@ -114,7 +114,10 @@ impl Default for InputRows {
 
 /// Builds [`InputRows`] one batch at a time, so a partition's input is
 /// never held twice: each batch's referrer column is dropped once its
-/// values are in the dictionary.
+/// values are in the dictionary. The input lives as long as the map task,
+/// so what is kept is copied into buffers of its exact size: decoded
+/// columns and a grown dictionary carry spare capacity (62 MB held for 48
+/// MB of input at 605 k URLs over 8 partitions).
 #[derive(Default)]
 pub struct InputRowsBuilder {
     rows: InputRows,
@@ -135,7 +138,8 @@ impl InputRowsBuilder {
             .and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>())
             .ok_or_else(|| schema_err(path, "column `depth` missing or not int32"))?;
         let rows = &mut self.rows;
-        rows.parts.push((string_col(b, "url", path)?.clone(), depth.clone()));
+        let depth = arrow::array::Int32Array::new(depth.values().iter().copied().collect(), depth.nulls().cloned());
+        rows.parts.push((exact_strings(string_col(b, "url", path)?), depth));
         for r in string_col(b, "referrer", path)? {
             self.referrers.append_option(r);
         }
@@ -148,13 +152,15 @@ impl InputRowsBuilder {
     /// Never in practice (the dictionary is built of strings).
     pub fn finish(mut self, path: &str) -> Result<InputRows, StoreError> {
         let referrers = self.referrers.finish();
-        self.rows.referrer_keys = referrers.keys().clone();
-        self.rows.referrers = referrers
-            .values()
-            .as_any()
-            .downcast_ref::<StringArray>()
-            .ok_or_else(|| schema_err(path, "referrer dictionary is not of strings"))?
-            .clone();
+        let keys = referrers.keys();
+        self.rows.referrer_keys = arrow::array::UInt32Array::new(keys.values().iter().copied().collect(), keys.nulls().cloned());
+        self.rows.referrers = exact_strings(
+            referrers
+                .values()
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .ok_or_else(|| schema_err(path, "referrer dictionary is not of strings"))?,
+        );
         Ok(self.rows)
     }
 }
@@ -482,6 +488,15 @@ pub fn string_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a 
         .ok_or_else(|| schema_err(path, &format!("column `{name}` missing or not utf8")))
 }
 
+/// A copy of `a` in buffers of exactly its size.
+fn exact_strings(a: &StringArray) -> StringArray {
+    let offsets = a.value_offsets();
+    let bytes = usize::try_from(offsets[a.len()] - offsets[0]).unwrap_or(0);
+    let mut b = StringBuilder::with_capacity(a.len(), bytes);
+    b.extend(a);
+    b.finish()
+}
+
 fn schema_err(path: &str, reason: &str) -> StoreError {
     StoreError::Schema { path: path.to_string(), reason: reason.to_string() }
 }
@@ -510,6 +525,24 @@ mod tests {
         assert_eq!((0..held.len()).map(|i| held.row(i)).collect::<Vec<_>>(), rows, "row ids run across batches");
         assert_eq!(held.referrers.len(), 2, "a referrer shared across batches is held once");
         assert!(InputRows::from_batches(&[], "t").expect("empty").is_empty());
+    }
+
+    #[test]
+    fn kept_input_columns_hold_no_spare_capacity() {
+        let mut b = StringBuilder::with_capacity(1 << 10, 1 << 20);
+        for i in 0..100 {
+            if i == 50 {
+                b.append_null();
+            } else {
+                b.append_value(format!("http://a.test/page-{i}"));
+            }
+        }
+        let grown = b.finish().slice(40, 20);
+        assert!(grown.get_buffer_memory_size() > 1 << 20, "the builder's spare capacity is held");
+        let exact = exact_strings(&grown);
+        assert_eq!(exact, grown, "same values and nulls");
+        let bytes: usize = grown.iter().flatten().map(str::len).sum();
+        assert!(exact.get_buffer_memory_size() <= bytes + 21 * 4 + 3 * 64, "{} for {bytes} bytes", exact.get_buffer_memory_size());
     }
 
     #[test]
