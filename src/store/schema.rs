@@ -117,7 +117,8 @@ impl Default for InputRows {
 /// values are in the dictionary. The input lives as long as the map task,
 /// so what is kept is copied into buffers of its exact size: decoded
 /// columns and a grown dictionary carry spare capacity (62 MB held for 48
-/// MB of input at 605 k URLs over 8 partitions).
+/// MB of input at 605 k URLs over 8 partitions; peak RSS fell only 336 ->
+/// 330 MB, one pair, as most spare capacity is never touched).
 #[derive(Default)]
 pub struct InputRowsBuilder {
     rows: InputRows,
