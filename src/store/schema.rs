@@ -139,8 +139,7 @@ impl InputRowsBuilder {
             .and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>())
             .ok_or_else(|| schema_err(path, "column `depth` missing or not int32"))?;
         let rows = &mut self.rows;
-        let depth = arrow::array::Int32Array::new(depth.values().iter().copied().collect(), depth.nulls().cloned());
-        rows.parts.push((exact_strings(string_col(b, "url", path)?), depth));
+        rows.parts.push((exact_strings(string_col(b, "url", path)?), exact_primitive(depth)));
         for r in string_col(b, "referrer", path)? {
             self.referrers.append_option(r);
         }
@@ -153,8 +152,7 @@ impl InputRowsBuilder {
     /// Never in practice (the dictionary is built of strings).
     pub fn finish(mut self, path: &str) -> Result<InputRows, StoreError> {
         let referrers = self.referrers.finish();
-        let keys = referrers.keys();
-        self.rows.referrer_keys = arrow::array::UInt32Array::new(keys.values().iter().copied().collect(), keys.nulls().cloned());
+        self.rows.referrer_keys = exact_primitive(referrers.keys());
         self.rows.referrers = exact_strings(
             referrers
                 .values()
@@ -167,10 +165,12 @@ impl InputRowsBuilder {
 }
 
 impl InputRows {
-    /// Takes batches of the input schema.
+    /// Takes batches of the input schema (the map task streams them into
+    /// an [`InputRowsBuilder`] instead).
     ///
     /// # Errors
     /// When a column is missing or of another type.
+    #[cfg(test)]
     pub fn from_batches(batches: &[RecordBatch], path: &str) -> Result<Self, StoreError> {
         let mut rows = InputRowsBuilder::default();
         for b in batches {
@@ -487,6 +487,11 @@ pub fn string_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a 
     b.column_by_name(name)
         .and_then(|c| c.as_any().downcast_ref::<StringArray>())
         .ok_or_else(|| schema_err(path, &format!("column `{name}` missing or not utf8")))
+}
+
+/// A copy of `a` in a buffer of exactly its size.
+fn exact_primitive<T: arrow::datatypes::ArrowPrimitiveType>(a: &arrow::array::PrimitiveArray<T>) -> arrow::array::PrimitiveArray<T> {
+    arrow::array::PrimitiveArray::new(a.values().iter().copied().collect(), a.nulls().cloned())
 }
 
 /// A copy of `a` in buffers of exactly its size.
