@@ -190,3 +190,21 @@ fn a_full_disk_stops_the_run_clearly_and_the_same_command_then_finishes_it() {
     crawl_ok(&args(&reference));
     assert_eq!(snapshot(&data), snapshot(&reference), "the resumed crawl equals an uninterrupted one");
 }
+
+#[test]
+fn a_temporary_folder_that_refuses_scratch_files_stops_the_run_clearly_and_loses_nothing() {
+    let web = Web::start(FarmConfig { sites: 3, pages: 40, faults: false, seed: 5, ..FarmConfig::default() });
+    let args = |data: &std::path::Path| web.run_args(data, 2, &["--delay", "0", "--per-host", "4", "--partitions", "2"]);
+    let data = web.dir("data");
+    let missing = web.dir("no-such-folder");
+    let out = Command::new(env!("CARGO_BIN_EXE_layercrawl")).args(args(&data)).env("TMPDIR", &missing).output().expect("run layercrawl");
+    assert_eq!(out.status.code(), Some(1), "a scratch failure is exit code 1");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("in/layer=0/part-") && err.contains(&missing.display().to_string()) && err.contains("Point TMPDIR at"), "{err}");
+    assert!(!data.join("doc/layer=0").exists(), "nothing half-done is committed");
+
+    crawl_ok(&args(&data));
+    let reference = web.dir("reference");
+    crawl_ok(&args(&reference));
+    assert_eq!(snapshot(&data), snapshot(&reference), "the crawl after the fix equals an uninterrupted one");
+}

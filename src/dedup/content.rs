@@ -5,18 +5,14 @@
 //! `HashMap<u64, Box<str>>` that was the largest thing growing with the
 //! crawl (~70 MB at a million pages: a URL's bytes, its allocation and its
 //! slot). Here the map keeps 16 bytes per hash, the hash and where its URL
-//! sits in an append-only log, and the URLs themselves go to an unnamed
-//! temporary file (the kernel's page cache holds them, not the process).
-//! A URL is read back only when a page repeats a known content.
+//! sits in a [`SpillLog`] (an unnamed temporary file: the kernel's page
+//! cache holds the URLs, not the process). A URL is read back only when a
+//! page repeats a known content.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::io::Write;
-use std::os::unix::fs::FileExt;
 
-/// URL bytes gathered before they are written to the log file.
-const LOG_BUFFER: usize = 64 << 10;
+use crate::store::spill::{SpillLog, MAX_RECORD};
 
 /// Content hashes are xxh3 values already: the map uses them as they are.
 #[derive(Default)]
@@ -53,15 +49,8 @@ pub struct FirstUrls {
     slots: HashMap<u64, u64, BuildHasherDefault<Identity>>,
     /// Hashes claimed since [`FirstUrls::mark`], in order.
     fresh: Vec<u64>,
-    log: File,
-    /// Bytes already in `log`; later ones are still in `buffer`.
-    written: u64,
-    buffer: Vec<u8>,
+    log: SpillLog,
 }
-
-/// Longest URL the log records (a slot holds 24 bits of length); longer
-/// ones are cut, which only a page at a 16 MiB URL could notice.
-const MAX_LEN: usize = (1 << 24) - 1;
 
 impl FirstUrls {
     /// An empty map whose log is an unnamed file in the temporary folder
@@ -71,13 +60,7 @@ impl FirstUrls {
     /// # Errors
     /// When no temporary file can be created there.
     pub fn new() -> std::io::Result<Self> {
-        Ok(Self {
-            slots: HashMap::default(),
-            fresh: Vec::new(),
-            log: tempfile::tempfile()?,
-            written: 0,
-            buffer: Vec::with_capacity(LOG_BUFFER),
-        })
+        Ok(Self { slots: HashMap::default(), fresh: Vec::new(), log: SpillLog::new()? })
     }
 
     /// Number of contents known.
@@ -128,33 +111,18 @@ impl FirstUrls {
         self.fresh[range].iter().map(|&h| Ok((h, self.read(self.slots[&h])?))).collect()
     }
 
+    /// Logs `url`; one longer than a record may be (16 MiB, far past any
+    /// URL the crawler keeps) is cut at a character boundary.
     fn append(&mut self, url: &str) -> std::io::Result<u64> {
-        let mut len = url.len().min(MAX_LEN);
+        let mut len = url.len().min(MAX_RECORD);
         while !url.is_char_boundary(len) {
             len -= 1;
         }
-        let bytes = &url.as_bytes()[..len];
-        let offset = self.written + self.buffer.len() as u64;
-        self.buffer.extend_from_slice(bytes);
-        if self.buffer.len() >= LOG_BUFFER {
-            self.log.write_all(&self.buffer)?;
-            self.written += self.buffer.len() as u64;
-            self.buffer.clear();
-        }
-        Ok(offset << 24 | bytes.len() as u64)
+        self.log.append(&[&url.as_bytes()[..len]])
     }
 
     fn read(&self, slot: u64) -> std::io::Result<String> {
-        let (offset, len) = (slot >> 24, (slot & MAX_LEN as u64) as usize);
-        let mut bytes = vec![0; len];
-        if offset >= self.written {
-            // Still buffered: entries move to the file whole.
-            let at = (offset - self.written) as usize;
-            bytes.copy_from_slice(&self.buffer[at..at + len]);
-        } else {
-            self.log.read_exact_at(&mut bytes, offset)?;
-        }
-        String::from_utf8(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        String::from_utf8(self.log.read(slot)?).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
     }
 }
 
@@ -173,7 +141,6 @@ mod tests {
         for (i, u) in urls.iter().enumerate() {
             assert_eq!(m.claim(1000 + i as u64, u).expect("temp file"), Claim::New);
         }
-        assert!(m.written > 0, "the log reached the file");
         for (i, u) in urls.iter().enumerate() {
             assert_eq!(m.claim(1000 + i as u64, "http://other.test/").expect("temp file"), Claim::DuplicateOf(u.clone()), "{i}");
         }

@@ -15,7 +15,8 @@ use crate::dedup::content::{Claim, FirstUrls};
 use crate::fetch::{Fetched, UrlSource};
 use crate::partition::partition_of_domain;
 use crate::store::manifest::MapManifest;
-use crate::store::schema::{self, DocRow, InRow, InputRows, InputRowsBuilder, LinkRow};
+use crate::store::input::InputRows;
+use crate::store::schema::{self, DocRow, InRow, LinkRow};
 use crate::store::{layout, stream_batches, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
@@ -39,31 +40,32 @@ const SHARD_ROW_GROUP_BYTES: usize = 4 << 20;
 /// pool); each waiting page is a body in memory.
 const FETCHED_QUEUE: usize = 16;
 
-/// Reads one partition's input rows (empty when the file does not exist).
+/// Reads one partition's input rows (none when the file does not exist)
+/// into a temporary file; see [`InputRows`].
 ///
 /// # Errors
-/// When the file exists but cannot be read.
+/// When the file exists but cannot be read, or the temporary file fails.
 pub async fn read_input(store: &Store, layer: u32, part: u32) -> Result<InputRows, StoreError> {
     let path = layout::input(layer, part);
-    if !store.exists(&path).await? {
-        return Ok(InputRows::default());
+    let mut rows = InputRows::new().map_err(|e| StoreError::scratch(&path, e))?;
+    if store.exists(&path).await? {
+        let mut stream = stream_batches(store, &path, None).await?;
+        while let Some(b) = stream.next().await {
+            rows.push(&b?, &path)?;
+        }
     }
-    let mut rows = InputRowsBuilder::default();
-    let mut stream = stream_batches(store, &path, None).await?;
-    while let Some(b) = stream.next().await {
-        rows.push(&b?, &path)?;
-    }
-    rows.finish(&path)
+    rows.finish(&path)?;
+    Ok(rows)
 }
 
-/// The scheduler reads the URLs straight from the input's columns.
+/// The scheduler reads the URLs from the input's temporary file.
 struct Urls(Arc<InputRows>);
 
 impl UrlSource for Urls {
     fn len(&self) -> usize {
         self.0.len()
     }
-    fn url(&self, id: usize) -> &str {
+    fn url(&self, id: usize) -> std::io::Result<String> {
         self.0.url(id)
     }
 }
@@ -76,6 +78,8 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
     let started = Instant::now();
     let store = &ctx.store;
     let input = Arc::new(read_input(store, layer, part).await?);
+    let input_path = layout::input(layer, part);
+    let input_err = |e| RunError::Store(StoreError::scratch(&input_path, e));
     let mut manifest = MapManifest { layer, partition: part, input: input.len() as u64, ..MapManifest::default() };
     for stale in [layout::doc(layer, part), layout::links(layer, part), layout::carry(layer, part), layout::content(part, layer)] {
         store.delete(&stale).await?;
@@ -117,7 +121,7 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
         tokio::select! {
             got = rx.recv(), if fetch_open && pending.len() < max_pending => match got {
                 Some(f) => {
-                    let (depth, referrer) = (input.depth(f.id), input.referrer(f.id).map(str::to_string));
+                    let InRow { depth, referrer, .. } = input.row(f.id).map_err(input_err)?;
                     let pctx = std::sync::Arc::clone(&pctx);
                     let (otx, orx) = tokio::sync::oneshot::channel();
                     rayon::spawn(move || {
@@ -166,7 +170,7 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
     docs.finish().await?;
     links.finish().await?;
     if !report.carried.is_empty() {
-        let carried: Vec<InRow> = report.carried.iter().map(|&id| input.row(id)).collect();
+        let carried = report.carried.iter().map(|&id| input.row(id)).collect::<Result<Vec<InRow>, _>>().map_err(input_err)?;
         let mut w = ShardWriter::create(store, &layout::carry(layer, part), schema::input_schema(), SHARD_ROW_GROUP_BYTES)?;
         w.write(&schema::input_batch(&carried)?).await?;
         w.finish().await?;

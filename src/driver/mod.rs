@@ -50,7 +50,7 @@ pub enum RunError {
     #[error("{url}: {reason}")]
     BadUrl { url: String, reason: String },
     /// The temporary folder (`TMPDIR`) refused a scratch file.
-    #[error("scratch file in {dir}: {source}. Point TMPDIR at a folder with free space.")]
+    #[error("scratch file in {dir}: {source}. Point TMPDIR at a writable folder with free space.")]
     Scratch {
         dir: String,
         #[source]

@@ -9,9 +9,11 @@
 //! [`manifest`].
 
 mod concat;
+pub mod input;
 pub mod manifest;
 mod parquet_io;
 pub mod schema;
+pub mod spill;
 
 use std::sync::Arc;
 
@@ -54,11 +56,23 @@ pub enum StoreError {
         #[source]
         source: serde_json::Error,
     },
+    /// A scratch copy of the file in the temporary folder failed.
+    #[error("scratch copy of {path} in {dir}: {source}. Point TMPDIR at a writable folder with free space.")]
+    Scratch {
+        path: String,
+        dir: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl StoreError {
     pub(crate) fn object(path: &Path, source: object_store::Error) -> Self {
         Self::Object { path: path.to_string(), source }
+    }
+
+    pub(crate) fn scratch(path: &str, source: std::io::Error) -> Self {
+        Self::Scratch { path: path.to_string(), dir: std::env::temp_dir().display().to_string(), source }
     }
 }
 

@@ -85,140 +85,6 @@ pub fn input_rows(b: &RecordBatch, path: &str) -> Result<Vec<InRow>, StoreError>
         .collect())
 }
 
-/// A partition's input as read, kept in its Arrow columns and looked up by
-/// row id: a layer of millions of URLs is held without a `String` per
-/// field. Each distinct referrer is held once (a page's links all name it:
-/// about four input rows share one), so a row costs its URL's bytes plus
-/// 12 bytes.
-pub struct InputRows {
-    parts: Vec<(StringArray, arrow::array::Int32Array)>,
-    /// Row id of each part's first row.
-    starts: Vec<usize>,
-    /// Per row, the index of its referrer in `referrers` (null: a seed).
-    referrer_keys: arrow::array::UInt32Array,
-    referrers: StringArray,
-    len: usize,
-}
-
-impl Default for InputRows {
-    fn default() -> Self {
-        Self {
-            parts: Vec::new(),
-            starts: Vec::new(),
-            referrer_keys: arrow::array::UInt32Array::from(Vec::<u32>::new()),
-            referrers: StringArray::from(Vec::<&str>::new()),
-            len: 0,
-        }
-    }
-}
-
-/// Builds [`InputRows`] one batch at a time, so a partition's input is
-/// never held twice: each batch's referrer column is dropped once its
-/// values are in the dictionary. The input lives as long as the map task,
-/// so what is kept is copied into buffers of its exact size: decoded
-/// columns and a grown dictionary carry spare capacity (62 MB held for 48
-/// MB of input at 605 k URLs over 8 partitions; peak RSS fell only 336 ->
-/// 330 MB, one pair, as most spare capacity is never touched).
-#[derive(Default)]
-pub struct InputRowsBuilder {
-    rows: InputRows,
-    referrers: arrow::array::StringDictionaryBuilder<arrow::datatypes::UInt32Type>,
-}
-
-impl InputRowsBuilder {
-    /// Adds a batch of the input schema.
-    ///
-    /// # Errors
-    /// When a column is missing or of another type.
-    pub fn push(&mut self, b: &RecordBatch, path: &str) -> Result<(), StoreError> {
-        if b.num_rows() == 0 {
-            return Ok(());
-        }
-        let depth = b
-            .column_by_name("depth")
-            .and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>())
-            .ok_or_else(|| schema_err(path, "column `depth` missing or not int32"))?;
-        let rows = &mut self.rows;
-        rows.parts.push((exact_strings(string_col(b, "url", path)?), exact_primitive(depth)));
-        for r in string_col(b, "referrer", path)? {
-            self.referrers.append_option(r);
-        }
-        rows.starts.push(rows.len);
-        rows.len += b.num_rows();
-        Ok(())
-    }
-
-    /// # Errors
-    /// Never in practice (the dictionary is built of strings).
-    pub fn finish(mut self, path: &str) -> Result<InputRows, StoreError> {
-        let referrers = self.referrers.finish();
-        self.rows.referrer_keys = exact_primitive(referrers.keys());
-        self.rows.referrers = exact_strings(
-            referrers
-                .values()
-                .as_any()
-                .downcast_ref::<StringArray>()
-                .ok_or_else(|| schema_err(path, "referrer dictionary is not of strings"))?,
-        );
-        Ok(self.rows)
-    }
-}
-
-impl InputRows {
-    /// Takes batches of the input schema (the map task streams them into
-    /// an [`InputRowsBuilder`] instead).
-    ///
-    /// # Errors
-    /// When a column is missing or of another type.
-    #[cfg(test)]
-    pub fn from_batches(batches: &[RecordBatch], path: &str) -> Result<Self, StoreError> {
-        let mut rows = InputRowsBuilder::default();
-        for b in batches {
-            rows.push(b, path)?;
-        }
-        rows.finish(path)
-    }
-
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    fn at(&self, id: usize) -> (&(StringArray, arrow::array::Int32Array), usize) {
-        let p = self.starts.partition_point(|&s| s <= id) - 1;
-        (&self.parts[p], id - self.starts[p])
-    }
-
-    /// The URL of row `id` (panics when `id >= len()`, like indexing).
-    #[must_use]
-    pub fn url(&self, id: usize) -> &str {
-        let ((url, _), i) = self.at(id);
-        url.value(i)
-    }
-
-    #[must_use]
-    pub fn depth(&self, id: usize) -> i32 {
-        let ((_, depth), i) = self.at(id);
-        depth.value(i)
-    }
-
-    #[must_use]
-    pub fn referrer(&self, id: usize) -> Option<&str> {
-        let keys = &self.referrer_keys;
-        (!keys.is_null(id)).then(|| self.referrers.value(keys.value(id) as usize))
-    }
-
-    #[must_use]
-    pub fn row(&self, id: usize) -> InRow {
-        InRow { url: self.url(id).to_string(), depth: self.depth(id), referrer: self.referrer(id).map(str::to_string) }
-    }
-}
-
 /// Schema of `doc/layer=L/*.parquet`.
 pub fn doc_schema() -> SchemaRef {
     static S: OnceLock<SchemaRef> = OnceLock::new();
@@ -489,20 +355,6 @@ pub fn string_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a 
         .ok_or_else(|| schema_err(path, &format!("column `{name}` missing or not utf8")))
 }
 
-/// A copy of `a` in a buffer of exactly its size.
-fn exact_primitive<T: arrow::datatypes::ArrowPrimitiveType>(a: &arrow::array::PrimitiveArray<T>) -> arrow::array::PrimitiveArray<T> {
-    arrow::array::PrimitiveArray::new(a.values().iter().copied().collect(), a.nulls().cloned())
-}
-
-/// A copy of `a` in buffers of exactly its size.
-fn exact_strings(a: &StringArray) -> StringArray {
-    let offsets = a.value_offsets();
-    let bytes = usize::try_from(offsets[a.len()] - offsets[0]).unwrap_or(0);
-    let mut b = StringBuilder::with_capacity(a.len(), bytes);
-    b.extend(a);
-    b.finish()
-}
-
 fn schema_err(path: &str, reason: &str) -> StoreError {
     StoreError::Schema { path: path.to_string(), reason: reason.to_string() }
 }
@@ -526,29 +378,6 @@ mod tests {
         ];
         let b = input_batch(&rows).expect("batch");
         assert_eq!(input_rows(&b, "t").expect("rows"), rows);
-        let split = [b.slice(0, 2), b.slice(2, 0), b.slice(2, b.num_rows() - 2)];
-        let held = InputRows::from_batches(&split, "t").expect("held");
-        assert_eq!((0..held.len()).map(|i| held.row(i)).collect::<Vec<_>>(), rows, "row ids run across batches");
-        assert_eq!(held.referrers.len(), 2, "a referrer shared across batches is held once");
-        assert!(InputRows::from_batches(&[], "t").expect("empty").is_empty());
-    }
-
-    #[test]
-    fn kept_input_columns_hold_no_spare_capacity() {
-        let mut b = StringBuilder::with_capacity(1 << 10, 1 << 20);
-        for i in 0..100 {
-            if i == 50 {
-                b.append_null();
-            } else {
-                b.append_value(format!("http://a.test/page-{i}"));
-            }
-        }
-        let grown = b.finish().slice(40, 20);
-        assert!(grown.get_buffer_memory_size() > 1 << 20, "the builder's spare capacity is held");
-        let exact = exact_strings(&grown);
-        assert_eq!(exact, grown, "same values and nulls");
-        let bytes: usize = grown.iter().flatten().map(str::len).sum();
-        assert!(exact.get_buffer_memory_size() <= bytes + 21 * 4 + 3 * 64, "{} for {bytes} bytes", exact.get_buffer_memory_size());
     }
 
     #[test]

@@ -35,11 +35,16 @@ const MAX_HOST_FAILURES: u32 = 8;
 const MAX_RETRY_AFTER_SECS: u64 = 60;
 
 /// A partition's input URLs by id (the index echoed in [`Fetched::id`]).
-/// The scheduler keeps only ids in its host queues and parses a URL again
+/// The scheduler keeps only ids in its host queues and reads a URL again
 /// when its request starts, so a queued URL costs a few bytes, not a job.
 pub trait UrlSource: Send + Sync {
     fn len(&self) -> usize;
-    fn url(&self, id: usize) -> &str;
+    /// The URL of `id`. An error (the source could not be read) carries
+    /// the id over unfetched; the source's owner reports the failure.
+    ///
+    /// # Errors
+    /// When the URL cannot be read.
+    fn url(&self, id: usize) -> std::io::Result<String>;
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -260,10 +265,19 @@ impl State<'_> {
         self.report.carried.extend(n..self.urls.len());
         let mut host_of = Vec::with_capacity(n);
         for id in 0..n {
-            host_of.push(match Url::parse(self.urls.url(id)) {
+            let text = match self.urls.url(id) {
+                Ok(text) => text,
+                Err(e) => {
+                    tracing::error!(id, "input URL cannot be read ({e}); carried over");
+                    self.report.carried.push(id);
+                    host_of.push(NONE);
+                    continue;
+                }
+            };
+            host_of.push(match Url::parse(&text) {
                 Ok(url) => u32::try_from(self.host_index(&url)).unwrap_or(NONE),
                 Err(e) => {
-                    tracing::warn!(url = self.urls.url(id), "input URL does not parse ({e}); skipped");
+                    tracing::warn!(url = text, "input URL does not parse ({e}); skipped");
                     NONE
                 }
             });
@@ -364,9 +378,14 @@ impl State<'_> {
             let mut job = match q {
                 Queued::Again(job) => *job,
                 // It parsed when it was queued; the same text parses again.
-                Queued::Fresh(id) => match Url::parse(self.urls.url(id)) {
-                    Ok(url) => Job::new(id, url),
-                    Err(_) => continue,
+                Queued::Fresh(id) => match self.urls.url(id).map(|text| Url::parse(&text)) {
+                    Ok(Ok(url)) => Job::new(id, url),
+                    Ok(Err(_)) => continue,
+                    Err(e) => {
+                        tracing::error!(id, "input URL cannot be read ({e}); carried over");
+                        self.report.carried.push(id);
+                        continue;
+                    }
                 },
             };
             if !rules.allows(&job.url) {
