@@ -11,6 +11,7 @@
 mod concat;
 pub mod input;
 pub mod manifest;
+mod page_spill;
 mod parquet_io;
 pub mod schema;
 pub mod spill;

@@ -18,11 +18,13 @@ use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::arrow::async_reader::{AsyncFileReader, MetadataSuffixFetch};
 use parquet::arrow::ParquetRecordBatchStreamBuilder;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use parquet::arrow::arrow_writer::ArrowWriterOptions;
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 use tokio::io::AsyncWriteExt;
 
+use super::page_spill::SpillFactory;
 use super::{Store, StoreError};
 
 /// Bytes a shard buffers before its upload starts, and the size of each
@@ -176,7 +178,9 @@ impl ShardWriter {
                 (Out::Upload(encoded.clone()), Some((encoded, sink)))
             }
         };
-        let encoder = ArrowWriter::try_new(out, schema, Some(props)).map_err(perr)?;
+        // The open row group's finished pages wait in a scratch file, not on the heap.
+        let options = ArrowWriterOptions::new().with_properties(props).with_page_store_factory(Arc::new(SpillFactory::default()));
+        let encoder = ArrowWriter::try_new_with_options(out, schema, options).map_err(perr)?;
         Ok(Self { path: path.to_string(), encoder: Some(encoder), upload, rows: 0 })
     }
 
