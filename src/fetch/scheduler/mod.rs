@@ -360,7 +360,6 @@ impl State<'_> {
                 let (client, policy, max) = (f.client.clone(), f.policy, f.cfg.max_body.min(512 * 1024));
                 let (sent, epoch) = (Arc::clone(&host.sent), self.epoch);
                 let request = async move {
-                    let _permit = permit;
                     stamp(&sent, epoch);
                     let resp = match url {
                         Ok(u) => client::exchange(&client, policy, &u, max).await,
@@ -369,7 +368,7 @@ impl State<'_> {
                     Done::Robots { host: h, resp }
                 };
                 let lost = move |reason: String| Done::Robots { host: h, resp: Err((ErrorKind::Internal, reason)) };
-                self.inflight.push(spawn_request(request, lost));
+                self.inflight.push(spawn_request(request, lost, permit));
                 return None;
             }
         }
@@ -412,13 +411,12 @@ impl State<'_> {
             let shadow = job.shadow();
             let (sent, epoch) = (Arc::clone(&self.hosts[h].sent), self.epoch);
             let request = async move {
-                let _permit = permit;
                 stamp(&sent, epoch);
                 let result = client::exchange(&client, policy, &job.url, max).await;
                 Done::Page { host: h, job, result }
             };
             let lost = move |reason: String| Done::Page { host: h, job: shadow, result: Err((ErrorKind::Internal, reason)) };
-            self.inflight.push(spawn_request(request, lost));
+            self.inflight.push(spawn_request(request, lost, permit));
             return None;
         }
         Some(permit)
@@ -590,12 +588,23 @@ fn stamp(sent: &AtomicU64, epoch: Instant) {
 /// is dispatched, whatever the scheduler loop is doing (waiting for the
 /// parser to take results, for instance). A panic inside the task comes
 /// back as a failed result built by `lost`, so no URL goes missing.
+///
+/// The global permit is held until the scheduler takes the result, not
+/// only until the response is read: a partition whose parser is behind
+/// then holds its share of the permits, and the pages waiting for it are
+/// counted in the limit. When it was released with the response, the other
+/// partitions took the permits, and the 320-site scale crawl's heap held
+/// 18.8 MB in finished requests at its peak; holding the permit took its
+/// peak RSS 258 -> 234 MB (one run), and the cpu crawl's 218 -> 172 MiB
+/// at the same CPU (3 pairs, medians).
 fn spawn_request(
     request: impl std::future::Future<Output = Done> + Send + 'static,
     lost: impl FnOnce(String) -> Done + Send + 'static,
+    permit: OwnedSemaphorePermit,
 ) -> BoxFuture<'static, Done> {
     let task = tokio::spawn(futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(request)));
     Box::pin(async move {
+        let _permit = permit;
         match task.await {
             Ok(Ok(done)) => done,
             Ok(Err(_)) => lost("the request task panicked".to_string()),
