@@ -22,8 +22,10 @@ use tokio::time::Instant;
 use url::Url;
 
 mod queue;
+mod task;
 
 use queue::{HostQueue, Queued};
+use task::{spawn_request, stamp, NEVER};
 use super::robots::{origin_of, RobotsRules};
 use super::{client, ErrorKind, Fetched, Fetcher, Response};
 
@@ -572,45 +574,6 @@ impl State<'_> {
             elapsed: job.elapsed,
         });
     }
-}
-
-/// `sent` value of a host that has sent nothing yet (stamps are at least 1).
-const NEVER: u64 = 0;
-
-/// Records that a host's request goes out now (monotonic: a task that ran
-/// late never moves the stamp back).
-fn stamp(sent: &AtomicU64, epoch: Instant) {
-    let us = u64::try_from(epoch.elapsed().as_micros()).unwrap_or(u64::MAX).max(1);
-    sent.fetch_max(us, Ordering::AcqRel);
-}
-
-/// Runs a request as its own task, so it makes progress from the moment it
-/// is dispatched, whatever the scheduler loop is doing (waiting for the
-/// parser to take results, for instance). A panic inside the task comes
-/// back as a failed result built by `lost`, so no URL goes missing.
-///
-/// The global permit is held until the scheduler takes the result, not
-/// only until the response is read: a partition whose parser is behind
-/// then holds its share of the permits, and the pages waiting for it are
-/// counted in the limit. When it was released with the response, the other
-/// partitions took the permits, and the 320-site scale crawl's heap held
-/// 18.8 MB in finished requests at its peak; holding the permit took its
-/// peak RSS 258 -> 234 MB (one run), and the cpu crawl's 218 -> 172 MiB
-/// at the same CPU (3 pairs, medians).
-fn spawn_request(
-    request: impl std::future::Future<Output = Done> + Send + 'static,
-    lost: impl FnOnce(String) -> Done + Send + 'static,
-    permit: OwnedSemaphorePermit,
-) -> BoxFuture<'static, Done> {
-    let task = tokio::spawn(futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(request)));
-    Box::pin(async move {
-        let _permit = permit;
-        match task.await {
-            Ok(Ok(done)) => done,
-            Ok(Err(_)) => lost("the request task panicked".to_string()),
-            Err(e) => lost(format!("the request task failed: {e}")),
-        }
-    })
 }
 
 fn robots_delay(base: Duration, rules: Option<&RobotsRules>) -> Duration {
