@@ -43,7 +43,6 @@ impl InputRows {
             .column_by_name("depth")
             .and_then(|c| c.as_any().downcast_ref::<Int32Array>())
             .ok_or_else(|| StoreError::Schema { path: path.to_string(), reason: "column `depth` missing or not int32".into() })?;
-        self.slots.reserve_exact(b.num_rows());
         for i in 0..b.num_rows() {
             let (u, r) = (url.value(i), (!referrer.is_null(i)).then(|| referrer.value(i)));
             let len = u32::try_from(u.len()).unwrap_or(u32::MAX);
