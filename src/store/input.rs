@@ -7,9 +7,9 @@
 //! back twice, when its request starts and when its page is stored, so it
 //! can live in a temporary file: one `pread` of ~100 bytes a page.
 
-use arrow::array::{Array, Int32Array, RecordBatch};
+use arrow::array::{Array, RecordBatch};
 
-use super::schema::{string_col, InRow};
+use super::schema::{depth_col, string_col, InRow};
 use super::spill::SpillLog;
 use super::StoreError;
 
@@ -39,10 +39,7 @@ impl InputRows {
     pub fn push(&mut self, b: &RecordBatch, path: &str) -> Result<(), StoreError> {
         let url = string_col(b, "url", path)?;
         let referrer = string_col(b, "referrer", path)?;
-        let depth = b
-            .column_by_name("depth")
-            .and_then(|c| c.as_any().downcast_ref::<Int32Array>())
-            .ok_or_else(|| StoreError::Schema { path: path.to_string(), reason: "column `depth` missing or not int32".into() })?;
+        let depth = depth_col(b, path)?;
         for i in 0..b.num_rows() {
             let (u, r) = (url.value(i), (!referrer.is_null(i)).then(|| referrer.value(i)));
             let len = u32::try_from(u.len()).unwrap_or(u32::MAX);
@@ -81,23 +78,43 @@ impl InputRows {
     /// When the temporary file cannot be read.
     pub fn row(&self, id: usize) -> std::io::Result<InRow> {
         let record = self.log.read(self.slots[id])?;
-        let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "a spilled input row is damaged");
-        let (header, rest) = record.split_at_checked(HEADER).ok_or_else(bad)?;
-        let field = |at: usize| header.get(at..at + 4).and_then(|b| <[u8; 4]>::try_from(b).ok()).ok_or_else(bad);
-        let depth = i32::from_le_bytes(field(1)?);
-        let url_len = usize::try_from(u32::from_le_bytes(field(5)?)).map_err(|_| bad())?;
-        let (url, referrer) = rest.split_at_checked(url_len).ok_or_else(bad)?;
-        let text = |b: &[u8]| String::from_utf8(b.to_vec()).map_err(|_| bad());
-        Ok(InRow { url: text(url)?, depth, referrer: if header[0] & 1 == 1 { Some(text(referrer)?) } else { None } })
+        let r = split(&record)?;
+        Ok(InRow { url: text(r.url)?, depth: r.depth, referrer: r.referrer.map(text).transpose()? })
     }
 
-    /// The URL of row `id`.
+    /// The URL of row `id`, without decoding the rest (the scheduler reads
+    /// it twice a URL: to queue it on its host, and when its request starts).
     ///
     /// # Errors
     /// When the temporary file cannot be read.
     pub fn url(&self, id: usize) -> std::io::Result<String> {
-        self.row(id).map(|r| r.url)
+        let record = self.log.read(self.slots[id])?;
+        text(split(&record)?.url)
     }
+}
+
+fn damaged() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, "a spilled input row is damaged")
+}
+
+/// A spilled record read in place: its depth, URL and referrer (when it has one).
+struct Record<'a> {
+    depth: i32,
+    url: &'a [u8],
+    referrer: Option<&'a [u8]>,
+}
+
+fn split(record: &[u8]) -> std::io::Result<Record<'_>> {
+    let (header, rest) = record.split_at_checked(HEADER).ok_or_else(damaged)?;
+    let field = |at: usize| header.get(at..at + 4).and_then(|b| <[u8; 4]>::try_from(b).ok()).ok_or_else(damaged);
+    let depth = i32::from_le_bytes(field(1)?);
+    let url_len = usize::try_from(u32::from_le_bytes(field(5)?)).map_err(|_| damaged())?;
+    let (url, referrer) = rest.split_at_checked(url_len).ok_or_else(damaged)?;
+    Ok(Record { depth, url, referrer: (header[0] & 1 == 1).then_some(referrer) })
+}
+
+fn text(bytes: &[u8]) -> std::io::Result<String> {
+    String::from_utf8(bytes.to_vec()).map_err(|_| damaged())
 }
 
 #[cfg(test)]

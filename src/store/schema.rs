@@ -72,10 +72,7 @@ pub fn input_batch(rows: &[InRow]) -> Result<RecordBatch, StoreError> {
 pub fn input_rows(b: &RecordBatch, path: &str) -> Result<Vec<InRow>, StoreError> {
     let url = string_col(b, "url", path)?;
     let referrer = string_col(b, "referrer", path)?;
-    let depth = b
-        .column_by_name("depth")
-        .and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>())
-        .ok_or_else(|| schema_err(path, "column `depth` missing or not int32"))?;
+    let depth = depth_col(b, path)?;
     Ok((0..b.num_rows())
         .map(|i| InRow {
             url: url.value(i).to_string(),
@@ -343,6 +340,13 @@ pub fn content_rows<'a>(b: &'a RecordBatch, path: &str) -> Result<impl Iterator<
         .ok_or_else(|| schema_err(path, "column `content_hash` missing or not uint64"))?;
     let u = string_col(b, "url", path)?;
     Ok((0..b.num_rows()).map(move |i| (h.value(i), u.value(i))))
+}
+
+/// The `depth` column of an input batch.
+pub(super) fn depth_col<'a>(b: &'a RecordBatch, path: &str) -> Result<&'a arrow::array::Int32Array, StoreError> {
+    b.column_by_name("depth")
+        .and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>())
+        .ok_or_else(|| schema_err(path, "column `depth` missing or not int32"))
 }
 
 /// A string column by name, or a schema error naming the file.
