@@ -6,7 +6,9 @@
 //!
 //! - `cpu`: a loopback crawl with no latency (50 sites, depth 3), three
 //!   times; then the limit measured in the same run: parse + extract of the
-//!   crawl's own pages on one core, and the test web's CPU per request.
+//!   crawl's own pages on one core, and the test web's CPU per request; and
+//!   apart, what storing and merging the same rows costs on one core
+//!   (`suite/limit.rs`).
 //! - `peer`: Scrapy (from PyPI, `benches/peers/`) crawling the same web with
 //!   the same seeds, depth, scope and politeness.
 //! - `wan`: a simulated WAN (thousands of hosts, 100-300 ms per response,
@@ -28,13 +30,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
-use arrow::array::{Array, AsArray, RecordBatch};
+use arrow::array::{AsArray, RecordBatch};
 use arrow::datatypes::Int32Type;
-use layercrawl::parse::{parse_html, ParseConfig};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 use serde_json::{json, Value};
 use url::Url;
+
+#[path = "suite/limit.rs"]
+mod limit;
 
 const BIN: &str = env!("CARGO_BIN_EXE_layercrawl");
 
@@ -98,7 +102,10 @@ fn cpu_bound(tmp: &Path, table: &mut Table, ours: bool, peer: bool) {
             }
         }
         let data = last_data.as_ref().expect("at least one run");
-        let parse_s = parse_cost(&data.join("doc"), pages);
+        let parse_s = limit::parse_cost(&data.join("doc"), pages);
+        let rows = doc_rows(&data.join("doc"));
+        let (store_row, merge_row) = limit::store_cost(&data.join("doc"), rows, tmp);
+        let (store_s, merge_s) = (store_row * rows as f64 / pages, merge_row * rows as f64 / pages);
         let rate = median(rate);
         let serve_s = median(serve_s);
         let parse_limit = cores / parse_s;
@@ -116,6 +123,14 @@ fn cpu_bound(tmp: &Path, table: &mut Table, ours: bool, peer: bool) {
         table.add(s, "limit: parse + test web sharing the cores", limit, "pages/s");
         table.add(s, "crawl / limit (parse + test web)", rate / limit, "ratio");
         table.add(s, "crawl / limit (parse alone)", rate / parse_limit, "ratio");
+        // What keeping the pages costs, measured the same way: the crawl
+        // against parse + store + merge + test web shows what the rest of
+        // it (HTTP, scheduling, dedup, batching) adds.
+        let kept = cores / (parse_s + store_s + merge_s + serve_s);
+        table.add(s, "store: shard writer, one core, same rows", 1.0 / store_s, "pages/s");
+        table.add(s, "merge: into the layer file, one core", 1.0 / merge_s, "pages/s");
+        table.add(s, "limit: parse + store + merge + test web", kept, "pages/s");
+        table.add(s, "crawl / limit (parse + store + merge + test web)", rate / kept, "ratio");
     }
     if peer {
         let python = peers_python();
@@ -217,49 +232,6 @@ fn scale(tmp: &Path, table: &mut Table) {
     table.add("scale", "time per page large / small", large.1 / small.1, "ratio");
     // Wall time follows the load of a shared machine; CPU time much less.
     table.add("scale", "CPU per page large / small", large.3 / small.3, "ratio");
-}
-
-// ---------------------------------------------------------------- limit
-
-/// Seconds per page of `parse_html` on one core, over 4,000 of the crawl's
-/// own HTML pages (bodies read back from its Parquet output, every n-th).
-fn parse_cost(doc: &Path, pages_in_crawl: f64) -> f64 {
-    let every = ((pages_in_crawl / 4000.0) as usize).max(1);
-    let mut seen = 0usize;
-    let mut pages: Vec<(Url, Option<String>, Vec<u8>)> = Vec::new();
-    // Batch by batch: this process stays small, so the peak RSS of the
-    // processes it starts later is theirs alone.
-    for batch in DirBatches::new(doc, &["final_url", "status", "content_type", "body"]) {
-        let url = batch.column(0).as_string::<i32>();
-        let status = batch.column(1).as_primitive::<Int32Type>();
-        let ct = batch.column(2).as_string::<i32>();
-        let body = batch.column(3).as_binary::<i32>();
-        for i in 0..batch.num_rows() {
-            if status.value(i) == 200 && !body.is_null(i) && !ct.is_null(i) && ct.value(i).contains("html") {
-                seen += 1;
-                if seen % every != 0 {
-                    continue;
-                }
-                if let Ok(u) = Url::parse(url.value(i)) {
-                    pages.push((u, Some(ct.value(i).to_string()), body.value(i).to_vec()));
-                }
-            }
-        }
-    }
-    assert!(!pages.is_empty(), "no HTML pages in {}", doc.display());
-    let sample = pages;
-    let cfg = ParseConfig::default();
-    let mut per_page = Vec::new();
-    for _ in 0..3 {
-        let t = Instant::now();
-        let mut links = 0usize;
-        for (url, ct, body) in &sample {
-            links += std::hint::black_box(parse_html(body, ct.as_deref(), url, &cfg)).links.len();
-        }
-        std::hint::black_box(links);
-        per_page.push(t.elapsed().as_secs_f64() / sample.len() as f64);
-    }
-    median(per_page)
 }
 
 // ---------------------------------------------------------------- processes
@@ -473,6 +445,11 @@ fn collect_parquet(dir: &Path, out: &mut Vec<PathBuf>) {
             out.push(p);
         }
     }
+}
+
+/// Rows of `doc`, responses or not.
+fn doc_rows(doc: &Path) -> u64 {
+    DirBatches::new(doc, &["status"]).map(|b| b.num_rows() as u64).sum()
 }
 
 /// Rows of `doc` that got an HTTP response (robots-disallowed URLs are rows
