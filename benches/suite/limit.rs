@@ -14,6 +14,7 @@ use std::time::Instant;
 use arrow::array::{Array, AsArray, RecordBatch, UInt32Array};
 use arrow::datatypes::Int32Type;
 use layercrawl::parse::{parse_html, ParseConfig};
+use layercrawl::driver::map::{BATCH_BYTES, BATCH_ROWS, SHARD_ROW_GROUP_BYTES};
 use layercrawl::store::{concat_shards, schema::doc_schema, ShardWriter, Store};
 use url::Url;
 
@@ -60,13 +61,6 @@ pub fn parse_cost(doc: &Path, pages_in_crawl: f64) -> f64 {
     median(per_page)
 }
 
-/// Rows handed to the shard writer at a time, or body + text bytes,
-/// whichever comes first: the crawl's own batching (`driver/map.rs`).
-const BATCH_ROWS: usize = 512;
-const BATCH_BYTES: usize = 512 << 10;
-/// Row-group size of the crawl's shards.
-const ROW_GROUP_BYTES: usize = 4 << 20;
-
 /// Seconds per row of the reduce stage alone, on one core: every n-th row
 /// of the crawl's `doc` (all columns, about 8,000 rows) written through the
 /// crawler's [`ShardWriter`] into a local folder in `tmp`, then, apart, the
@@ -79,11 +73,9 @@ pub fn store_cost(doc: &Path, rows_in_crawl: u64, tmp: &Path) -> (f64, f64) {
     let mut seen = 0usize;
     let mut sample: Vec<RecordBatch> = Vec::new();
     for batch in DirBatches::new(doc, &names) {
-        let picks: Vec<u32> = (0..batch.num_rows()).filter(|_| {
-            seen += 1;
-            seen % every == 0
-        }).map(|i| u32::try_from(i).expect("batch row")).collect();
-        let picks = UInt32Array::from(picks);
+        let n = batch.num_rows();
+        let picks: UInt32Array = (0..n).filter(|i| (seen + i + 1) % every == 0).map(|i| u32::try_from(i).ok()).collect();
+        seen += n;
         let columns = batch.columns().iter().map(|c| arrow::compute::take(c, &picks, None).expect("take")).collect();
         sample.push(RecordBatch::try_new(schema.clone(), columns).expect("the crawl's doc schema"));
     }
@@ -97,7 +89,7 @@ pub fn store_cost(doc: &Path, rows_in_crawl: u64, tmp: &Path) -> (f64, f64) {
         let store = Store::open(dir.to_str().expect("utf-8 temp path")).expect("a local store");
         let (s, m) = rt.block_on(async {
             let t = Instant::now();
-            let mut w = ShardWriter::create(&store, "shard.parquet", schema.clone(), ROW_GROUP_BYTES).expect("shard writer");
+            let mut w = ShardWriter::create(&store, "shard.parquet", schema.clone(), SHARD_ROW_GROUP_BYTES).expect("shard writer");
             for b in &batches {
                 w.write(b).await.expect("write");
             }
@@ -115,7 +107,7 @@ pub fn store_cost(doc: &Path, rows_in_crawl: u64, tmp: &Path) -> (f64, f64) {
     (median(store_s), median(merge_s))
 }
 
-/// `rows` cut as the crawl cuts its batches.
+/// `rows` cut as the crawl cuts its `doc` batches.
 fn crawl_batches(rows: &RecordBatch) -> Vec<RecordBatch> {
     let size = |name: &str, i: usize| rows.column_by_name(name).map_or(0, |c| match c.data_type() {
         arrow::datatypes::DataType::Binary => c.as_binary::<i32>().value_length(i),

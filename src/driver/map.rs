@@ -24,17 +24,17 @@ use super::process::{process, ProcessCtx, Processed};
 use super::{Ctx, RunError};
 
 /// Rows buffered before a batch is handed to the Parquet writer...
-const BATCH_ROWS: usize = 512;
+pub const BATCH_ROWS: usize = 512;
 /// ...or bytes of body and text, whichever comes first: with many
 /// partitions at work at once, a partition's batch, its encoder's row
 /// group and its fetch queue are what the crawl's memory is made of. On
 /// the cpu crawl (24 KB pages), 2 MiB -> 1 MiB took peak RSS 240 -> 224
 /// MiB and 1 MiB -> 512 KiB 230 -> 217 MiB, with the same CPU and files
 /// (3 paired runs each, medians, on a loaded machine).
-const BATCH_BYTES: usize = 512 << 10;
+pub const BATCH_BYTES: usize = 512 << 10;
 /// Row-group size of per-partition shards, as encoded (the merge keeps
 /// the row groups, so this is also what readers see).
-const SHARD_ROW_GROUP_BYTES: usize = 4 << 20;
+pub const SHARD_ROW_GROUP_BYTES: usize = 4 << 20;
 /// Fetched pages waiting for a parse worker, per partition: enough to keep
 /// the parse pool busy between two wake-ups (every partition feeds the same
 /// pool); each waiting page is a body in memory.
