@@ -4,8 +4,9 @@
 //! chunk by column chunk (what parquet's own `parquet-concat` does), so the
 //! merge costs I/O, not decompression and recompression: re-encoding took
 //! a third of a whole crawl's time. One row group is in memory at a time,
-//! fetched by byte range, so memory does not grow with the shard's size,
-//! and the same code runs against local disk and object storage.
+//! fetched by byte range, so memory does not grow with the shard's size.
+//! This path serves object storage; a local folder has a shorter one that
+//! leaves the copying to the kernel ([`super::splice`]).
 
 use std::io::Write;
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
-use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader, RowGroupMetaData};
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{ChunkReader, Length};
 use parquet::file::writer::SerializedFileWriter;
@@ -34,19 +35,20 @@ use super::{Store, StoreError};
 /// write fails.
 pub async fn concat_shards(store: &Store, inputs: &[String], output: &str) -> Result<u64, StoreError> {
     let perr = |path: &str, source: ParquetError| StoreError::Parquet { path: path.to_string(), source };
+    if let Some(root) = store.local_root() {
+        let (root, inputs, owned) = (root.to_path_buf(), inputs.to_vec(), output.to_string());
+        return tokio::task::spawn_blocking(move || super::splice::concat_local(&root, &inputs, &owned))
+            .await
+            .map_err(|e| perr(output, ParquetError::General(format!("copy thread failed: {e}"))))?;
+    }
     let mut metas: Vec<Arc<ParquetMetaData>> = Vec::with_capacity(inputs.len());
     for input in inputs {
         metas.push(Arc::new(read_metadata(&*store.backend(), input).await?));
     }
-    let Some(first) = metas.first() else {
-        return Err(StoreError::Schema { path: output.to_string(), reason: "nothing to concatenate".into() });
-    };
+    let borrowed: Vec<&ParquetMetaData> = metas.iter().map(AsRef::as_ref).collect();
+    check_schemas(inputs, &borrowed, output)?;
+    let first = &metas[0];
     let schema = first.file_metadata().schema_descr().root_schema_ptr();
-    for (input, meta) in inputs.iter().zip(&metas) {
-        if meta.file_metadata().schema_descr().root_schema_ptr() != schema {
-            return Err(StoreError::Schema { path: input.clone(), reason: format!("its schema differs from {}'s", inputs[0]) });
-        }
-    }
     // Keep the Arrow schema (time zones, unsigned types) that the shards carry.
     let props = WriterProperties::builder().set_key_value_metadata(first.file_metadata().key_value_metadata().cloned()).build();
     let encoded = SharedBuf::default();
@@ -55,11 +57,7 @@ pub async fn concat_shards(store: &Store, inputs: &[String], output: &str) -> Re
     let mut rows = 0u64;
     for (input, meta) in inputs.iter().zip(metas) {
         for rg in 0..meta.num_row_groups() {
-            let group = meta.row_group(rg);
-            let (start, end) = group.columns().iter().fold((u64::MAX, 0u64), |(lo, hi), c| {
-                let (s, len) = c.byte_range();
-                (lo.min(s), hi.max(s + len))
-            });
+            let (start, end) = chunk_range(meta.row_group(rg));
             let bytes = store
                 .backend()
                 .get_range(&Path::from(input.as_str()), start..end)
@@ -87,6 +85,29 @@ pub async fn concat_shards(store: &Store, inputs: &[String], output: &str) -> Re
     drain(&encoded, &mut sink, output).await?;
     sink.shutdown().await.map_err(|e| perr(output, ParquetError::External(Box::new(e))))?;
     Ok(rows)
+}
+
+/// Refuses inputs whose schemas differ from the first one's (or no inputs).
+pub(super) fn check_schemas(inputs: &[String], metas: &[&ParquetMetaData], output: &str) -> Result<(), StoreError> {
+    let Some(first) = metas.first() else {
+        return Err(StoreError::Schema { path: output.to_string(), reason: "nothing to concatenate".into() });
+    };
+    let schema = first.file_metadata().schema_descr().root_schema_ptr();
+    for (input, meta) in inputs.iter().zip(metas) {
+        if meta.file_metadata().schema_descr().root_schema_ptr() != schema {
+            return Err(StoreError::Schema { path: input.clone(), reason: format!("its schema differs from {}'s", inputs[0]) });
+        }
+    }
+    Ok(())
+}
+
+/// The byte range of a row group's column chunks, which a writer puts one
+/// after another.
+pub(super) fn chunk_range(group: &RowGroupMetaData) -> (u64, u64) {
+    group.columns().iter().fold((u64::MAX, 0u64), |(lo, hi), c| {
+        let (s, len) = c.byte_range();
+        (lo.min(s), hi.max(s + len))
+    })
 }
 
 /// Reads a file's footer and page indexes from a suffix of the file,

@@ -15,6 +15,7 @@ mod page_spill;
 mod parquet_io;
 pub mod schema;
 pub mod spill;
+mod splice;
 
 use std::sync::Arc;
 

@@ -128,7 +128,7 @@ impl Write for SharedBuf {
 /// The hidden staging file of a local shard: beside its target, so the
 /// rename stays on one file system, and named so that no reader takes it
 /// for data (a leading dot and no `.parquet` ending).
-fn staging_path(target: &std::path::Path) -> PathBuf {
+pub(super) fn staging_path(target: &std::path::Path) -> PathBuf {
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     target.with_file_name(format!(".{name}.staged"))
 }
