@@ -77,6 +77,23 @@ pub struct NextManifest {
     pub store_hits: u64,
 }
 
+impl NextManifest {
+    /// Adds the counts of one partition's share of the step.
+    pub fn add_partition(&mut self, p: &Self) {
+        self.candidates += p.candidates;
+        self.next += p.next;
+        self.carried += p.carried;
+        self.dom_noise += p.dom_noise;
+        self.lcs_noise += p.lcs_noise;
+        self.traps += p.traps;
+        self.clusters += p.clusters;
+        self.comparisons += p.comparisons;
+        self.visit_hits += p.visit_hits;
+        self.cache_hits += p.cache_hits;
+        self.store_hits += p.store_hits;
+    }
+}
+
 /// The final merge (S600).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct MergeManifest {

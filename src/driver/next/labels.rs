@@ -2,6 +2,7 @@
 //! (traps, LCS clustering) and their rewrite into the layer's links.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use arrow::array::{Array, BooleanArray, RecordBatch, StringArray};
 use futures::StreamExt;
@@ -87,45 +88,60 @@ fn deep_path(path: &str) -> bool {
 /// Rewrites `links/layer=L` shards so that links to labelled targets carry
 /// their label: `lcs_cluster` (followed only with `--denoise mark`) or
 /// `trap` (never followed). Each shard is replaced atomically; shards
-/// without such links are left alone.
-pub(super) async fn relabel_links(store: &Store, layer: u32, noise: &HashMap<u64, &'static str>, mark: bool) -> Result<(), StoreError> {
+/// without such links are left alone. Shards are rewritten in parallel,
+/// one per core at a time (decoding and re-encoding are CPU work).
+pub(super) async fn relabel_links(store: &Store, layer: u32, noise: HashMap<u64, &'static str>, mark: bool) -> Result<(), StoreError> {
+    let noise = Arc::new(noise);
+    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+    let mut shards = futures::stream::iter(link_shards(store, layer).await?)
+        .map(|path| {
+            let (store, noise) = (store.clone(), Arc::clone(&noise));
+            tokio::spawn(async move { relabel_shard(&store, &path, &noise, mark).await })
+        })
+        .buffer_unordered(cores);
+    while let Some(joined) = shards.next().await {
+        joined.map_err(|e| StoreError::Schema { path: format!("links/layer={layer}"), reason: format!("relabelling task failed: {e}") })??;
+    }
+    Ok(())
+}
+
+/// Rewrites one links shard if any of its links gets a label.
+async fn relabel_shard(store: &Store, path: &str, noise: &HashMap<u64, &'static str>, mark: bool) -> Result<(), StoreError> {
     // The label a link gets now, if any (links labelled already keep theirs).
     let hit = |dst: &StringArray, noise_col: &StringArray, i: usize| {
         if noise_col.is_null(i) { noise.get(&urlnorm::fingerprint_str(dst.value(i))).copied() } else { None }
     };
-    for path in link_shards(store, layer).await? {
-        // A first pass over two columns finds the shards to rewrite.
-        let mut any = false;
-        let mut batches = stream_batches(store, &path, Some(&["dst_url", "noise"])).await?;
-        while let Some(b) = batches.next().await {
-            let b = b?;
-            let (dst, noise_col) = (str_col(&b, "dst_url", &path)?, str_col(&b, "noise", &path)?);
-            if (0..b.num_rows()).any(|i| hit(dst, noise_col, i).is_some()) {
-                any = true;
-                break;
-            }
+    // A first pass over two columns finds the shards to rewrite.
+    let mut any = false;
+    let mut batches = stream_batches(store, path, Some(&["dst_url", "noise"])).await?;
+    while let Some(b) = batches.next().await {
+        let b = b?;
+        let (dst, noise_col) = (str_col(&b, "dst_url", path)?, str_col(&b, "noise", path)?);
+        if (0..b.num_rows()).any(|i| hit(dst, noise_col, i).is_some()) {
+            any = true;
+            break;
         }
-        if !any {
+    }
+    if !any {
+        return Ok(());
+    }
+    // The rewrite streams too; the new shard replaces the old one atomically on finish.
+    let mut w = ShardWriter::create(store, path, schema::links_schema(), 32 << 20)?;
+    let mut batches = stream_batches(store, path, None).await?;
+    while let Some(b) = batches.next().await {
+        let b = b?;
+        let (dst, noise_col) = (str_col(&b, "dst_url", path)?, str_col(&b, "noise", path)?);
+        let followed = bool_col(&b, "followed", path)?;
+        let hits: Vec<Option<&str>> = (0..b.num_rows()).map(|i| hit(dst, noise_col, i)).collect();
+        if hits.iter().all(Option::is_none) {
+            w.write(&b).await?;
             continue;
         }
-        // The rewrite streams too; the new shard replaces the old one atomically on finish.
-        let mut w = ShardWriter::create(store, &path, schema::links_schema(), 32 << 20)?;
-        let mut batches = stream_batches(store, &path, None).await?;
-        while let Some(b) = batches.next().await {
-            let b = b?;
-            let (dst, noise_col) = (str_col(&b, "dst_url", &path)?, str_col(&b, "noise", &path)?);
-            let followed = bool_col(&b, "followed", &path)?;
-            let hits: Vec<Option<&str>> = (0..b.num_rows()).map(|i| hit(dst, noise_col, i)).collect();
-            if hits.iter().all(Option::is_none) {
-                w.write(&b).await?;
-                continue;
-            }
-            let labels: StringArray = (0..b.num_rows()).map(|i| hits[i].or_else(|| (!noise_col.is_null(i)).then(|| noise_col.value(i)))).collect();
-            let follows: BooleanArray = (0..b.num_rows()).map(|i| Some(match hits[i] { Some("lcs_cluster") => mark, Some(_) => false, None => followed.value(i) })).collect();
-            w.write(&replace_columns(&b, &path, labels, follows)?).await?;
-        }
-        w.finish().await?;
+        let labels: StringArray = (0..b.num_rows()).map(|i| hits[i].or_else(|| (!noise_col.is_null(i)).then(|| noise_col.value(i)))).collect();
+        let follows: BooleanArray = (0..b.num_rows()).map(|i| Some(match hits[i] { Some("lcs_cluster") => mark, Some(_) => false, None => followed.value(i) })).collect();
+        w.write(&replace_columns(&b, path, labels, follows)?).await?;
     }
+    w.finish().await?;
     Ok(())
 }
 

@@ -88,56 +88,91 @@ pub async fn next_layer(ctx: &Ctx, layer: u32) -> Result<NextManifest, RunError>
     let store = &ctx.store;
     let opt = &ctx.cfg.optimise;
     let mut m = NextManifest { layer: layer + 1, ..NextManifest::default() };
+    let started = std::time::Instant::now();
     shuffle::shuffle_links(ctx, layer, &mut m).await?;
+    tracing::debug!(layer, seconds = started.elapsed().as_secs_f64(), "links shuffled to their target partitions");
+    // Partitions are independent from here on (their own targets, cache
+    // list and visited store): one per core at a time, each on its own
+    // task so they run in parallel, while memory stays bounded by a few
+    // partitions' targets.
+    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+    let mut parts = futures::stream::iter(0..ctx.cfg.partitions)
+        .map(|k| {
+            let ctx = ctx.clone();
+            tokio::spawn(async move { next_partition(&ctx, layer, k).await })
+        })
+        .buffer_unordered(cores);
     let mut labels: HashMap<u64, &'static str> = HashMap::new();
     let mut followed_targets = 0u64;
-    for k in 0..ctx.cfg.partitions {
-        let mut cands = shuffle::read_partition(store, layer, k).await?;
-        followed_targets += cands.iter().filter(|c| c.followed).count() as u64;
-        // Traps first: they are never followed, whatever --denoise says.
-        let mut part_labels = labels::find_traps(&cands, opt.max_query_variants);
-        m.traps += part_labels.len() as u64;
-        if opt.denoise != Denoise::Off {
-            let known: Vec<String> = opt.noise_patterns.clone();
-            let cfg = opt.cluster.clone();
-            let (back, (noise, clusters, comparisons)) = tokio::task::spawn_blocking(move || {
-                let known: Vec<&str> = known.iter().map(String::as_str).collect();
-                let found = labels::cluster_partition(&cands, &known, &cfg);
-                (cands, found)
-            })
-            .await
-            .map_err(|e| RunError::Internal(format!("clustering failed: {e}")))?;
-            cands = back;
-            m.clusters += clusters;
-            m.comparisons += comparisons;
-            m.lcs_noise += noise.len() as u64;
-            for fp in noise {
-                part_labels.entry(fp).or_insert("lcs_cluster");
-            }
-        }
-        let mark = opt.denoise == Denoise::Mark;
-        let fresh: Vec<InRow> = cands
-            .into_iter()
-            .filter(|c| c.followed)
-            .filter(|c| match part_labels.get(&urlnorm::fingerprint_str(&c.row.url)) {
-                Some(&"lcs_cluster") => mark,
-                Some(_) => false,
-                None => true,
-            })
-            .map(|c| c.row)
-            .collect();
-        labels.extend(part_labels);
-        let carried = read_carried(store, layer, k).await?;
-        write_partition_input(ctx, layer + 1, k, fresh, carried, &mut m).await?;
+    while let Some(joined) = parts.next().await {
+        let part = joined.map_err(|e| RunError::Internal(format!("optimise task failed: {e}")))??;
+        followed_targets += part.followed_targets;
+        m.add_partition(&part.stats);
+        labels.extend(part.labels);
     }
+    tracing::debug!(layer, seconds = started.elapsed().as_secs_f64(), "partitions labelled and de-duplicated");
     // Repeats within the round: every followable link to a target after its first.
     m.visit_hits += m.candidates.saturating_sub(followed_targets);
     if !labels.is_empty() {
-        labels::relabel_links(store, layer, &labels, opt.denoise == Denoise::Mark).await?;
+        let n = labels.len();
+        labels::relabel_links(store, layer, labels, opt.denoise == Denoise::Mark).await?;
+        tracing::debug!(layer, seconds = started.elapsed().as_secs_f64(), labels = n, "links relabelled");
     }
     commit_layer_input(ctx, layer + 1, &mut m).await?;
     shuffle::clear(store).await?;
     Ok(m)
+}
+
+/// What one partition's share of the optimise step found.
+struct PartitionNext {
+    stats: NextManifest,
+    /// Noise labels of this partition's targets, by URL fingerprint.
+    labels: HashMap<u64, &'static str>,
+    followed_targets: u64,
+}
+
+/// Steps 2 and 3 for target partition `k`: its merged candidates
+/// labelled, de-duplicated and written as its share of `in/layer=L+1`.
+async fn next_partition(ctx: &Ctx, layer: u32, k: u32) -> Result<PartitionNext, RunError> {
+    let (store, opt) = (&ctx.store, &ctx.cfg.optimise);
+    let mut m = NextManifest::default();
+    let mut cands = shuffle::read_partition(store, layer, k).await?;
+    let followed_targets = cands.iter().filter(|c| c.followed).count() as u64;
+    // Traps first: they are never followed, whatever --denoise says.
+    let mut labels = labels::find_traps(&cands, opt.max_query_variants);
+    m.traps += labels.len() as u64;
+    if opt.denoise != Denoise::Off {
+        let known: Vec<String> = opt.noise_patterns.clone();
+        let cfg = opt.cluster.clone();
+        let (back, (noise, clusters, comparisons)) = tokio::task::spawn_blocking(move || {
+            let known: Vec<&str> = known.iter().map(String::as_str).collect();
+            let found = labels::cluster_partition(&cands, &known, &cfg);
+            (cands, found)
+        })
+        .await
+        .map_err(|e| RunError::Internal(format!("clustering failed: {e}")))?;
+        cands = back;
+        m.clusters += clusters;
+        m.comparisons += comparisons;
+        m.lcs_noise += noise.len() as u64;
+        for fp in noise {
+            labels.entry(fp).or_insert("lcs_cluster");
+        }
+    }
+    let mark = opt.denoise == Denoise::Mark;
+    let fresh: Vec<InRow> = cands
+        .into_iter()
+        .filter(|c| c.followed)
+        .filter(|c| match labels.get(&urlnorm::fingerprint_str(&c.row.url)) {
+            Some(&"lcs_cluster") => mark,
+            Some(_) => false,
+            None => true,
+        })
+        .map(|c| c.row)
+        .collect();
+    let carried = read_carried(store, layer, k).await?;
+    write_partition_input(ctx, layer + 1, k, fresh, carried, &mut m).await?;
+    Ok(PartitionNext { stats: m, labels, followed_targets })
 }
 
 /// The URLs partition `k` carried over unfetched from `layer`.
