@@ -8,8 +8,8 @@
 //! keeps a buffer sized for its uncompressed bytes. Here the pages of
 //! variable-width columns (URLs, body, text: nearly all the bytes) go to one
 //! unnamed temporary file per shard as they are finished and come back
-//! page by page when the row group is written; the file is emptied after
-//! each row group. Fixed-width columns keep their few small pages on the
+//! page by page when the row group is written; the next row group
+//! overwrites the file from its start. Fixed-width columns keep their few small pages on the
 //! heap.
 
 use std::fs::File;
@@ -93,11 +93,11 @@ impl PageStore for SpilledPages {
         }
         s.live = s.live.saturating_sub(1);
         if s.live == 0 {
-            // The row group is written: start the file over.
+            // The row group is written: the next one overwrites it from the
+            // start. The file keeps its length (about a row group) rather
+            // than being truncated, so its pages stay in the page cache
+            // instead of being freed and allocated again for every row group.
             s.end = 0;
-            if let Some(file) = &s.file {
-                file.set_len(0).map_err(|e| scratch_err(&e))?;
-            }
         }
         Ok(Bytes::from(buf))
     }
