@@ -283,6 +283,29 @@ mod tests {
         assert_eq!(back, all);
     }
 
+    /// A shard cut short (a disk that filled up under another tool, a
+    /// copy stopped half-way) is refused by name, and no output or
+    /// staging file is left behind.
+    #[tokio::test]
+    async fn a_truncated_shard_is_named_and_nothing_is_written() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path().to_str().expect("utf-8")).expect("store");
+        let rows: Vec<InRow> = (0..2000).map(|i| InRow { url: format!("http://s.test/{i}"), depth: 1, referrer: None }).collect();
+        let shards = ["doc/layer=0/part-00000.parquet".to_string(), "doc/layer=0/part-00001.parquet".to_string()];
+        for path in &shards {
+            let mut w = ShardWriter::create(&store, path, input_schema(), 1 << 20).expect("writer");
+            w.write(&input_batch(&rows).expect("batch")).await.expect("write");
+            w.finish().await.expect("finish");
+        }
+        let cut = std::fs::OpenOptions::new().write(true).open(dir.path().join(&shards[1])).expect("open");
+        let len = cut.metadata().expect("len").len();
+        cut.set_len(len / 2).expect("cut");
+        let e = concat_shards(&store, &shards, "doc/layer=0/data-00000.parquet").await.expect_err("a cut shard");
+        assert!(e.to_string().contains("part-00001.parquet"), "{e}");
+        let left: Vec<String> = std::fs::read_dir(dir.path().join("doc/layer=0")).expect("dir").map(|e| e.expect("entry").file_name().to_string_lossy().into_owned()).collect();
+        assert!(left.iter().all(|n| n.starts_with("part-")), "only the shards are left: {left:?}");
+    }
+
     /// The page index is carried with its pages moved: a reader that skips
     /// pages by the offset index finds the rows it asked for.
     #[tokio::test]
