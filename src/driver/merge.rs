@@ -33,7 +33,7 @@ pub async fn merge_layers(store: &Store, layers: u32) -> Result<MergeManifest, R
     // Each (dataset, layer) is independent: copy them concurrently, one
     // per core, so one file's reads and writes overlap another's.
     let jobs: Vec<(&str, u32)> = ["doc", "links"].iter().flat_map(|d| (0..layers).map(move |l| (*d, l))).collect();
-    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+    let cores = super::cores();
     let mut done: Vec<(&str, u32, Merged)> = futures::stream::iter(jobs)
         .map(|(dataset, layer)| async move { merge_one(store, dataset, layer).await.map(|r| (dataset, layer, r)) })
         .buffer_unordered(cores)

@@ -97,6 +97,12 @@ pub struct Ctx {
     pub caches: Arc<Vec<std::sync::Mutex<VisitCache>>>,
 }
 
+/// Cores of this machine: how many of the driver's CPU-bound steps (the
+/// optimise step's partitions and shards, the merge's files) run at once.
+pub(crate) fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get)
+}
+
 /// Runs the whole crawl described by `cfg`.
 ///
 /// # Errors

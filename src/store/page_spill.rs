@@ -9,8 +9,8 @@
 //! variable-width columns (URLs, body, text: nearly all the bytes) go to one
 //! unnamed temporary file per shard as they are finished and come back
 //! page by page when the row group is written; the next row group
-//! overwrites the file from its start. Fixed-width columns keep their few small pages on the
-//! heap.
+//! overwrites the file from its start. Fixed-width columns keep their few
+//! small pages on the heap.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;

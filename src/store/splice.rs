@@ -39,8 +39,6 @@ use super::StoreError;
 /// When an input is missing or not Parquet, the schemas differ, or a read
 /// or write fails (e.g. a full disk); the error names the file.
 pub(super) fn concat_local(root: &Path, inputs: &[String], output: &str) -> Result<u64, StoreError> {
-    let perr = |path: &str, source: ParquetError| StoreError::Parquet { path: path.to_string(), source };
-    let ioerr = |path: &str, e: std::io::Error| perr(path, ParquetError::External(Box::new(e)));
     let mut files = Vec::with_capacity(inputs.len());
     for input in inputs {
         let file = File::open(root.join(input)).map_err(|e| ioerr(input, e))?;
@@ -72,9 +70,8 @@ pub(super) fn concat_local(root: &Path, inputs: &[String], output: &str) -> Resu
 }
 
 /// Writes the whole output file into `out`.
+/// `files` is not empty ([`check_schemas`] refuses an empty list).
 fn splice_all(out: &mut File, inputs: &[String], files: &mut [(File, ParquetMetaData)], output: &str) -> Result<u64, StoreError> {
-    let perr = |path: &str, source: ParquetError| StoreError::Parquet { path: path.to_string(), source };
-    let ioerr = |path: &str, e: std::io::Error| perr(path, ParquetError::External(Box::new(e)));
     out.write_all(MAGIC).map_err(|e| ioerr(output, e))?;
     let mut pos = MAGIC.len() as u64;
     let (mut groups, mut index) = (Vec::new(), Copied::default());
@@ -96,7 +93,7 @@ fn splice_all(out: &mut File, inputs: &[String], files: &mut [(File, ParquetMeta
             pos += len;
         }
     }
-    let first = files.first().map(|(_, m)| m.file_metadata()).ok_or_else(|| perr(output, ParquetError::General("nothing to concatenate".into())))?;
+    let first = files.first().map(|(_, m)| m.file_metadata()).expect("check_schemas refuses an empty list");
     let rows: i64 = groups.iter().map(RowGroupMetaData::num_rows).sum();
     let file_meta = FileMetaData::new(
         first.version(),
@@ -112,6 +109,14 @@ fn splice_all(out: &mut File, inputs: &[String], files: &mut [(File, ParquetMeta
 }
 
 const MAGIC: &[u8; 4] = b"PAR1";
+
+fn perr(path: &str, source: ParquetError) -> StoreError {
+    StoreError::Parquet { path: path.to_string(), source }
+}
+
+fn ioerr(path: &str, e: std::io::Error) -> StoreError {
+    perr(path, ParquetError::External(Box::new(e)))
+}
 
 /// Row group `rg` of `meta`, its bytes moved by `shift`: the metadata
 /// parquet's writer gives a column chunk it splices in

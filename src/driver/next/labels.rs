@@ -92,7 +92,7 @@ fn deep_path(path: &str) -> bool {
 /// one per core at a time (decoding and re-encoding are CPU work).
 pub(super) async fn relabel_links(store: &Store, layer: u32, noise: HashMap<u64, &'static str>, mark: bool) -> Result<(), StoreError> {
     let noise = Arc::new(noise);
-    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+    let cores = crate::driver::cores();
     let mut shards = futures::stream::iter(link_shards(store, layer).await?)
         .map(|path| {
             let (store, noise) = (store.clone(), Arc::clone(&noise));

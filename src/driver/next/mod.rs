@@ -95,7 +95,7 @@ pub async fn next_layer(ctx: &Ctx, layer: u32) -> Result<NextManifest, RunError>
     // list and visited store): one per core at a time, each on its own
     // task so they run in parallel, while memory stays bounded by a few
     // partitions' targets.
-    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+    let cores = super::cores();
     let mut parts = futures::stream::iter(0..ctx.cfg.partitions)
         .map(|k| {
             let ctx = ctx.clone();

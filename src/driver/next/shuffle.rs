@@ -86,7 +86,7 @@ pub(super) async fn shuffle_links(ctx: &Ctx, layer: u32, m: &mut NextManifest) -
     clear(store).await?;
     let max_depth = i32::try_from(ctx.cfg.depth).unwrap_or(i32::MAX);
     let parts = ctx.cfg.partitions;
-    let width = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+    let width = crate::driver::cores();
     let shards = link_shards(store, layer).await?;
     let mut tasks = futures::stream::iter(shards.into_iter().enumerate().map(|(j, path)| {
         let store = store.clone();
