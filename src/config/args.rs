@@ -70,8 +70,10 @@ pub struct RunArgs {
     /// (N in 1..=22; higher is smaller and slower) or none.
     #[arg(long, value_name = "zstd|zstd:N|none")]
     pub compression: Option<String>,
-    /// Noise links (document B, S300): off, mark (label but follow) or drop.
-    #[arg(long, value_name = "off|mark|drop")]
+    /// Noise filter: drop (default: drop link targets on evidence of what
+    /// fetched pages like them were), strict (also drop every link in a
+    /// navigation block), mark (label as drop would, follow all) or off.
+    #[arg(long, value_name = "off|mark|drop|strict")]
     pub denoise: Option<String>,
     /// Link-text ratio above which a DOM block is navigation (default 0.25).
     #[arg(long, value_name = "R")]

@@ -63,17 +63,42 @@ impl std::str::FromStr for BodyPolicy {
     }
 }
 
-/// What the noise filters of document B (S300) do with the links they flag.
+/// What the noise filter does (README, "The noise filter").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Denoise {
     /// No noise filter: every in-scope, followable link is followed.
     Off,
-    /// Flag noise links in the `links` table but follow them anyway, to
-    /// measure what the filter would cost.
+    /// Label noise links as `drop` would, but follow them all, to measure
+    /// what the filter would cost.
     Mark,
-    /// Flag noise links and do not follow them (document B).
+    /// The default: links in navigation blocks are labelled `dom_ratio` but
+    /// followed; link targets are dropped on evidence, when they resemble a
+    /// URL cluster whose fetched pages were copies, client errors or
+    /// redirects off the site.
     Drop,
+    /// The literal method: links in navigation blocks are not followed, nor
+    /// clusters made mostly of them, nor strong deviants of a cluster. It
+    /// misses most pages of sites that are reached through menus and tables
+    /// of contents.
+    Strict,
+}
+
+impl Denoise {
+    /// How link targets are judged noise in this mode.
+    #[must_use]
+    pub fn method(self) -> crate::denoise::Method {
+        match self {
+            Self::Strict => crate::denoise::Method::Strict,
+            _ => crate::denoise::Method::Evidence,
+        }
+    }
+
+    /// Whether links that the DOM prefilter flags are followed.
+    #[must_use]
+    pub fn follows_suspects(self) -> bool {
+        self != Self::Strict
+    }
 }
 
 impl std::str::FromStr for Denoise {
@@ -83,7 +108,8 @@ impl std::str::FromStr for Denoise {
             "off" => Ok(Self::Off),
             "mark" => Ok(Self::Mark),
             "drop" => Ok(Self::Drop),
-            _ => Err(format!("{s:?} is not a denoise mode; allowed: off, mark, drop")),
+            "strict" => Ok(Self::Strict),
+            _ => Err(format!("{s:?} is not a denoise mode; allowed: off, mark, drop, strict")),
         }
     }
 }

@@ -1,20 +1,45 @@
-//! Noise-link removal of document B (S300). The DOM link-text-ratio
-//! prefilter runs at parse time (see [`crate::parse`]: every link carries
-//! its block's ratio); this stage holds the bit-parallel LCS similarity
-//! ([`lcs`]), the single-pass clustering of a domain block ([`cluster`]),
-//! and [`noise_by_cluster`], the step the optimise phase calls per block.
+//! The noise filter: which link targets are not worth a request.
+//!
+//! Three parts, in pipeline order:
+//! * the DOM link-text-ratio prefilter runs at parse time (see
+//!   [`crate::parse`]): every link carries its block's ratio, and links in
+//!   blocks above the ratio are *suspects* (`dom_ratio`);
+//! * [`evidence`] judges every fetched page (copies, client errors and
+//!   redirects off the site are barren) and counts the outcomes per URL
+//!   template: a template whose pages were barren is not followed again;
+//! * between layers, [`noise_by_cluster`] clusters each domain's link
+//!   targets with the single-pass LCS clustering ([`cluster`], [`lcs`]),
+//!   compares the clusters with the user's known noise URLs, and looks for
+//!   strong deviants inside a cluster.
+//!
+//! By default ([`Method::Evidence`]) a suspect is followed until evidence
+//! says otherwise: where a link sits does not decide alone. [`Method::Strict`]
+//! is the literal method: suspects are dropped, and so are clusters made
+//! mostly of suspects and strong deviants of a cluster.
 
 pub mod cluster;
+pub mod evidence;
 pub mod lcs;
 
 use cluster::{cluster_block, ClusterConfig, Item, Verdict};
+
+/// How link targets are judged noise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// On evidence: a target cluster resembling a learned (or a user's)
+    /// noise sample, or a DOM-flagged strong deviant of its cluster.
+    Evidence,
+    /// Where the links sit: DOM-flagged links, clusters of at least
+    /// `noise_share` DOM-flagged members, strong deviants, known patterns.
+    Strict,
+}
 
 /// One distinct link target of a domain block.
 #[derive(Clone, Debug)]
 pub struct BlockUrl {
     pub url: String,
     /// Every link to it sat in a navigation block (the DOM prefilter's
-    /// verdict): a noise sample for its cluster.
+    /// verdict): a suspect, and a noise sample for strict clustering.
     pub dom_noise: bool,
 }
 
@@ -28,14 +53,29 @@ pub struct BlockVerdict {
     pub comparisons: u64,
 }
 
-/// Runs S311-S314 on the distinct URLs of one domain block. `known_noise`
-/// are user-supplied noise URLs; those of other domains are ignored by the
-/// similarity threshold anyway, so the caller may pass them all.
+/// Clusters the distinct URLs of one domain block and judges them. `known`
+/// are the user's noise URLs (all domains: other domains' fall below the
+/// similarity threshold anyway).
 #[must_use]
-pub fn noise_by_cluster(block: &[BlockUrl], known_noise: &[&str], cfg: &ClusterConfig) -> BlockVerdict {
+pub fn noise_by_cluster(block: &[BlockUrl], known: &[&str], cfg: &ClusterConfig, method: Method) -> BlockVerdict {
     let items: Vec<Item<'_>> = block.iter().map(|b| Item { url: b.url.as_str(), dom_noise: b.dom_noise }).collect();
-    let c = cluster_block(&items, known_noise, cfg);
-    BlockVerdict { noise: c.verdict.iter().map(|v| *v != Verdict::Keep).collect(), clusters: c.clusters, comparisons: c.comparisons }
+    let c = match method {
+        Method::Strict => cluster_block(&items, known, cfg),
+        // The share of suspects in a cluster decides nothing here.
+        Method::Evidence => cluster_block(&items, known, &ClusterConfig { noise_share: f32::INFINITY, ..cfg.clone() }),
+    };
+    let noise = c
+        .verdict
+        .iter()
+        .zip(&items)
+        .map(|(v, item)| match v {
+            Verdict::Keep => false,
+            Verdict::NoiseCluster => true,
+            // An odd URL alone is not evidence; an odd URL in a menu is.
+            Verdict::Deviant => method == Method::Strict || item.dom_noise,
+        })
+        .collect();
+    BlockVerdict { noise, clusters: c.clusters, comparisons: c.comparisons }
 }
 
 #[cfg(test)]
@@ -48,9 +88,21 @@ mod tests {
             .map(|i| BlockUrl { url: format!("http://s1.test/news/{}-some-article-title", 1000 + i * 37), dom_noise: i % 5 == 0 })
             .collect();
         block.extend((0..6).map(|i| BlockUrl { url: format!("http://s1.test/tag/word{i}/"), dom_noise: true }));
-        let v = noise_by_cluster(&block, &[], &ClusterConfig::default());
+        let v = noise_by_cluster(&block, &[], &ClusterConfig::default(), Method::Strict);
         assert!(v.noise[..12].iter().all(|n| !n), "articles mostly linked from text are kept: {v:?}");
         assert!(v.noise[12..].iter().all(|n| *n), "the tag cluster is all DOM noise: {v:?}");
         assert_eq!(v.clusters, 2);
+    }
+
+    #[test]
+    fn by_evidence_suspects_are_followed_and_known_noise_is_dropped() {
+        let mut block: Vec<BlockUrl> =
+            (0..8).map(|i| BlockUrl { url: format!("http://s1.test/news/{}-some-article-title", 1000 + i * 37), dom_noise: true }).collect();
+        block.extend((0..4).map(|i| BlockUrl { url: format!("http://s1.test/login?next=/news/{i}"), dom_noise: false }));
+        let v = noise_by_cluster(&block, &["http://s1.test/login?next=/x"], &ClusterConfig::default(), Method::Evidence);
+        assert!(v.noise[..8].iter().all(|n| !n), "links in menus are followed without evidence: {v:?}");
+        assert!(v.noise[8..].iter().all(|n| *n), "the user's known noise marks its cluster: {v:?}");
+        let strict = noise_by_cluster(&block, &[], &ClusterConfig::default(), Method::Strict);
+        assert!(strict.noise[..8].iter().all(|n| *n), "strictly, a cluster of suspects is noise: {strict:?}");
     }
 }

@@ -12,6 +12,7 @@ use futures::stream::{FuturesOrdered, StreamExt};
 use url::Url;
 
 use crate::dedup::content::{Claim, FirstUrls};
+use crate::denoise::evidence::{self, Sample};
 use crate::fetch::{Fetched, UrlSource};
 use crate::partition::partition_of_domain;
 use crate::store::manifest::MapManifest;
@@ -81,7 +82,7 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
     let input_path = layout::input(layer, part);
     let input_err = |e| RunError::Store(StoreError::scratch(&input_path, e));
     let mut manifest = MapManifest { layer, partition: part, input: input.len() as u64, ..MapManifest::default() };
-    for stale in [layout::doc(layer, part), layout::links(layer, part), layout::carry(layer, part), layout::content(part, layer)] {
+    for stale in [layout::doc(layer, part), layout::links(layer, part), layout::carry(layer, part), layout::content(part, layer), layout::samples(layer, part)] {
         store.delete(&stale).await?;
     }
     if input.is_empty() {
@@ -114,6 +115,10 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
     let mut doc_buf: Vec<DocRow> = Vec::with_capacity(BATCH_ROWS);
     let mut doc_buf_bytes = 0usize;
     let mut link_buf: Vec<LinkRow> = Vec::with_capacity(BATCH_ROWS * 8);
+    // What the noise filter learns from this partition's pages, streamed
+    // out like the rows.
+    let mut sample_sink = Sink::new(store, layout::samples(layer, part), evidence::samples_schema());
+    let mut samples: Vec<Sample> = Vec::with_capacity(SAMPLE_BATCH);
     let mut pending = FuturesOrdered::new();
     let max_pending = rayon::current_num_threads() * 4;
     let mut fetch_open = true;
@@ -132,13 +137,18 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
                 None => fetch_open = false,
             },
             Some(done) = pending.next(), if !pending.is_empty() => {
-                let Ok(Processed { mut doc, links: mut l }) = done else {
+                let Ok(Processed { mut doc, links: mut l, sample }) = done else {
                     return Err(RunError::Internal("a parse worker died".into()));
                 };
                 if let (Some(h), true) = (doc.content_hash, (200..300).contains(&doc.status)) {
                     if let Claim::DuplicateOf(first) = first_urls.claim(h, &doc.url).map_err(scratch_err)? {
                         doc.duplicate_of = Some(first);
                     }
+                }
+                samples.extend(sample);
+                if samples.len() >= SAMPLE_BATCH {
+                    sample_sink.write(&samples_batch(&samples, &sample_sink.path)?).await?;
+                    samples.clear();
                 }
                 tally(&mut manifest, &doc);
                 ctx.progress.page_done(doc.error.is_some() || doc.status >= 400);
@@ -176,6 +186,10 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
         w.finish().await?;
         ctx.progress.pages_carried(carried.len() as u64);
     }
+    if !samples.is_empty() {
+        sample_sink.write(&samples_batch(&samples, &sample_sink.path)?).await?;
+    }
+    sample_sink.finish().await?;
     let fresh = first_urls.fresh_len();
     if fresh > 0 {
         let mut w = ShardWriter::create(store, &layout::content(part, layer), schema::content_schema(), SHARD_ROW_GROUP_BYTES)?;
@@ -220,6 +234,7 @@ fn process_guarded(pctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<S
                     ..DocRow::default()
                 },
                 links: Vec::new(),
+                sample: None,
             }
         }
     }
@@ -256,6 +271,13 @@ async fn load_content_hashes(store: &Store, part: u32, layer: u32) -> Result<Fir
     }
     first.mark();
     Ok(first)
+}
+
+/// Samples buffered before they are written (~100 bytes each).
+const SAMPLE_BATCH: usize = 4096;
+
+fn samples_batch(rows: &[Sample], path: &str) -> Result<arrow::array::RecordBatch, StoreError> {
+    evidence::samples_batch(rows).map_err(|e| StoreError::Schema { path: path.to_string(), reason: e.to_string() })
 }
 
 /// The first-URL log lives in the temporary folder: say so when it fails.

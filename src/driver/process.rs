@@ -5,6 +5,7 @@ use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::config::{BodyPolicy, Denoise};
+use crate::denoise::evidence::Sample;
 use crate::fetch::{ErrorKind, Fetched};
 use crate::parse::{self, ParseConfig};
 use crate::store::schema::{DocRow, LinkRow};
@@ -27,6 +28,8 @@ pub struct ProcessCtx {
 pub struct Processed {
     pub doc: DocRow,
     pub links: Vec<LinkRow>,
+    /// What the noise filter learns from this page (none with `--denoise off`).
+    pub sample: Option<Sample>,
 }
 
 /// Builds the rows of `f`, fetched at `depth` with `referrer`.
@@ -49,6 +52,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
         ..DocRow::default()
     };
     let mut links = Vec::new();
+    let mut sample = (ctx.denoise != Denoise::Off).then(|| Sample { redirect_out: f.redirect_out.is_some(), ..Sample::default() });
     if let Some(target) = &f.redirect_out {
         links.push(link(ctx, &doc.url, target, String::new(), depth, false, 0.0));
     }
@@ -68,6 +72,15 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
             doc.title = page.title;
             if !page.text.is_empty() {
                 doc.content_hash = Some(xxh3_64(page.text.as_bytes()));
+            }
+            if let Some(s) = sample.as_mut() {
+                s.html = true;
+                s.text_chars = u32::try_from(page.text.chars().count()).unwrap_or(u32::MAX);
+                s.content_hash = doc.content_hash;
+                // Only texts long enough to be compared keep their paragraphs.
+                if s.text_chars >= crate::denoise::evidence::MIN_TEXT_CHARS {
+                    s.paragraphs = crate::denoise::evidence::paragraphs(&page.text);
+                }
             }
             doc.text = Some(page.text);
             let nofollow_page = page.meta_nofollow;
@@ -90,7 +103,11 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
     }
     doc.outlinks = count(links.iter().filter(|l| l.followed));
     doc.noise_links = count(links.iter().filter(|l| l.noise.is_some()));
-    Processed { doc, links }
+    if let Some(s) = sample.as_mut() {
+        s.url.clone_from(&doc.url);
+        s.status = doc.status;
+    }
+    Processed { doc, links, sample }
 }
 
 /// A link row with its noise label: hard reasons (`nofollow`, `scope`)
@@ -101,7 +118,8 @@ fn link(ctx: &ProcessCtx, src: &str, dst: &Url, anchor: String, depth: i32, nofo
     } else if !ctx.scope.allows(dst) {
         (Some("scope"), false)
     } else if ctx.denoise != Denoise::Off && block_ratio > ctx.parse.noise_ratio {
-        (Some("dom_ratio"), ctx.denoise == Denoise::Mark)
+        // A suspect: followed unless the mode drops links by where they sit.
+        (Some("dom_ratio"), ctx.denoise.follows_suspects())
     } else {
         (None, true)
     };

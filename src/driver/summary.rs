@@ -34,6 +34,13 @@ pub struct LayerSummary {
     pub lcs_noise: u64,
     /// Distinct link targets judged traps.
     pub traps: u64,
+    /// URL templates found barren by this layer (their fetched pages were
+    /// copies, client errors or redirects off the site), and distinct link
+    /// targets not followed for it.
+    #[serde(default)]
+    pub barren_templates: u64,
+    #[serde(default)]
+    pub barren: u64,
     /// Followable link targets considered for the next layer.
     pub candidates: u64,
     /// Repeats dropped by the visit list, the cache list and the visited store.
@@ -71,6 +78,8 @@ impl LayerSummary {
         self.dom_noise = n.dom_noise;
         self.lcs_noise = n.lcs_noise;
         self.traps = n.traps;
+        self.barren_templates = n.barren_templates;
+        self.barren = n.barren;
         self.candidates = n.candidates;
         (self.visit_hits, self.cache_hits, self.store_hits) = (n.visit_hits, n.cache_hits, n.store_hits);
     }

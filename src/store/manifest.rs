@@ -62,6 +62,12 @@ pub struct NextManifest {
     /// Distinct targets judged traps (ever-deeper paths, query explosions).
     #[serde(default)]
     pub traps: u64,
+    /// URL templates whose fetched pages were barren (copies, client
+    /// errors, redirects off the site), and distinct targets dropped for it.
+    #[serde(default)]
+    pub barren_templates: u64,
+    #[serde(default)]
+    pub barren: u64,
     /// Clusters made, and URL comparisons done, over all domain blocks.
     #[serde(default)]
     pub clusters: u64,
@@ -86,6 +92,8 @@ impl NextManifest {
         self.dom_noise += p.dom_noise;
         self.lcs_noise += p.lcs_noise;
         self.traps += p.traps;
+        self.barren_templates += p.barren_templates;
+        self.barren += p.barren;
         self.clusters += p.clusters;
         self.comparisons += p.comparisons;
         self.visit_hits += p.visit_hits;

@@ -351,6 +351,17 @@ pub mod layout {
     pub fn visited(part: u32, layer: u32) -> String {
         format!("state/visited/part-{part:05}/layer={layer}.u64")
     }
+    /// What one partition's pages of one layer turned out to be, for the
+    /// noise filter's evidence (status, text size, text fingerprints).
+    #[must_use]
+    pub fn samples(layer: u32, part: u32) -> String {
+        format!("state/denoise/samples/layer={layer}/part-{part:05}.parquet")
+    }
+    /// Fetched and barren pages per URL template, over layers up to `layer`, in one partition.
+    #[must_use]
+    pub fn template_counts(layer: u32, part: u32) -> String {
+        format!("state/denoise/templates/layer={layer}/part-{part:05}.parquet")
+    }
     /// Content hashes of one partition's pages of one layer (duplicate detection).
     #[must_use]
     pub fn content(part: u32, layer: u32) -> String {

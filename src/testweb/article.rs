@@ -316,6 +316,19 @@ pub fn article(h: &mut Html, ctx: &Ctx<'_>, id: u32, mode: Mode) {
         },
         "Print",
     );
+    for network in ["twitter", "facebook"] {
+        h.push(" ");
+        h.link(
+            LinkRole::Share,
+            false,
+            |s| {
+                ctx.article_path(id, s);
+                s.push_str("?share=");
+                s.push_str(network);
+            },
+            network,
+        );
+    }
     h.push("</div><nav class=\"prevnext\">");
     if id > 0 {
         h.push("Previous: ");
@@ -325,9 +338,25 @@ pub fn article(h: &mut Html, ctx: &Ctx<'_>, id: u32, mode: Mode) {
         h.push(" Next: ");
         ctx.article_link(h, LinkRole::Pagination, id + 1);
     }
-    h.push("</nav><section id=\"comments\"><h2>Comments</h2><p>");
-    sentence(&mut r, &mut h.out);
-    h.push("</p></section></article></main>\n<aside class=\"sidebar\"><section class=\"related\"><h3>Related</h3><ul>");
+    h.push("</nav><section id=\"comments\"><h2>Comments</h2>");
+    // Two comments, each with the reply link blog engines write
+    // (`?replytocom=ID`: the same article again).
+    for k in 0..2 {
+        h.push("<div class=\"comment\"><p>");
+        sentence(&mut r, &mut h.out);
+        h.push("</p>");
+        h.link(
+            LinkRole::Share,
+            false,
+            |s| {
+                ctx.article_path(id, s);
+                let _ = write!(s, "?replytocom={}", id * 10 + k);
+            },
+            "Reply",
+        );
+        h.push("</div>");
+    }
+    h.push("</section></article></main>\n<aside class=\"sidebar\"><section class=\"related\"><h3>Related</h3><ul>");
     for rid in &p.related[..p.n_related] {
         h.push("<li>");
         ctx.article_link(h, LinkRole::Sidebar, *rid);

@@ -119,6 +119,11 @@ pub enum Variant {
     PercentEncoded,
     /// `?print=1`: the same article without the site's chrome.
     Print,
+    /// `?replytocom=N`: the same article again (a comment-reply link, as
+    /// blog engines write them: a classic crawl sink).
+    Reply,
+    /// `?share=NETWORK`: a redirect to a social network's share form.
+    Share,
     /// Other query parameters the page ignores.
     OtherQuery,
 }

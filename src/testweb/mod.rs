@@ -278,6 +278,26 @@ impl Farm {
         truth::page_links(&self.core.world, url)
     }
 
+    /// What the page at `url` is, by the test web's own routing: `home`,
+    /// `list`, `tag`, `article`, `print` (an article's print view), `reply`
+    /// (an article's comment-reply URL), `share` (a redirect to a share
+    /// form), `mirror`, `amp`, `utility`, `trap`, `private`, `mini`, or
+    /// `None` for anything else (files, faults, 404s).
+    /// Tests use it to tell content pages from navigation targets.
+    #[must_use]
+    pub fn page_kind(&self, url: &str) -> Option<&'static str> {
+        let mut u = url::Url::parse(url).ok()?;
+        u.set_fragment(None);
+        match truth::classify(&self.core.world, &u) {
+            truth::Target::Page { variant: site::Variant::Print, .. } => Some("print"),
+            truth::Target::Page { variant: site::Variant::Reply, .. } => Some("reply"),
+            truth::Target::Page { page, .. } => Some(page.kind()),
+            truth::Target::Trap(..) => Some("trap"),
+            _ if u.query().is_some_and(|q| q.split('&').any(|kv| kv.starts_with("share="))) => Some("share"),
+            _ => None,
+        }
+    }
+
     /// Every fault URL with its expected outcome (empty when faults are off).
     #[must_use]
     pub fn fault_cases(&self) -> Vec<FaultCase> {

@@ -289,6 +289,9 @@ impl World {
         if path == "/robots.txt" {
             return Route::Robots;
         }
+        if variant == Variant::Share {
+            return Route::Redirect(format!("http://share.ext.test/submit?from={}{path}", self.origin(host)));
+        }
         if let Some(r) = resource(path) {
             return Route::Resource(r);
         }
@@ -493,6 +496,7 @@ impl Query {
     fn parse(q: Option<&str>) -> Self {
         let mut variant = Variant::Canonical;
         let mut print = false;
+        let mut share = false;
         for kv in q.unwrap_or("").split('&').filter(|s| !s.is_empty()) {
             let key = kv.split_once('=').map_or(kv, |(k, _)| k);
             let lower = |s: &str| key.eq_ignore_ascii_case(s);
@@ -502,12 +506,24 @@ impl Query {
                 variant = variant.or(Variant::Sid);
             } else if lower("print") && kv.ends_with("=1") {
                 print = true;
+            } else if lower("share") {
+                share = true;
+            } else if lower("replytocom") {
+                variant = variant.or(Variant::Reply);
             } else {
                 variant = variant.or(Variant::OtherQuery);
             }
         }
-        // Print changes the rendering, so it wins over any tracking parameter.
-        Self { variant: if print { Variant::Print } else { variant } }
+        // Share leaves the page and print changes its rendering, so they win
+        // over any tracking parameter.
+        let variant = if share {
+            Variant::Share
+        } else if print {
+            Variant::Print
+        } else {
+            variant
+        };
+        Self { variant }
     }
 }
 

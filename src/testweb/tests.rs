@@ -142,7 +142,9 @@ async fn every_link_on_reachable_pages_answers() {
                 continue; // fault URLs fail on purpose
             }
             let status = get(&c, u.as_str()).await.0;
-            assert_eq!(status, 200, "{u} linked from {page} ({:?})", l.role);
+            // Share links leave for a social network's form, as real ones do.
+            let want = if u.query().is_some_and(|q| q.starts_with("share=")) { 301 } else { 200 };
+            assert_eq!(status, want, "{u} linked from {page} ({:?})", l.role);
         }
     }
     assert!(checked.len() > 1000, "checked {} URLs", checked.len());
@@ -213,7 +215,7 @@ fn truth_covers_pages_traps_duplicates_and_robots() {
     assert!(t.near_duplicates.iter().any(|g| g[1].contains("/amp/")));
     assert!(t.near_duplicates.iter().any(|g| !g[1].contains("/amp/")), "syndicated near-copies");
     for g in &t.duplicate_groups {
-        assert!(g.len() >= 2 && t.pages.contains_key(&g[0]), "group {g:?} starts with its canonical page");
+        assert!(g.len() >= 2 && t.pages.contains_key(&g[0]), "group {:?} starts with its canonical page", &g[..g.len().min(4)]);
     }
     let shallow = truth::compute(&c.world, &["http://s002.test/".to_string()], 1);
     assert!(shallow.pages.values().all(|d| *d <= 1));

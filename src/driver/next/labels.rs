@@ -8,21 +8,21 @@ use arrow::array::{Array, BooleanArray, RecordBatch, StringArray};
 use futures::StreamExt;
 use rayon::prelude::*;
 
-use crate::denoise::{noise_by_cluster, BlockUrl};
+use crate::denoise::evidence::{templates, TemplateCount};
+use crate::denoise::{noise_by_cluster, BlockUrl, Method};
 use crate::store::schema;
 use crate::store::{stream_batches, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
 use super::{bool_col, link_shards, missing, str_col, Candidate};
 
-/// The fingerprints of one partition's followable URLs that clustering
+/// The fingerprints of one partition's followed URLs that clustering
 /// judged noise, the clusters made and the comparisons done. Domain blocks
 /// are clustered in parallel.
-pub(super) fn cluster_partition(cands: &[Candidate], known: &[&str], cfg: &crate::denoise::cluster::ClusterConfig) -> (Vec<u64>, u64, u64) {
+pub(super) fn cluster_partition(cands: &[Candidate], known: &[&str], cfg: &crate::denoise::cluster::ClusterConfig, method: Method) -> (Vec<u64>, u64, u64) {
     // Domain blocks of distinct URLs, each in URL order: single-pass
     // clustering depends on order, and the links' order depends on which
     // fetch finished first, so sorting keeps a resumed run identical.
-    // Per URL: all its links DOM-flagged; any of them followable content.
     let mut by_domain: BTreeMap<&str, Vec<&Candidate>> = BTreeMap::new();
     for c in cands {
         by_domain.entry(c.domain.as_str()).or_default().push(c);
@@ -33,16 +33,35 @@ pub(super) fn cluster_partition(cands: &[Candidate], known: &[&str], cfg: &crate
         .map(|block| {
             // `cands` is in URL order with one entry per URL, so each block is too.
             let urls: Vec<BlockUrl> = block.iter().map(|c| BlockUrl { url: c.row.url.clone(), dom_noise: c.dom }).collect();
-            let v = noise_by_cluster(&urls, known, cfg);
-            // Only links that would be followed need the label: DOM-flagged ones have theirs.
-            let noise: Vec<u64> =
-                block.iter().zip(&v.noise).filter(|(c, n)| **n && c.content).map(|(c, _)| urlnorm::fingerprint_str(&c.row.url)).collect();
+            let v = noise_by_cluster(&urls, known, cfg, method);
+            // Only links that would be followed need the label: in strict
+            // mode the DOM-flagged ones are not, and have theirs.
+            let noise: Vec<u64> = block
+                .iter()
+                .zip(&v.noise)
+                .filter(|(c, n)| **n && if method == Method::Strict { c.content } else { c.followed })
+                .map(|(c, _)| urlnorm::fingerprint_str(&c.row.url))
+                .collect();
             (noise, v.clusters as u64, v.comparisons)
         })
         .reduce(|| (Vec::new(), 0, 0), |mut a, b| {
             a.0.extend(b.0);
             (a.0, a.1 + b.1, a.2 + b.2)
         })
+}
+
+/// Followed candidates whose URL template led to barren pages before (see
+/// [`crate::denoise::evidence`]), by fingerprint.
+pub(super) fn find_barren(cands: &[Candidate], counts: &[TemplateCount]) -> Vec<u64> {
+    let barren: std::collections::HashSet<&str> = counts.iter().filter(|t| t.is_barren()).map(|t| t.template.as_str()).collect();
+    if barren.is_empty() {
+        return Vec::new();
+    }
+    cands
+        .iter()
+        .filter(|c| c.followed && templates(&c.row.url).iter().any(|t| barren.contains(t.as_str())))
+        .map(|c| urlnorm::fingerprint_str(&c.row.url))
+        .collect()
 }
 
 /// Trap URLs among the followable candidates: ever-deeper paths (a path
@@ -107,9 +126,15 @@ pub(super) async fn relabel_links(store: &Store, layer: u32, noise: HashMap<u64,
 
 /// Rewrites one links shard if any of its links gets a label.
 async fn relabel_shard(store: &Store, path: &str, noise: &HashMap<u64, &'static str>, mark: bool) -> Result<(), StoreError> {
-    // The label a link gets now, if any (links labelled already keep theirs).
+    // The label a link gets now, if any: unlabelled links, and links the
+    // DOM prefilter only suspected (its suspicion is kept in `block_ratio`),
+    // take their target's label; links labelled for other reasons keep theirs.
     let hit = |dst: &StringArray, noise_col: &StringArray, i: usize| {
-        if noise_col.is_null(i) { noise.get(&urlnorm::fingerprint_str(dst.value(i))).copied() } else { None }
+        if noise_col.is_null(i) || noise_col.value(i) == "dom_ratio" {
+            noise.get(&urlnorm::fingerprint_str(dst.value(i))).copied()
+        } else {
+            None
+        }
     };
     // A first pass over two columns finds the shards to rewrite.
     let mut any = false;
@@ -138,7 +163,7 @@ async fn relabel_shard(store: &Store, path: &str, noise: &HashMap<u64, &'static 
             continue;
         }
         let labels: StringArray = (0..b.num_rows()).map(|i| hits[i].or_else(|| (!noise_col.is_null(i)).then(|| noise_col.value(i)))).collect();
-        let follows: BooleanArray = (0..b.num_rows()).map(|i| Some(match hits[i] { Some("lcs_cluster") => mark, Some(_) => false, None => followed.value(i) })).collect();
+        let follows: BooleanArray = (0..b.num_rows()).map(|i| Some(match hits[i] { Some("lcs_cluster" | "barren") => mark, Some(_) => false, None => followed.value(i) })).collect();
         w.write(&replace_columns(&b, path, labels, follows)?).await?;
     }
     w.finish().await?;

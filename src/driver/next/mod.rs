@@ -32,6 +32,7 @@ use url::Url;
 use crate::config::Denoise;
 use crate::dedup::dedup_round;
 use crate::dedup::visited::VisitedStore;
+use crate::denoise::evidence::{self, Sample, SeenTexts, TemplateCount};
 use crate::partition::partition_of_domain;
 use crate::store::manifest::NextManifest;
 use crate::store::schema::{self, InRow};
@@ -142,12 +143,16 @@ async fn next_partition(ctx: &Ctx, layer: u32, k: u32) -> Result<PartitionNext, 
     let mut labels = labels::find_traps(&cands, opt.max_query_variants);
     m.traps += labels.len() as u64;
     if opt.denoise != Denoise::Off {
+        let counts = count_templates(store, layer, k).await?;
+        m.barren_templates += counts.iter().filter(|t| t.is_barren()).count() as u64;
         let known: Vec<String> = opt.noise_patterns.clone();
         let cfg = opt.cluster.clone();
-        let (back, (noise, clusters, comparisons)) = tokio::task::spawn_blocking(move || {
+        let method = opt.denoise.method();
+        let (back, (noise, clusters, comparisons), barren) = tokio::task::spawn_blocking(move || {
             let known: Vec<&str> = known.iter().map(String::as_str).collect();
-            let found = labels::cluster_partition(&cands, &known, &cfg);
-            (cands, found)
+            let found = labels::cluster_partition(&cands, &known, &cfg, method);
+            let barren = labels::find_barren(&cands, &counts);
+            (cands, found, barren)
         })
         .await
         .map_err(|e| RunError::Internal(format!("clustering failed: {e}")))?;
@@ -158,13 +163,17 @@ async fn next_partition(ctx: &Ctx, layer: u32, k: u32) -> Result<PartitionNext, 
         for fp in noise {
             labels.entry(fp).or_insert("lcs_cluster");
         }
+        m.barren += barren.len() as u64;
+        for fp in barren {
+            labels.entry(fp).or_insert("barren");
+        }
     }
     let mark = opt.denoise == Denoise::Mark;
     let fresh: Vec<InRow> = cands
         .into_iter()
         .filter(|c| c.followed)
         .filter(|c| match labels.get(&urlnorm::fingerprint_str(&c.row.url)) {
-            Some(&"lcs_cluster") => mark,
+            Some(&("lcs_cluster" | "barren")) => mark,
             Some(_) => false,
             None => true,
         })
@@ -173,6 +182,74 @@ async fn next_partition(ctx: &Ctx, layer: u32, k: u32) -> Result<PartitionNext, 
     let carried = read_carried(store, layer, k).await?;
     write_partition_input(ctx, layer + 1, k, fresh, carried, &mut m).await?;
     Ok(PartitionNext { stats: m, labels, followed_targets })
+}
+
+/// The URL template counts of partition `k` after `layer`: those up to the
+/// layer before, plus this layer's pages judged (see
+/// [`crate::denoise::evidence`]). Written to the data store, so that the
+/// next layer starts from them; re-running the step rewrites the same file.
+async fn count_templates(store: &Store, layer: u32, k: u32) -> Result<Vec<TemplateCount>, RunError> {
+    let mut before: Vec<TemplateCount> = Vec::new();
+    if layer > 0 {
+        let path = layout::template_counts(layer - 1, k);
+        for b in read_file(store, &path).await? {
+            before.extend(evidence::templates_rows(&b).ok_or_else(|| missing(&path, "template, fetched, barren"))?);
+        }
+    }
+    let mut seen = SeenTexts::default();
+    for earlier in 0..layer {
+        for s in read_samples(store, earlier, k).await? {
+            seen.add(&s);
+        }
+    }
+    seen.freeze();
+    let mut now = read_samples(store, layer, k).await?;
+    evidence::judging_order(&mut now);
+    let counts = tokio::task::spawn_blocking(move || {
+        let judged: Vec<(String, evidence::Outcome)> = now
+            .into_iter()
+            .map(|s| {
+                let outcome = seen.judge(&s);
+                (s.url, outcome)
+            })
+            .collect();
+        evidence::count_templates(before, &judged)
+    })
+    .await
+    .map_err(|e| RunError::Internal(format!("judging the layer's pages failed: {e}")))?;
+    let path = layout::template_counts(layer, k);
+    if counts.is_empty() {
+        store.delete(&path).await?;
+    } else {
+        let mut w = ShardWriter::create(store, &path, evidence::templates_schema(), 8 << 20)?;
+        for chunk in counts.chunks(8192) {
+            w.write(&evidence::templates_batch(chunk).map_err(|e| StoreError::Schema { path: path.clone(), reason: e.to_string() })?).await?;
+        }
+        w.finish().await?;
+    }
+    Ok(counts)
+}
+
+/// The pages partition `k` fetched in `layer`, as the noise filter saw them.
+async fn read_samples(store: &Store, layer: u32, k: u32) -> Result<Vec<Sample>, StoreError> {
+    let path = layout::samples(layer, k);
+    let mut out = Vec::new();
+    for b in read_file(store, &path).await? {
+        out.extend(evidence::samples_rows(&b).ok_or_else(|| missing(&path, "url, status, html, redirect_out, text_chars, content_hash, paragraphs"))?);
+    }
+    Ok(out)
+}
+
+/// Every batch of a file, none when it does not exist.
+async fn read_file(store: &Store, path: &str) -> Result<Vec<RecordBatch>, StoreError> {
+    let mut out = Vec::new();
+    if store.exists(path).await? {
+        let mut batches = stream_batches(store, path, None).await?;
+        while let Some(b) = batches.next().await {
+            out.push(b?);
+        }
+    }
+    Ok(out)
 }
 
 /// The URLs partition `k` carried over unfetched from `layer`.

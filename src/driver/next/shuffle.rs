@@ -87,10 +87,11 @@ pub(super) async fn shuffle_links(ctx: &Ctx, layer: u32, m: &mut NextManifest) -
     let max_depth = i32::try_from(ctx.cfg.depth).unwrap_or(i32::MAX);
     let parts = ctx.cfg.partitions;
     let width = crate::driver::cores();
+    let suspects = Suspects { ratio: ctx.cfg.parse.noise_ratio, followed: ctx.cfg.optimise.denoise.follows_suspects() };
     let shards = link_shards(store, layer).await?;
     let mut tasks = futures::stream::iter(shards.into_iter().enumerate().map(|(j, path)| {
         let store = store.clone();
-        tokio::spawn(async move { shuffle_shard(&store, &path, layer, j, parts, max_depth, COMBINE_ENTRIES).await })
+        tokio::spawn(async move { shuffle_shard(&store, &path, layer, j, parts, max_depth, suspects, COMBINE_ENTRIES).await })
     }))
     .buffer_unordered(width);
     while let Some(joined) = tasks.next().await {
@@ -101,24 +102,43 @@ pub(super) async fn shuffle_links(ctx: &Ctx, layer: u32, m: &mut NextManifest) -
     Ok(())
 }
 
+/// How the DOM prefilter's suspects are told and treated.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Suspects {
+    /// `--noise-ratio`: a link in a block above it is a suspect.
+    pub(super) ratio: f32,
+    /// Whether the mode follows suspects (all but `strict`).
+    pub(super) followed: bool,
+}
+
 /// Reads one links shard and spills its targets, merged, to their partitions.
 /// `combine` distinct targets at most are held before a spill.
-async fn shuffle_shard(store: &Store, path: &str, layer: u32, j: usize, parts: u32, max_depth: i32, combine: usize) -> Result<ShuffleCounts, StoreError> {
+#[allow(clippy::too_many_arguments)]
+async fn shuffle_shard(store: &Store, path: &str, layer: u32, j: usize, parts: u32, max_depth: i32, suspects: Suspects, combine: usize) -> Result<ShuffleCounts, StoreError> {
     let mut counts = ShuffleCounts::default();
     let mut merged: HashMap<String, Merged> = HashMap::new();
     let mut runs = 0u32;
-    let mut batches = stream_batches(store, path, Some(&["src_url", "dst_url", "depth", "noise", "followed"])).await?;
+    let mut batches = stream_batches(store, path, Some(&["src_url", "dst_url", "depth", "noise", "block_ratio"])).await?;
     while let Some(b) = batches.next().await {
         let b = b?;
         let (src, dst, noise) = (str_col(&b, "src_url", path)?, str_col(&b, "dst_url", path)?, str_col(&b, "noise", path)?);
         let depth = b.column_by_name("depth").and_then(|c| c.as_primitive_opt::<Int32Type>()).ok_or_else(|| missing(path, "depth"))?;
-        let followed = bool_col(&b, "followed", path)?;
+        let ratio = b
+            .column_by_name("block_ratio")
+            .and_then(|c| c.as_primitive_opt::<arrow::datatypes::Float32Type>())
+            .ok_or_else(|| missing(path, "block_ratio"))?;
         for i in 0..b.num_rows() {
             let label = (!noise.is_null(i)).then(|| noise.value(i));
-            // A label from an earlier attempt of this step is undone: it is recomputed.
+            // A label from an earlier attempt of this step is undone: it is
+            // recomputed, and whether the link was a suspect comes back from
+            // its block's ratio (the relabelling replaces `dom_ratio` too).
             let (follows, dom) = match label {
-                None | Some("lcs_cluster" | "trap") => (true, false),
-                Some("dom_ratio") => (followed.value(i), true),
+                None => (true, false),
+                Some("lcs_cluster" | "barren" | "trap") => {
+                    let dom = ratio.value(i) > suspects.ratio;
+                    (!dom || suspects.followed, dom)
+                }
+                Some("dom_ratio") => (suspects.followed, true),
                 Some(_) => continue,
             };
             counts.dom_noise += u64::from(dom);
@@ -254,7 +274,8 @@ mod tests {
                 w.write(&schema::links_batch(chunk).expect("batch")).await.expect("write");
             }
             w.finish().await.expect("finish");
-            let counts = shuffle_shard(&store, &path, layer, 0, parts, 2, combine).await.expect("shuffle");
+            let suspects = Suspects { ratio: 0.25, followed: false };
+            let counts = shuffle_shard(&store, &path, layer, 0, parts, 2, suspects, combine).await.expect("shuffle");
             let files = store.parquet_files(&shuffle_dir(layer)).await.expect("list").len();
             let mut all = Vec::new();
             for k in 0..parts {
