@@ -451,7 +451,7 @@ mod tests {
         let mut v = vec![page("http://s.test/mirror/news/1", 1, 1, ""), page("http://s.test/news/1", 1, 1, ""), page("http://s.test/news/1?print=1", 1, 1, "")];
         judging_order(&mut v);
         let urls: Vec<&str> = v.iter().map(|s| s.url.as_str()).collect();
-        assert_eq!(urls, ["http://s.test/news/1", "http://s.test/news/1?print=1", "http://s.test/mirror/news/1"]);
+        assert_eq!(urls, ["http://s.test/news/1", "http://s.test/mirror/news/1", "http://s.test/news/1?print=1"]);
     }
 
     #[test]
