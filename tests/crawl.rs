@@ -153,8 +153,17 @@ fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
     let expected: u64 = 2 + 2 + 2 + 2 + 1;
     assert!(retries >= expected, "{retries} retries, expected at least {expected}");
 
-    // The summary agrees with the files.
+    // The summary agrees with the files; URLs robots.txt disallows are
+    // counted on their own, not as errors.
     assert_eq!(c.summary["fetched"].as_u64(), Some(c.docs.len() as u64));
+    let skipped = c.docs.iter().filter(|d| d.error.as_deref() == Some("robots")).count() as u64;
+    assert!(skipped > 0);
+    assert_eq!(c.summary["robots"].as_u64(), Some(skipped), "robots column");
+    let per_layer: u64 = (0..4).filter_map(|l| c.summary["layers"][l]["robots"].as_u64()).sum();
+    assert_eq!(per_layer, skipped);
+    assert!((0..4).all(|l| c.summary["layers"][l]["errors"].get("robots").is_none()), "robots is not an error kind in the summary");
+    let errors: u64 = c.docs.iter().filter(|d| d.error.as_deref().is_some_and(|e| e != "robots") || (d.error.is_none() && d.status >= 400)).count() as u64;
+    assert_eq!(c.summary["errors"].as_u64(), Some(errors));
     assert_eq!(c.summary["layers"].as_array().map(Vec::len), Some(4));
     let links = read_links(&c.data);
     assert!(links.iter().any(|l| l.noise.as_deref() == Some("nofollow")) || links.iter().all(|l| l.noise.is_none()));

@@ -13,7 +13,7 @@ use url::Url;
 
 use crate::dedup::content::{Claim, FirstUrls};
 use crate::denoise::evidence::{self, Sample};
-use crate::fetch::{Fetched, UrlSource};
+use crate::fetch::{ErrorKind, Fetched, UrlSource};
 use crate::partition::partition_of_domain;
 use crate::store::manifest::MapManifest;
 use crate::store::input::InputRows;
@@ -151,7 +151,8 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
                     samples.clear();
                 }
                 tally(&mut manifest, &doc);
-                ctx.progress.page_done(doc.error.is_some() || doc.status >= 400);
+                let skipped = doc.error == Some(ErrorKind::Robots.as_str());
+                ctx.progress.page_done(!skipped && (doc.error.is_some() || doc.status >= 400));
                 doc_buf_bytes += doc.body.as_ref().map_or(0, |b| b.len()) + doc.text.as_ref().map_or(0, String::len);
                 doc_buf.push(doc);
                 link_buf.append(&mut l);
@@ -243,7 +244,9 @@ fn process_guarded(pctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<S
 fn tally(m: &mut MapManifest, doc: &DocRow) {
     m.fetched += 1;
     m.bytes += u64::try_from(doc.content_length).unwrap_or(0);
-    if let Some(kind) = doc.error {
+    if doc.error == Some(ErrorKind::Robots.as_str()) {
+        m.robots += 1;
+    } else if let Some(kind) = doc.error {
         *m.errors.entry(kind.to_string()).or_default() += 1;
     } else if doc.status >= 400 {
         *m.errors.entry(format!("http_{}xx", doc.status / 100)).or_default() += 1;

@@ -17,6 +17,8 @@ pub struct LayerSummary {
     pub fetched: u64,
     pub ok: u64,
     pub errors: BTreeMap<String, u64>,
+    /// URLs robots.txt disallows: rows without a request, not errors.
+    pub robots: u64,
     /// URLs this layer added to the next layer's input (0 for the last layer).
     pub new_urls: u64,
     /// URLs carried to the next layer unfetched.
@@ -59,8 +61,13 @@ impl LayerSummary {
         self.fetched += m.fetched;
         self.ok += m.ok;
         for (k, v) in &m.errors {
-            *self.errors.entry(k.clone()).or_default() += v;
+            if k == "robots" {
+                self.robots += v;
+            } else {
+                *self.errors.entry(k.clone()).or_default() += v;
+            }
         }
+        self.robots += m.robots;
         self.carried += m.carried;
         self.bytes += m.bytes;
         self.links += m.links;
@@ -118,6 +125,8 @@ pub struct RunSummary {
     pub fetched: u64,
     pub ok: u64,
     pub errors: u64,
+    /// URLs robots.txt disallows (rows without a request).
+    pub robots: u64,
     pub bytes: u64,
     pub seconds: f64,
     pub pages_per_second: f64,
@@ -128,6 +137,7 @@ impl RunSummary {
         self.fetched = self.layers.iter().map(|l| l.fetched).sum();
         self.ok = self.layers.iter().map(|l| l.ok).sum();
         self.errors = self.layers.iter().map(|l| l.errors.values().sum::<u64>()).sum();
+        self.robots = self.layers.iter().map(|l| l.robots).sum();
         self.bytes = self.layers.iter().map(|l| l.bytes).sum();
         let worked: f64 = self.layers.iter().map(|l| l.seconds).sum();
         #[allow(clippy::cast_precision_loss)]
@@ -141,7 +151,11 @@ impl RunSummary {
     pub fn table(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "\nlayercrawl: {} seeds, depth {}, {} partitions, data in {}", self.seeds, self.depth, self.partitions, self.data);
-        let _ = writeln!(s, "{:>5} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>10} {:>8}  errors by kind", "layer", "input", "fetched", "ok", "errors", "retries", "new urls", "carried", "MB", "seconds");
+        let _ = writeln!(
+            s,
+            "{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>10} {:>8}  errors by kind",
+            "layer", "input", "fetched", "ok", "errors", "robots", "retries", "new urls", "carried", "MB", "seconds"
+        );
         for l in &self.layers {
             let errs: u64 = l.errors.values().sum();
             let kinds: Vec<String> = l.errors.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -149,8 +163,8 @@ impl RunSummary {
             let mb = l.bytes as f64 / 1e6;
             let _ = writeln!(
                 s,
-                "{:>5} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>10.1} {:>8.1}  {}",
-                l.layer, l.input, l.fetched, l.ok, errs, l.retries, l.new_urls, l.carried, mb, l.seconds, kinds.join(" ")
+                "{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>10.1} {:>8.1}  {}",
+                l.layer, l.input, l.fetched, l.ok, errs, l.robots, l.retries, l.new_urls, l.carried, mb, l.seconds, kinds.join(" ")
             );
             if let Some(line) = l.optimise_line() {
                 let _ = writeln!(s, "{line}");
@@ -160,8 +174,8 @@ impl RunSummary {
         let mb = self.bytes as f64 / 1e6;
         let _ = writeln!(
             s,
-            "total: {} fetched, {} ok, {} errors, {:.1} MB in {:.1} s ({:.0} pages/s)",
-            self.fetched, self.ok, self.errors, mb, self.seconds, self.pages_per_second
+            "total: {} fetched, {} ok, {} errors, {} skipped by robots.txt, {:.1} MB in {:.1} s ({:.0} pages/s)",
+            self.fetched, self.ok, self.errors, self.robots, mb, self.seconds, self.pages_per_second
         );
         if let Some(m) = &self.merged {
             let _ = writeln!(s, "merged: {} doc rows, {} link rows; read with: duckdb -c \"SELECT host, count(*) FROM '{}/doc/*/*.parquet' GROUP BY host\"", m.doc_rows, m.link_rows, self.data);

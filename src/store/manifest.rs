@@ -22,6 +22,11 @@ pub struct MapManifest {
     pub ok: u64,
     /// Rows by error kind, and by HTTP status class for responses >= 400.
     pub errors: BTreeMap<String, u64>,
+    /// Rows of URLs robots.txt disallows: no request was sent, and it is
+    /// not an error (manifests written before this field count them in
+    /// `errors` as `robots`; the summary moves them here).
+    #[serde(default)]
+    pub robots: u64,
     /// Body bytes received.
     pub bytes: u64,
     /// Rows written to `links`.
