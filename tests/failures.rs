@@ -208,3 +208,99 @@ fn a_temporary_folder_that_refuses_scratch_files_stops_the_run_clearly_and_loses
     crawl_ok(&args(&reference));
     assert_eq!(snapshot(&data), snapshot(&reference), "the crawl after the fix equals an uninterrupted one");
 }
+
+/// A site, plus two stragglers seeded beside it: a page whose body trickles
+/// for 2.5 s and a URL whose server asks for a 5 s pause (503 with
+/// `Retry-After: 5`) before it answers. Two connections per host, request
+/// starts 100 ms apart, so layer 1 takes several seconds.
+fn straggling_web() -> Web {
+    let farm = Farm::start_background(FarmConfig { sites: 1, pages: 40, faults: true, slow_ms: 2500, log_requests: true, ..FarmConfig::default() })
+        .expect("farm");
+    let seeds = ["http://s000.test/", "http://faults.test/trickle", "http://faults.test/wait-then-ok"].map(String::from);
+    Web::with_seeds(farm, &seeds)
+}
+
+const STRAGGLING: [&str; 8] = ["--delay", "100", "--per-host", "2", "--partitions", "2", "--denoise", "off"];
+
+#[test]
+fn stragglers_cross_the_layer_barrier_and_nothing_is_lost_or_doubled() {
+    let web = straggling_web();
+    let run = |name: &str, after: &str| {
+        web.farm.reset_stats();
+        let data = web.dir(name);
+        let mut args = STRAGGLING.to_vec();
+        args.extend(["--straggler-after", after]);
+        let s = web.crawl(&data, 1, &args);
+        let stats = web.farm.stats();
+        (data, s, stats)
+    };
+    let (waited, s_off, stats_off) = run("waited", "off");
+    let (crossed, s, stats) = run("crossed", "1s");
+    let secs = |s: &serde_json::Value, l: usize| s["layers"][l]["seconds"].as_f64().expect("seconds");
+    let n = |s: &serde_json::Value, l: usize, k: &str| s["layers"][l][k].as_u64().unwrap_or(u64::MAX);
+    eprintln!("layer 0: {:.2} s waiting for its slowest URL, {:.2} s with stragglers; whole crawl {:.2} vs {:.2} s", secs(&s_off, 0), secs(&s, 0), s_off["seconds"], s["seconds"]);
+    // Without the tail rule, layer 0 waits for the 5 s pause; with it, layer 0
+    // ends about 1 s after its last fast page, and both stragglers go on.
+    assert!(secs(&s_off, 0) >= 5.0, "{}", s_off["layers"][0]);
+    assert!(secs(&s, 0) < 2.4, "layer 0 did not wait for the trickle: {}", s["layers"][0]);
+    assert_eq!((n(&s, 0, "stragglers"), n(&s, 0, "stragglers_in_flight"), n(&s, 0, "carried")), (2, 1, 2), "{}", s["layers"][0]);
+    assert_eq!(n(&s, 1, "adopted"), 1, "layer 1 adopts the trickle instead of requesting it again: {}", s["layers"][1]);
+    assert_eq!(n(&s_off, 0, "stragglers"), 0);
+
+    // The same rows, each once; the stragglers land in layer 1 with their own depth.
+    let rows = |data: &std::path::Path| {
+        let docs = read_docs(data);
+        assert_eq!(common::count_by_url(&docs).len(), docs.len(), "a URL has two rows");
+        docs
+    };
+    let (docs_off, docs) = (rows(&waited), rows(&crossed));
+    let by_url = |d: &[common::Doc]| d.iter().map(|d| (d.url.clone(), (d.status, d.error.clone()))).collect::<BTreeMap<_, _>>();
+    assert_eq!(by_url(&docs), by_url(&docs_off), "same URLs and outcomes");
+    assert_eq!(read_links(&crossed).len(), read_links(&waited).len(), "same link rows");
+    for url in ["http://faults.test/trickle", "http://faults.test/wait-then-ok"] {
+        let d = docs.iter().find(|d| d.url == url).expect("straggler row");
+        assert_eq!((d.layer, d.depth, d.status, d.error.as_deref()), (1, 0, 200, None), "{url}");
+        let d = docs_off.iter().find(|d| d.url == url).expect("row");
+        assert_eq!((d.layer, d.status), (0, 200), "{url}");
+    }
+    // Politeness held across the barrier: at most two connections to a host
+    // (the adopted trickle counted in layer 1), one request for the trickle
+    // and one for each try of the pause.
+    for st in [&stats, &stats_off] {
+        let h = &st.hosts["faults.test"];
+        assert_eq!(h.requests, 1 + 1 + 2, "robots.txt, the trickle, the pause twice: {h:?}");
+        assert!(st.hosts.values().all(|h| h.max_in_flight <= 2 && h.robots_requests <= 1), "{:?}", st.hosts);
+    }
+}
+
+#[test]
+fn killed_with_stragglers_in_flight_the_crawl_ends_like_an_uninterrupted_one() {
+    let web = straggling_web();
+    let mut argv = STRAGGLING.to_vec();
+    argv.extend(["--straggler-after", "1s"]);
+    let args = |data: &std::path::Path| web.run_args(data, 1, &argv);
+    let reference = web.dir("reference");
+    let t = Instant::now();
+    crawl_ok(&args(&reference));
+    let whole = t.elapsed();
+    let killed = web.dir("killed");
+    let mut kills = 0;
+    // Layer 0 hands its stragglers over at about 1.1 s; the trickle ends at
+    // 2.5 s, the pause at 5 s: kill before, during and after the hand-over.
+    for at in [0.6, 1.6, 3.0, 5.5] {
+        web.farm.reset_stats();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_layercrawl")).args(args(&killed)).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
+        std::thread::sleep(Duration::from_secs_f64(at));
+        if child.try_wait().expect("wait").is_none() {
+            child.kill().expect("SIGKILL");
+            kills += 1;
+        }
+        let _ = child.wait();
+    }
+    assert!(kills >= 3, "only {kills} runs were still going when killed (reference took {:.1} s)", whole.as_secs_f64());
+    crawl_ok(&args(&killed));
+    let (want, want_links) = snapshot(&reference);
+    let (got, got_links) = snapshot(&killed);
+    assert_eq!(got, want, "same URLs, layers and statuses after {kills} kills");
+    assert_eq!(got_links, want_links, "same link rows");
+}

@@ -42,6 +42,12 @@ pub struct RunArgs {
     /// into the next layer.
     #[arg(long, value_name = "DURATION")]
     pub layer_timeout: Option<String>,
+    /// When the rest of a layer is done, a request in flight this long, or
+    /// a URL that must wait this long for its host (Retry-After, backoff),
+    /// no longer holds the layer: it goes on into the next layer. `off`
+    /// waits for everything. [default: 5s]
+    #[arg(long, value_name = "DURATION|off")]
+    pub straggler_after: Option<String>,
     /// Resolve a host (or `*.suffix`) to IP:PORT, like curl's --resolve.
     /// Repeatable.
     #[arg(long, value_name = "RULE")]

@@ -21,6 +21,7 @@ pub struct JobFile {
     pub scope: Option<String>,
     pub max_pages_per_host: Option<u64>,
     pub layer_timeout: Option<String>,
+    pub straggler_after: Option<String>,
     #[serde(default)]
     pub resolve: Vec<String>,
     pub user_agent: Option<String>,

@@ -146,6 +146,10 @@ pub struct FetchConfig {
     pub resolve: Vec<ResolveRule>,
     pub allow_private: bool,
     pub max_pages_per_host: Option<u64>,
+    /// When the rest of a layer is done, requests in flight this long and
+    /// URLs whose host may not start before this long are stragglers: they
+    /// go on into the next layer instead of holding this one. `None`: off.
+    pub straggler_after: Option<Duration>,
     /// How redirect targets are normalised.
     pub urls: std::sync::Arc<crate::urlnorm::UrlPolicy>,
 }
@@ -232,6 +236,14 @@ impl CrawlConfig {
             .or(job.layer_timeout)
             .map(|s| parse_duration(&s).map_err(|e| bad("layer-timeout", e)))
             .transpose()?;
+        let straggler_after = match args.straggler_after.clone().or(job.straggler_after) {
+            Some(s) if s == "off" => None,
+            Some(s) => match parse_duration(&s).map_err(|e| bad("straggler-after", format!("{e}, or off")))? {
+                d if d.is_zero() => None,
+                d => Some(d),
+            },
+            None => Some(Duration::from_secs(5)),
+        };
         let timeout = args
             .timeout
             .clone()
@@ -317,6 +329,7 @@ impl CrawlConfig {
                 resolve,
                 allow_private: args.allow_private || job.allow_private.unwrap_or(false),
                 max_pages_per_host,
+                straggler_after,
                 urls: std::sync::Arc::clone(&urls),
             },
             parse: ParseConfig { noise_ratio, urls: std::sync::Arc::clone(&urls), ..ParseConfig::default() },

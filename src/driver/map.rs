@@ -13,7 +13,7 @@ use url::Url;
 
 use crate::dedup::content::{Claim, FirstUrls};
 use crate::denoise::evidence::{self, Sample};
-use crate::fetch::{ErrorKind, Fetched, UrlSource};
+use crate::fetch::{ErrorKind, Fetched, LayerTail, UrlSource};
 use crate::partition::partition_of_domain;
 use crate::store::manifest::MapManifest;
 use crate::store::input::InputRows;
@@ -76,6 +76,9 @@ impl UrlSource for Urls {
 /// # Errors
 /// Storage failures only; a URL's failure is a row.
 pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManifest, RunError> {
+    // Taken first, so that a task that fails or has nothing to do leaves
+    // its layer's tail as soon as it ends.
+    let seat = ctx.layer_tail.as_ref().map(LayerTail::seat);
     let started = Instant::now();
     let store = &ctx.store;
     let input = Arc::new(read_input(store, layer, part).await?);
@@ -101,7 +104,7 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Fetched>(FETCHED_QUEUE);
     let fetcher = ctx.fetcher.clone();
     let urls = Urls(Arc::clone(&input));
-    let fetch = tokio::spawn(async move { fetcher.fetch_partition(&urls, follows, deadline, tx).await });
+    let fetch = tokio::spawn(async move { fetcher.fetch_partition(&urls, follows, deadline, seat, tx).await });
 
     let pctx = std::sync::Arc::new(ProcessCtx {
         partition: i32::try_from(part).unwrap_or(i32::MAX),
@@ -204,6 +207,9 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
     manifest.robots_requests = report.robots_requests;
     manifest.retries = report.retries;
     manifest.hosts_given_up = report.hosts_given_up;
+    manifest.stragglers = report.stragglers_in_flight + report.stragglers_waiting;
+    manifest.stragglers_in_flight = report.stragglers_in_flight;
+    manifest.adopted = report.adopted;
     manifest.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     store.put_json(&layout::map_manifest(layer, part), &manifest).await?;
     Ok(manifest)

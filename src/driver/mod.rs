@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{CrawlConfig, Scope};
 use crate::dedup::cache::{CacheConfig, VisitCache};
-use crate::fetch::{FetchError, Fetcher};
+use crate::fetch::{FetchError, Fetcher, LayerTail};
 use crate::seeds::{read_seeds, SeedsError};
 use crate::store::manifest::{MapManifest, NextManifest};
 use crate::store::{layout, Store, StoreError};
@@ -92,6 +92,9 @@ pub struct Ctx {
     pub scope: ScopeFilter,
     pub progress: Arc<Progress>,
     pub layer_deadline: Option<Instant>,
+    /// The layer's tail: when only stragglers are left in every partition,
+    /// the layer ends and they go on into the next one.
+    pub layer_tail: Option<Arc<LayerTail>>,
     /// Each partition's weighted visit/cache list (S401-S403), kept across
     /// the layers of this process; the visited store stays authoritative.
     pub caches: Arc<Vec<std::sync::Mutex<VisitCache>>>,
@@ -136,6 +139,7 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
         cfg: Arc::new(cfg),
         progress,
         layer_deadline: None,
+        layer_tail: None,
         caches,
     };
     let cfg = Arc::clone(&ctx.cfg);
@@ -167,6 +171,9 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
         tracing::info!(layer, fetched = ls.fetched, ok = ls.ok, new_urls = ls.new_urls, "layer done");
         summary.layers.push(ls);
     }
+    // Requests handed over by the last layer have no layer to land in:
+    // their URLs are carried (state/carry), as a layer out of time carries.
+    ctx.fetcher.handover.clear();
     let merge_start = Instant::now();
     summary.merged = Some(merge::merge_layers(&store, cfg.depth + 1).await?);
     tracing::info!(seconds = merge_start.elapsed().as_secs_f64(), "merge done");
@@ -200,6 +207,8 @@ async fn run_layer(ctx: &Ctx, layer: u32) -> Result<LayerSummary, RunError> {
     ctx.progress.start_layer(layer, total, done_inputs);
     let mut lctx = ctx.clone();
     lctx.layer_deadline = ctx.cfg.layer_timeout.map(|t| Instant::now() + t);
+    // One seat per map task below, each taken as the task starts.
+    lctx.layer_tail = ctx.cfg.fetch.straggler_after.map(|after| LayerTail::new(todo.len(), after));
     let mut tasks = tokio::task::JoinSet::new();
     for part in todo {
         let c = lctx.clone();

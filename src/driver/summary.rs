@@ -23,6 +23,12 @@ pub struct LayerSummary {
     pub new_urls: u64,
     /// URLs carried to the next layer unfetched.
     pub carried: u64,
+    /// Of `carried`, stragglers: URLs still in flight (handed over to the
+    /// next layer) or waiting for their host when the rest of the layer was
+    /// done; and requests handed over by the layer before, adopted here.
+    pub stragglers: u64,
+    pub stragglers_in_flight: u64,
+    pub adopted: u64,
     pub bytes: u64,
     pub links: u64,
     pub robots_requests: u64,
@@ -69,6 +75,9 @@ impl LayerSummary {
         }
         self.robots += m.robots;
         self.carried += m.carried;
+        self.stragglers += m.stragglers;
+        self.stragglers_in_flight += m.stragglers_in_flight;
+        self.adopted += m.adopted;
         self.bytes += m.bytes;
         self.links += m.links;
         self.robots_requests += m.robots_requests;
@@ -153,8 +162,8 @@ impl RunSummary {
         let _ = writeln!(s, "\nlayercrawl: {} seeds, depth {}, {} partitions, data in {}", self.seeds, self.depth, self.partitions, self.data);
         let _ = writeln!(
             s,
-            "{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>10} {:>8}  errors by kind",
-            "layer", "input", "fetched", "ok", "errors", "robots", "retries", "new urls", "carried", "MB", "seconds"
+            "{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>10} {:>10} {:>8}  errors by kind",
+            "layer", "input", "fetched", "ok", "errors", "robots", "retries", "new urls", "carried", "stragglers", "MB", "seconds"
         );
         for l in &self.layers {
             let errs: u64 = l.errors.values().sum();
@@ -163,8 +172,8 @@ impl RunSummary {
             let mb = l.bytes as f64 / 1e6;
             let _ = writeln!(
                 s,
-                "{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>10.1} {:>8.1}  {}",
-                l.layer, l.input, l.fetched, l.ok, errs, l.robots, l.retries, l.new_urls, l.carried, mb, l.seconds, kinds.join(" ")
+                "{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>10} {:>10.1} {:>8.1}  {}",
+                l.layer, l.input, l.fetched, l.ok, errs, l.robots, l.retries, l.new_urls, l.carried, l.stragglers, mb, l.seconds, kinds.join(" ")
             );
             if let Some(line) = l.optimise_line() {
                 let _ = writeln!(s, "{line}");

@@ -22,7 +22,7 @@ use crate::config::FetchConfig;
 use resolve::AddressPolicy;
 use robots::RobotsCache;
 
-pub use scheduler::{PartitionFetch, UrlSource};
+pub use scheduler::{Handover, LayerTail, PartitionFetch, TailSeat, UrlSource};
 
 /// Why a URL has no usable response; the `error` column's vocabulary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -129,6 +129,8 @@ pub struct Fetcher {
     /// layers: a new layer must not open with a burst to a host that the
     /// last one has just visited.
     pub(crate) next_start: Arc<std::sync::Mutex<std::collections::HashMap<String, tokio::time::Instant>>>,
+    /// Requests in flight that a layer's tail handed to the next layer.
+    pub handover: Handover,
 }
 
 impl Fetcher {
@@ -143,6 +145,7 @@ impl Fetcher {
             robots: RobotsCache::default(),
             global: Arc::new(Semaphore::new(cfg.concurrency)),
             next_start: Arc::default(),
+            handover: Handover::default(),
             agent: robots::product_token(&cfg.user_agent),
             cfg: Arc::new(cfg.clone()),
         })
@@ -155,13 +158,16 @@ impl Fetcher {
 
     /// Fetches a partition's URLs politely; see [`scheduler`].
     /// `deadline` stops new requests; unstarted URLs come back as carried.
+    /// With a `tail` seat, the partition ends with its layer's tail and its
+    /// stragglers go on into the next layer (see [`LayerTail`]).
     pub async fn fetch_partition(
         &self,
         urls: &dyn UrlSource,
         follows: impl Fn(&Url) -> bool + Send,
         deadline: Option<Instant>,
+        tail: Option<TailSeat>,
         out: tokio::sync::mpsc::Sender<Fetched>,
     ) -> PartitionFetch {
-        scheduler::run(self, urls, follows, deadline, out).await
+        scheduler::run(self, urls, follows, deadline, tail, out).await
     }
 }

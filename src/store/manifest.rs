@@ -22,6 +22,15 @@ pub struct MapManifest {
     pub ok: u64,
     /// Rows by error kind, and by HTTP status class for responses >= 400.
     pub errors: BTreeMap<String, u64>,
+    /// URLs that straggled when the rest of the layer was done (carried,
+    /// with `carried`), of which requests still in flight, handed to the
+    /// next layer; and requests handed over by the layer before, adopted.
+    #[serde(default)]
+    pub stragglers: u64,
+    #[serde(default)]
+    pub stragglers_in_flight: u64,
+    #[serde(default)]
+    pub adopted: u64,
     /// Rows of URLs robots.txt disallows: no request was sent, and it is
     /// not an error (manifests written before this field count them in
     /// `errors` as `robots`; the summary moves them here).

@@ -237,6 +237,18 @@ async fn fault(core: &Core, path: &str) -> Response<FarmBody> {
                 r
             }
         }
+        // A server that asks for a five-second pause once (a straggler on
+        // real sites: the URL waits, the rest of its layer does not). Not
+        // linked from the fault index: tests seed it.
+        "/wait-then-ok" => {
+            if core.once_wait.swap(true, Ordering::SeqCst) {
+                server::html(StatusCode::OK, "<!DOCTYPE html>\n<html><head><title>Worth the wait</title></head><body><p>Served after the pause the server asked for.</p></body></html>")
+            } else {
+                let mut r = server::html(StatusCode::SERVICE_UNAVAILABLE, "<h1>503 Service Unavailable</h1><p>Come back in five seconds.</p>");
+                r.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("5"));
+                r
+            }
+        }
         "/slow-headers" => {
             tokio::time::sleep(slow).await;
             server::html(StatusCode::OK, "<!DOCTYPE html>\n<html><head><title>Slow headers</title></head><body><p>Worth the wait.</p></body></html>")

@@ -111,6 +111,8 @@ pub(crate) struct Core {
     slow_ms: u64,
     /// Set once `/503-once` has answered 503 (cleared by a stats reset).
     once_503: AtomicBool,
+    /// `/wait-then-ok` answered its first 503 already.
+    once_wait: AtomicBool,
     /// Requests so far, the latency PRNG's counter.
     requests: AtomicU64,
 }
@@ -144,6 +146,7 @@ impl Core {
             latency_ms: cfg.latency_ms,
             slow_ms: cfg.slow_ms,
             once_503: AtomicBool::new(false),
+            once_wait: AtomicBool::new(false),
             requests: AtomicU64::new(0),
         })
     }
@@ -160,6 +163,7 @@ impl Core {
     fn reset(&self) {
         self.stats.reset();
         self.once_503.store(false, Ordering::SeqCst);
+        self.once_wait.store(false, Ordering::SeqCst);
     }
 }
 

@@ -15,16 +15,18 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures::stream::{FuturesUnordered, StreamExt};
-use futures::future::BoxFuture;
 use tokio::sync::mpsc::Sender;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 use url::Url;
 
 mod queue;
+mod tail;
 mod task;
 
 use queue::{HostQueue, Queued};
+pub use tail::{Handover, LayerTail, TailSeat};
+use tail::Tracked;
 use task::{spawn_request, stamp, NEVER};
 use super::robots::{origin_of, RobotsRules};
 use super::{client, ErrorKind, Fetched, Fetcher, Response};
@@ -63,6 +65,12 @@ pub struct PartitionFetch {
     pub retries: u64,
     /// Hosts given up in this layer after failing again and again.
     pub hosts_given_up: u64,
+    /// Stragglers when the layer's tail came: requests in flight handed to
+    /// the next layer, and queued URLs waiting for their host (both carried).
+    pub stragglers_in_flight: u64,
+    pub stragglers_waiting: u64,
+    /// Requests handed over by the layer before and adopted here.
+    pub adopted: u64,
 }
 
 struct Job {
@@ -138,7 +146,13 @@ struct State<'a> {
     seq: u64,
     outbox: Vec<Fetched>,
     report: PartitionFetch,
-    inflight: FuturesUnordered<BoxFuture<'static, Done>>,
+    inflight: FuturesUnordered<Tracked>,
+    /// Start of every request in flight, by token: the youngest tells
+    /// whether the partition still has active work (see [`tail`]).
+    starts: std::collections::BTreeSet<(Instant, u64)>,
+    tokens: u64,
+    /// This partition's place in its layer's tail, if stragglers are on.
+    tail: Option<TailSeat>,
 }
 
 /// Runs the partition to completion (or `deadline`); see the module doc.
@@ -147,6 +161,7 @@ pub async fn run(
     urls: &dyn UrlSource,
     follows: impl Fn(&Url) -> bool + Send,
     deadline: Option<std::time::Instant>,
+    tail: Option<TailSeat>,
     out: Sender<Fetched>,
 ) -> PartitionFetch {
     let deadline = deadline.map(Instant::from_std);
@@ -161,6 +176,9 @@ pub async fn run(
         outbox: Vec::new(),
         report: PartitionFetch::default(),
         inflight: FuturesUnordered::new(),
+        starts: std::collections::BTreeSet::new(),
+        tokens: 0,
+        tail,
         epoch: Instant::now(),
     };
     st.queue_input();
@@ -203,6 +221,12 @@ pub async fn run(
         if st.inflight.is_empty() && (stopped || st.heap.is_empty()) {
             break;
         }
+        // Only stragglers left here, and nowhere else in the layer: end it.
+        let (quiet, tail_wake) = st.tail_check(now, stopped);
+        if quiet && st.tail.as_ref().is_some_and(TailSeat::layer_in_tail) {
+            st.hand_over();
+            break;
+        }
         let next = st.heap.peek().map(|r| r.0 .0);
         let want_permit = !stopped && permit.is_none() && next.is_some_and(|t| t <= now);
         let wake = if stopped { None } else { next.filter(|&t| t > now) };
@@ -211,10 +235,19 @@ pub async fn run(
             (None, Some(d)) if !stopped => Some(d),
             (w, _) => w,
         };
+        let wake = match (wake, tail_wake) {
+            (Some(w), Some(t)) => Some(w.min(t)),
+            (w, t) => w.or(t),
+        };
+        let watch_tail = quiet && st.tail.is_some();
         tokio::select! {
-            Some(done) = st.inflight.next(), if !st.inflight.is_empty() => st.complete(done, &follows),
+            Some((token, done)) = st.inflight.next(), if !st.inflight.is_empty() => {
+                st.untrack(token);
+                st.complete(done, &follows);
+            }
             p = Arc::clone(&f.global).acquire_owned(), if want_permit => permit = p.ok(),
             () = tokio::time::sleep_until(wake.unwrap_or(now)), if wake.is_some() => {}
+            () = async { if let Some(t) = st.tail.as_mut() { t.changed().await } }, if watch_tail => {}
         }
     }
     if let Ok(mut next) = f.next_start.lock() {
@@ -266,6 +299,7 @@ impl State<'_> {
         let n = self.urls.len().min(NONE as usize);
         self.report.carried.extend(n..self.urls.len());
         let mut host_of = Vec::with_capacity(n);
+        let adopting = !self.f.handover.is_empty();
         for id in 0..n {
             let text = match self.urls.url(id) {
                 Ok(text) => text,
@@ -277,6 +311,8 @@ impl State<'_> {
                 }
             };
             host_of.push(match Url::parse(&text) {
+                // A request the layer before handed over is adopted, not queued.
+                Ok(url) if adopting && self.adopt(id, &url) => NONE,
                 Ok(url) => u32::try_from(self.host_index(&url)).unwrap_or(NONE),
                 Err(e) => {
                     tracing::warn!(url = text, "input URL does not parse ({e}); skipped");
@@ -370,7 +406,8 @@ impl State<'_> {
                     Done::Robots { host: h, resp }
                 };
                 let lost = move |reason: String| Done::Robots { host: h, resp: Err((ErrorKind::Internal, reason)) };
-                self.inflight.push(spawn_request(request, lost, permit));
+                let request = spawn_request(request, lost, permit);
+                self.track(request, None, now);
                 return None;
             }
         }
@@ -417,8 +454,10 @@ impl State<'_> {
                 let result = client::exchange(&client, policy, &job.url, max).await;
                 Done::Page { host: h, job, result }
             };
+            let page = Some((shadow.id, crate::urlnorm::fingerprint(&shadow.orig)));
             let lost = move |reason: String| Done::Page { host: h, job: shadow, result: Err((ErrorKind::Internal, reason)) };
-            self.inflight.push(spawn_request(request, lost, permit));
+            let request = spawn_request(request, lost, permit);
+            self.track(request, page, now);
             return None;
         }
         Some(permit)
