@@ -2,6 +2,8 @@
 //! against the test web and read its Parquet back.
 #![allow(dead_code)]
 
+pub mod realsites;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
