@@ -1,5 +1,5 @@
 //! A real documentation site (from Debian's archive, served by nginx on
-//! loopback: `scripts/realsites.sh --ci` installs it) crawled to depth 3 with
+//! loopback; `scripts/realsites.sh --ci` installs it, and the test runs it) crawled to depth 3 with
 //! the default noise filter and with `--denoise off`, each compared with the
 //! independent breadth-first walker's ground truth.
 
@@ -12,6 +12,7 @@ use common::{crawl_ok, read_docs};
 
 #[test]
 fn a_real_documentation_site_is_crawled_whole_by_default() {
+    realsites::install(true);
     let corpus = Corpus::start(realsites::sites(true), None);
     let seeds = corpus.seeds();
     let depth = 3;

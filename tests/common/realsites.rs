@@ -34,6 +34,20 @@ impl Site {
     }
 }
 
+/// Runs `scripts/realsites.sh` (with `--ci`: only the sites marked for CI),
+/// which installs what is missing from Debian's archive and is quick when
+/// everything is there, as `scripts/pyenv.sh` is for the interop test.
+pub fn install(ci_only: bool) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/realsites.sh");
+    let mut cmd = Command::new("bash");
+    cmd.arg(&script);
+    if ci_only {
+        cmd.arg("--ci");
+    }
+    let out = cmd.output().expect("run scripts/realsites.sh");
+    assert!(out.status.success(), "scripts/realsites.sh failed (it installs nginx and documentation packages with apt-get): {}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// The sites listed in `scripts/realsites.tsv`; `ci_only` keeps those marked for CI.
 pub fn sites(ci_only: bool) -> Vec<Site> {
     let list = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/realsites.tsv");
