@@ -28,7 +28,6 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Instant;
 
 use arrow::array::{AsArray, RecordBatch};
 use arrow::datatypes::Int32Type;
@@ -39,6 +38,10 @@ use url::Url;
 
 #[path = "suite/limit.rs"]
 mod limit;
+#[path = "common/measure.rs"]
+mod measure;
+
+use measure::{last_json_line, peers_python, run_measured};
 
 const BIN: &str = env!("CARGO_BIN_EXE_layercrawl");
 
@@ -314,70 +317,6 @@ impl FarmProcess {
     }
 }
 
-/// What one measured process did.
-struct Measured {
-    ok: bool,
-    wall: f64,
-    cpu: f64,
-    rss_mb: f64,
-    stdout: String,
-    stderr: String,
-}
-
-impl Measured {
-    fn stderr_tail(&self) -> &str {
-        let mut at = self.stderr.len().saturating_sub(3000);
-        while !self.stderr.is_char_boundary(at) {
-            at += 1;
-        }
-        &self.stderr[at..]
-    }
-}
-
-/// Runs `cmd` to the end; its own CPU time and peak RSS come from `wait4`.
-#[allow(clippy::zombie_processes)] // reaped by wait4, which std cannot see
-fn run_measured(cmd: &mut Command, out: &Path, err: &Path) -> Measured {
-    let t = Instant::now();
-    let child = cmd
-        .stdout(File::create(out).expect("stdout file"))
-        .stderr(File::create(err).expect("stderr file"))
-        .spawn()
-        .expect("start the process");
-    let pid = libc::pid_t::try_from(child.id()).expect("pid");
-    // Peak RSS from the child's own VmHWM, polled until it exits: wait4's
-    // ru_maxrss would carry over this process's high-water mark (Linux keeps
-    // the parent's at exec), so it is only an upper bound.
-    let hwm = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let poll = {
-        let hwm = std::sync::Arc::clone(&hwm);
-        std::thread::spawn(move || {
-            while let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
-                let kb = status.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches(" kB").parse().ok());
-                match kb {
-                    Some(kb) => hwm.fetch_max(kb, std::sync::atomic::Ordering::Relaxed),
-                    None => break, // a zombie: it has exited
-                };
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            }
-        })
-    };
-    let mut status = 0;
-    // SAFETY: wait4 only writes into the two values we pass; the child is ours.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-    let wall = t.elapsed().as_secs_f64();
-    let _ = poll.join();
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    Measured {
-        ok: r == pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        wall,
-        cpu: tv(ru.ru_utime) + tv(ru.ru_stime),
-        rss_mb: hwm.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1024.0,
-        stdout: std::fs::read_to_string(out).unwrap_or_default(),
-        stderr: std::fs::read_to_string(err).unwrap_or_default(),
-    }
-}
-
 /// A `layercrawl` crawl, measured, with its JSON summary.
 struct Crawl {
     wall: f64,
@@ -392,13 +331,6 @@ fn crawl(args: &[String]) -> Crawl {
     assert!(r.ok, "layercrawl {} failed: {}", args.join(" "), r.stderr_tail());
     let summary = serde_json::from_str(&r.stdout).expect("the crawl's JSON summary");
     Crawl { wall: r.wall, cpu: r.cpu, rss_mb: r.rss_mb, summary }
-}
-
-fn peers_python() -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/setup.sh");
-    let out = Command::new("bash").arg(&script).output().expect("run benches/peers/setup.sh");
-    assert!(out.status.success(), "benches/peers/setup.sh failed: {}", String::from_utf8_lossy(&out.stderr));
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
 }
 
 // ---------------------------------------------------------------- Parquet
@@ -537,6 +469,3 @@ fn max(v: &[f64]) -> f64 {
     v.iter().copied().fold(0.0, f64::max)
 }
 
-fn last_json_line(s: &str) -> Option<Value> {
-    s.lines().rev().find_map(|l| serde_json::from_str(l).ok())
-}

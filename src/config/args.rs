@@ -42,10 +42,11 @@ pub struct RunArgs {
     /// into the next layer.
     #[arg(long, value_name = "DURATION")]
     pub layer_timeout: Option<String>,
-    /// When the rest of a layer is done, a request in flight this long, or
-    /// a URL that must wait this long for its host (Retry-After, backoff),
-    /// no longer holds the layer: it goes on into the next layer. `off`
-    /// waits for everything. [default: 5s]
+    /// When the rest of a layer is done, a request in flight this long (and
+    /// 8 times the layer's median request time), or a URL that must wait as
+    /// long for its host (Retry-After, backoff), no longer holds the layer:
+    /// it goes on into the next one (after the last layer: state/carry, for
+    /// a deeper re-run). `off` waits for everything. [default: 1s]
     #[arg(long, value_name = "DURATION|off")]
     pub straggler_after: Option<String>,
     /// Resolve a host (or `*.suffix`) to IP:PORT, like curl's --resolve.

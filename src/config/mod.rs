@@ -146,9 +146,10 @@ pub struct FetchConfig {
     pub resolve: Vec<ResolveRule>,
     pub allow_private: bool,
     pub max_pages_per_host: Option<u64>,
-    /// When the rest of a layer is done, requests in flight this long and
-    /// URLs whose host may not start before this long are stragglers: they
-    /// go on into the next layer instead of holding this one. `None`: off.
+    /// When the rest of a layer is done, requests in flight this long (and
+    /// at least 8 times the layer's median request time) and URLs whose host
+    /// may not start before then are stragglers: they go on into the next
+    /// layer instead of holding this one. `None`: off.
     pub straggler_after: Option<Duration>,
     /// How redirect targets are normalised.
     pub urls: std::sync::Arc<crate::urlnorm::UrlPolicy>,
@@ -242,7 +243,7 @@ impl CrawlConfig {
                 d if d.is_zero() => None,
                 d => Some(d),
             },
-            None => Some(Duration::from_secs(5)),
+            None => Some(Duration::from_secs(1)),
         };
         let timeout = args
             .timeout

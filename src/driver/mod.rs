@@ -208,7 +208,7 @@ async fn run_layer(ctx: &Ctx, layer: u32) -> Result<LayerSummary, RunError> {
     let mut lctx = ctx.clone();
     lctx.layer_deadline = ctx.cfg.layer_timeout.map(|t| Instant::now() + t);
     // One seat per map task below, each taken as the task starts.
-    lctx.layer_tail = ctx.cfg.fetch.straggler_after.map(|after| LayerTail::new(todo.len(), after));
+    lctx.layer_tail = ctx.cfg.fetch.straggler_after.map(|floor| LayerTail::new(todo.len(), floor));
     let mut tasks = tokio::task::JoinSet::new();
     for part in todo {
         let c = lctx.clone();

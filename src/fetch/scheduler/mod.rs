@@ -150,6 +150,7 @@ struct State<'a> {
     /// Start of every request in flight, by token: the youngest tells
     /// whether the partition still has active work (see [`tail`]).
     starts: std::collections::BTreeSet<(Instant, u64)>,
+    started: HashMap<u64, Instant>,
     tokens: u64,
     /// This partition's place in its layer's tail, if stragglers are on.
     tail: Option<TailSeat>,
@@ -177,6 +178,7 @@ pub async fn run(
         report: PartitionFetch::default(),
         inflight: FuturesUnordered::new(),
         starts: std::collections::BTreeSet::new(),
+        started: HashMap::new(),
         tokens: 0,
         tail,
         epoch: Instant::now(),

@@ -29,19 +29,54 @@ use url::Url;
 
 use super::{Done, State};
 
-/// The partitions of one layer that still have active work.
+/// How many times the layer's median request time a request must have
+/// been in flight to straggle (like speculative execution in MapReduce,
+/// slowness is judged against the layer's own tasks).
+const MEDIAN_FACTOR: u32 = 8;
+/// Buckets of the request-time histogram: bucket `b` holds times under 2^b ms.
+const BUCKETS: usize = 24;
+
+/// The partitions of one layer that still have active work, and how long
+/// the layer's requests take.
 #[derive(Debug)]
 pub struct LayerTail {
     busy: watch::Sender<usize>,
-    after: Duration,
+    floor: Duration,
+    times: [std::sync::atomic::AtomicU64; BUCKETS],
 }
 
 impl LayerTail {
     /// A layer of `partitions` map tasks, each of which takes one
-    /// [`TailSeat`]; work older or later than `after` straggles.
+    /// [`TailSeat`]; work straggles when older or later than
+    /// [`LayerTail::after`], never less than `floor`.
     #[must_use]
-    pub fn new(partitions: usize, after: Duration) -> Arc<Self> {
-        Arc::new(Self { busy: watch::Sender::new(partitions), after })
+    pub fn new(partitions: usize, floor: Duration) -> Arc<Self> {
+        Arc::new(Self { busy: watch::Sender::new(partitions), floor, times: Default::default() })
+    }
+
+    /// Records how long a finished request took.
+    pub fn record(&self, took: Duration) {
+        let ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
+        let b = (64 - ms.leading_zeros() as usize).min(BUCKETS - 1);
+        self.times[b].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The straggler threshold now: `MEDIAN_FACTOR` times the layer's
+    /// median request time so far (to the histogram's power of two), and
+    /// at least the floor (`--straggler-after`).
+    #[must_use]
+    pub fn after(&self) -> Duration {
+        let counts: Vec<u64> = self.times.iter().map(|c| c.load(std::sync::atomic::Ordering::Relaxed)).collect();
+        let total: u64 = counts.iter().sum();
+        let mut seen = 0;
+        for (b, c) in counts.iter().enumerate() {
+            seen += c;
+            if total > 0 && seen * 2 >= total {
+                let median = Duration::from_millis(1 << b);
+                return self.floor.max(median * MEDIAN_FACTOR);
+            }
+        }
+        self.floor
     }
 
     /// One partition's seat, counted active until it says otherwise or is dropped.
@@ -66,10 +101,16 @@ pub struct TailSeat {
 }
 
 impl TailSeat {
-    /// How old a request, or how far off a host's next start, makes it a straggler.
+    /// How old a request, or how far off a host's next start, makes it a
+    /// straggler (see [`LayerTail::after`]).
     #[must_use]
     pub fn after(&self) -> Duration {
-        self.tail.after
+        self.tail.after()
+    }
+
+    /// Records how long a finished request took.
+    pub fn record(&self, took: Duration) {
+        self.tail.record(took);
     }
 
     /// Records whether this partition has active work.
@@ -169,12 +210,18 @@ impl State<'_> {
     pub(super) fn track(&mut self, request: BoxFuture<'static, Done>, page: Option<(usize, u64)>, started: Instant) {
         self.tokens += 1;
         self.starts.insert((started, self.tokens));
+        self.started.insert(self.tokens, started);
         self.inflight.push(Tracked { token: self.tokens, started, page, request });
     }
 
-    /// Forgets a request whose result was taken.
+    /// Forgets a request whose result was taken, and counts how long it took.
     pub(super) fn untrack(&mut self, token: u64) {
-        self.starts.retain(|&(_, t)| t != token);
+        if let Some(start) = self.started.remove(&token) {
+            self.starts.remove(&(start, token));
+            if let Some(seat) = &self.tail {
+                seat.record(start.elapsed());
+            }
+        }
     }
 
     /// Whether this partition has only stragglers left (and tells its seat),
@@ -212,6 +259,7 @@ impl State<'_> {
             }
         }
         self.starts.clear();
+        self.started.clear();
         if waiting + self.report.stragglers_in_flight as usize > 0 {
             tracing::info!(in_flight = self.report.stragglers_in_flight, waiting, "stragglers go on into the next layer");
         }
@@ -242,6 +290,21 @@ impl State<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_threshold_follows_the_layers_median_request_time_above_its_floor() {
+        let tail = LayerTail::new(1, Duration::from_secs(1));
+        assert_eq!(tail.after(), Duration::from_secs(1), "no request yet: the floor");
+        for _ in 0..10 {
+            tail.record(Duration::from_millis(5));
+        }
+        assert_eq!(tail.after(), Duration::from_secs(1), "fast requests: the floor");
+        for _ in 0..20 {
+            tail.record(Duration::from_millis(300));
+        }
+        // Median in the 256-511 ms bucket: 8 x 512 ms.
+        assert_eq!(tail.after(), Duration::from_millis(4096));
+    }
 
     #[tokio::test]
     async fn the_layer_is_in_its_tail_when_every_seat_is_quiet_or_gone() {
