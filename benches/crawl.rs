@@ -50,17 +50,33 @@ fn main() {
     let seeds = tmp.path().join("seeds.txt");
     std::fs::write(&seeds, farm.start_urls().join("\n")).expect("write seeds");
     let bin = env!("CARGO_BIN_EXE_layercrawl");
-    println!("crawl bench: {sites} sites x {pages} pages, depth {depth}, ~{page_kb} KB pages, {runs} runs, {} cores", std::thread::available_parallelism().map_or(1, |n| n.get()));
+    println!(
+        "crawl bench: {sites} sites x {pages} pages, depth {depth}, ~{page_kb} KB pages, {runs} runs, {} cores",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
     let (mut rates, mut mbs, mut cpu_per_k, mut rss) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for run in 0..runs {
         let data = tmp.path().join(format!("run{run}"));
         let before = children_usage();
         let t = Instant::now();
         let out = Command::new(bin)
-            .args(["run", "--seeds"]).arg(&seeds)
-            .args(["--depth", &depth.to_string(), "--data"]).arg(&data)
+            .args(["run", "--seeds"])
+            .arg(&seeds)
+            .args(["--depth", &depth.to_string(), "--data"])
+            .arg(&data)
             .args(["--resolve", &farm.resolve_rule(), "--allow-private", "--delay", "0", "--per-host", "8"])
-            .args(["--concurrency", "256", "--partitions", "8", "--scope", "domain", "--denoise", "off", "--json", "--quiet"])
+            .args([
+                "--concurrency",
+                "256",
+                "--partitions",
+                "8",
+                "--scope",
+                "domain",
+                "--denoise",
+                "off",
+                "--json",
+                "--quiet",
+            ])
             .output()
             .expect("run layercrawl");
         let wall = t.elapsed().as_secs_f64();
@@ -76,7 +92,12 @@ fn main() {
         cpu_per_k.push(cpu / fetched.max(1.0) * 1000.0);
         rss.push(after.maxrss_kb as f64 / 1024.0);
     }
-    println!("median: {:.0} pages/s, {:.1} MB/s HTML, {:.2} CPU s per 1000 pages, peak RSS {:.0} MB (max over runs)",
-        median(rates), median(mbs), median(cpu_per_k), rss.iter().copied().fold(0.0, f64::max));
+    println!(
+        "median: {:.0} pages/s, {:.1} MB/s HTML, {:.2} CPU s per 1000 pages, peak RSS {:.0} MB (max over runs)",
+        median(rates),
+        median(mbs),
+        median(cpu_per_k),
+        rss.iter().copied().fold(0.0, f64::max)
+    );
     farm.shutdown();
 }

@@ -32,14 +32,21 @@ fn main() {
     if std::env::args().any(|a| a == "--list" || a == "--test") {
         return; // `cargo test --benches` probes; nothing to list.
     }
-    let (total, rounds, cache_entries) = (env("DEDUP_URLS", 10_000_000), env("DEDUP_ROUNDS", 10).max(1), env("DEDUP_CACHE", 1 << 20));
+    let (total, rounds, cache_entries) =
+        (env("DEDUP_URLS", 10_000_000), env("DEDUP_ROUNDS", 10).max(1), env("DEDUP_CACHE", 1 << 20));
     let per_round = total / rounds;
     let tmp = tempfile::tempdir().expect("tempdir");
     let visited = VisitedStore::new(Store::open(tmp.path().to_str().expect("utf8")).expect("store"));
-    let cache = Mutex::new(VisitCache::new(CacheConfig { capacity: usize::try_from(cache_entries).expect("fits"), ..CacheConfig::default() }));
+    let cache = Mutex::new(VisitCache::new(CacheConfig {
+        capacity: usize::try_from(cache_entries).expect("fits"),
+        ..CacheConfig::default()
+    }));
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     println!("dedup scale: {total} URLs in {rounds} rounds of {per_round}, cache {cache_entries} entries; memory at start {:.0} MB", peak_rss_mb());
-    println!("{:>5} {:>10} {:>9} {:>9} {:>9} {:>9} {:>12} {:>12}", "round", "new", "visit", "cache", "store", "URLs/s", "store (MB)", "peak RSS MB");
+    println!(
+        "{:>5} {:>10} {:>9} {:>9} {:>9} {:>9} {:>12} {:>12}",
+        "round", "new", "visit", "cache", "store", "URLs/s", "store (MB)", "peak RSS MB"
+    );
     let (mut seen_total, started) = (0u64, Instant::now());
     let mut rng = 0x9E37_79B9_7F4A_7C15u64;
     for round in 0..rounds {
@@ -61,10 +68,13 @@ fn main() {
                 (fingerprint_str(&url), ())
             })
             .collect();
-        let r = rt.block_on(dedup_round(&cache, &visited, 0, u32::try_from(round).expect("fits"), candidates)).expect("round");
+        let r = rt
+            .block_on(dedup_round(&cache, &visited, 0, u32::try_from(round).expect("fits"), candidates))
+            .expect("round");
         seen_total += per_round;
         let secs = t.elapsed().as_secs_f64();
-        let on_disk: u64 = std::fs::read_dir(tmp.path().join("state/visited/part-00000")).map_or(0, |d| d.flatten().map(|e| e.metadata().map_or(0, |m| m.len())).sum());
+        let on_disk: u64 = std::fs::read_dir(tmp.path().join("state/visited/part-00000"))
+            .map_or(0, |d| d.flatten().map(|e| e.metadata().map_or(0, |m| m.len())).sum());
         println!(
             "{round:>5} {:>10} {:>9} {:>9} {:>9} {:>9.0} {:>12.1} {:>12.0}",
             r.admitted.len(),
@@ -76,5 +86,10 @@ fn main() {
             peak_rss_mb()
         );
     }
-    println!("total: {seen_total} URLs in {:.1} s = {:.0} URLs/s; peak RSS {:.0} MB", started.elapsed().as_secs_f64(), seen_total as f64 / started.elapsed().as_secs_f64(), peak_rss_mb());
+    println!(
+        "total: {seen_total} URLs in {:.1} s = {:.0} URLs/s; peak RSS {:.0} MB",
+        started.elapsed().as_secs_f64(),
+        seen_total as f64 / started.elapsed().as_secs_f64(),
+        peak_rss_mb()
+    );
 }

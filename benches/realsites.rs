@@ -14,10 +14,10 @@
 //! no delay, breadth-first, robots.txt obeyed. Prints one table per depth
 //! and writes everything to `target/bench-realsites.json`.
 
-#[path = "../tests/common/realsites.rs"]
-mod realsites;
 #[path = "common/measure.rs"]
 mod measure;
+#[path = "../tests/common/realsites.rs"]
+mod realsites;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -42,7 +42,11 @@ struct Run {
 }
 
 fn main() {
-    let depths: Vec<u32> = std::env::var("REALSITES_DEPTHS").unwrap_or_else(|_| "3,5".into()).split(',').filter_map(|d| d.trim().parse().ok()).collect();
+    let depths: Vec<u32> = std::env::var("REALSITES_DEPTHS")
+        .unwrap_or_else(|_| "3,5".into())
+        .split(',')
+        .filter_map(|d| d.trim().parse().ok())
+        .collect();
     let peer = std::env::var("REALSITES_PEER").map_or(true, |v| v != "0");
     realsites::install(false);
     // The problem pages come from the project's own test web, passed through
@@ -60,7 +64,10 @@ fn main() {
     let corpus = Corpus::start(realsites::sites(false), Some(farm.addr()));
     let tmp = tempfile::tempdir().expect("tempdir");
     let seeds = corpus.seeds();
-    let problems: Vec<String> = ["/trickle", "/wait-then-ok", "/slow-headers", "/status/429"].iter().map(|p| format!("http://faults.test:{}{p}", corpus.port)).collect();
+    let problems: Vec<String> = ["/trickle", "/wait-then-ok", "/slow-headers", "/status/429"]
+        .iter()
+        .map(|p| format!("http://faults.test:{}{p}", corpus.port))
+        .collect();
     let mut report = json!({ "sites": corpus.sites.iter().map(|s| json!({"name": s.name, "generator": s.generator, "package": s.package})).collect::<Vec<_>>() });
     for &depth in &depths {
         println!("\n== depth {depth}: walking the corpus for the ground truth");
@@ -72,7 +79,9 @@ fn main() {
         let mut table = Vec::new();
         println!("{:<12} {:>10} {:>18} {:>18} {:>18}", "site", "reachable", "default", "off", "Scrapy");
         for site in corpus.sites.iter().map(|s| Some(s.host())).chain([None]) {
-            let in_site = |u: &String| site.as_ref().is_none_or(|h| u.split('/').nth(2).is_some_and(|hp| hp.starts_with(h.as_str())));
+            let in_site = |u: &String| {
+                site.as_ref().is_none_or(|h| u.split('/').nth(2).is_some_and(|hp| hp.starts_with(h.as_str())))
+            };
             let reachable: BTreeSet<&String> = truth.keys().filter(|u| in_site(u)).collect();
             let reached = |r: &BTreeSet<String>| reachable.iter().filter(|u| r.contains(**u)).count();
             let (d, o) = (reached(&default.ok_urls), reached(&off.ok_urls));
@@ -95,19 +104,33 @@ fn main() {
         let all = truth.len().max(1) as f64;
         let row = |name: &str, r: &Run| {
             let pages = r.summary["fetched"].as_f64().unwrap_or(r.ok_urls.len() as f64);
-            println!("{name:<10} wall {:>7.2} s  peak RSS {:>6.0} MB  {:>7.0} pages/s  stragglers {}", r.m.wall, r.m.rss_mb, pages / r.m.wall, stragglers(&r.summary));
+            println!(
+                "{name:<10} wall {:>7.2} s  peak RSS {:>6.0} MB  {:>7.0} pages/s  stragglers {}",
+                r.m.wall,
+                r.m.rss_mb,
+                pages / r.m.wall,
+                stragglers(&r.summary)
+            );
             json!({ "wall": r.m.wall, "cpu": r.m.cpu, "rss_mb": r.m.rss_mb, "pages": pages, "stragglers": stragglers(&r.summary) })
         };
         let mut runs = json!({ "default": row("default", &default), "off": row("off", &off) });
         if let Some(s) = &scrapy {
             let pages = s.summary["pages"].as_f64().unwrap_or(0.0);
-            println!("{:<10} wall {:>7.2} s  peak RSS {:>6.0} MB  {:>7.0} pages/s", "Scrapy", s.m.wall, s.m.rss_mb, pages / s.m.wall);
+            println!(
+                "{:<10} wall {:>7.2} s  peak RSS {:>6.0} MB  {:>7.0} pages/s",
+                "Scrapy",
+                s.m.wall,
+                s.m.rss_mb,
+                pages / s.m.wall
+            );
             runs["scrapy"] = json!({ "wall": s.m.wall, "cpu": s.m.cpu, "rss_mb": s.m.rss_mb, "pages": pages });
         }
         #[allow(clippy::cast_precision_loss)]
-        let share = default.ok_urls.intersection(&off.ok_urls).filter(|u| truth.contains_key(*u)).count() as f64 / off.ok_urls.iter().filter(|u| truth.contains_key(*u)).count().max(1) as f64;
+        let share = default.ok_urls.intersection(&off.ok_urls).filter(|u| truth.contains_key(*u)).count() as f64
+            / off.ok_urls.iter().filter(|u| truth.contains_key(*u)).count().max(1) as f64;
         println!("default reaches {:.2} % of what off reaches ({} reachable)", share * 100.0, all);
-        report[format!("depth_{depth}")] = json!({ "reachable": truth.len(), "sites": table, "runs": runs, "default_of_off": share });
+        report[format!("depth_{depth}")] =
+            json!({ "reachable": truth.len(), "sites": table, "runs": runs, "default_of_off": share });
     }
     // Stragglers: the same crawl with the problem pages seeded beside it.
     let depth = depths.first().copied().unwrap_or(3);
@@ -120,7 +143,14 @@ fn main() {
     for k in 0..3 {
         let clean = layercrawl(&corpus, tmp.path(), &seeds, depth, None, &format!("clean-{k}"));
         let problem = layercrawl(&corpus, tmp.path(), &with, depth, None, &format!("problems-{k}"));
-        let secs = |r: &Run| -> Vec<String> { r.summary["layers"].as_array().into_iter().flatten().map(|l| format!("{:.2}", l["seconds"].as_f64().unwrap_or(0.0))).collect() };
+        let secs = |r: &Run| -> Vec<String> {
+            r.summary["layers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|l| format!("{:.2}", l["seconds"].as_f64().unwrap_or(0.0)))
+                .collect()
+        };
         println!(
             "pair {k}: without problems {:.2} s ({}), with {:.2} s ({}): {:.2}x; stragglers per layer {}",
             clean.m.wall,
@@ -142,7 +172,12 @@ fn main() {
     if peer {
         let s = scrapy(&corpus, tmp.path(), &with, depth, "scrapy-problems");
         let spps = s.summary["pages"].as_f64().unwrap_or(0.0) / s.m.wall;
-        println!("Scrapy with problems: {:.2} s, {spps:.0} pages/s; layercrawl {:.0} pages/s: {:.1}x", s.m.wall, pps(&problem), pps(&problem) / spps);
+        println!(
+            "Scrapy with problems: {:.2} s, {spps:.0} pages/s; layercrawl {:.0} pages/s: {:.1}x",
+            s.m.wall,
+            pps(&problem),
+            pps(&problem) / spps
+        );
         p["scrapy_wall"] = json!(s.m.wall);
         p["layercrawl_over_scrapy_pages_per_s"] = json!(pps(&problem) / spps);
     }
@@ -154,7 +189,12 @@ fn main() {
 
 /// Stragglers per layer, from a summary.
 fn stragglers(summary: &Value) -> String {
-    let per: Vec<String> = summary["layers"].as_array().into_iter().flatten().map(|l| l["stragglers"].as_u64().unwrap_or(0).to_string()).collect();
+    let per: Vec<String> = summary["layers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|l| l["stragglers"].as_u64().unwrap_or(0).to_string())
+        .collect();
     per.join("/")
 }
 
@@ -185,11 +225,23 @@ fn scrapy(corpus: &Corpus, tmp: &Path, seeds: &[String], depth: u32, name: &str)
     cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/scrapy_crawl.py"))
         .arg("--seeds")
         .arg(&seeds_file)
-        .args(["--proxy", &corpus.proxy(), "--depth", &depth.to_string(), "--per-host", "16", "--concurrency", "64", "--delay-ms", "0"])
+        .args([
+            "--proxy",
+            &corpus.proxy(),
+            "--depth",
+            &depth.to_string(),
+            "--per-host",
+            "16",
+            "--concurrency",
+            "64",
+            "--delay-ms",
+            "0",
+        ])
         .arg("--out")
         .arg(&out);
     let m = run_measured(&mut cmd, &tmp.join(format!("{name}.out")), &tmp.join(format!("{name}.err")));
-    let summary = last_json_line(&m.stdout).unwrap_or_else(|| panic!("Scrapy printed no summary; its log: {}", m.stderr_tail()));
+    let summary =
+        last_json_line(&m.stdout).unwrap_or_else(|| panic!("Scrapy printed no summary; its log: {}", m.stderr_tail()));
     let ok_urls = std::fs::read_to_string(out.join("pages.jsonl"))
         .unwrap_or_default()
         .lines()

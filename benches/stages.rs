@@ -19,10 +19,12 @@ use url::Url;
 /// Fetches `n` article/list pages of the test web (page size as in the crawl bench).
 fn sample_pages(n: usize) -> Vec<(Url, Vec<u8>)> {
     let page_kb = std::env::var("CRAWL_BENCH_PAGE_KB").ok().and_then(|v| v.parse().ok()).unwrap_or(24);
-    let farm = Farm::start_background(FarmConfig { sites: 4, pages: 400, faults: false, page_kb, ..FarmConfig::default() })
-        .expect("start the test web");
+    let farm =
+        Farm::start_background(FarmConfig { sites: 4, pages: 400, faults: false, page_kb, ..FarmConfig::default() })
+            .expect("start the test web");
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-    let client = reqwest::Client::builder().no_proxy().resolve_to_addrs("s000.test", &[farm.addr()]).build().expect("client");
+    let client =
+        reqwest::Client::builder().no_proxy().resolve_to_addrs("s000.test", &[farm.addr()]).build().expect("client");
     let mut out = Vec::new();
     let mut frontier = vec![Url::parse("http://s000.test/").expect("url")];
     let mut seen = std::collections::HashSet::new();
@@ -88,7 +90,9 @@ fn urls(c: &mut Criterion) {
 }
 
 fn lcs(c: &mut Criterion) {
-    let urls: Vec<String> = (0..200).map(|i| format!("http://s{:03}.test/section/{}/article-{i}.html?page={}", i % 7, i % 13, i % 5)).collect();
+    let urls: Vec<String> = (0..200)
+        .map(|i| format!("http://s{:03}.test/section/{}/article-{i}.html?page={}", i % 7, i % 13, i % 5))
+        .collect();
     let pats: Vec<Pattern> = urls.iter().take(20).map(|u| Pattern::new(u.as_bytes())).collect();
     let mut g = c.benchmark_group("lcs");
     g.throughput(Throughput::Elements((urls.len() * pats.len()) as u64));
@@ -109,7 +113,12 @@ fn lcs(c: &mut Criterion) {
             let url = match i % 10 {
                 0 => format!("http://s001.test/tag/word{}/", i % 50),
                 1 => format!("http://s001.test/news/page/{}/", i % 40),
-                _ => format!("http://s001.test/{}/{}-some-article-title-{}", ["news", "tech", "food"][i % 3], 1000 + i, i % 7),
+                _ => format!(
+                    "http://s001.test/{}/{}-some-article-title-{}",
+                    ["news", "tech", "food"][i % 3],
+                    1000 + i,
+                    i % 7
+                ),
             };
             layercrawl::denoise::BlockUrl { url, dom_noise: i % 10 < 2 }
         })
@@ -124,7 +133,8 @@ fn lcs(c: &mut Criterion) {
 
 fn cache(c: &mut Criterion) {
     // A stream with many repeats: 100k candidates over 20k distinct fingerprints.
-    let stream: Vec<u64> = (0..100_000u64).map(|i| xxhash_rust::xxh3::xxh3_64(&(i * 7919 % 20_000).to_le_bytes())).collect();
+    let stream: Vec<u64> =
+        (0..100_000u64).map(|i| xxhash_rust::xxh3::xxh3_64(&(i * 7919 % 20_000).to_le_bytes())).collect();
     let mut g = c.benchmark_group("dedup");
     g.throughput(Throughput::Elements(stream.len() as u64));
     g.bench_function("visit/cache list check+admit", |b| {

@@ -140,11 +140,25 @@ fn cpu_bound(tmp: &Path, table: &mut Table, ours: bool, peer: bool) {
         let out = tmp.join("scrapy");
         let mut cmd = Command::new(python);
         cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/scrapy_crawl.py"))
-            .arg("--seeds").arg(&seeds)
-            .args(["--proxy", &format!("http://{}", farm.addr), "--depth", "3", "--per-host", "8", "--concurrency", "256", "--delay-ms", "0"])
-            .arg("--out").arg(&out);
+            .arg("--seeds")
+            .arg(&seeds)
+            .args([
+                "--proxy",
+                &format!("http://{}", farm.addr),
+                "--depth",
+                "3",
+                "--per-host",
+                "8",
+                "--concurrency",
+                "256",
+                "--delay-ms",
+                "0",
+            ])
+            .arg("--out")
+            .arg(&out);
         let r = run_measured(&mut cmd, &tmp.join("scrapy.out"), &tmp.join("scrapy.err"));
-        let summary: Value = last_json_line(&r.stdout).unwrap_or_else(|| panic!("Scrapy printed no summary; its log: {}", r.stderr_tail()));
+        let summary: Value = last_json_line(&r.stdout)
+            .unwrap_or_else(|| panic!("Scrapy printed no summary; its log: {}", r.stderr_tail()));
         let pages = summary["pages"].as_f64().unwrap_or(0.0);
         println!("  scrapy: {pages} pages in {:.1} s, {:.1} CPU s, peak RSS {:.0} MB", r.wall, r.cpu, r.rss_mb);
         let s = "peer";
@@ -188,11 +202,16 @@ fn latency_bound(tmp: &Path, table: &mut Table) {
     let achievable: f64 = queued.values().map(|&n| (n as f64).min(per_host_cap)).sum::<f64>() / seconds;
     let busy = queued.values().filter(|&&n| n as f64 >= per_host_cap).count();
     let rate = pages as f64 / seconds;
-    let max_per_host = stats["hosts"].as_object().map_or(0, |h| h.values().filter_map(|s| s["max_in_flight"].as_u64()).max().unwrap_or(0));
-    let min_gap = stats["hosts"].as_object().map_or(f64::NAN, |h| {
-        h.values().filter_map(|s| s["min_gap_ms"].as_f64()).fold(f64::INFINITY, f64::min)
-    });
-    println!("  wan: {pages} pages in {seconds:.1} s over {} hosts ({busy} with work for the whole window)", queued.len());
+    let max_per_host = stats["hosts"]
+        .as_object()
+        .map_or(0, |h| h.values().filter_map(|s| s["max_in_flight"].as_u64()).max().unwrap_or(0));
+    let min_gap = stats["hosts"]
+        .as_object()
+        .map_or(f64::NAN, |h| h.values().filter_map(|s| s["min_gap_ms"].as_f64()).fold(f64::INFINITY, f64::min));
+    println!(
+        "  wan: {pages} pages in {seconds:.1} s over {} hosts ({busy} with work for the whole window)",
+        queued.len()
+    );
     let s = "wan";
     table.add(s, "hosts with URLs in the measured layer", queued.len() as f64, "hosts");
     table.add(s, "hosts with work for the whole layer", busy as f64, "hosts");
@@ -212,14 +231,18 @@ fn scale(tmp: &Path, table: &mut Table) {
     let large = env_u32("SUITE_SCALE_SITES", 320);
     let mut seen = Vec::new();
     for sites in [large / 10, large] {
-        let farm = FarmProcess::start(&["--sites", &sites.to_string(), "--pages", "1000", "--page-kb", "4"], sites as usize);
+        let farm =
+            FarmProcess::start(&["--sites", &sites.to_string(), "--pages", "1000", "--page-kb", "4"], sites as usize);
         let seeds = farm.write_seeds(tmp, &format!("scale-{sites}.txt"));
         let data = tmp.join(format!("scale-{sites}"));
         let mut args = farm.crawl_args(&seeds, &data, 4);
         args.extend(["--delay", "0", "--per-host", "8", "--concurrency", "256", "--partitions", "8"].map(String::from));
         let c = crawl(&args);
         let pages = responses(&data.join("doc")) as f64;
-        println!("  scale {sites} sites: {pages} pages in {:.1} s, crawler {:.1} CPU s, peak RSS {:.0} MB", c.wall, c.cpu, c.rss_mb);
+        println!(
+            "  scale {sites} sites: {pages} pages in {:.1} s, crawler {:.1} CPU s, peak RSS {:.0} MB",
+            c.wall, c.cpu, c.rss_mb
+        );
         let label = if sites == large { "large" } else { "small" };
         let s = "scale";
         table.add(s, &format!("{label} crawl: pages (5 layers)"), pages, "pages");
@@ -360,7 +383,8 @@ impl Iterator for DirBatches {
                 return Some(batch.expect("a Parquet batch"));
             }
             let f = self.files.pop()?;
-            let b = ParquetRecordBatchReaderBuilder::try_new(File::open(&f).expect("open shard")).expect("a Parquet file");
+            let b =
+                ParquetRecordBatchReaderBuilder::try_new(File::open(&f).expect("open shard")).expect("a Parquet file");
             let mask = ProjectionMask::columns(b.parquet_schema(), self.columns.iter().map(String::as_str));
             self.current = Some(b.with_projection(mask).with_batch_size(1024).build().expect("reader"));
         }
@@ -431,8 +455,19 @@ impl Table {
         println!("\n| scenario | metric | value | unit |\n|---|---|---:|---|");
         for r in &self.rows {
             let v = r["value"].as_f64().unwrap_or(f64::NAN);
-            let shown = if r["unit"] == "ratio" { format!("{v:.2}") } else if v.abs() >= 100.0 { format!("{v:.0}") } else { format!("{v:.2}") };
-            println!("| {} | {} | {shown} | {} |", r["scenario"].as_str().unwrap_or(""), r["metric"].as_str().unwrap_or(""), r["unit"].as_str().unwrap_or(""));
+            let shown = if r["unit"] == "ratio" {
+                format!("{v:.2}")
+            } else if v.abs() >= 100.0 {
+                format!("{v:.0}")
+            } else {
+                format!("{v:.2}")
+            };
+            println!(
+                "| {} | {} | {shown} | {} |",
+                r["scenario"].as_str().unwrap_or(""),
+                r["metric"].as_str().unwrap_or(""),
+                r["unit"].as_str().unwrap_or("")
+            );
         }
     }
 }
@@ -441,9 +476,16 @@ impl Table {
 
 fn machine() -> Value {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = cpuinfo.lines().find_map(|l| l.strip_prefix("model name").map(|m| m.trim_start_matches([' ', '\t', ':']).to_string())).unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name").map(|m| m.trim_start_matches([' ', '\t', ':']).to_string()))
+        .unwrap_or_default();
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let mem_gib = meminfo.lines().find_map(|l| l.strip_prefix("MemTotal:")).and_then(|v| v.trim().trim_end_matches(" kB").parse::<f64>().ok()).map_or(0.0, |kb| kb / 1024.0 / 1024.0);
+    let mem_gib = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0 / 1024.0);
     let cores = cores();
     json!({ "cores": cores, "memory_gib": mem_gib, "cpu": model, "summary": format!("{cores} cores, {mem_gib:.0} GiB, {model}") })
 }
@@ -453,7 +495,8 @@ fn cores() -> f64 {
 }
 
 fn target_dir() -> PathBuf {
-    std::env::var("CARGO_TARGET_DIR").map_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"), PathBuf::from)
+    std::env::var("CARGO_TARGET_DIR")
+        .map_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"), PathBuf::from)
 }
 
 fn env_u32(name: &str, default: u32) -> u32 {
@@ -468,4 +511,3 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn max(v: &[f64]) -> f64 {
     v.iter().copied().fold(0.0, f64::max)
 }
-

@@ -54,7 +54,11 @@ pub async fn score_against_truth(farm: &Farm, data: &str, depth: u32) -> Result<
     let mut pairs: HashMap<(String, String), (u64, u64)> = HashMap::new();
     for path in store.parquet_files("links").await? {
         for b in read_batches(&store, &path, Some(&["src_url", "dst_url", "noise"])).await? {
-            let (src, dst, noise) = (schema::string_col(&b, "src_url", &path)?, schema::string_col(&b, "dst_url", &path)?, schema::string_col(&b, "noise", &path)?);
+            let (src, dst, noise) = (
+                schema::string_col(&b, "src_url", &path)?,
+                schema::string_col(&b, "dst_url", &path)?,
+                schema::string_col(&b, "noise", &path)?,
+            );
             for i in 0..b.num_rows() {
                 let label = (!arrow::array::Array::is_null(noise, i)).then(|| noise.value(i));
                 if matches!(label, None | Some("dom_ratio" | "lcs_cluster" | "barren")) {
@@ -119,8 +123,7 @@ pub async fn demo(args: DemoArgs) -> Result<(), RunError> {
     let farm = Farm::start(FarmConfig { sites: args.sites, pages: 300, ..FarmConfig::default() })
         .await
         .map_err(|e| RunError::Internal(format!("cannot start the test web: {e}")))?;
-    std::fs::create_dir_all(&args.data)
-        .map_err(|e| RunError::Internal(format!("cannot create {}: {e}", args.data)))?;
+    std::fs::create_dir_all(&args.data).map_err(|e| RunError::Internal(format!("cannot create {}: {e}", args.data)))?;
     let seeds_path = PathBuf::from(&args.data).join("demo-seeds.txt");
     std::fs::write(&seeds_path, farm.start_urls().join("\n") + "\n")
         .map_err(|e| RunError::Internal(format!("cannot write {}: {e}", seeds_path.display())))?;

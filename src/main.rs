@@ -118,7 +118,11 @@ fn forget(args: &ForgetArgs) -> anyhow::Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report).context("encoding the report")?);
     } else {
-        println!("forgot {} URLs ({} visited-store entries removed); they are crawled again when next linked", report.urls.len(), report.removed);
+        println!(
+            "forgot {} URLs ({} visited-store entries removed); they are crawled again when next linked",
+            report.urls.len(),
+            report.removed
+        );
     }
     Ok(())
 }

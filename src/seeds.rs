@@ -49,7 +49,10 @@ pub fn parse_seeds(text: &str, policy: &UrlPolicy) -> Seeds {
             continue;
         }
         if line.len() > MAX_LINE {
-            out.problems.push(SeedProblem { line: i + 1, reason: format!("line is {} bytes long (limit {MAX_LINE})", line.len()) });
+            out.problems.push(SeedProblem {
+                line: i + 1,
+                reason: format!("line is {} bytes long (limit {MAX_LINE})", line.len()),
+            });
             continue;
         }
         match policy.parse_seed(line) {

@@ -27,8 +27,23 @@ pub const MAX_URL_LEN: usize = 2048;
 /// ids, which make one page look like many. A trailing `*` matches a prefix.
 /// Compared case-insensitively.
 pub const STRIPPED_PARAMS: &[&str] = &[
-    "utm_*", "gclid", "dclid", "fbclid", "msclkid", "mc_cid", "mc_eid", "yclid", "_ga", "_hsenc", "_hsmi",
-    "jsessionid", "phpsessid", "aspsessionid*", "sessionid", "session_id", "sid",
+    "utm_*",
+    "gclid",
+    "dclid",
+    "fbclid",
+    "msclkid",
+    "mc_cid",
+    "mc_eid",
+    "yclid",
+    "_ga",
+    "_hsenc",
+    "_hsmi",
+    "jsessionid",
+    "phpsessid",
+    "aspsessionid*",
+    "sessionid",
+    "session_id",
+    "sid",
 ];
 
 /// What normalisation strips, beyond the fixed rules: query parameters by
@@ -340,9 +355,15 @@ mod tests {
     fn the_stripped_list_is_configurable() {
         let b = Url::parse("http://a.test/").expect("base");
         let none = UrlPolicy::new(Vec::new());
-        assert_eq!(none.resolve_link(&b, "/p?utm_source=x&sid=1").map(|u| u.to_string()), Some("http://a.test/p?utm_source=x&sid=1".into()));
+        assert_eq!(
+            none.resolve_link(&b, "/p?utm_source=x&sid=1").map(|u| u.to_string()),
+            Some("http://a.test/p?utm_source=x&sid=1".into())
+        );
         let mine = UrlPolicy::new(["REF".to_string(), "trk_*".to_string()]);
-        assert_eq!(mine.resolve_link(&b, "/p?ref=1&trk_a=2&utm_source=x").map(|u| u.to_string()), Some("http://a.test/p?utm_source=x".into()));
+        assert_eq!(
+            mine.resolve_link(&b, "/p?ref=1&trk_a=2&utm_source=x").map(|u| u.to_string()),
+            Some("http://a.test/p?utm_source=x".into())
+        );
         assert_eq!(mine.parse_seed("http://a.test/?Ref=9").map(|u| u.to_string()), Ok("http://a.test/".into()));
         assert_eq!(UrlPolicy::default().stripped().len(), STRIPPED_PARAMS.len());
     }
@@ -378,7 +399,13 @@ mod tests {
 
     #[test]
     fn host_of_matches_the_parser() {
-        for u in ["http://a.test/x", "https://blog.s001.test:8443/p?q#f", "http://[::1]:9/", "http://b.test", "http://c.test?x=1"] {
+        for u in [
+            "http://a.test/x",
+            "https://blog.s001.test:8443/p?q#f",
+            "http://[::1]:9/",
+            "http://b.test",
+            "http://c.test?x=1",
+        ] {
             let parsed = Url::parse(u).expect("url");
             assert_eq!(host_of(u), parsed.host_str().expect("host"), "{u}");
         }

@@ -42,7 +42,15 @@ fn by_url(docs: &[Doc]) -> BTreeMap<&str, &Doc> {
 
 #[test]
 fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
-    let cfg = FarmConfig { sites: 5, pages: 80, seed: 7, faults: true, slow_ms: 4000, log_requests: true, ..FarmConfig::default() };
+    let cfg = FarmConfig {
+        sites: 5,
+        pages: 80,
+        seed: 7,
+        faults: true,
+        slow_ms: 4000,
+        log_requests: true,
+        ..FarmConfig::default()
+    };
     // No noise filter here: this test holds the crawler to the whole ground truth.
     let c = crawl(cfg, 3, &["--denoise", "off"]);
     let truth = c.web.farm.truth(&c.seeds, 3);
@@ -67,7 +75,12 @@ fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
             }
         }
     }
-    assert!(missing.is_empty(), "{} reachable content pages missing, e.g. {:?}", missing.len(), &missing[..missing.len().min(5)]);
+    assert!(
+        missing.is_empty(),
+        "{} reachable content pages missing, e.g. {:?}",
+        missing.len(),
+        &missing[..missing.len().min(5)]
+    );
     for (url, &depth) in &truth.pages {
         assert!(rows.contains_key(url.as_str()), "reachable page {url} (depth {depth}) missing");
     }
@@ -87,22 +100,45 @@ fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
     for same in by_content.values() {
         let firsts: Vec<&&Doc> = same.iter().filter(|d| d.duplicate_of.is_none()).collect();
         let urls: Vec<&str> = same.iter().map(|d| d.url.as_str()).collect();
-        assert_eq!(firsts.len(), 1, "one content, first pages {:?} of {urls:?}", firsts.iter().map(|d| &d.url).collect::<Vec<_>>());
+        assert_eq!(
+            firsts.len(),
+            1,
+            "one content, first pages {:?} of {urls:?}",
+            firsts.iter().map(|d| &d.url).collect::<Vec<_>>()
+        );
         let first = firsts[0];
         for d in same.iter().filter(|d| d.duplicate_of.is_some()) {
             assert_eq!(d.duplicate_of.as_deref(), Some(first.url.as_str()), "{} copies {}", d.url, first.url);
-            assert!(d.layer >= first.layer, "{} (layer {}) names a later page {} (layer {})", d.url, d.layer, first.url, first.layer);
+            assert!(
+                d.layer >= first.layer,
+                "{} (layer {}) names a later page {} (layer {})",
+                d.url,
+                d.layer,
+                first.url,
+                first.layer
+            );
             copies += 1;
         }
     }
     assert!(copies >= 5, "only {copies} duplicate pages to check");
-    let layered = c.docs.iter().filter(|d| d.duplicate_of.as_deref().and_then(|f| rows.get(f)).is_some_and(|f| f.layer < d.layer)).count();
-    assert!(layered > 0, "no duplicate of a page from an earlier layer: the content state of earlier layers went untested");
+    let layered = c
+        .docs
+        .iter()
+        .filter(|d| d.duplicate_of.as_deref().and_then(|f| rows.get(f)).is_some_and(|f| f.layer < d.layer))
+        .count();
+    assert!(
+        layered > 0,
+        "no duplicate of a page from an earlier layer: the content state of earlier layers went untested"
+    );
 
     // Politeness, from the server's own counters.
     let stats = c.web.farm.stats();
     for (host, h) in &stats.hosts {
-        assert!(h.disallowed_requests.is_empty(), "{host}: robots-disallowed paths requested: {:?}", h.disallowed_requests);
+        assert!(
+            h.disallowed_requests.is_empty(),
+            "{host}: robots-disallowed paths requested: {:?}",
+            h.disallowed_requests
+        );
         if h.requests >= 2 {
             let gap = h.min_gap_ms.expect("gap");
             #[allow(clippy::cast_precision_loss)]
@@ -134,7 +170,11 @@ fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
     let r500 = &stats.hosts["robots500.test"];
     assert_eq!((r500.requests, r500.robots_requests), (1, 1), "{r500:?}");
     // Crawl-delay: 1 was honoured, and Retry-After kept the rate-limited host polite after its 429.
-    assert!(stats.hosts["crawldelay.test"].min_gap_ms.is_some_and(|g| g >= 950.0), "{:?}", stats.hosts["crawldelay.test"]);
+    assert!(
+        stats.hosts["crawldelay.test"].min_gap_ms.is_some_and(|g| g >= 950.0),
+        "{:?}",
+        stats.hosts["crawldelay.test"]
+    );
     // Retry-After was kept, from the server's own log: after a 429 (Retry-After: 1)
     // or a 503 (Retry-After: 1 or 2), no request reached that host within the
     // wait, except the one that may already have been in flight (--per-host 2).
@@ -143,7 +183,12 @@ fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
         for (i, r) in log.iter().enumerate().filter(|(_, r)| matches!(r.status, 429 | 503)) {
             let wait_ms = if r.path == "/503" { 2000.0 } else { 1000.0 };
             let inside = log[i + 1..].iter().filter(|n| n.at_ms - r.at_ms < wait_ms * 0.95).count();
-            assert!(inside < PER_HOST, "{host}: {inside} requests within {wait_ms} ms after {} answered {}", r.path, r.status);
+            assert!(
+                inside < PER_HOST,
+                "{host}: {inside} requests within {wait_ms} ms after {} answered {}",
+                r.path,
+                r.status
+            );
         }
     }
     let timeouts: u64 = (0..4).filter_map(|l| c.summary["layers"][l]["errors"]["timeout"].as_u64()).sum();
@@ -161,8 +206,15 @@ fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
     assert_eq!(c.summary["robots"].as_u64(), Some(skipped), "robots column");
     let per_layer: u64 = (0..4).filter_map(|l| c.summary["layers"][l]["robots"].as_u64()).sum();
     assert_eq!(per_layer, skipped);
-    assert!((0..4).all(|l| c.summary["layers"][l]["errors"].get("robots").is_none()), "robots is not an error kind in the summary");
-    let errors: u64 = c.docs.iter().filter(|d| d.error.as_deref().is_some_and(|e| e != "robots") || (d.error.is_none() && d.status >= 400)).count() as u64;
+    assert!(
+        (0..4).all(|l| c.summary["layers"][l]["errors"].get("robots").is_none()),
+        "robots is not an error kind in the summary"
+    );
+    let errors: u64 = c
+        .docs
+        .iter()
+        .filter(|d| d.error.as_deref().is_some_and(|e| e != "robots") || (d.error.is_none() && d.status >= 400))
+        .count() as u64;
     assert_eq!(c.summary["errors"].as_u64(), Some(errors));
     assert_eq!(c.summary["layers"].as_array().map(Vec::len), Some(4));
     let links = read_links(&c.data);
@@ -175,7 +227,8 @@ fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
 /// the default 10 MiB body cap). A new fault must be added here.
 fn check_fault(name: &str, text: Option<&str>, d: &Doc) {
     let ctx = format!("{name} {}: {:?} {:?}", d.url, d.error, d.error_detail);
-    let status_error = |status: i32, error: Option<&str>| assert_eq!((d.status, d.error.as_deref()), (status, error), "{ctx}");
+    let status_error =
+        |status: i32, error: Option<&str>| assert_eq!((d.status, d.error.as_deref()), (status, error), "{ctx}");
     match name {
         "ok" | "robots_404" | "crawl_delay" | "status_503_once" | "empty_body" => status_error(200, None),
         "redirect_chain" => {
@@ -209,7 +262,9 @@ fn check_fault(name: &str, text: Option<&str>, d: &Doc) {
             status_error(200, Some("too_large"));
             assert!(d.truncated && d.content_length <= 11 << 20, "inflation stopped at the cap: {ctx}");
         }
-        "wrong_type_html_as_binary" => assert_eq!(d.title.as_deref(), Some("Mislabelled HTML"), "sniffed as HTML: {ctx}"),
+        "wrong_type_html_as_binary" => {
+            assert_eq!(d.title.as_deref(), Some("Mislabelled HTML"), "sniffed as HTML: {ctx}")
+        }
         "wrong_type_pdf_as_html" | "wrong_type_png_as_html" => {
             status_error(200, None);
             assert_eq!((d.title.as_deref(), d.text.as_deref()), (None, None), "binary is not parsed: {ctx}");
@@ -249,7 +304,10 @@ fn loopback_is_refused_by_default_and_nothing_reaches_the_server() {
     for d in &docs {
         // robots.txt is refused first; its pages fail with the same refusal, named in the row.
         assert_eq!((d.status, d.error.as_deref()), (0, Some("blocked")), "{d:?}");
-        assert!(d.error_detail.as_deref().is_some_and(|e| e.contains("loopback") && e.contains("--allow-private")), "{d:?}");
+        assert!(
+            d.error_detail.as_deref().is_some_and(|e| e.contains("loopback") && e.contains("--allow-private")),
+            "{d:?}"
+        );
     }
     assert_eq!(farm.stats().total_requests, 0, "no request reached the test web");
 }
@@ -259,7 +317,15 @@ fn bad_input_gets_exit_code_2_and_names_the_line_or_key() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let seeds = tmp.path().join("seeds.txt");
     std::fs::write(&seeds, "# only junk\nftp://a.test/\nnot a url\n").expect("seeds");
-    let out = layercrawl(&["run", "--seeds", seeds.to_str().expect("utf8"), "--depth", "1", "--data", tmp.path().join("d").to_str().expect("utf8")]);
+    let out = layercrawl(&[
+        "run",
+        "--seeds",
+        seeds.to_str().expect("utf8"),
+        "--depth",
+        "1",
+        "--data",
+        tmp.path().join("d").to_str().expect("utf8"),
+    ]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("line 2") && err.contains("seeds.txt"), "{err}");
@@ -322,8 +388,5 @@ fn the_demo_runs_offline() {
 /// Every file under `dir` (none when it does not exist).
 fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    entries
-        .flatten()
-        .flat_map(|e| if e.path().is_dir() { walk_files(&e.path()) } else { vec![e.path()] })
-        .collect()
+    entries.flatten().flat_map(|e| if e.path().is_dir() { walk_files(&e.path()) } else { vec![e.path()] }).collect()
 }

@@ -14,11 +14,17 @@ fn a_forgotten_url_is_fetched_again_when_the_crawl_goes_deeper() {
     run(1);
     let docs = read_docs(&data);
     // A page of layer 1 that layer 1's own pages link to: layer 2 would rediscover it.
-    let layer1: std::collections::BTreeSet<&str> = docs.iter().filter(|d| d.layer == 1 && d.status == 200).map(|d| d.url.as_str()).collect();
+    let layer1: std::collections::BTreeSet<&str> =
+        docs.iter().filter(|d| d.layer == 1 && d.status == 200).map(|d| d.url.as_str()).collect();
     let links = read_links(&data);
     let target = links
         .iter()
-        .filter(|l| l.followed && layer1.contains(l.src_url.as_str()) && layer1.contains(l.dst_url.as_str()) && l.src_url != l.dst_url)
+        .filter(|l| {
+            l.followed
+                && layer1.contains(l.src_url.as_str())
+                && layer1.contains(l.dst_url.as_str())
+                && l.src_url != l.dst_url
+        })
         .map(|l| l.dst_url.clone())
         .next()
         .expect("a layer-1 page linked from layer 1");
@@ -45,17 +51,25 @@ fn a_forgotten_url_is_fetched_again_when_the_crawl_goes_deeper() {
 fn tracking_parameters_are_stripped_by_a_list_the_user_can_replace() {
     let web = Web::start(FarmConfig { sites: 2, pages: 40, faults: false, seed: 5, ..FarmConfig::default() });
     let args = ["--delay", "0", "--denoise", "off"];
-    let tracked = |docs: &[common::Doc]| docs.iter().filter(|d| d.url.contains("utm_") || d.url.contains("sid=")).count();
+    let tracked =
+        |docs: &[common::Doc]| docs.iter().filter(|d| d.url.contains("utm_") || d.url.contains("sid=")).count();
     let default = web.dir("default");
     web.crawl(&default, 2, &args);
     assert_eq!(tracked(&read_docs(&default)), 0, "the default list strips utm_* and session ids");
 
     let kept = web.dir("kept");
     web.crawl(&kept, 2, &[&args[..], &["--strip-params", ""]].concat());
-    assert!(tracked(&read_docs(&kept)) > 0, "with an empty list the test web's tracking variants are crawled as they are");
+    assert!(
+        tracked(&read_docs(&kept)) > 0,
+        "with an empty list the test web's tracking variants are crawled as they are"
+    );
 
     // The list is fixed for a data folder: fingerprints depend on it.
     let out = layercrawl(&web.run_args(&default, 2, &[&args[..], &["--strip-params", "utm_*"]].concat()));
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--strip-params"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--strip-params"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -40,7 +40,12 @@ fn nav_fetches(web: &Web, run: &Run) -> usize {
     run.docs
         .iter()
         .filter(|d| d.error.as_deref() != Some("robots"))
-        .filter(|d| matches!(web.farm.page_kind(&d.url), Some("tag" | "trap" | "utility" | "print" | "reply" | "share" | "mirror" | "amp")))
+        .filter(|d| {
+            matches!(
+                web.farm.page_kind(&d.url),
+                Some("tag" | "trap" | "utility" | "print" | "reply" | "share" | "mirror" | "amp")
+            )
+        })
         .count()
 }
 
@@ -64,7 +69,10 @@ fn noise_filter_against_the_ground_truth() {
     let avoided = 1.0 - nav_fetches(&web, &default) as f64 / nav_fetches(&web, &off) as f64;
 
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-    let score = |run: &Run| rt.block_on(layercrawl::demo::score_against_truth(farm, run.data.to_str().expect("utf8"), depth)).expect("score");
+    let score = |run: &Run| {
+        rt.block_on(layercrawl::demo::score_against_truth(farm, run.data.to_str().expect("utf8"), depth))
+            .expect("score")
+    };
     let m = score(&mark);
     assert!((m.content_share - share(&mark)).abs() < 1e-9, "the demo's score and this test agree");
     #[allow(clippy::cast_precision_loss)]
@@ -97,10 +105,20 @@ fn noise_filter_against_the_ground_truth() {
     assert!(share(&mark) > 0.99);
     assert_eq!(nav_fetches(&web, &mark), nav_fetches(&web, &off), "mark fetches what off fetches");
     assert!(m.links_scored > 10_000, "enough links scored: {}", m.links_scored);
-    assert!(m.precision >= 0.85 && m.recall >= 0.9, "labels vs truth: precision {:.3}, recall {:.3}", m.precision, m.recall);
-    let barren_labels = read_links(&mark.data).iter().filter(|l| l.noise.as_deref() == Some("barren") && l.followed).count();
+    assert!(
+        m.precision >= 0.85 && m.recall >= 0.9,
+        "labels vs truth: precision {:.3}, recall {:.3}",
+        m.precision,
+        m.recall
+    );
+    let barren_labels =
+        read_links(&mark.data).iter().filter(|l| l.noise.as_deref() == Some("barren") && l.followed).count();
     assert!(barren_labels > 1000, "mark labels the links the default drops, and follows them: {barren_labels}");
-    let barren_dropped = read_links(&default.data).iter().filter(|l| l.noise.as_deref() == Some("barren")).filter(|l| l.followed).count();
+    let barren_dropped = read_links(&default.data)
+        .iter()
+        .filter(|l| l.noise.as_deref() == Some("barren"))
+        .filter(|l| l.followed)
+        .count();
     assert_eq!(barren_dropped, 0, "the default follows no link it labels barren");
     // The literal method: far fewer fetches, and the content it loses.
     assert!(strict_saved >= 0.5, "strict fetches far fewer pages: {strict_saved:.3}");
@@ -108,5 +126,10 @@ fn noise_filter_against_the_ground_truth() {
     // Every layer's summary reports the filter's counters.
     let l2 = &default.summary["layers"][2];
     assert!(l2["barren_templates"].as_u64().unwrap_or(0) > 0 && l2["barren"].as_u64().unwrap_or(0) > 0, "{l2}");
-    assert!(l2["dom_noise"].as_u64().unwrap_or(0) > 0 && l2["store_hits"].is_u64() && l2["visit_hits"].as_u64().unwrap_or(0) > 0, "{l2}");
+    assert!(
+        l2["dom_noise"].as_u64().unwrap_or(0) > 0
+            && l2["store_hits"].is_u64()
+            && l2["visit_hits"].as_u64().unwrap_or(0) > 0,
+        "{l2}"
+    );
 }

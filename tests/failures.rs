@@ -13,7 +13,14 @@ use layercrawl::testweb::{Farm, FarmConfig};
 
 #[test]
 fn a_host_that_keeps_failing_is_given_up_and_its_urls_carried() {
-    let farm = Farm::start_background(FarmConfig { sites: 1, pages: 5, faults: true, log_requests: true, ..FarmConfig::default() }).expect("farm");
+    let farm = Farm::start_background(FarmConfig {
+        sites: 1,
+        pages: 5,
+        faults: true,
+        log_requests: true,
+        ..FarmConfig::default()
+    })
+    .expect("farm");
     let urls: Vec<String> = (0..20).map(|i| format!("http://faults.test/status/500?n={i:02}")).collect();
     let web = Web::with_seeds(farm, &urls);
     let data = web.dir("data");
@@ -21,7 +28,12 @@ fn a_host_that_keeps_failing_is_given_up_and_its_urls_carried() {
     let farm = &web.farm;
     let layer = |l: usize, k: &str| s["layers"][l][k].as_u64().unwrap_or(u64::MAX);
     // Layer 0: eight failures in a row, then the other twelve URLs are carried, not tried.
-    assert_eq!((layer(0, "fetched"), layer(0, "carried"), layer(0, "hosts_given_up")), (8, 12, 1), "{}", s["layers"][0]);
+    assert_eq!(
+        (layer(0, "fetched"), layer(0, "carried"), layer(0, "hosts_given_up")),
+        (8, 12, 1),
+        "{}",
+        s["layers"][0]
+    );
     // Layer 1 tries the carried URLs again: eight more fail, four are still carried at the end.
     assert_eq!((layer(1, "input"), layer(1, "fetched"), layer(1, "carried")), (12, 8, 4), "{}", s["layers"][1]);
     let docs = read_docs(&data);
@@ -44,9 +56,11 @@ fn snapshot(data: &std::path::Path) -> (BTreeMap<(i32, String), i32>, usize) {
 
 #[test]
 fn killed_again_and_again_the_crawl_ends_exactly_like_an_uninterrupted_one() {
-    let cfg = FarmConfig { sites: 6, pages: 100, faults: false, seed: 13, latency_ms: (5, 15), ..FarmConfig::default() };
+    let cfg =
+        FarmConfig { sites: 6, pages: 100, faults: false, seed: 13, latency_ms: (5, 15), ..FarmConfig::default() };
     let web = Web::start(cfg);
-    let args = |data: &std::path::Path| web.run_args(data, 3, &["--delay", "0", "--per-host", "2", "--partitions", "4"]);
+    let args =
+        |data: &std::path::Path| web.run_args(data, 3, &["--delay", "0", "--per-host", "2", "--partitions", "4"]);
     let reference = web.dir("reference");
     let t = Instant::now();
     crawl_ok(&args(&reference));
@@ -84,7 +98,8 @@ fn killed_again_and_again_the_crawl_ends_exactly_like_an_uninterrupted_one() {
     assert_eq!(got, want, "same URLs, layers and statuses");
     assert_eq!(got_links, want_links, "same link rows");
     // No shard or staging file is left behind to be read twice.
-    let leftovers: Vec<_> = common::parquet_files(&killed.join("doc")).into_iter().filter(|p| !p.ends_with("data-00000.parquet")).collect();
+    let leftovers: Vec<_> =
+        common::parquet_files(&killed.join("doc")).into_iter().filter(|p| !p.ends_with("data-00000.parquet")).collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     assert!(whole < Duration::from_secs(120));
 }
@@ -95,7 +110,8 @@ fn traps_stay_bounded() {
     let data = web.dir("data");
     let s = web.crawl(&data, 6, &["--delay", "0", "--per-host", "4", "--denoise", "off", "--max-query-variants", "5"]);
     let truth = web.farm.truth(&web.farm.start_urls(), 6);
-    let families: Vec<(String, String)> = truth.trap_families.iter().map(|f| (f.host.clone(), f.prefix.clone())).collect();
+    let families: Vec<(String, String)> =
+        truth.trap_families.iter().map(|f| (f.host.clone(), f.prefix.clone())).collect();
     assert!(families.iter().any(|f| f.1 == "/docs/") && families.iter().any(|f| f.1 == "/search"), "{families:?}");
     let docs = read_docs(&data);
     // Ever-deeper paths stop at the second repeat of a segment.
@@ -117,8 +133,14 @@ fn traps_stay_bounded() {
 #[test]
 fn a_layer_out_of_time_carries_what_is_left_into_the_next_layer() {
     // Slow responses and one connection per host: the first layer cannot finish in 1 s.
-    let farm = Farm::start_background(FarmConfig { sites: 2, pages: 40, faults: false, latency_ms: (100, 150), ..FarmConfig::default() })
-        .expect("farm");
+    let farm = Farm::start_background(FarmConfig {
+        sites: 2,
+        pages: 40,
+        faults: false,
+        latency_ms: (100, 150),
+        ..FarmConfig::default()
+    })
+    .expect("farm");
     let urls: Vec<String> = (1..=30).map(|i| format!("http://s000.test/about?v={i}")).collect();
     let web = Web::with_seeds(farm, &urls);
     let data = web.dir("data");
@@ -128,7 +150,8 @@ fn a_layer_out_of_time_carries_what_is_left_into_the_next_layer() {
     assert_eq!(layer(0, "fetched") + layer(0, "carried"), 30, "each seed fetched or carried, none lost");
     // Every seed is fetched exactly once over the layers.
     let docs = read_docs(&data);
-    let seeds_fetched: Vec<&str> = docs.iter().filter(|d| d.url.contains("/about?v=")).map(|d| d.url.as_str()).collect();
+    let seeds_fetched: Vec<&str> =
+        docs.iter().filter(|d| d.url.contains("/about?v=")).map(|d| d.url.as_str()).collect();
     let distinct: std::collections::BTreeSet<&str> = seeds_fetched.iter().copied().collect();
     assert_eq!(seeds_fetched.len(), distinct.len(), "no seed fetched twice");
     // The rest are still carried after the last layer (kept for a deeper re-run).
@@ -139,7 +162,11 @@ fn a_layer_out_of_time_carries_what_is_left_into_the_next_layer() {
         still_carried.extend((0..b.num_rows()).map(|i| urls.value(i).to_string()).filter(|u| u.contains("/about?v=")));
     }
     assert!(still_carried.iter().all(|u| !distinct.contains(u.as_str())));
-    assert_eq!(distinct.len() + still_carried.len(), 30, "every seed fetched once, or still carried after the last layer");
+    assert_eq!(
+        distinct.len() + still_carried.len(),
+        30,
+        "every seed fetched once, or still carried after the last layer"
+    );
     // A carried URL keeps its depth: the seeds are depth 0 whatever layer fetched them.
     assert!(docs.iter().filter(|d| d.url.contains("/about?v=")).all(|d| d.depth == 0));
 }
@@ -150,12 +177,20 @@ struct SmallDisk(std::path::PathBuf);
 impl SmallDisk {
     fn mount(at: std::path::PathBuf, size: &str) -> Option<Self> {
         std::fs::create_dir_all(&at).expect("mount point");
-        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&at).status().is_ok_and(|s| s.success());
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&at)
+            .status()
+            .is_ok_and(|s| s.success());
         ok.then_some(Self(at))
     }
 
     fn grow(&self, size: &str) {
-        let ok = Command::new("mount").args(["-o", &format!("remount,size={size}")]).arg(&self.0).status().is_ok_and(|s| s.success());
+        let ok = Command::new("mount")
+            .args(["-o", &format!("remount,size={size}")])
+            .arg(&self.0)
+            .status()
+            .is_ok_and(|s| s.success());
         assert!(ok, "remount {}", self.0.display());
     }
 }
@@ -174,12 +209,18 @@ fn a_full_disk_stops_the_run_clearly_and_the_same_command_then_finishes_it() {
         return;
     };
     let web = Web::start(FarmConfig { sites: 4, pages: 60, faults: false, seed: 4, ..FarmConfig::default() });
-    let args = |data: &std::path::Path| web.run_args(data, 3, &["--delay", "0", "--per-host", "4", "--partitions", "4"]);
+    let args =
+        |data: &std::path::Path| web.run_args(data, 3, &["--delay", "0", "--per-host", "4", "--partitions", "4"]);
     let data = disk.0.join("data");
     let out = common::layercrawl(&args(&data));
     assert_eq!(out.status.code(), Some(1), "a storage failure is exit code 1");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("No space left on device") && err.contains(".parquet") && err.contains("run the same command again"), "{err}");
+    assert!(
+        err.contains("No space left on device")
+            && err.contains(".parquet")
+            && err.contains("run the same command again"),
+        "{err}"
+    );
     assert_eq!(err.matches("No space left").count(), 1, "the cause is said once: {err}");
     // Whatever is visible is whole: every Parquet file opens and reads.
     let _ = common::read_all(&data.join("doc"));
@@ -194,13 +235,23 @@ fn a_full_disk_stops_the_run_clearly_and_the_same_command_then_finishes_it() {
 #[test]
 fn a_temporary_folder_that_refuses_scratch_files_stops_the_run_clearly_and_loses_nothing() {
     let web = Web::start(FarmConfig { sites: 3, pages: 40, faults: false, seed: 5, ..FarmConfig::default() });
-    let args = |data: &std::path::Path| web.run_args(data, 2, &["--delay", "0", "--per-host", "4", "--partitions", "2"]);
+    let args =
+        |data: &std::path::Path| web.run_args(data, 2, &["--delay", "0", "--per-host", "4", "--partitions", "2"]);
     let data = web.dir("data");
     let missing = web.dir("no-such-folder");
-    let out = Command::new(env!("CARGO_BIN_EXE_layercrawl")).args(args(&data)).env("TMPDIR", &missing).output().expect("run layercrawl");
+    let out = Command::new(env!("CARGO_BIN_EXE_layercrawl"))
+        .args(args(&data))
+        .env("TMPDIR", &missing)
+        .output()
+        .expect("run layercrawl");
     assert_eq!(out.status.code(), Some(1), "a scratch failure is exit code 1");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("in/layer=0/part-") && err.contains(&missing.display().to_string()) && err.contains("Point TMPDIR at"), "{err}");
+    assert!(
+        err.contains("in/layer=0/part-")
+            && err.contains(&missing.display().to_string())
+            && err.contains("Point TMPDIR at"),
+        "{err}"
+    );
     assert!(!data.join("doc/layer=0").exists(), "nothing half-done is committed");
 
     crawl_ok(&args(&data));
@@ -214,9 +265,17 @@ fn a_temporary_folder_that_refuses_scratch_files_stops_the_run_clearly_and_loses
 /// `Retry-After: 5`) before it answers. Two connections per host, request
 /// starts 100 ms apart, so layer 1 takes several seconds.
 fn straggling_web() -> Web {
-    let farm = Farm::start_background(FarmConfig { sites: 1, pages: 40, faults: true, slow_ms: 2500, log_requests: true, ..FarmConfig::default() })
-        .expect("farm");
-    let seeds = ["http://s000.test/", "http://faults.test/trickle", "http://faults.test/wait-then-ok"].map(String::from);
+    let farm = Farm::start_background(FarmConfig {
+        sites: 1,
+        pages: 40,
+        faults: true,
+        slow_ms: 2500,
+        log_requests: true,
+        ..FarmConfig::default()
+    })
+    .expect("farm");
+    let seeds =
+        ["http://s000.test/", "http://faults.test/trickle", "http://faults.test/wait-then-ok"].map(String::from);
     Web::with_seeds(farm, &seeds)
 }
 
@@ -238,12 +297,23 @@ fn stragglers_cross_the_layer_barrier_and_nothing_is_lost_or_doubled() {
     let (crossed, s, stats) = run("crossed", "1s");
     let secs = |s: &serde_json::Value, l: usize| s["layers"][l]["seconds"].as_f64().expect("seconds");
     let n = |s: &serde_json::Value, l: usize, k: &str| s["layers"][l][k].as_u64().unwrap_or(u64::MAX);
-    eprintln!("layer 0: {:.2} s waiting for its slowest URL, {:.2} s with stragglers; whole crawl {:.2} vs {:.2} s", secs(&s_off, 0), secs(&s, 0), s_off["seconds"], s["seconds"]);
+    eprintln!(
+        "layer 0: {:.2} s waiting for its slowest URL, {:.2} s with stragglers; whole crawl {:.2} vs {:.2} s",
+        secs(&s_off, 0),
+        secs(&s, 0),
+        s_off["seconds"],
+        s["seconds"]
+    );
     // Without the tail rule, layer 0 waits for the 5 s pause; with it, layer 0
     // ends about 1 s after its last fast page, and both stragglers go on.
     assert!(secs(&s_off, 0) >= 5.0, "{}", s_off["layers"][0]);
     assert!(secs(&s, 0) < 2.4, "layer 0 did not wait for the trickle: {}", s["layers"][0]);
-    assert_eq!((n(&s, 0, "stragglers"), n(&s, 0, "stragglers_in_flight"), n(&s, 0, "carried")), (2, 1, 2), "{}", s["layers"][0]);
+    assert_eq!(
+        (n(&s, 0, "stragglers"), n(&s, 0, "stragglers_in_flight"), n(&s, 0, "carried")),
+        (2, 1, 2),
+        "{}",
+        s["layers"][0]
+    );
     assert_eq!(n(&s, 1, "adopted"), 1, "layer 1 adopts the trickle instead of requesting it again: {}", s["layers"][1]);
     assert_eq!(n(&s_off, 0, "stragglers"), 0);
 
@@ -254,7 +324,8 @@ fn stragglers_cross_the_layer_barrier_and_nothing_is_lost_or_doubled() {
         docs
     };
     let (docs_off, docs) = (rows(&waited), rows(&crossed));
-    let by_url = |d: &[common::Doc]| d.iter().map(|d| (d.url.clone(), (d.status, d.error.clone()))).collect::<BTreeMap<_, _>>();
+    let by_url =
+        |d: &[common::Doc]| d.iter().map(|d| (d.url.clone(), (d.status, d.error.clone()))).collect::<BTreeMap<_, _>>();
     assert_eq!(by_url(&docs), by_url(&docs_off), "same URLs and outcomes");
     assert_eq!(read_links(&crossed).len(), read_links(&waited).len(), "same link rows");
     for url in ["http://faults.test/trickle", "http://faults.test/wait-then-ok"] {
@@ -289,7 +360,12 @@ fn killed_with_stragglers_in_flight_the_crawl_ends_like_an_uninterrupted_one() {
     // 2.5 s, the pause at 5 s: kill before, during and after the hand-over.
     for at in [0.6, 1.6, 3.0, 5.5] {
         web.farm.reset_stats();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_layercrawl")).args(args(&killed)).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_layercrawl"))
+            .args(args(&killed))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
         std::thread::sleep(Duration::from_secs_f64(at));
         if child.try_wait().expect("wait").is_none() {
             child.kill().expect("SIGKILL");

@@ -22,16 +22,33 @@ fn python() -> String {
 
 #[test]
 fn duckdb_pyarrow_and_pandas_read_the_crawl() {
-    let farm = Farm::start_background(FarmConfig { sites: 4, pages: 40, faults: false, seed: 11, ..FarmConfig::default() })
-        .expect("farm");
+    let farm =
+        Farm::start_background(FarmConfig { sites: 4, pages: 40, faults: false, seed: 11, ..FarmConfig::default() })
+            .expect("farm");
     let tmp = tempfile::tempdir().expect("tempdir");
     let seeds = tmp.path().join("seeds.txt");
     std::fs::write(&seeds, farm.start_urls().join("\n")).expect("seeds");
     let data = tmp.path().join("data");
     let rule = farm.resolve_rule();
     common::crawl_ok(&[
-        "run", "--seeds", seeds.to_str().expect("utf8"), "--depth", "2", "--data", data.to_str().expect("utf8"),
-        "--resolve", &rule, "--allow-private", "--delay", "0", "--per-host", "4", "--partitions", "3", "--json", "--quiet",
+        "run",
+        "--seeds",
+        seeds.to_str().expect("utf8"),
+        "--depth",
+        "2",
+        "--data",
+        data.to_str().expect("utf8"),
+        "--resolve",
+        &rule,
+        "--allow-private",
+        "--delay",
+        "0",
+        "--per-host",
+        "4",
+        "--partitions",
+        "3",
+        "--json",
+        "--quiet",
     ]);
     let docs = common::read_docs(&data);
     let links = common::read_links(&data);
@@ -65,7 +82,10 @@ fn duckdb_pyarrow_and_pandas_read_the_crawl() {
     assert_eq!(got["status"], serde_json::to_value(&status).expect("json"));
     assert_eq!(got["pandas_200"], status.get("200").copied().unwrap_or(0));
     assert_eq!(per_layer.len(), 3, "layers 0..=2 present: {per_layer:?}");
-    let with_text = docs.iter().filter(|d| d.status == 200 && d.error.is_none() && d.text.as_deref().is_some_and(|t| !t.is_empty())).count();
+    let with_text = docs
+        .iter()
+        .filter(|d| d.status == 200 && d.error.is_none() && d.text.as_deref().is_some_and(|t| !t.is_empty()))
+        .count();
     assert_eq!(got["ok_with_text"], with_text as u64);
     assert!(with_text > 20);
 }

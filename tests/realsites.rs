@@ -22,17 +22,29 @@ fn a_real_documentation_site_is_crawled_whole_by_default() {
     std::fs::write(&seeds_file, seeds.join("\n")).expect("seeds");
     let crawl = |mode: Option<&str>| {
         let data = corpus.dir.path().join(mode.unwrap_or("default"));
-        let mut args: Vec<String> = ["run", "--seeds", &seeds_file.display().to_string(), "--depth", &depth.to_string(), "--data", &data.display().to_string()]
-            .map(String::from)
-            .to_vec();
+        let mut args: Vec<String> = [
+            "run",
+            "--seeds",
+            &seeds_file.display().to_string(),
+            "--depth",
+            &depth.to_string(),
+            "--data",
+            &data.display().to_string(),
+        ]
+        .map(String::from)
+        .to_vec();
         args.extend(corpus.resolve_args());
-        args.extend(["--allow-private", "--json", "--quiet", "--concurrency", "64", "--per-host", "16", "--delay", "0"].map(String::from));
+        args.extend(
+            ["--allow-private", "--json", "--quiet", "--concurrency", "64", "--per-host", "16", "--delay", "0"]
+                .map(String::from),
+        );
         if let Some(m) = mode {
             args.extend(["--denoise".to_string(), m.to_string()]);
         }
         let summary = crawl_ok(&args);
         let docs = read_docs(&data);
-        let ok: BTreeSet<String> = docs.iter().filter(|d| d.status == 200 && d.error.is_none()).map(|d| d.url.clone()).collect();
+        let ok: BTreeSet<String> =
+            docs.iter().filter(|d| d.status == 200 && d.error.is_none()).map(|d| d.url.clone()).collect();
         (summary, ok)
     };
     let (_, off) = crawl(Some("off"));
@@ -47,7 +59,11 @@ fn a_real_documentation_site_is_crawled_whole_by_default() {
     );
     #[allow(clippy::cast_precision_loss)]
     let share = |a: usize, b: usize| a as f64 / b as f64;
-    assert!(share(n_off, truth.len()) >= 0.995, "off reaches the walker's pages: {n_off} of {}; missed {missed:?}", truth.len());
+    assert!(
+        share(n_off, truth.len()) >= 0.995,
+        "off reaches the walker's pages: {n_off} of {}; missed {missed:?}",
+        truth.len()
+    );
     assert!(share(n_default, n_off) >= 0.995, "the default reaches what off reaches: {n_default} of {n_off}");
     // What the default did not follow, and why: on documentation sites the
     // evidence finds nothing barren, so nothing is dropped.

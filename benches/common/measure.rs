@@ -48,7 +48,10 @@ pub fn run_measured(cmd: &mut Command, out: &Path, err: &Path) -> Measured {
         let hwm = std::sync::Arc::clone(&hwm);
         std::thread::spawn(move || {
             while let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
-                let kb = status.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches(" kB").parse().ok());
+                let kb = status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("VmHWM:"))
+                    .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok());
                 match kb {
                     Some(kb) => hwm.fetch_max(kb, std::sync::atomic::Ordering::Relaxed),
                     None => break, // a zombie: it has exited

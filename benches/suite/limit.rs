@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use arrow::array::{Array, AsArray, RecordBatch, UInt32Array};
 use arrow::datatypes::Int32Type;
-use layercrawl::parse::{parse_html, ParseConfig};
 use layercrawl::driver::map::{BATCH_BYTES, BATCH_ROWS, SHARD_ROW_GROUP_BYTES};
+use layercrawl::parse::{parse_html, ParseConfig};
 use layercrawl::store::{concat_shards, schema::doc_schema, ShardWriter, Store};
 use url::Url;
 
@@ -74,7 +74,8 @@ pub fn store_cost(doc: &Path, rows_in_crawl: u64, tmp: &Path) -> (f64, f64) {
     let mut sample: Vec<RecordBatch> = Vec::new();
     for batch in DirBatches::new(doc, &names) {
         let n = batch.num_rows();
-        let picks: UInt32Array = (0..n).filter(|i| (seen + i + 1) % every == 0).map(|i| u32::try_from(i).ok()).collect();
+        let picks: UInt32Array =
+            (0..n).filter(|i| (seen + i + 1) % every == 0).map(|i| u32::try_from(i).ok()).collect();
         seen += n;
         let columns = batch.columns().iter().map(|c| arrow::compute::take(c, &picks, None).expect("take")).collect();
         sample.push(RecordBatch::try_new(schema.clone(), columns).expect("the crawl's doc schema"));
@@ -89,7 +90,8 @@ pub fn store_cost(doc: &Path, rows_in_crawl: u64, tmp: &Path) -> (f64, f64) {
         let store = Store::open(dir.to_str().expect("utf-8 temp path")).expect("a local store");
         let (s, m) = rt.block_on(async {
             let t = Instant::now();
-            let mut w = ShardWriter::create(&store, "shard.parquet", schema.clone(), SHARD_ROW_GROUP_BYTES).expect("shard writer");
+            let mut w = ShardWriter::create(&store, "shard.parquet", schema.clone(), SHARD_ROW_GROUP_BYTES)
+                .expect("shard writer");
             for b in &batches {
                 w.write(b).await.expect("write");
             }
@@ -109,10 +111,12 @@ pub fn store_cost(doc: &Path, rows_in_crawl: u64, tmp: &Path) -> (f64, f64) {
 
 /// `rows` cut as the crawl cuts its `doc` batches.
 fn crawl_batches(rows: &RecordBatch) -> Vec<RecordBatch> {
-    let size = |name: &str, i: usize| rows.column_by_name(name).map_or(0, |c| match c.data_type() {
-        arrow::datatypes::DataType::Binary => c.as_binary::<i32>().value_length(i),
-        _ => c.as_string::<i32>().value_length(i),
-    });
+    let size = |name: &str, i: usize| {
+        rows.column_by_name(name).map_or(0, |c| match c.data_type() {
+            arrow::datatypes::DataType::Binary => c.as_binary::<i32>().value_length(i),
+            _ => c.as_string::<i32>().value_length(i),
+        })
+    };
     let mut out = Vec::new();
     let (mut start, mut bytes) = (0usize, 0usize);
     for i in 0..rows.num_rows() {

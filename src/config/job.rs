@@ -50,8 +50,8 @@ impl JobFile {
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ConfigError::Job { path: path.to_path_buf(), reason: e.to_string() })?;
-        let mut job: Self = toml::from_str(&text)
-            .map_err(|e| ConfigError::Job { path: path.to_path_buf(), reason: e.to_string() })?;
+        let mut job: Self =
+            toml::from_str(&text).map_err(|e| ConfigError::Job { path: path.to_path_buf(), reason: e.to_string() })?;
         if let Some(dir) = path.parent() {
             for file in [job.seeds.as_mut(), job.noise_patterns.as_mut()].into_iter().flatten() {
                 if file.is_relative() {
@@ -59,7 +59,8 @@ impl JobFile {
                 }
             }
             // A plain relative folder (not a URL) is relative to the job file too.
-            if let Some(data) = job.data.as_mut().filter(|d| !d.contains("://") && Path::new(d.as_str()).is_relative()) {
+            if let Some(data) = job.data.as_mut().filter(|d| !d.contains("://") && Path::new(d.as_str()).is_relative())
+            {
                 *data = dir.join(&*data).display().to_string();
             }
         }

@@ -272,7 +272,8 @@ impl CrawlConfig {
         if !(noise_ratio > 0.0 && noise_ratio <= 1.0) {
             return Err(bad("noise-ratio", format!("{noise_ratio}; allowed 0 < r <= 1 (document B: 0.25)")));
         }
-        let cluster_sim = args.cluster_sim.or(job.cluster_sim).unwrap_or(crate::denoise::cluster::ClusterConfig::default().sim);
+        let cluster_sim =
+            args.cluster_sim.or(job.cluster_sim).unwrap_or(crate::denoise::cluster::ClusterConfig::default().sim);
         if !(cluster_sim > 0.0 && cluster_sim <= 1.0) {
             return Err(bad("cluster-sim", format!("{cluster_sim}; allowed 0 < s <= 1")));
         }
@@ -392,7 +393,11 @@ mod tests {
     fn flags_win_over_job_and_defaults_apply() {
         let dir = tempfile::tempdir().expect("tempdir");
         let job = dir.path().join("j.toml");
-        std::fs::write(&job, "seeds = 'seeds.txt'\ndepth = 5\nper-host = 4\nscope = 'any'\ndata = 'out'\ncompression = 'zstd:9'\n").expect("write");
+        std::fs::write(
+            &job,
+            "seeds = 'seeds.txt'\ndepth = 5\nper-host = 4\nscope = 'any'\ndata = 'out'\ncompression = 'zstd:9'\n",
+        )
+        .expect("write");
         let a = RunArgs { job: Some(job), depth: Some(1), ..RunArgs::default() };
         let c = CrawlConfig::from_sources(&a).expect("config");
         assert_eq!(c.depth, 1, "flag wins");
@@ -409,7 +414,8 @@ mod tests {
     #[test]
     fn the_shipped_nightly_job_is_valid() {
         let job = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs/nightly.toml");
-        let c = CrawlConfig::from_sources(&RunArgs { job: Some(job.clone()), ..RunArgs::default() }).expect("jobs/nightly.toml");
+        let c = CrawlConfig::from_sources(&RunArgs { job: Some(job.clone()), ..RunArgs::default() })
+            .expect("jobs/nightly.toml");
         let dir = job.parent().expect("jobs/");
         assert_eq!(c.seeds, dir.join("nightly-seeds.txt"));
         assert_eq!(c.data, dir.join("../data").display().to_string());

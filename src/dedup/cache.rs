@@ -154,7 +154,8 @@ impl VisitCache {
         let norm = |v: f32, lo: f32, hi: f32| if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
         #[allow(clippy::cast_precision_loss)]
         let weight = |e: &Entry| {
-            alpha * norm(rep_term(e.rep), rmin, rmax) + (1.0 - alpha) * norm((e.last - tmin) as f32, 0.0, (tmax - tmin) as f32)
+            alpha * norm(rep_term(e.rep), rmin, rmax)
+                + (1.0 - alpha) * norm((e.last - tmin) as f32, 0.0, (tmax - tmin) as f32)
         };
         let mut ranked: Vec<(f32, u64, u64)> = self.cache.iter().map(|(fp, e)| (weight(e), e.last, *fp)).collect();
         // Lowest weight first; among equals the least recent goes first.

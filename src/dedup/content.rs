@@ -156,7 +156,11 @@ mod tests {
             assert_eq!(m.claim(1000 + i as u64, u).expect("temp file"), Claim::New);
         }
         for (i, u) in urls.iter().enumerate() {
-            assert_eq!(m.claim(1000 + i as u64, "http://other.test/").expect("temp file"), Claim::DuplicateOf(u.clone()), "{i}");
+            assert_eq!(
+                m.claim(1000 + i as u64, "http://other.test/").expect("temp file"),
+                Claim::DuplicateOf(u.clone()),
+                "{i}"
+            );
         }
         assert_eq!(m.claim(1, "http://a.test/2").expect("temp file"), Claim::DuplicateOf("http://a.test/1".into()));
         assert_eq!(m.len(), 5001);
@@ -174,14 +178,17 @@ mod tests {
         assert_eq!(m.fresh_len(), 3);
         let mut got = m.fresh_rows(0..2).expect("temp file");
         got.extend(m.fresh_rows(2..3).expect("temp file"));
-        let want: Vec<(u64, String)> = vec![(9, "http://a.test/x".into()), (3, "http://a.test/ü".into()), (5, "http://a.test/z".into())];
+        let want: Vec<(u64, String)> =
+            vec![(9, "http://a.test/x".into()), (3, "http://a.test/ü".into()), (5, "http://a.test/z".into())];
         assert_eq!(got, want);
     }
 
     #[test]
     fn contents_known_before_a_mark_are_found_after_it_and_after_another() {
         let mut m = FirstUrls::new().expect("temp file");
-        for (h, u) in [(40, "http://a.test/40"), (u64::MAX, "http://a.test/max"), (2, "http://a.test/2"), (0, "http://a.test/0")] {
+        for (h, u) in
+            [(40, "http://a.test/40"), (u64::MAX, "http://a.test/max"), (2, "http://a.test/2"), (0, "http://a.test/0")]
+        {
             assert_eq!(m.claim(h, u).expect("temp file"), Claim::New);
         }
         m.mark();

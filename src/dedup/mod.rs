@@ -98,7 +98,8 @@ mod tests {
     async fn rounds_admit_each_url_once_and_say_who_caught_the_repeats() {
         let visited = VisitedStore::new(Store::open("memory://").expect("store"));
         let cache = Mutex::new(VisitCache::new(cache::CacheConfig { capacity: 2, alpha: 0.5 }));
-        let r0 = dedup_round(&cache, &visited, 0, 0, vec![(1, "a"), (2, "b"), (1, "a again"), (3, "c")]).await.expect("r0");
+        let r0 =
+            dedup_round(&cache, &visited, 0, 0, vec![(1, "a"), (2, "b"), (1, "a again"), (3, "c")]).await.expect("r0");
         assert_eq!(r0.admitted, vec!["a", "b", "c"]);
         assert_eq!(r0.stats, RoundStats { visit_hits: 1, cache_hits: 0, store_hits: 0 });
         // The cache holds at most 2 of {1, 2, 3}; whatever it evicted, the store still knows.

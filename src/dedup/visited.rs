@@ -168,7 +168,10 @@ mod tests {
         v.put_run(0, 0, &[10, 20, 30]).await.expect("put");
         v.put_run(0, 1, &[15, 20, 40]).await.expect("put");
         assert_eq!(v.forget(0, &[20, 30, 99]).await.expect("forget"), 3, "20 twice, 30 once");
-        assert_eq!(v.contains_sorted(0, 2, &[10, 15, 20, 30, 40]).await.expect("merge"), vec![true, true, false, false, true]);
+        assert_eq!(
+            v.contains_sorted(0, 2, &[10, 15, 20, 30, 40]).await.expect("merge"),
+            vec![true, true, false, false, true]
+        );
     }
 
     #[test]

@@ -171,7 +171,12 @@ mod tests {
 
     #[test]
     fn a_cluster_of_mostly_flagged_links_is_noise() {
-        let urls = ["http://s1.test/about", "http://s1.test/about-us", "http://s1.test/about/team", "http://s1.test/article/1"];
+        let urls = [
+            "http://s1.test/about",
+            "http://s1.test/about-us",
+            "http://s1.test/about/team",
+            "http://s1.test/article/1",
+        ];
         // The shared `http://s1.test/` prefix makes short URLs look alike
         // (article/1 vs about is 0.78), so this block needs sim 0.85.
         let cfg = ClusterConfig { sim: 0.85, noise_share: 0.5, ..ClusterConfig::default() };
@@ -203,7 +208,11 @@ mod tests {
     fn cluster_count_is_capped() {
         let urls: Vec<String> = (0..50).map(|i| format!("{i}{}", "q".repeat(i))).collect();
         let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
-        let c = cluster_block(&items(&refs, &[]), &[], &ClusterConfig { max_clusters: 5, sim: 0.99, ..ClusterConfig::default() });
+        let c = cluster_block(
+            &items(&refs, &[]),
+            &[],
+            &ClusterConfig { max_clusters: 5, sim: 0.99, ..ClusterConfig::default() },
+        );
         assert_eq!(c.clusters, 5);
         assert!(c.comparisons <= 50 * 5);
     }

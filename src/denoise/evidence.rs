@@ -32,7 +32,6 @@ use std::sync::{Arc, OnceLock};
 use arrow::array::{Array, AsArray, BinaryArray, BooleanArray, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Int32Type, Int64Type, Schema, SchemaRef};
 
-
 /// Barren pages a template needs: one or two copies are chance, three of
 /// one URL pattern are a habit of the site.
 pub const MIN_BARREN: usize = 3;
@@ -55,7 +54,10 @@ pub fn paragraphs(text: &str) -> Vec<Paragraph> {
         .map(str::trim)
         .filter_map(|l| {
             let chars = l.chars().count();
-            (chars >= MIN_LINE_CHARS).then(|| Paragraph { hash: xxhash_rust::xxh3::xxh3_64(l.as_bytes()), chars: u32::try_from(chars).unwrap_or(u32::MAX) })
+            (chars >= MIN_LINE_CHARS).then(|| Paragraph {
+                hash: xxhash_rust::xxh3::xxh3_64(l.as_bytes()),
+                chars: u32::try_from(chars).unwrap_or(u32::MAX),
+            })
         })
         .collect()
 }
@@ -195,7 +197,8 @@ pub fn templates(url: &str) -> [String; 2] {
     let mut fine = host.to_string();
     for seg in &segments {
         fine.push('/');
-        let variable = seg.chars().any(|c| c.is_ascii_digit()) || seg.contains('-') || seg.contains('_') || seg.len() > 24;
+        let variable =
+            seg.chars().any(|c| c.is_ascii_digit()) || seg.contains('-') || seg.contains('_') || seg.len() > 24;
         fine.push_str(if variable { "*" } else { seg });
     }
     if path.ends_with('/') {
@@ -243,7 +246,8 @@ impl TemplateCount {
 /// or failing is not barren. Sorted by template, deterministic.
 #[must_use]
 pub fn count_templates(before: Vec<TemplateCount>, judged: &[(String, Outcome)]) -> Vec<TemplateCount> {
-    let mut map: BTreeMap<String, (u64, u64)> = before.into_iter().map(|t| (t.template, (t.fetched, t.barren))).collect();
+    let mut map: BTreeMap<String, (u64, u64)> =
+        before.into_iter().map(|t| (t.template, (t.fetched, t.barren))).collect();
     for (url, outcome) in judged {
         for t in templates(url) {
             let e = map.entry(t).or_default();
@@ -370,7 +374,11 @@ pub fn templates_rows(b: &RecordBatch) -> Option<Vec<TemplateCount>> {
     let f = b.column_by_name("fetched")?.as_primitive_opt::<Int64Type>()?;
     let n = b.column_by_name("barren")?.as_primitive_opt::<Int64Type>()?;
     let u = |v: i64| u64::try_from(v).unwrap_or(0);
-    Some((0..b.num_rows()).map(|i| TemplateCount { template: t.value(i).to_string(), fetched: u(f.value(i)), barren: u(n.value(i)) }).collect())
+    Some(
+        (0..b.num_rows())
+            .map(|i| TemplateCount { template: t.value(i).to_string(), fetched: u(f.value(i)), barren: u(n.value(i)) })
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -378,7 +386,15 @@ mod tests {
     use super::*;
 
     fn page(url: &str, chars: u32, hash: u64, text: &str) -> Sample {
-        Sample { url: url.into(), status: 200, html: true, text_chars: chars, content_hash: Some(hash), paragraphs: paragraphs(text), ..Sample::default() }
+        Sample {
+            url: url.into(),
+            status: 200,
+            html: true,
+            text_chars: chars,
+            content_hash: Some(hash),
+            paragraphs: paragraphs(text),
+            ..Sample::default()
+        }
     }
 
     const P1: &str = "The council met on Tuesday to discuss the new bridge over the river.";
@@ -401,7 +417,8 @@ mod tests {
     #[test]
     fn a_template_is_barren_from_three_copies_making_nine_tenths_of_it() {
         let copy = Outcome::Barren(Barren::Duplicate);
-        let mut judged: Vec<(String, Outcome)> = (0..3).map(|i| (format!("http://s.test/news/{i}-x?print=1"), copy)).collect();
+        let mut judged: Vec<(String, Outcome)> =
+            (0..3).map(|i| (format!("http://s.test/news/{i}-x?print=1"), copy)).collect();
         judged.extend((0..30).map(|i| (format!("http://s.test/news/{i}-x"), Outcome::Fruitful)));
         let counts = count_templates(Vec::new(), &judged);
         let barren: Vec<&str> = counts.iter().filter(|t| t.is_barren()).map(|t| t.template.as_str()).collect();
@@ -411,7 +428,8 @@ mod tests {
         let later = count_templates(counts, &[("http://s.test/news/9-x?print=1".to_string(), Outcome::Fruitful)]);
         assert!(later.iter().all(|t| !t.is_barren()), "{later:?}");
         // Thin pages count as fetched, so a template of thin pages and two copies is not barren.
-        let mut mixed: Vec<(String, Outcome)> = (0..20).map(|i| (format!("http://s.test/genindex-{i}"), Outcome::Neutral)).collect();
+        let mut mixed: Vec<(String, Outcome)> =
+            (0..20).map(|i| (format!("http://s.test/genindex-{i}"), Outcome::Neutral)).collect();
         mixed.extend((0..3).map(|i| (format!("http://s.test/genindex-{i}x"), copy)));
         assert!(count_templates(Vec::new(), &mixed).iter().all(|t| !t.is_barren()));
     }
@@ -425,7 +443,11 @@ mod tests {
         let amp = format!("{P1}\n{P2}\n{P3}\nYou are reading the mobile version of this story.");
         assert_eq!(seen.judge(&page("http://s.test/amp/a", 4100, 2, &amp)), Outcome::Barren(Barren::NearDuplicate));
         let other = format!("Our bakery opens at seven every morning, and closes at noon.\n{FOOTER}");
-        assert_eq!(seen.judge(&page("http://s.test/b", 4000, 3, &other)), Outcome::Fruitful, "a shared footer is not a copy");
+        assert_eq!(
+            seen.judge(&page("http://s.test/b", 4000, 3, &other)),
+            Outcome::Fruitful,
+            "a shared footer is not a copy"
+        );
         // A short page is no evidence either way, even when it repeats.
         assert_eq!(seen.judge(&page("http://s.test/genindex-A", 120, 9, "A")), Outcome::Neutral);
         assert_eq!(seen.judge(&page("http://s.test/genindex-B", 120, 9, "A")), Outcome::Neutral);
@@ -443,12 +465,19 @@ mod tests {
         seen.add(&page("http://s.test/a", 4000, 1, &format!("{P1}\n{P2}\n{P3}")));
         seen.freeze();
         assert_eq!(seen.judge(&page("http://s.test/a?replytocom=7", 4000, 1, P1)), Outcome::Barren(Barren::Duplicate));
-        assert_eq!(seen.judge(&page("http://s.test/amp/a", 4000, 5, &format!("{P1}\n{P2}"))), Outcome::Barren(Barren::NearDuplicate));
+        assert_eq!(
+            seen.judge(&page("http://s.test/amp/a", 4000, 5, &format!("{P1}\n{P2}"))),
+            Outcome::Barren(Barren::NearDuplicate)
+        );
     }
 
     #[test]
     fn the_judging_order_puts_originals_before_their_copies() {
-        let mut v = vec![page("http://s.test/mirror/news/1", 1, 1, ""), page("http://s.test/news/1", 1, 1, ""), page("http://s.test/news/1?print=1", 1, 1, "")];
+        let mut v = vec![
+            page("http://s.test/mirror/news/1", 1, 1, ""),
+            page("http://s.test/news/1", 1, 1, ""),
+            page("http://s.test/news/1?print=1", 1, 1, ""),
+        ];
         judging_order(&mut v);
         let urls: Vec<&str> = v.iter().map(|s| s.url.as_str()).collect();
         assert_eq!(urls, ["http://s.test/news/1", "http://s.test/mirror/news/1", "http://s.test/news/1?print=1"]);
@@ -456,7 +485,10 @@ mod tests {
 
     #[test]
     fn samples_and_template_rows_round_trip() {
-        let rows = vec![page("http://s.test/a", 10, u64::MAX, P1), Sample { url: "http://s.test/b".into(), status: 404, ..Sample::default() }];
+        let rows = vec![
+            page("http://s.test/a", 10, u64::MAX, P1),
+            Sample { url: "http://s.test/b".into(), status: 404, ..Sample::default() },
+        ];
         let b = samples_batch(&rows).expect("batch");
         assert_eq!(samples_rows(&b).expect("decode"), rows);
         let t = vec![TemplateCount { template: "s.test?print".into(), fetched: 9, barren: 8 }];

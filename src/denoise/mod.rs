@@ -85,7 +85,10 @@ mod tests {
     #[test]
     fn a_block_of_navigation_urls_is_noise_and_articles_are_kept() {
         let mut block: Vec<BlockUrl> = (0..12)
-            .map(|i| BlockUrl { url: format!("http://s1.test/news/{}-some-article-title", 1000 + i * 37), dom_noise: i % 5 == 0 })
+            .map(|i| BlockUrl {
+                url: format!("http://s1.test/news/{}-some-article-title", 1000 + i * 37),
+                dom_noise: i % 5 == 0,
+            })
             .collect();
         block.extend((0..6).map(|i| BlockUrl { url: format!("http://s1.test/tag/word{i}/"), dom_noise: true }));
         let v = noise_by_cluster(&block, &[], &ClusterConfig::default(), Method::Strict);
@@ -96,10 +99,16 @@ mod tests {
 
     #[test]
     fn by_evidence_suspects_are_followed_and_known_noise_is_dropped() {
-        let mut block: Vec<BlockUrl> =
-            (0..8).map(|i| BlockUrl { url: format!("http://s1.test/news/{}-some-article-title", 1000 + i * 37), dom_noise: true }).collect();
-        block.extend((0..4).map(|i| BlockUrl { url: format!("http://s1.test/login?next=/news/{i}"), dom_noise: false }));
-        let v = noise_by_cluster(&block, &["http://s1.test/login?next=/x"], &ClusterConfig::default(), Method::Evidence);
+        let mut block: Vec<BlockUrl> = (0..8)
+            .map(|i| BlockUrl {
+                url: format!("http://s1.test/news/{}-some-article-title", 1000 + i * 37),
+                dom_noise: true,
+            })
+            .collect();
+        block
+            .extend((0..4).map(|i| BlockUrl { url: format!("http://s1.test/login?next=/news/{i}"), dom_noise: false }));
+        let v =
+            noise_by_cluster(&block, &["http://s1.test/login?next=/x"], &ClusterConfig::default(), Method::Evidence);
         assert!(v.noise[..8].iter().all(|n| !n), "links in menus are followed without evidence: {v:?}");
         assert!(v.noise[8..].iter().all(|n| *n), "the user's known noise marks its cluster: {v:?}");
         let strict = noise_by_cluster(&block, &[], &ClusterConfig::default(), Method::Strict);

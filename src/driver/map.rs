@@ -15,8 +15,8 @@ use crate::dedup::content::{Claim, FirstUrls};
 use crate::denoise::evidence::{self, Sample};
 use crate::fetch::{ErrorKind, Fetched, LayerTail, UrlSource};
 use crate::partition::partition_of_domain;
-use crate::store::manifest::MapManifest;
 use crate::store::input::InputRows;
+use crate::store::manifest::MapManifest;
 use crate::store::schema::{self, DocRow, InRow, LinkRow};
 use crate::store::{layout, stream_batches, ShardWriter, Store, StoreError};
 use crate::urlnorm;
@@ -85,7 +85,13 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
     let input_path = layout::input(layer, part);
     let input_err = |e| RunError::Store(StoreError::scratch(&input_path, e));
     let mut manifest = MapManifest { layer, partition: part, input: input.len() as u64, ..MapManifest::default() };
-    for stale in [layout::doc(layer, part), layout::links(layer, part), layout::carry(layer, part), layout::content(part, layer), layout::samples(layer, part)] {
+    for stale in [
+        layout::doc(layer, part),
+        layout::links(layer, part),
+        layout::carry(layer, part),
+        layout::content(part, layer),
+        layout::samples(layer, part),
+    ] {
         store.delete(&stale).await?;
     }
     if input.is_empty() {
@@ -184,8 +190,10 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
     docs.finish().await?;
     links.finish().await?;
     if !report.carried.is_empty() {
-        let carried = report.carried.iter().map(|&id| input.row(id)).collect::<Result<Vec<InRow>, _>>().map_err(input_err)?;
-        let mut w = ShardWriter::create(store, &layout::carry(layer, part), schema::input_schema(), SHARD_ROW_GROUP_BYTES)?;
+        let carried =
+            report.carried.iter().map(|&id| input.row(id)).collect::<Result<Vec<InRow>, _>>().map_err(input_err)?;
+        let mut w =
+            ShardWriter::create(store, &layout::carry(layer, part), schema::input_schema(), SHARD_ROW_GROUP_BYTES)?;
         w.write(&schema::input_batch(&carried)?).await?;
         w.finish().await?;
         ctx.progress.pages_carried(carried.len() as u64);
@@ -196,7 +204,8 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
     sample_sink.finish().await?;
     let fresh = first_urls.fresh_len();
     if fresh > 0 {
-        let mut w = ShardWriter::create(store, &layout::content(part, layer), schema::content_schema(), SHARD_ROW_GROUP_BYTES)?;
+        let mut w =
+            ShardWriter::create(store, &layout::content(part, layer), schema::content_schema(), SHARD_ROW_GROUP_BYTES)?;
         for start in (0..fresh).step_by(BATCH_ROWS * 64) {
             let rows = first_urls.fresh_rows(start..fresh.min(start + BATCH_ROWS * 64)).map_err(scratch_err)?;
             w.write(&schema::content_batch(&rows)?).await?;
@@ -309,7 +318,8 @@ impl<'a> Sink<'a> {
 
     async fn write(&mut self, batch: &arrow::array::RecordBatch) -> Result<(), StoreError> {
         if self.writer.is_none() {
-            self.writer = Some(ShardWriter::create(self.store, &self.path, self.schema.clone(), SHARD_ROW_GROUP_BYTES)?);
+            self.writer =
+                Some(ShardWriter::create(self.store, &self.path, self.schema.clone(), SHARD_ROW_GROUP_BYTES)?);
         }
         self.writer.as_mut().expect("created above").write(batch).await
     }

@@ -165,7 +165,12 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
                 None => next::next_layer(&ctx, layer).await?,
             };
             ls.set_next(&next);
-            tracing::info!(layer, seconds = next_start.elapsed().as_secs_f64(), next = next.next, "next layer's input built");
+            tracing::info!(
+                layer,
+                seconds = next_start.elapsed().as_secs_f64(),
+                next = next.next,
+                "next layer's input built"
+            );
         }
         ls.seconds = layer_start.elapsed().as_secs_f64();
         tracing::info!(layer, fetched = ls.fetched, ok = ls.ok, new_urls = ls.new_urls, "layer done");
@@ -200,10 +205,7 @@ async fn run_layer(ctx: &Ctx, layer: u32) -> Result<LayerSummary, RunError> {
     if todo.is_empty() {
         return Ok(ls);
     }
-    let total = store
-        .get_json::<NextManifest>(&layout::input_manifest(layer))
-        .await?
-        .map_or(0, |m| m.next);
+    let total = store.get_json::<NextManifest>(&layout::input_manifest(layer)).await?.map_or(0, |m| m.next);
     ctx.progress.start_layer(layer, total, done_inputs);
     let mut lctx = ctx.clone();
     lctx.layer_deadline = ctx.cfg.layer_timeout.map(|t| Instant::now() + t);
@@ -240,17 +242,37 @@ async fn check_state(store: &Store, now: &RunState) -> Result<(), RunError> {
     };
     let data = store.location().to_string();
     if was.partitions != now.partitions {
-        return Err(RunError::Incompatible { data, what: "--partitions", was: was.partitions.to_string(), now: now.partitions.to_string() });
+        return Err(RunError::Incompatible {
+            data,
+            what: "--partitions",
+            was: was.partitions.to_string(),
+            now: now.partitions.to_string(),
+        });
     }
     if was.scope != now.scope {
-        return Err(RunError::Incompatible { data, what: "--scope", was: format!("{:?}", was.scope).to_lowercase(), now: format!("{:?}", now.scope).to_lowercase() });
+        return Err(RunError::Incompatible {
+            data,
+            what: "--scope",
+            was: format!("{:?}", was.scope).to_lowercase(),
+            now: format!("{:?}", now.scope).to_lowercase(),
+        });
     }
     if was.strip_params.is_some() && was.strip_params != now.strip_params {
         let show = |p: &Option<Vec<String>>| p.as_deref().map_or_else(String::new, |l| format!("[{}]", l.join(",")));
-        return Err(RunError::Incompatible { data, what: "--strip-params", was: show(&was.strip_params), now: show(&now.strip_params) });
+        return Err(RunError::Incompatible {
+            data,
+            what: "--strip-params",
+            was: show(&was.strip_params),
+            now: show(&now.strip_params),
+        });
     }
     if was.seeds != now.seeds {
-        return Err(RunError::Incompatible { data, what: "seeds", was: format!("{} other seed URLs", was.seeds.len()), now: format!("{} seed URLs", now.seeds.len()) });
+        return Err(RunError::Incompatible {
+            data,
+            what: "seeds",
+            was: format!("{} other seed URLs", was.seeds.len()),
+            now: format!("{} seed URLs", now.seeds.len()),
+        });
     }
     Ok(())
 }

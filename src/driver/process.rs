@@ -52,7 +52,8 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
         ..DocRow::default()
     };
     let mut links = Vec::new();
-    let mut sample = (ctx.denoise != Denoise::Off).then(|| Sample { redirect_out: f.redirect_out.is_some(), ..Sample::default() });
+    let mut sample =
+        (ctx.denoise != Denoise::Off).then(|| Sample { redirect_out: f.redirect_out.is_some(), ..Sample::default() });
     if let Some(target) = &f.redirect_out {
         links.push(link(ctx, &doc.url, target, String::new(), depth, false, 0.0));
     }
@@ -112,7 +113,15 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
 
 /// A link row with its noise label: hard reasons (`nofollow`, `scope`)
 /// first, then the DOM prefilter (S302) when `--denoise` is on.
-fn link(ctx: &ProcessCtx, src: &str, dst: &Url, anchor: String, depth: i32, nofollow: bool, block_ratio: f32) -> LinkRow {
+fn link(
+    ctx: &ProcessCtx,
+    src: &str,
+    dst: &Url,
+    anchor: String,
+    depth: i32,
+    nofollow: bool,
+    block_ratio: f32,
+) -> LinkRow {
     let (noise, followed) = if nofollow {
         (Some("nofollow"), false)
     } else if !ctx.scope.allows(dst) {
@@ -123,7 +132,15 @@ fn link(ctx: &ProcessCtx, src: &str, dst: &Url, anchor: String, depth: i32, nofo
     } else {
         (None, true)
     };
-    LinkRow { src_url: src.to_string(), dst_url: dst.to_string(), anchor, depth: depth + 1, noise, followed, block_ratio }
+    LinkRow {
+        src_url: src.to_string(),
+        dst_url: dst.to_string(),
+        anchor,
+        depth: depth + 1,
+        noise,
+        followed,
+        block_ratio,
+    }
 }
 
 fn count<'a>(it: impl Iterator<Item = &'a LinkRow>) -> i32 {

@@ -29,9 +29,11 @@ impl Progress {
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
         bar.set_style(
-            ProgressStyle::with_template("{prefix:>8} [{bar:30}] {pos}/{len} pages {per_sec:>10} {msg} [{elapsed_precise}]")
-                .expect("template is valid")
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{prefix:>8} [{bar:30}] {pos}/{len} pages {per_sec:>10} {msg} [{elapsed_precise}]",
+            )
+            .expect("template is valid")
+            .progress_chars("=> "),
         );
         bar.set_prefix(format!("layer {layer}"));
         bar.set_position(done);
@@ -42,7 +44,8 @@ impl Progress {
 
     /// One URL finished.
     pub fn page_done(&self, failed: bool) {
-        let errors = if failed { self.errors.fetch_add(1, Ordering::Relaxed) + 1 } else { self.errors.load(Ordering::Relaxed) };
+        let errors =
+            if failed { self.errors.fetch_add(1, Ordering::Relaxed) + 1 } else { self.errors.load(Ordering::Relaxed) };
         if let Ok(b) = self.bar.lock() {
             if let Some(bar) = b.as_ref() {
                 bar.inc(1);

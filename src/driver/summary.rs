@@ -159,11 +159,26 @@ impl RunSummary {
     #[must_use]
     pub fn table(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "\nlayercrawl: {} seeds, depth {}, {} partitions, data in {}", self.seeds, self.depth, self.partitions, self.data);
+        let _ = writeln!(
+            s,
+            "\nlayercrawl: {} seeds, depth {}, {} partitions, data in {}",
+            self.seeds, self.depth, self.partitions, self.data
+        );
         let _ = writeln!(
             s,
             "{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>10} {:>10} {:>8}  errors by kind",
-            "layer", "input", "fetched", "ok", "errors", "robots", "retries", "new urls", "carried", "stragglers", "MB", "seconds"
+            "layer",
+            "input",
+            "fetched",
+            "ok",
+            "errors",
+            "robots",
+            "retries",
+            "new urls",
+            "carried",
+            "stragglers",
+            "MB",
+            "seconds"
         );
         for l in &self.layers {
             let errs: u64 = l.errors.values().sum();
@@ -173,7 +188,19 @@ impl RunSummary {
             let _ = writeln!(
                 s,
                 "{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>10} {:>10.1} {:>8.1}  {}",
-                l.layer, l.input, l.fetched, l.ok, errs, l.robots, l.retries, l.new_urls, l.carried, l.stragglers, mb, l.seconds, kinds.join(" ")
+                l.layer,
+                l.input,
+                l.fetched,
+                l.ok,
+                errs,
+                l.robots,
+                l.retries,
+                l.new_urls,
+                l.carried,
+                l.stragglers,
+                mb,
+                l.seconds,
+                kinds.join(" ")
             );
             if let Some(line) = l.optimise_line() {
                 let _ = writeln!(s, "{line}");

@@ -47,7 +47,12 @@ fn idle_timeout(delay: Duration) -> Duration {
 
 /// Performs one GET of `url`, reading at most `max_body` bytes of the
 /// (decompressed) body. Failures are values, never panics or errors.
-pub async fn exchange(client: &reqwest::Client, policy: AddressPolicy, url: &Url, max_body: u64) -> Result<Response, (ErrorKind, String)> {
+pub async fn exchange(
+    client: &reqwest::Client,
+    policy: AddressPolicy,
+    url: &Url,
+    max_body: u64,
+) -> Result<Response, (ErrorKind, String)> {
     // IP-literal hosts skip the resolver inside the client: check them here.
     if let Some(ip) = literal_ip(url) {
         if let Err(class) = policy.check(ip) {
@@ -60,12 +65,12 @@ pub async fn exchange(client: &reqwest::Client, policy: AddressPolicy, url: &Url
     let start = Instant::now();
     let mut resp = client.get(url.clone()).send().await.map_err(|e| classify(&e))?;
     let status = resp.status().as_u16();
-    let header = |name: reqwest::header::HeaderName| {
-        resp.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string)
-    };
+    let header =
+        |name: reqwest::header::HeaderName| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
     let content_type = header(reqwest::header::CONTENT_TYPE);
     let location = header(reqwest::header::LOCATION);
-    let retry_after = header(reqwest::header::RETRY_AFTER).and_then(|v| parse_retry_after(&v, std::time::SystemTime::now()));
+    let retry_after =
+        header(reqwest::header::RETRY_AFTER).and_then(|v| parse_retry_after(&v, std::time::SystemTime::now()));
     // Sized once from Content-Length (bounded by the body limit), so a
     // body arriving in many chunks is copied once, not regrown.
     let expected = resp.content_length().unwrap_or(0).min(max_body);

@@ -37,7 +37,8 @@ impl RobotsRules {
             Ok(r) => (AccessResult::Unavailable, r.status),
             Err(_) => (AccessResult::Unreachable, 0),
         };
-        let unreachable = resp.err().map(|(kind, detail)| (*kind, format!("robots.txt could not be fetched: {detail}")));
+        let unreachable =
+            resp.err().map(|(kind, detail)| (*kind, format!("robots.txt could not be fetched: {detail}")));
         Self { robots: Robots::from_access(access, agent), status, unreachable }
     }
 
@@ -98,7 +99,10 @@ mod tests {
     #[test]
     fn rfc9309_access_rules() {
         let u = |p: &str| Url::parse(&format!("http://a.test{p}")).expect("url");
-        let ok = RobotsRules::from_exchange(Ok(&resp(200, b"User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n")), "layercrawl");
+        let ok = RobotsRules::from_exchange(
+            Ok(&resp(200, b"User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n")),
+            "layercrawl",
+        );
         assert!(ok.allows(&u("/public")) && !ok.allows(&u("/private/x")));
         assert_eq!(ok.crawl_delay(), Some(Duration::from_secs(2)));
         let missing = RobotsRules::from_exchange(Ok(&resp(404, b"")), "layercrawl");

@@ -25,9 +25,8 @@ const BLOCKS: &[&str] = &[
 /// Elements that only break a line of text.
 const BREAKS: &[&str] = &["br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "dt", "dd", "blockquote", "pre", "hr"];
 /// Elements without an end tag.
-const VOID: &[&str] = &[
-    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr", "param",
-];
+const VOID: &[&str] =
+    &["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr", "param"];
 
 /// Longest anchor text and title kept, in characters.
 const MAX_ANCHOR: usize = 512;
@@ -260,7 +259,8 @@ impl State {
             "a" | "area" => {
                 self.end_anchor();
                 let href = attr(tag, "href").map(str::to_string);
-                let nofollow = attr(tag, "rel").is_some_and(|r| r.split_ascii_whitespace().any(|t| t.eq_ignore_ascii_case("nofollow")));
+                let nofollow = attr(tag, "rel")
+                    .is_some_and(|r| r.split_ascii_whitespace().any(|t| t.eq_ignore_ascii_case("nofollow")));
                 let anchor = Anchor { href, nofollow, text: String::new(), block: self.cur_block() };
                 if name == "area" {
                     let mut a = anchor;

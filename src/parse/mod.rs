@@ -78,10 +78,8 @@ pub struct Page {
 /// and refusing binary bodies mislabelled as HTML.
 #[must_use]
 pub fn is_html(content_type: Option<&str>, body: &[u8]) -> bool {
-    let mime = content_type
-        .and_then(|c| c.split(';').next())
-        .map(|m| m.trim().to_ascii_lowercase())
-        .unwrap_or_default();
+    let mime =
+        content_type.and_then(|c| c.split(';').next()).map(|m| m.trim().to_ascii_lowercase()).unwrap_or_default();
     match mime.as_str() {
         "text/html" | "application/xhtml+xml" => !looks_binary(body),
         "" | "text/plain" | "application/octet-stream" | "unknown/unknown" | "application/unknown" => looks_html(body),
@@ -96,8 +94,20 @@ fn looks_html(body: &[u8]) -> bool {
     let start = head.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(head.len());
     let head = &head[start..];
     const SIGS: [&[u8]; 14] = [
-        b"<!doctype html", b"<html", b"<head", b"<script", b"<iframe", b"<h1", b"<div", b"<font", b"<table", b"<a",
-        b"<style", b"<title", b"<body", b"<p",
+        b"<!doctype html",
+        b"<html",
+        b"<head",
+        b"<script",
+        b"<iframe",
+        b"<h1",
+        b"<div",
+        b"<font",
+        b"<table",
+        b"<a",
+        b"<style",
+        b"<title",
+        b"<body",
+        b"<p",
     ];
     SIGS.iter().any(|sig| {
         head.len() > sig.len()

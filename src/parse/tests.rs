@@ -105,10 +105,14 @@ fn links_and_text_are_capped() {
 fn legacy_charsets_decode_to_the_right_text() {
     let base = Url::parse("http://charset.test/").expect("base");
     let cfg = ParseConfig::default();
-    let body = "<html><head><meta charset=shift_jis><title>日本語のページ</title></head><body><p>東京の天気</p></body></html>";
+    let body =
+        "<html><head><meta charset=shift_jis><title>日本語のページ</title></head><body><p>東京の天気</p></body></html>";
     let (bytes, _, _) = encoding_rs::SHIFT_JIS.encode(body);
     let p = parse_html(&bytes, Some("text/html"), &base, &cfg);
-    assert_eq!((p.encoding.name(), p.title.as_deref(), p.text.as_str()), ("Shift_JIS", Some("日本語のページ"), "東京の天気"));
+    assert_eq!(
+        (p.encoding.name(), p.title.as_deref(), p.text.as_str()),
+        ("Shift_JIS", Some("日本語のページ"), "東京の天気")
+    );
     let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode("<p>Café crème brûlée</p>");
     let p = parse_html(&bytes, Some("text/html; charset=windows-1252"), &base, &cfg);
     assert_eq!(p.text, "Café crème brûlée");

@@ -50,9 +50,11 @@ pub async fn concat_shards(store: &Store, inputs: &[String], output: &str) -> Re
     let first = &metas[0];
     let schema = first.file_metadata().schema_descr().root_schema_ptr();
     // Keep the Arrow schema (time zones, unsigned types) that the shards carry.
-    let props = WriterProperties::builder().set_key_value_metadata(first.file_metadata().key_value_metadata().cloned()).build();
+    let props =
+        WriterProperties::builder().set_key_value_metadata(first.file_metadata().key_value_metadata().cloned()).build();
     let encoded = SharedBuf::default();
-    let mut writer = Some(SerializedFileWriter::new(encoded.clone(), schema, Arc::new(props)).map_err(|e| perr(output, e))?);
+    let mut writer =
+        Some(SerializedFileWriter::new(encoded.clone(), schema, Arc::new(props)).map_err(|e| perr(output, e))?);
     let mut sink = BufWriter::with_capacity(store.backend(), Path::from(output), 8 << 20);
     let mut rows = 0u64;
     for (input, meta) in inputs.iter().zip(metas) {
@@ -95,7 +97,10 @@ pub(super) fn check_schemas(inputs: &[String], metas: &[&ParquetMetaData], outpu
     let schema = first.file_metadata().schema_descr().root_schema_ptr();
     for (input, meta) in inputs.iter().zip(metas) {
         if meta.file_metadata().schema_descr().root_schema_ptr() != schema {
-            return Err(StoreError::Schema { path: input.clone(), reason: format!("its schema differs from {}'s", inputs[0]) });
+            return Err(StoreError::Schema {
+                path: input.clone(),
+                reason: format!("its schema differs from {}'s", inputs[0]),
+            });
         }
     }
     Ok(())
@@ -159,9 +164,10 @@ fn copy_row_group<W: Write + Send>(
 async fn drain(encoded: &SharedBuf, sink: &mut BufWriter, output: &str) -> Result<(), StoreError> {
     let bytes = encoded.take();
     if !bytes.is_empty() {
-        sink.write_all(&bytes)
-            .await
-            .map_err(|e| StoreError::Parquet { path: output.to_string(), source: ParquetError::External(Box::new(e)) })?;
+        sink.write_all(&bytes).await.map_err(|e| StoreError::Parquet {
+            path: output.to_string(),
+            source: ParquetError::External(Box::new(e)),
+        })?;
     }
     Ok(())
 }
@@ -198,7 +204,9 @@ impl RangeChunk {
             .checked_sub(self.base)
             .and_then(|o| usize::try_from(o).ok())
             .filter(|&o| o + length <= self.bytes.len())
-            .ok_or_else(|| ParquetError::General(format!("read of {length} bytes at {start} outside the fetched range")))
+            .ok_or_else(|| {
+                ParquetError::General(format!("read of {length} bytes at {start} outside the fetched range"))
+            })
     }
 }
 
@@ -215,7 +223,11 @@ mod tests {
         let mut shards = Vec::new();
         for s in 0..3 {
             let rows: Vec<InRow> = (0..500 * (s + 1))
-                .map(|i| InRow { url: format!("http://s{s}.test/{i}"), depth: i % 3, referrer: (i % 2 == 0).then(|| "r".into()) })
+                .map(|i| InRow {
+                    url: format!("http://s{s}.test/{i}"),
+                    depth: i % 3,
+                    referrer: (i % 2 == 0).then(|| "r".into()),
+                })
                 .collect();
             let path = format!("in/layer=0/part-{s:05}.parquet");
             // Tiny row groups, so each shard has several.
@@ -244,10 +256,12 @@ mod tests {
         let mut w = ShardWriter::create(&store, "a.parquet", input_schema(), 1 << 20).expect("w");
         w.write(&input_batch(&[InRow { url: "u".into(), depth: 0, referrer: None }]).expect("b")).await.expect("w");
         w.finish().await.expect("f");
-        let mut w = ShardWriter::create(&store, "b.parquet", crate::store::schema::content_schema(), 1 << 20).expect("w");
+        let mut w =
+            ShardWriter::create(&store, "b.parquet", crate::store::schema::content_schema(), 1 << 20).expect("w");
         w.write(&crate::store::schema::content_batch(&[(1, "u".into())]).expect("b")).await.expect("w");
         w.finish().await.expect("f");
-        let e = concat_shards(&store, &["a.parquet".into(), "b.parquet".into()], "c.parquet").await.expect_err("schemas");
+        let e =
+            concat_shards(&store, &["a.parquet".into(), "b.parquet".into()], "c.parquet").await.expect_err("schemas");
         assert!(e.to_string().contains("b.parquet"), "{e}");
     }
 }

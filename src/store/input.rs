@@ -147,8 +147,15 @@ mod tests {
 
     #[test]
     fn a_batch_of_another_schema_names_the_file() {
-        let b = RecordBatch::try_from_iter([("url", std::sync::Arc::new(arrow::array::StringArray::from(vec!["http://a.test/"])) as _)]).expect("batch");
-        let err = InputRows::new().expect("temp file").push(&b, "in/layer=1/part-00003.parquet").expect_err("no referrer column");
+        let b = RecordBatch::try_from_iter([(
+            "url",
+            std::sync::Arc::new(arrow::array::StringArray::from(vec!["http://a.test/"])) as _,
+        )])
+        .expect("batch");
+        let err = InputRows::new()
+            .expect("temp file")
+            .push(&b, "in/layer=1/part-00003.parquet")
+            .expect_err("no referrer column");
         assert!(err.to_string().contains("in/layer=1/part-00003.parquet"), "{err}");
     }
 }

@@ -111,7 +111,9 @@ impl Compression {
     pub(crate) fn codec(self) -> parquet::basic::Compression {
         match self {
             // The level is checked when parsed; 1 is the fallback for a value built by hand.
-            Self::Zstd(level) => parquet::basic::Compression::ZSTD(parquet::basic::ZstdLevel::try_new(level).unwrap_or_default()),
+            Self::Zstd(level) => {
+                parquet::basic::Compression::ZSTD(parquet::basic::ZstdLevel::try_new(level).unwrap_or_default())
+            }
             Self::None => parquet::basic::Compression::UNCOMPRESSED,
         }
     }
@@ -125,7 +127,9 @@ impl std::str::FromStr for Compression {
             "zstd" => Some(1),
             _ => s.strip_prefix("zstd:").and_then(|l| l.parse::<i32>().ok()).filter(|l| (1..=22).contains(l)),
         };
-        level.map(Self::Zstd).ok_or_else(|| format!("{s:?} is not a compression; allowed: zstd (level 1), zstd:N with N in 1..=22, none"))
+        level.map(Self::Zstd).ok_or_else(|| {
+            format!("{s:?} is not a compression; allowed: zstd (level 1), zstd:N with N in 1..=22, none")
+        })
     }
 }
 
@@ -162,8 +166,7 @@ impl Store {
         };
         std::fs::create_dir_all(&dir).map_err(|e| open_err(format!("cannot create folder: {e}")))?;
         let dir = dir.canonicalize().map_err(|e| open_err(e.to_string()))?;
-        let fs = object_store::local::LocalFileSystem::new_with_prefix(&dir)
-            .map_err(|e| open_err(e.to_string()))?;
+        let fs = object_store::local::LocalFileSystem::new_with_prefix(&dir).map_err(|e| open_err(e.to_string()))?;
         Ok(Self {
             inner: Arc::new(fs),
             location: dir.display().to_string(),
@@ -213,11 +216,7 @@ impl Store {
     /// When the backend refuses the write (e.g. a full disk or no permission).
     pub async fn put(&self, path: &str, bytes: Bytes) -> Result<(), StoreError> {
         let p = Path::from(path);
-        self.inner
-            .put(&p, PutPayload::from_bytes(bytes))
-            .await
-            .map(|_| ())
-            .map_err(|e| StoreError::object(&p, e))
+        self.inner.put(&p, PutPayload::from_bytes(bytes)).await.map(|_| ()).map_err(|e| StoreError::object(&p, e))
     }
 
     /// Reads the object at `path`, or `None` when there is none.
@@ -302,8 +301,8 @@ impl Store {
     /// # Errors
     /// When encoding or the write fails.
     pub async fn put_json<T: serde::Serialize>(&self, path: &str, value: &T) -> Result<(), StoreError> {
-        let bytes = serde_json::to_vec_pretty(value)
-            .map_err(|source| StoreError::Json { path: path.to_string(), source })?;
+        let bytes =
+            serde_json::to_vec_pretty(value).map_err(|source| StoreError::Json { path: path.to_string(), source })?;
         self.put(path, Bytes::from(bytes)).await
     }
 }

@@ -39,7 +39,9 @@ pub struct SpillFactory(Arc<Mutex<Scratch>>);
 impl PageStoreFactory for SpillFactory {
     fn create(&self, args: &PageStoreArgs<'_>) -> Result<Box<dyn PageStore>> {
         Ok(match args.column_descriptor().physical_type() {
-            PhysicalType::BYTE_ARRAY | PhysicalType::FIXED_LEN_BYTE_ARRAY => Box::new(SpilledPages { scratch: Arc::clone(&self.0), pages: Vec::new() }),
+            PhysicalType::BYTE_ARRAY | PhysicalType::FIXED_LEN_BYTE_ARRAY => {
+                Box::new(SpilledPages { scratch: Arc::clone(&self.0), pages: Vec::new() })
+            }
             _ => Box::new(InMemoryPageStore::default()),
         })
     }
@@ -61,7 +63,10 @@ impl SpilledPages {
 /// An I/O failure on the scratch file, saying where it is and what to do.
 fn scratch_err(e: &std::io::Error) -> ParquetError {
     let dir = std::env::temp_dir();
-    ParquetError::General(format!("scratch file in {}: {e}. Point TMPDIR at a writable folder with free space", dir.display()))
+    ParquetError::General(format!(
+        "scratch file in {}: {e}. Point TMPDIR at a writable folder with free space",
+        dir.display()
+    ))
 }
 
 impl PageStore for SpilledPages {
@@ -140,7 +145,8 @@ mod tests {
         let n = 20_000;
         let text: StringArray = (0..n).map(|i| Some(format!("page {i} {}", "body ".repeat(i % 37)))).collect();
         let num: Int64Array = (0..n as i64).collect();
-        let batch = RecordBatch::try_from_iter([("text", Arc::new(text) as _), ("n", Arc::new(num) as _)]).expect("batch");
+        let batch =
+            RecordBatch::try_from_iter([("text", Arc::new(text) as _), ("n", Arc::new(num) as _)]).expect("batch");
         let factory = Arc::new(SpillFactory::default());
         let (spilled, spilled_heap) = encode(&batch, Some(Arc::clone(&factory)));
         let (_, heap) = encode(&batch, None);
@@ -152,7 +158,8 @@ mod tests {
         drop(scratch);
         let reader = ParquetRecordBatchReaderBuilder::try_new(Bytes::from(spilled)).expect("reader");
         assert_eq!(reader.metadata().num_row_groups(), 4);
-        let back: Vec<RecordBatch> = reader.build().expect("build").collect::<std::result::Result<_, _>>().expect("read");
+        let back: Vec<RecordBatch> =
+            reader.build().expect("build").collect::<std::result::Result<_, _>>().expect("read");
         let back = arrow::compute::concat_batches(&batch.schema(), &back).expect("concat");
         assert_eq!(back, batch);
     }

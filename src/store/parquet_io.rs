@@ -7,20 +7,20 @@ use std::sync::{Arc, Mutex};
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
-use object_store::buffered::BufWriter;
-use object_store::path::Path;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::{FutureExt, TryFutureExt, TryStreamExt};
+use object_store::buffered::BufWriter;
+use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::arrow_reader::ArrowReaderOptions;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_writer::ArrowWriterOptions;
 use parquet::arrow::async_reader::{AsyncFileReader, MetadataSuffixFetch};
 use parquet::arrow::ParquetRecordBatchStreamBuilder;
-use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
-use parquet::arrow::arrow_writer::ArrowWriterOptions;
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::errors::ParquetError;
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use parquet::file::properties::WriterProperties;
 use tokio::io::AsyncWriteExt;
 
@@ -42,8 +42,21 @@ const UNIQUE_VALUED: &[&str] = &["url", "final_url", "body", "text", "fetched_at
 /// decompressor beside each compressor). The cpu crawl's peak RSS went
 /// 271 -> 265 MiB, and its files got no larger.
 const UNCOMPRESSED: &[&str] = &[
-    "host", "domain", "depth", "partition", "status", "error", "error_detail", "fetch_ms", "redirects",
-    "content_type", "charset", "truncated", "content_hash", "outlinks", "noise_links",
+    "host",
+    "domain",
+    "depth",
+    "partition",
+    "status",
+    "error",
+    "error_detail",
+    "fetch_ms",
+    "redirects",
+    "content_type",
+    "charset",
+    "truncated",
+    "content_hash",
+    "outlinks",
+    "noise_links",
 ];
 
 /// Largest data page, before compression. Every column being written holds
@@ -145,7 +158,9 @@ impl ShardWriter {
             .set_max_row_group_bytes(Some(row_group_bytes.max(1)))
             .set_max_row_group_row_count(Some(1 << 20))
             .set_data_page_size_limit(DATA_PAGE_BYTES);
-        if schema.fields().iter().any(|f| matches!(f.data_type(), arrow::datatypes::DataType::Binary | arrow::datatypes::DataType::LargeBinary)) {
+        if schema.fields().iter().any(|f| {
+            matches!(f.data_type(), arrow::datatypes::DataType::Binary | arrow::datatypes::DataType::LargeBinary)
+        }) {
             props = props.set_write_batch_size(PAGE_ROWS_PER_CHECK);
         }
         // A dictionary only pays for repeated values; for a page's body or
@@ -156,7 +171,8 @@ impl ShardWriter {
                 props = props.set_column_dictionary_enabled(field.name().as_str().into(), false);
             }
             if UNCOMPRESSED.contains(&field.name().as_str()) {
-                props = props.set_column_compression(field.name().as_str().into(), parquet::basic::Compression::UNCOMPRESSED);
+                props = props
+                    .set_column_compression(field.name().as_str().into(), parquet::basic::Compression::UNCOMPRESSED);
             }
         }
         let props = props.build();
@@ -179,7 +195,8 @@ impl ShardWriter {
             }
         };
         // The open row group's finished pages wait in a scratch file, not on the heap.
-        let options = ArrowWriterOptions::new().with_properties(props).with_page_store_factory(Arc::new(SpillFactory::default()));
+        let options =
+            ArrowWriterOptions::new().with_properties(props).with_page_store_factory(Arc::new(SpillFactory::default()));
         let encoder = ArrowWriter::try_new_with_options(out, schema, options).map_err(perr)?;
         Ok(Self { path: path.to_string(), encoder: Some(encoder), upload, rows: 0 })
     }
@@ -282,10 +299,10 @@ impl Drop for ShardWriter {
 /// # Errors
 /// When the file is missing, unreadable, or not Parquet.
 pub async fn read_batches(store: &Store, path: &str, columns: Option<&[&str]>) -> Result<Vec<RecordBatch>, StoreError> {
-    let bytes = store.get(path).await?.ok_or_else(|| StoreError::Schema {
-        path: path.to_string(),
-        reason: "file not found".to_string(),
-    })?;
+    let bytes = store
+        .get(path)
+        .await?
+        .ok_or_else(|| StoreError::Schema { path: path.to_string(), reason: "file not found".to_string() })?;
     let cols: Option<Vec<String>> = columns.map(|c| c.iter().map(|s| (*s).to_string()).collect());
     let owned_path = path.to_string();
     let decode = move || -> Result<Vec<RecordBatch>, parquet::errors::ParquetError> {
@@ -346,9 +363,15 @@ impl AsyncFileReader for StoreReader {
         async move { self.store.get_ranges(&self.path, &ranges).await.map_err(external) }.boxed()
     }
 
-    fn get_metadata<'a>(&'a mut self, options: Option<&'a ArrowReaderOptions>) -> BoxFuture<'a, parquet::errors::Result<Arc<ParquetMetaData>>> {
+    fn get_metadata<'a>(
+        &'a mut self,
+        options: Option<&'a ArrowReaderOptions>,
+    ) -> BoxFuture<'a, parquet::errors::Result<Arc<ParquetMetaData>>> {
         async move {
-            let metadata = ParquetMetaDataReader::new().with_arrow_reader_options(options).load_via_suffix_and_finish(self).await?;
+            let metadata = ParquetMetaDataReader::new()
+                .with_arrow_reader_options(options)
+                .load_via_suffix_and_finish(self)
+                .await?;
             Ok(Arc::new(metadata))
         }
         .boxed()
@@ -358,23 +381,23 @@ impl AsyncFileReader for StoreReader {
 impl MetadataSuffixFetch for &mut StoreReader {
     fn fetch_suffix(&mut self, suffix: usize) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
         let options = GetOptions { range: Some(GetRange::Suffix(suffix as u64)), ..GetOptions::default() };
-        async move { self.store.get_opts(&self.path, options).await.map_err(external)?.bytes().await.map_err(external) }.boxed()
+        async move { self.store.get_opts(&self.path, options).await.map_err(external)?.bytes().await.map_err(external) }
+            .boxed()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Compression;
     use crate::store::schema::{input_batch, input_rows, input_schema, InRow};
+    use crate::store::Compression;
 
     #[tokio::test]
     async fn shard_round_trip_on_local_store() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path().to_str().expect("utf8")).expect("open");
-        let rows: Vec<InRow> = (0..1000)
-            .map(|i| InRow { url: format!("http://s{i}.test/"), depth: i % 4, referrer: None })
-            .collect();
+        let rows: Vec<InRow> =
+            (0..1000).map(|i| InRow { url: format!("http://s{i}.test/"), depth: i % 4, referrer: None }).collect();
         let mut w = ShardWriter::create(&store, "in/layer=0/part-00000.parquet", input_schema(), 1 << 20).expect("w");
         w.write(&input_batch(&rows[..500]).expect("b")).await.expect("write");
         assert!(!dir.path().join("in/layer=0/part-00000.parquet").exists(), "not visible before finish");
@@ -387,15 +410,19 @@ mod tests {
         assert_eq!(back, rows);
         let only_url = read_batches(&store, "in/layer=0/part-00000.parquet", Some(&["url"])).await.expect("read");
         assert_eq!(only_url[0].num_columns(), 1);
-        let streamed: Vec<RecordBatch> = stream_batches(&store, "in/layer=0/part-00000.parquet", Some(&["url", "depth"]))
-            .await
-            .expect("open")
-            .try_collect()
-            .await
-            .expect("stream");
+        let streamed: Vec<RecordBatch> =
+            stream_batches(&store, "in/layer=0/part-00000.parquet", Some(&["url", "depth"]))
+                .await
+                .expect("open")
+                .try_collect()
+                .await
+                .expect("stream");
         let urls: Vec<String> = streamed
             .iter()
-            .flat_map(|b| { let u = crate::store::schema::string_col(b, "url", "t").expect("url"); (0..b.num_rows()).map(|i| u.value(i).to_string()).collect::<Vec<_>>() })
+            .flat_map(|b| {
+                let u = crate::store::schema::string_col(b, "url", "t").expect("url");
+                (0..b.num_rows()).map(|i| u.value(i).to_string()).collect::<Vec<_>>()
+            })
             .collect();
         assert_eq!(urls, rows.iter().map(|r| r.url.clone()).collect::<Vec<_>>());
         assert_eq!(streamed[0].num_columns(), 2);
@@ -404,7 +431,8 @@ mod tests {
         w.write(&input_batch(&rows).expect("b")).await.expect("write");
         drop(w);
         assert_eq!(std::fs::read_dir(dir.path().join("in/layer=1")).expect("dir").count(), 0, "no staging file left");
-        let missing = stream_batches(&store, "in/layer=0/nope.parquet", None).await.err().expect("a missing file is an error");
+        let missing =
+            stream_batches(&store, "in/layer=0/nope.parquet", None).await.err().expect("a missing file is an error");
         assert!(missing.to_string().contains("nope.parquet"), "{missing}");
     }
 
@@ -413,18 +441,28 @@ mod tests {
         let mut sizes = Vec::new();
         for compression in [Compression::Zstd(19), Compression::Zstd(1), Compression::None] {
             let store = Store::open("memory://").expect("open").with_compression(compression);
-            let rows: Vec<InRow> = (0..3000).map(|i| InRow { url: format!("http://s{}.test/p{i}", i % 7), depth: 1, referrer: None }).collect();
-            let mut w = ShardWriter::create(&store, "in/layer=0/part-00001.parquet", input_schema(), 16 << 10).expect("w");
+            let rows: Vec<InRow> = (0..3000)
+                .map(|i| InRow { url: format!("http://s{}.test/p{i}", i % 7), depth: 1, referrer: None })
+                .collect();
+            let mut w =
+                ShardWriter::create(&store, "in/layer=0/part-00001.parquet", input_schema(), 16 << 10).expect("w");
             for chunk in rows.chunks(700) {
                 w.write(&input_batch(chunk).expect("b")).await.expect("write");
             }
             assert!(!store.exists("in/layer=0/part-00001.parquet").await.expect("head"), "not visible before finish");
             assert_eq!(w.finish().await.expect("finish"), 3000);
             let bytes = store.get("in/layer=0/part-00001.parquet").await.expect("get").expect("written");
-            let meta = parquet::file::reader::FileReader::metadata(&parquet::file::serialized_reader::SerializedFileReader::new(bytes.clone()).expect("parquet")).clone();
+            let meta = parquet::file::reader::FileReader::metadata(
+                &parquet::file::serialized_reader::SerializedFileReader::new(bytes.clone()).expect("parquet"),
+            )
+            .clone();
             assert!(meta.num_row_groups() > 1, "row groups cut at the byte size");
             let codec = meta.row_group(0).column(0).compression();
-            assert_eq!(codec == parquet::basic::Compression::UNCOMPRESSED, compression == Compression::None, "{compression}: {codec}");
+            assert_eq!(
+                codec == parquet::basic::Compression::UNCOMPRESSED,
+                compression == Compression::None,
+                "{compression}: {codec}"
+            );
             sizes.push(bytes.len());
             let batches = read_batches(&store, "in/layer=0/part-00001.parquet", None).await.expect("read");
             let back: Vec<InRow> = batches.iter().flat_map(|b| input_rows(b, "t").expect("rows")).collect();

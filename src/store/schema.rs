@@ -333,7 +333,10 @@ pub fn content_batch(rows: &[(u64, String)]) -> Result<RecordBatch, StoreError> 
 ///
 /// # Errors
 /// When a column is missing or of another type.
-pub fn content_rows<'a>(b: &'a RecordBatch, path: &str) -> Result<impl Iterator<Item = (u64, &'a str)> + 'a, StoreError> {
+pub fn content_rows<'a>(
+    b: &'a RecordBatch,
+    path: &str,
+) -> Result<impl Iterator<Item = (u64, &'a str)> + 'a, StoreError> {
     let h = b
         .column_by_name("content_hash")
         .and_then(|c| c.as_any().downcast_ref::<arrow::array::UInt64Array>())
@@ -386,7 +389,8 @@ mod tests {
 
     #[test]
     fn doc_batch_matches_schema_with_nulls() {
-        let row = DocRow { url: "http://a.test/".into(), status: 200, content_hash: Some(u64::MAX), ..DocRow::default() };
+        let row =
+            DocRow { url: "http://a.test/".into(), status: 200, content_hash: Some(u64::MAX), ..DocRow::default() };
         let b = doc_batch(&[row.clone(), DocRow { error: Some("timeout"), ..row }]).expect("batch");
         assert_eq!(b.num_rows(), 2);
         assert_eq!(b.schema(), doc_schema());

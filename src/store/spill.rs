@@ -43,7 +43,10 @@ impl SpillLog {
     pub fn append(&mut self, parts: &[&[u8]]) -> std::io::Result<u64> {
         let len: usize = parts.iter().map(|p| p.len()).sum();
         if len > MAX_RECORD {
-            return Err(Error::new(ErrorKind::InvalidInput, format!("a spill record of {len} bytes (limit {MAX_RECORD})")));
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                format!("a spill record of {len} bytes (limit {MAX_RECORD})"),
+            ));
         }
         let offset = self.written + self.buffer.len() as u64;
         for p in parts {
@@ -77,7 +80,10 @@ impl SpillLog {
         if offset >= self.written {
             // Still buffered: records move to the file whole.
             let at = usize::try_from(offset - self.written).map_err(|e| Error::new(ErrorKind::InvalidInput, e))?;
-            let src = self.buffer.get(at..at + len).ok_or_else(|| Error::new(ErrorKind::InvalidInput, "slot past the end of the spill log"))?;
+            let src = self
+                .buffer
+                .get(at..at + len)
+                .ok_or_else(|| Error::new(ErrorKind::InvalidInput, "slot past the end of the spill log"))?;
             bytes.copy_from_slice(src);
         } else {
             self.file.read_exact_at(&mut bytes, offset)?;
@@ -95,7 +101,9 @@ mod tests {
         let mut log = SpillLog::new().expect("temp file");
         let first = log.append(&[b"ab", b"", b"cd"]).expect("append");
         assert_eq!(log.read(first).expect("read"), b"abcd", "buffered");
-        let many: Vec<u64> = (0..4000).map(|i| log.append(&[format!("record {i} {}", "x".repeat(i % 50)).as_bytes()]).expect("append")).collect();
+        let many: Vec<u64> = (0..4000)
+            .map(|i| log.append(&[format!("record {i} {}", "x".repeat(i % 50)).as_bytes()]).expect("append"))
+            .collect();
         assert!(log.written > 0, "the log reached the file");
         assert_eq!(log.read(first).expect("read"), b"abcd", "from the file");
         log.flush().expect("flush");

@@ -17,11 +17,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use parquet::errors::ParquetError;
+use parquet::file::metadata::page_index::PageIndexProvider;
 use parquet::file::metadata::{
     ColumnChunkMetaData, FileMetaData, PageIndexPolicy, ParquetMetaData, ParquetMetaDataBuilder, ParquetMetaDataReader,
     ParquetMetaDataWriter, RowGroupMetaData,
 };
-use parquet::file::metadata::page_index::PageIndexProvider;
 use parquet::file::page_index::column_index::ColumnIndexMetaData;
 use parquet::file::page_index::offset_index::OffsetIndexMetaData;
 use parquet::file::writer::TrackedWrite;
@@ -71,7 +71,12 @@ pub(super) fn concat_local(root: &Path, inputs: &[String], output: &str) -> Resu
 
 /// Writes the whole output file into `out`.
 /// `files` is not empty ([`check_schemas`] refuses an empty list).
-fn splice_all(out: &mut File, inputs: &[String], files: &mut [(File, ParquetMetaData)], output: &str) -> Result<u64, StoreError> {
+fn splice_all(
+    out: &mut File,
+    inputs: &[String],
+    files: &mut [(File, ParquetMetaData)],
+    output: &str,
+) -> Result<u64, StoreError> {
     out.write_all(MAGIC).map_err(|e| ioerr(output, e))?;
     let mut pos = MAGIC.len() as u64;
     let (mut groups, mut index) = (Vec::new(), Copied::default());
@@ -84,7 +89,12 @@ fn splice_all(out: &mut File, inputs: &[String], files: &mut [(File, ParquetMeta
             // (and read + write elsewhere, or across file systems).
             let copied = std::io::copy(&mut Read::by_ref(file).take(len), out).map_err(|e| ioerr(output, e))?;
             if copied != len {
-                return Err(perr(input, ParquetError::General(format!("row group {rg}: {copied} of {len} bytes read; the file is shorter than its footer says"))));
+                return Err(perr(
+                    input,
+                    ParquetError::General(format!(
+                        "row group {rg}: {copied} of {len} bytes read; the file is shorter than its footer says"
+                    )),
+                ));
             }
             let shift = i64::try_from(pos).unwrap_or(i64::MAX) - i64::try_from(start).unwrap_or(0);
             let ordinal = i32::try_from(groups.len()).unwrap_or(i32::MAX);
@@ -103,7 +113,8 @@ fn splice_all(out: &mut File, inputs: &[String], files: &mut [(File, ParquetMeta
         first.schema_descr_ptr(),
         first.column_orders().cloned(),
     );
-    let merged = ParquetMetaDataBuilder::new(file_meta).set_row_groups(groups).set_page_index(Some(Arc::new(index))).build();
+    let merged =
+        ParquetMetaDataBuilder::new(file_meta).set_row_groups(groups).set_page_index(Some(Arc::new(index))).build();
     out.write_all(&footer(&merged, pos).map_err(|e| perr(output, e))?).map_err(|e| ioerr(output, e))?;
     Ok(u64::try_from(rows).unwrap_or(0))
 }
@@ -121,7 +132,13 @@ fn ioerr(path: &str, e: std::io::Error) -> StoreError {
 /// Row group `rg` of `meta`, its bytes moved by `shift`: the metadata
 /// parquet's writer gives a column chunk it splices in
 /// (`SerializedRowGroupWriter::append_column`).
-fn moved_group(meta: &ParquetMetaData, rg: usize, shift: i64, ordinal: i32, at: u64) -> Result<RowGroupMetaData, ParquetError> {
+fn moved_group(
+    meta: &ParquetMetaData,
+    rg: usize,
+    shift: i64,
+    ordinal: i32,
+    at: u64,
+) -> Result<RowGroupMetaData, ParquetError> {
     let group = meta.row_group(rg);
     let mut columns = Vec::with_capacity(group.num_columns());
     for c in group.columns() {
@@ -261,7 +278,11 @@ mod tests {
         let mut shards = Vec::new();
         for s in 0..3 {
             let rows: Vec<InRow> = (0..700 * (s + 1))
-                .map(|i: i32| InRow { url: format!("http://s{s}.test/page/{:016x}", xxhash_rust::xxh3::xxh3_64(&i.to_le_bytes())), depth: i % 3, referrer: (i % 2 == 0).then(|| format!("http://s{s}.test/r{}", i % 5)) })
+                .map(|i: i32| InRow {
+                    url: format!("http://s{s}.test/page/{:016x}", xxhash_rust::xxh3::xxh3_64(&i.to_le_bytes())),
+                    depth: i % 3,
+                    referrer: (i % 2 == 0).then(|| format!("http://s{s}.test/r{}", i % 5)),
+                })
                 .collect();
             let path = format!("doc/layer=1/part-{s:05}.parquet");
             for store in [&local, &memory] {
@@ -282,9 +303,17 @@ mod tests {
         let generic = memory.get(out).await.expect("get").expect("merged object");
         assert!(spliced.len() > 20_000, "{} bytes", spliced.len());
         assert_eq!(spliced, generic.to_vec(), "same bytes as parquet's writer gives");
-        let names: Vec<String> = std::fs::read_dir(dir.path().join("doc/layer=1")).expect("dir").map(|e| e.expect("entry").file_name().to_string_lossy().into_owned()).collect();
+        let names: Vec<String> = std::fs::read_dir(dir.path().join("doc/layer=1"))
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
         assert!(!names.iter().any(|n| n.ends_with(".staged")), "no staging file left: {names:?}");
-        let back: Vec<InRow> = read_batches(&local, out, None).await.expect("read").iter().flat_map(|b| input_rows(b, "t").expect("rows")).collect();
+        let back: Vec<InRow> = read_batches(&local, out, None)
+            .await
+            .expect("read")
+            .iter()
+            .flat_map(|b| input_rows(b, "t").expect("rows"))
+            .collect();
         assert_eq!(back, all);
     }
 
@@ -295,7 +324,8 @@ mod tests {
     async fn a_truncated_shard_is_named_and_nothing_is_written() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path().to_str().expect("utf-8")).expect("store");
-        let rows: Vec<InRow> = (0..2000).map(|i| InRow { url: format!("http://s.test/{i}"), depth: 1, referrer: None }).collect();
+        let rows: Vec<InRow> =
+            (0..2000).map(|i| InRow { url: format!("http://s.test/{i}"), depth: 1, referrer: None }).collect();
         let shards = ["doc/layer=0/part-00000.parquet".to_string(), "doc/layer=0/part-00001.parquet".to_string()];
         for path in &shards {
             let mut w = ShardWriter::create(&store, path, input_schema(), 1 << 20).expect("writer");
@@ -307,7 +337,10 @@ mod tests {
         cut.set_len(len / 2).expect("cut");
         let e = concat_shards(&store, &shards, "doc/layer=0/data-00000.parquet").await.expect_err("a cut shard");
         assert!(e.to_string().contains("part-00001.parquet"), "{e}");
-        let left: Vec<String> = std::fs::read_dir(dir.path().join("doc/layer=0")).expect("dir").map(|e| e.expect("entry").file_name().to_string_lossy().into_owned()).collect();
+        let left: Vec<String> = std::fs::read_dir(dir.path().join("doc/layer=0"))
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
         assert!(left.iter().all(|n| n.starts_with("part-")), "only the shards are left: {left:?}");
     }
 
@@ -316,14 +349,22 @@ mod tests {
     #[tokio::test]
     async fn page_index_points_at_the_moved_pages() {
         use arrow::array::AsArray;
-        use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector};
+        use parquet::arrow::arrow_reader::{
+            ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
+        };
         const N: usize = 40_000;
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path().to_str().expect("utf-8")).expect("store");
         let mut shards = Vec::new();
         for s in 0..2 {
             // Enough URLs for several data pages in one row group.
-            let rows: Vec<InRow> = (0..N).map(|i| InRow { url: format!("http://s{s}.test/a/long/path/to/page/{i:06}"), depth: 1, referrer: None }).collect();
+            let rows: Vec<InRow> = (0..N)
+                .map(|i| InRow {
+                    url: format!("http://s{s}.test/a/long/path/to/page/{i:06}"),
+                    depth: 1,
+                    referrer: None,
+                })
+                .collect();
             let path = format!("in/part-{s}.parquet");
             let mut w = ShardWriter::create(&store, &path, input_schema(), 64 << 20).expect("writer");
             w.write(&input_batch(&rows).expect("batch")).await.expect("write");
@@ -332,7 +373,11 @@ mod tests {
         }
         concat_shards(&store, &shards, "merged.parquet").await.expect("merge");
         let file = std::fs::File::open(dir.path().join("merged.parquet")).expect("open");
-        let b = ParquetRecordBatchReaderBuilder::try_new_with_options(file, ArrowReaderOptions::new().with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Required)).expect("reader");
+        let b = ParquetRecordBatchReaderBuilder::try_new_with_options(
+            file,
+            ArrowReaderOptions::new().with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Required),
+        )
+        .expect("reader");
         let meta = b.metadata().clone();
         assert_eq!(meta.num_row_groups(), 2);
         let index = meta.page_index().expect("page index carried");
@@ -340,8 +385,21 @@ mod tests {
         assert!(pages.len() > 1 && pages[0].offset >= meta.row_group(1).file_offset().expect("offset"), "{pages:?}");
         // Skip the first row group and all but the last page of the second.
         let selection = RowSelection::from(vec![RowSelector::skip(N + N - 10), RowSelector::select(3)]);
-        let batches: Vec<_> = b.with_row_selection(selection).build().expect("build").collect::<Result<_, _>>().expect("read");
-        let urls: Vec<String> = batches.iter().flat_map(|b| b.column(0).as_string::<i32>().iter().map(|u| u.expect("url").to_string()).collect::<Vec<_>>()).collect();
-        assert_eq!(urls, ["http://s1.test/a/long/path/to/page/039990", "http://s1.test/a/long/path/to/page/039991", "http://s1.test/a/long/path/to/page/039992"]);
+        let batches: Vec<_> =
+            b.with_row_selection(selection).build().expect("build").collect::<Result<_, _>>().expect("read");
+        let urls: Vec<String> = batches
+            .iter()
+            .flat_map(|b| {
+                b.column(0).as_string::<i32>().iter().map(|u| u.expect("url").to_string()).collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(
+            urls,
+            [
+                "http://s1.test/a/long/path/to/page/039990",
+                "http://s1.test/a/long/path/to/page/039991",
+                "http://s1.test/a/long/path/to/page/039992"
+            ]
+        );
     }
 }

@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 
 use url::Url;
 
+use super::article::{self, Mode};
 use super::render::{breadcrumb, footer, head, header, sentence, sidebar_partners, sidebar_popular, Ctx, Html};
 use super::rng::{self, tag, Rng};
 use super::site::{self, HostId, Page, Utility, Variant, World, PER_LIST, TAGS};
-use super::article::{self, Mode};
 use super::traps;
 use super::truth::LinkRole;
 

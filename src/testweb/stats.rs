@@ -127,7 +127,16 @@ impl LiveStats {
     #[must_use]
     pub fn new(names: Vec<String>, log: bool) -> Self {
         let known = names.iter().map(|_| Mutex::new(Live::default())).collect();
-        Self { start: Instant::now(), log, names, known, other: Mutex::new(HashMap::new()), total: AtomicU64::new(0), in_flight: AtomicU32::new(0), max_in_flight: AtomicU32::new(0) }
+        Self {
+            start: Instant::now(),
+            log,
+            names,
+            known,
+            other: Mutex::new(HashMap::new()),
+            total: AtomicU64::new(0),
+            in_flight: AtomicU32::new(0),
+            max_in_flight: AtomicU32::new(0),
+        }
     }
 
     fn with<R>(&self, slot: &Slot, f: impl FnOnce(&mut Live) -> R) -> R {
@@ -243,7 +252,11 @@ mod tests {
         assert_eq!(a.log.len(), 2);
         assert!(!snap.hosts.contains_key("b.test"));
         assert_eq!(snap.hosts["ext.test"].statuses[&404], 1);
-        assert_eq!((snap.total_requests, snap.max_in_flight), (3, 2), "a.test had two at once, then one of them and ext.test");
+        assert_eq!(
+            (snap.total_requests, snap.max_in_flight),
+            (3, 2),
+            "a.test had two at once, then one of them and ext.test"
+        );
         let json = serde_json::to_string(&snap).expect("json");
         assert_eq!(serde_json::from_str::<FarmStats>(&json).expect("parse"), snap);
         drop((a2, o));

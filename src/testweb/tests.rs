@@ -215,7 +215,11 @@ fn truth_covers_pages_traps_duplicates_and_robots() {
     assert!(t.near_duplicates.iter().any(|g| g[1].contains("/amp/")));
     assert!(t.near_duplicates.iter().any(|g| !g[1].contains("/amp/")), "syndicated near-copies");
     for g in &t.duplicate_groups {
-        assert!(g.len() >= 2 && t.pages.contains_key(&g[0]), "group {:?} starts with its canonical page", &g[..g.len().min(4)]);
+        assert!(
+            g.len() >= 2 && t.pages.contains_key(&g[0]),
+            "group {:?} starts with its canonical page",
+            &g[..g.len().min(4)]
+        );
     }
     let shallow = truth::compute(&c.world, &["http://s002.test/".to_string()], 1);
     assert!(shallow.pages.values().all(|d| *d <= 1));

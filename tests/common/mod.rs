@@ -50,9 +50,18 @@ impl Web {
     /// `run` over this web into `data`, loopback allowed, JSON summary, plus `extra`.
     pub fn run_args(&self, data: &Path, depth: u32, extra: &[&str]) -> Vec<String> {
         let mut v: Vec<String> = vec![
-            "run".into(), "--seeds".into(), self.seeds.display().to_string(), "--depth".into(), depth.to_string(),
-            "--data".into(), data.display().to_string(), "--resolve".into(), self.rule.clone(), "--allow-private".into(),
-            "--json".into(), "--quiet".into(),
+            "run".into(),
+            "--seeds".into(),
+            self.seeds.display().to_string(),
+            "--depth".into(),
+            depth.to_string(),
+            "--data".into(),
+            data.display().to_string(),
+            "--resolve".into(),
+            self.rule.clone(),
+            "--allow-private".into(),
+            "--json".into(),
+            "--quiet".into(),
         ];
         v.extend(extra.iter().map(|s| (*s).to_string()));
         v
@@ -73,7 +82,8 @@ pub fn crawl_ok<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S]) -> serd
         out.status.code(),
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("summary is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("summary is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 /// Every `.parquet` file under `dir`, sorted.
@@ -200,7 +210,11 @@ pub fn read_links(data: &Path) -> Vec<Link> {
                 anchor: s(&b, "anchor", i).expect("anchor"),
                 noise: s(&b, "noise", i),
                 followed: b.column_by_name("followed").expect("followed").as_boolean().value(i),
-                block_ratio: b.column_by_name("block_ratio").expect("block_ratio").as_primitive::<arrow::datatypes::Float32Type>().value(i),
+                block_ratio: b
+                    .column_by_name("block_ratio")
+                    .expect("block_ratio")
+                    .as_primitive::<arrow::datatypes::Float32Type>()
+                    .value(i),
             });
         }
     }

@@ -45,7 +45,11 @@ pub fn install(ci_only: bool) {
         cmd.arg("--ci");
     }
     let out = cmd.output().expect("run scripts/realsites.sh");
-    assert!(out.status.success(), "scripts/realsites.sh failed (it installs nginx and documentation packages with apt-get): {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "scripts/realsites.sh failed (it installs nginx and documentation packages with apt-get): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// The sites listed in `scripts/realsites.tsv`; `ci_only` keeps those marked for CI.
@@ -57,7 +61,14 @@ pub fn sites(ci_only: bool) -> Vec<Site> {
         .map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
             assert_eq!(f.len(), 6, "{}: a line needs 6 tab-separated fields: {l}", list.display());
-            Site { name: f[0].into(), package: f[1].into(), root: f[2].into(), start: f[3].into(), generator: f[4].into(), ci: f[5] == "yes" }
+            Site {
+                name: f[0].into(),
+                package: f[1].into(),
+                root: f[2].into(),
+                start: f[3].into(),
+                generator: f[4].into(),
+                ci: f[5] == "yes",
+            }
         })
         .filter(|s| s.ci || !ci_only)
         .collect()
@@ -122,7 +133,14 @@ impl Corpus {
         let conf_path = dir.path().join("nginx.conf");
         std::fs::write(&conf_path, conf).expect("write nginx.conf");
         let child = Command::new(nginx)
-            .args(["-p", &dir.path().display().to_string(), "-c", &conf_path.display().to_string(), "-e", &dir.path().join("error.log").display().to_string()])
+            .args([
+                "-p",
+                &dir.path().display().to_string(),
+                "-c",
+                &conf_path.display().to_string(),
+                "-e",
+                &dir.path().join("error.log").display().to_string(),
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -151,7 +169,11 @@ impl Corpus {
 
     /// `--resolve` rules for layercrawl: each site to its own address.
     pub fn resolve_args(&self) -> Vec<String> {
-        self.sites.iter().enumerate().flat_map(|(i, s)| ["--resolve".to_string(), format!("{}={}:{}", s.host(), site_ip(i), self.port)]).collect()
+        self.sites
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| ["--resolve".to_string(), format!("{}={}:{}", s.host(), site_ip(i), self.port)])
+            .collect()
     }
 
     /// The shared address, as an HTTP proxy URL for peers.

@@ -19,7 +19,12 @@ use super::{bool_col, link_shards, missing, str_col, Candidate};
 /// The fingerprints of one partition's followed URLs that clustering
 /// judged noise, the clusters made and the comparisons done. Domain blocks
 /// are clustered in parallel.
-pub(super) fn cluster_partition(cands: &[Candidate], known: &[&str], cfg: &crate::denoise::cluster::ClusterConfig, method: Method) -> (Vec<u64>, u64, u64) {
+pub(super) fn cluster_partition(
+    cands: &[Candidate],
+    known: &[&str],
+    cfg: &crate::denoise::cluster::ClusterConfig,
+    method: Method,
+) -> (Vec<u64>, u64, u64) {
     // Domain blocks of distinct URLs, each in URL order: single-pass
     // clustering depends on order, and the links' order depends on which
     // fetch finished first, so sorting keeps a resumed run identical.
@@ -32,7 +37,8 @@ pub(super) fn cluster_partition(cands: &[Candidate], known: &[&str], cfg: &crate
         .par_iter()
         .map(|block| {
             // `cands` is in URL order with one entry per URL, so each block is too.
-            let urls: Vec<BlockUrl> = block.iter().map(|c| BlockUrl { url: c.row.url.clone(), dom_noise: c.dom }).collect();
+            let urls: Vec<BlockUrl> =
+                block.iter().map(|c| BlockUrl { url: c.row.url.clone(), dom_noise: c.dom }).collect();
             let v = noise_by_cluster(&urls, known, cfg, method);
             // Only links that would be followed need the label: in strict
             // mode the DOM-flagged ones are not, and have theirs.
@@ -44,16 +50,20 @@ pub(super) fn cluster_partition(cands: &[Candidate], known: &[&str], cfg: &crate
                 .collect();
             (noise, v.clusters as u64, v.comparisons)
         })
-        .reduce(|| (Vec::new(), 0, 0), |mut a, b| {
-            a.0.extend(b.0);
-            (a.0, a.1 + b.1, a.2 + b.2)
-        })
+        .reduce(
+            || (Vec::new(), 0, 0),
+            |mut a, b| {
+                a.0.extend(b.0);
+                (a.0, a.1 + b.1, a.2 + b.2)
+            },
+        )
 }
 
 /// Followed candidates whose URL template led to barren pages before (see
 /// [`crate::denoise::evidence`]), by fingerprint.
 pub(super) fn find_barren(cands: &[Candidate], counts: &[TemplateCount]) -> Vec<u64> {
-    let barren: std::collections::HashSet<&str> = counts.iter().filter(|t| t.is_barren()).map(|t| t.template.as_str()).collect();
+    let barren: std::collections::HashSet<&str> =
+        counts.iter().filter(|t| t.is_barren()).map(|t| t.template.as_str()).collect();
     if barren.is_empty() {
         return Vec::new();
     }
@@ -109,7 +119,12 @@ fn deep_path(path: &str) -> bool {
 /// `trap` (never followed). Each shard is replaced atomically; shards
 /// without such links are left alone. Shards are rewritten in parallel,
 /// one per core at a time (decoding and re-encoding are CPU work).
-pub(super) async fn relabel_links(store: &Store, layer: u32, noise: HashMap<u64, &'static str>, mark: bool) -> Result<(), StoreError> {
+pub(super) async fn relabel_links(
+    store: &Store,
+    layer: u32,
+    noise: HashMap<u64, &'static str>,
+    mark: bool,
+) -> Result<(), StoreError> {
     let noise = Arc::new(noise);
     let cores = crate::driver::cores();
     let mut shards = futures::stream::iter(link_shards(store, layer).await?)
@@ -119,13 +134,21 @@ pub(super) async fn relabel_links(store: &Store, layer: u32, noise: HashMap<u64,
         })
         .buffer_unordered(cores);
     while let Some(joined) = shards.next().await {
-        joined.map_err(|e| StoreError::Schema { path: format!("links/layer={layer}"), reason: format!("relabelling task failed: {e}") })??;
+        joined.map_err(|e| StoreError::Schema {
+            path: format!("links/layer={layer}"),
+            reason: format!("relabelling task failed: {e}"),
+        })??;
     }
     Ok(())
 }
 
 /// Rewrites one links shard if any of its links gets a label.
-async fn relabel_shard(store: &Store, path: &str, noise: &HashMap<u64, &'static str>, mark: bool) -> Result<(), StoreError> {
+async fn relabel_shard(
+    store: &Store,
+    path: &str,
+    noise: &HashMap<u64, &'static str>,
+    mark: bool,
+) -> Result<(), StoreError> {
     // The label a link gets now, if any: unlabelled links, and links the
     // DOM prefilter only suspected (its suspicion is kept in `block_ratio`),
     // take their target's label; links labelled for other reasons keep theirs.
@@ -162,15 +185,30 @@ async fn relabel_shard(store: &Store, path: &str, noise: &HashMap<u64, &'static 
             w.write(&b).await?;
             continue;
         }
-        let labels: StringArray = (0..b.num_rows()).map(|i| hits[i].or_else(|| (!noise_col.is_null(i)).then(|| noise_col.value(i)))).collect();
-        let follows: BooleanArray = (0..b.num_rows()).map(|i| Some(match hits[i] { Some("lcs_cluster" | "barren") => mark, Some(_) => false, None => followed.value(i) })).collect();
+        let labels: StringArray = (0..b.num_rows())
+            .map(|i| hits[i].or_else(|| (!noise_col.is_null(i)).then(|| noise_col.value(i))))
+            .collect();
+        let follows: BooleanArray = (0..b.num_rows())
+            .map(|i| {
+                Some(match hits[i] {
+                    Some("lcs_cluster" | "barren") => mark,
+                    Some(_) => false,
+                    None => followed.value(i),
+                })
+            })
+            .collect();
         w.write(&replace_columns(&b, path, labels, follows)?).await?;
     }
     w.finish().await?;
     Ok(())
 }
 
-fn replace_columns(b: &RecordBatch, path: &str, noise: StringArray, followed: BooleanArray) -> Result<RecordBatch, StoreError> {
+fn replace_columns(
+    b: &RecordBatch,
+    path: &str,
+    noise: StringArray,
+    followed: BooleanArray,
+) -> Result<RecordBatch, StoreError> {
     let schema = b.schema();
     let mut cols = b.columns().to_vec();
     let at = |name: &str| schema.index_of(name).map_err(|_| missing(path, name));
@@ -186,7 +224,13 @@ mod tests {
 
     fn cand(url: &str) -> Candidate {
         let domain = urlnorm::registrable_domain(urlnorm::host_of(url));
-        Candidate { row: InRow { url: url.to_string(), depth: 1, referrer: None }, domain, followed: true, dom: false, content: true }
+        Candidate {
+            row: InRow { url: url.to_string(), depth: 1, referrer: None },
+            domain,
+            followed: true,
+            dom: false,
+            content: true,
+        }
     }
 
     #[test]
@@ -202,7 +246,9 @@ mod tests {
         let trapped: BTreeSet<u64> = traps.keys().copied().collect();
         let fp = urlnorm::fingerprint_str;
         let want: BTreeSet<u64> =
-            [fp("http://s.test/search?q=5"), fp("http://s.test/search?q=6"), fp("http://s.test/docs/a/a/a/")].into_iter().collect();
+            [fp("http://s.test/search?q=5"), fp("http://s.test/search?q=6"), fp("http://s.test/docs/a/a/a/")]
+                .into_iter()
+                .collect();
         assert_eq!(trapped, want, "the first five queries in URL order are kept");
     }
 }

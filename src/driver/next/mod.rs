@@ -65,11 +65,16 @@ pub(super) struct Candidate {
 pub async fn seed_layer(ctx: &Ctx, seeds: &[Url]) -> Result<NextManifest, RunError> {
     let mut by_part: Vec<Vec<InRow>> = (0..ctx.cfg.partitions).map(|_| Vec::new()).collect();
     for u in seeds {
-        by_part[partition_of(u.as_str(), ctx.cfg.partitions) as usize].push(InRow { url: u.to_string(), depth: 0, referrer: None });
+        by_part[partition_of(u.as_str(), ctx.cfg.partitions) as usize].push(InRow {
+            url: u.to_string(),
+            depth: 0,
+            referrer: None,
+        });
     }
     let mut m = NextManifest { layer: 0, candidates: seeds.len() as u64, ..NextManifest::default() };
     for (k, rows) in by_part.into_iter().enumerate() {
-        write_partition_input(ctx, 0, u32::try_from(k).expect("partition index fits u32"), rows, Vec::new(), &mut m).await?;
+        write_partition_input(ctx, 0, u32::try_from(k).expect("partition index fits u32"), rows, Vec::new(), &mut m)
+            .await?;
     }
     commit_layer_input(ctx, 0, &mut m).await?;
     Ok(m)
@@ -223,7 +228,11 @@ async fn count_templates(store: &Store, layer: u32, k: u32) -> Result<Vec<Templa
     } else {
         let mut w = ShardWriter::create(store, &path, evidence::templates_schema(), 8 << 20)?;
         for chunk in counts.chunks(8192) {
-            w.write(&evidence::templates_batch(chunk).map_err(|e| StoreError::Schema { path: path.clone(), reason: e.to_string() })?).await?;
+            w.write(
+                &evidence::templates_batch(chunk)
+                    .map_err(|e| StoreError::Schema { path: path.clone(), reason: e.to_string() })?,
+            )
+            .await?;
         }
         w.finish().await?;
     }
@@ -235,7 +244,11 @@ async fn read_samples(store: &Store, layer: u32, k: u32) -> Result<Vec<Sample>, 
     let path = layout::samples(layer, k);
     let mut out = Vec::new();
     for b in read_file(store, &path).await? {
-        out.extend(evidence::samples_rows(&b).ok_or_else(|| missing(&path, "url, status, html, redirect_out, text_chars, content_hash, paragraphs"))?);
+        out.extend(
+            evidence::samples_rows(&b).ok_or_else(|| {
+                missing(&path, "url, status, html, redirect_out, text_chars, content_hash, paragraphs")
+            })?,
+        );
     }
     Ok(out)
 }
@@ -266,7 +279,14 @@ async fn read_carried(store: &Store, layer: u32, k: u32) -> Result<Vec<InRow>, S
 }
 
 /// De-duplicates and writes partition `k`'s share of layer `target`'s input.
-async fn write_partition_input(ctx: &Ctx, target: u32, k: u32, mut rows: Vec<InRow>, carried: Vec<InRow>, m: &mut NextManifest) -> Result<(), RunError> {
+async fn write_partition_input(
+    ctx: &Ctx,
+    target: u32,
+    k: u32,
+    mut rows: Vec<InRow>,
+    carried: Vec<InRow>,
+    m: &mut NextManifest,
+) -> Result<(), RunError> {
     let store = &ctx.store;
     let visited = VisitedStore::new(store.clone());
     m.carried += carried.len() as u64;
@@ -274,8 +294,11 @@ async fn write_partition_input(ctx: &Ctx, target: u32, k: u32, mut rows: Vec<InR
     rows.sort_by_key(|r| r.depth);
     let keyed: Vec<(u64, InRow)> = rows.into_iter().map(|r| (urlnorm::fingerprint_str(&r.url), r)).collect();
     let round = dedup_round(&ctx.caches[k as usize], &visited, k, target, keyed).await?;
-    (m.visit_hits, m.cache_hits, m.store_hits) =
-        (m.visit_hits + round.stats.visit_hits, m.cache_hits + round.stats.cache_hits, m.store_hits + round.stats.store_hits);
+    (m.visit_hits, m.cache_hits, m.store_hits) = (
+        m.visit_hits + round.stats.visit_hits,
+        m.cache_hits + round.stats.cache_hits,
+        m.store_hits + round.stats.store_hits,
+    );
     let mut out = round.admitted;
     // Carried URLs are in the visited store already (from their first layer).
     out.extend(carried);

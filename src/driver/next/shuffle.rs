@@ -7,9 +7,9 @@ use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Int32Array, RecordBat
 use arrow::datatypes::{DataType, Field, Int32Type, Schema, SchemaRef};
 use futures::StreamExt;
 
+use crate::store::manifest::NextManifest;
 use crate::store::schema::InRow;
 use crate::store::{stream_batches, ShardWriter, Store, StoreError};
-use crate::store::manifest::NextManifest;
 use crate::urlnorm;
 
 use super::{bool_col, link_shards, missing, partition_of, str_col, Candidate};
@@ -32,7 +32,15 @@ impl Merged {
     /// smallest `(depth, referrer)` is kept, the flags combine. Strings are
     /// copied only for a new target or a referrer that becomes the kept
     /// one. True when `url` was new.
-    fn merge_into(map: &mut HashMap<String, Merged>, url: &str, depth: i32, referrer: &str, followed: bool, dom: bool, content: bool) -> bool {
+    fn merge_into(
+        map: &mut HashMap<String, Merged>,
+        url: &str,
+        depth: i32,
+        referrer: &str,
+        followed: bool,
+        dom: bool,
+        content: bool,
+    ) -> bool {
         if let Some(e) = map.get_mut(url) {
             e.followed |= followed;
             e.dom &= dom;
@@ -91,7 +99,9 @@ pub(super) async fn shuffle_links(ctx: &Ctx, layer: u32, m: &mut NextManifest) -
     let shards = link_shards(store, layer).await?;
     let mut tasks = futures::stream::iter(shards.into_iter().enumerate().map(|(j, path)| {
         let store = store.clone();
-        tokio::spawn(async move { shuffle_shard(&store, &path, layer, j, parts, max_depth, suspects, COMBINE_ENTRIES).await })
+        tokio::spawn(async move {
+            shuffle_shard(&store, &path, layer, j, parts, max_depth, suspects, COMBINE_ENTRIES).await
+        })
     }))
     .buffer_unordered(width);
     while let Some(joined) = tasks.next().await {
@@ -114,15 +124,29 @@ pub(super) struct Suspects {
 /// Reads one links shard and spills its targets, merged, to their partitions.
 /// `combine` distinct targets at most are held before a spill.
 #[allow(clippy::too_many_arguments)]
-async fn shuffle_shard(store: &Store, path: &str, layer: u32, j: usize, parts: u32, max_depth: i32, suspects: Suspects, combine: usize) -> Result<ShuffleCounts, StoreError> {
+async fn shuffle_shard(
+    store: &Store,
+    path: &str,
+    layer: u32,
+    j: usize,
+    parts: u32,
+    max_depth: i32,
+    suspects: Suspects,
+    combine: usize,
+) -> Result<ShuffleCounts, StoreError> {
     let mut counts = ShuffleCounts::default();
     let mut merged: HashMap<String, Merged> = HashMap::new();
     let mut runs = 0u32;
-    let mut batches = stream_batches(store, path, Some(&["src_url", "dst_url", "depth", "noise", "block_ratio"])).await?;
+    let mut batches =
+        stream_batches(store, path, Some(&["src_url", "dst_url", "depth", "noise", "block_ratio"])).await?;
     while let Some(b) = batches.next().await {
         let b = b?;
-        let (src, dst, noise) = (str_col(&b, "src_url", path)?, str_col(&b, "dst_url", path)?, str_col(&b, "noise", path)?);
-        let depth = b.column_by_name("depth").and_then(|c| c.as_primitive_opt::<Int32Type>()).ok_or_else(|| missing(path, "depth"))?;
+        let (src, dst, noise) =
+            (str_col(&b, "src_url", path)?, str_col(&b, "dst_url", path)?, str_col(&b, "noise", path)?);
+        let depth = b
+            .column_by_name("depth")
+            .and_then(|c| c.as_primitive_opt::<Int32Type>())
+            .ok_or_else(|| missing(path, "depth"))?;
         let ratio = b
             .column_by_name("block_ratio")
             .and_then(|c| c.as_primitive_opt::<arrow::datatypes::Float32Type>())
@@ -146,7 +170,15 @@ async fn shuffle_shard(store: &Store, path: &str, layer: u32, j: usize, parts: u
                 continue;
             }
             counts.candidates += u64::from(follows);
-            let new = Merged::merge_into(&mut merged, dst.value(i), depth.value(i), src.value(i), follows, dom, follows && !dom);
+            let new = Merged::merge_into(
+                &mut merged,
+                dst.value(i),
+                depth.value(i),
+                src.value(i),
+                follows,
+                dom,
+                follows && !dom,
+            );
             if new && merged.len() >= combine {
                 spill(store, layer, j, runs, parts, std::mem::take(&mut merged)).await?;
                 runs += 1;
@@ -160,7 +192,14 @@ async fn shuffle_shard(store: &Store, path: &str, layer: u32, j: usize, parts: u
 }
 
 /// Writes one run of merged targets, one file per target partition.
-async fn spill(store: &Store, layer: u32, j: usize, run: u32, parts: u32, merged: HashMap<String, Merged>) -> Result<(), StoreError> {
+async fn spill(
+    store: &Store,
+    layer: u32,
+    j: usize,
+    run: u32,
+    parts: u32,
+    merged: HashMap<String, Merged>,
+) -> Result<(), StoreError> {
     let mut by_part: Vec<Vec<(String, Merged)>> = (0..parts).map(|_| Vec::new()).collect();
     for (url, m) in merged {
         by_part[partition_of(&url, parts) as usize].push((url, m));
@@ -206,7 +245,8 @@ fn shuffle_batch(rows: &[(String, Merged)], path: &str) -> Result<RecordBatch, S
         std::sync::Arc::new(flag(|m| m.dom)),
         std::sync::Arc::new(flag(|m| m.content)),
     ];
-    RecordBatch::try_new(shuffle_schema(), cols).map_err(|e| StoreError::Schema { path: path.to_string(), reason: e.to_string() })
+    RecordBatch::try_new(shuffle_schema(), cols)
+        .map_err(|e| StoreError::Schema { path: path.to_string(), reason: e.to_string() })
 }
 
 /// One target partition's candidates, merged from its shuffle files: one
@@ -218,10 +258,22 @@ pub(super) async fn read_partition(store: &Store, layer: u32, k: u32) -> Result<
         while let Some(b) = batches.next().await {
             let b = b?;
             let (url, referrer) = (str_col(&b, "url", &path)?, str_col(&b, "referrer", &path)?);
-            let depth = b.column_by_name("depth").and_then(|c| c.as_primitive_opt::<Int32Type>()).ok_or_else(|| missing(&path, "depth"))?;
-            let (followed, dom, content) = (bool_col(&b, "followed", &path)?, bool_col(&b, "dom", &path)?, bool_col(&b, "content", &path)?);
+            let depth = b
+                .column_by_name("depth")
+                .and_then(|c| c.as_primitive_opt::<Int32Type>())
+                .ok_or_else(|| missing(&path, "depth"))?;
+            let (followed, dom, content) =
+                (bool_col(&b, "followed", &path)?, bool_col(&b, "dom", &path)?, bool_col(&b, "content", &path)?);
             for i in 0..b.num_rows() {
-                Merged::merge_into(&mut merged, url.value(i), depth.value(i), referrer.value(i), followed.value(i), dom.value(i), content.value(i));
+                Merged::merge_into(
+                    &mut merged,
+                    url.value(i),
+                    depth.value(i),
+                    referrer.value(i),
+                    followed.value(i),
+                    dom.value(i),
+                    content.value(i),
+                );
             }
         }
     }
@@ -244,13 +296,30 @@ mod tests {
     use super::*;
     use crate::store::{layout, schema};
 
-    fn link(src: &str, dst: &str, depth: i32, noise: Option<&'static str>, followed: bool) -> crate::store::schema::LinkRow {
-        crate::store::schema::LinkRow { src_url: src.into(), dst_url: dst.into(), anchor: String::new(), depth, noise, followed, block_ratio: 0.0 }
+    fn link(
+        src: &str,
+        dst: &str,
+        depth: i32,
+        noise: Option<&'static str>,
+        followed: bool,
+    ) -> crate::store::schema::LinkRow {
+        crate::store::schema::LinkRow {
+            src_url: src.into(),
+            dst_url: dst.into(),
+            anchor: String::new(),
+            depth,
+            noise,
+            followed,
+            block_ratio: 0.0,
+        }
     }
 
     /// What a partition's candidates say, comparable across runs.
     fn summary(cands: &[Candidate]) -> Vec<(String, i32, Option<String>, bool, bool, bool)> {
-        cands.iter().map(|c| (c.row.url.clone(), c.row.depth, c.row.referrer.clone(), c.followed, c.dom, c.content)).collect()
+        cands
+            .iter()
+            .map(|c| (c.row.url.clone(), c.row.depth, c.row.referrer.clone(), c.followed, c.dom, c.content))
+            .collect()
     }
 
     #[tokio::test]
@@ -261,7 +330,11 @@ mod tests {
         for n in 0..400 {
             let dst = format!("http://s{}.test/p{}", n % 4, n % 40);
             let src = format!("http://s{}.test/from{}", n % 4, n % 7);
-            let noise = match n % 5 { 0 => Some("dom_ratio"), 1 => Some("scope"), _ => None };
+            let noise = match n % 5 {
+                0 => Some("dom_ratio"),
+                1 => Some("scope"),
+                _ => None,
+            };
             rows.push(link(&src, &dst, 1 + (n % 3 == 0) as i32, noise, n % 10 != 0));
         }
         let parts = 3;

@@ -24,12 +24,12 @@ mod queue;
 mod tail;
 mod task;
 
-use queue::{HostQueue, Queued};
-pub use tail::{Handover, LayerTail, TailSeat};
-use tail::Tracked;
-use task::{spawn_request, stamp, NEVER};
 use super::robots::{origin_of, RobotsRules};
 use super::{client, ErrorKind, Fetched, Fetcher, Response};
+use queue::{HostQueue, Queued};
+use tail::Tracked;
+pub use tail::{Handover, LayerTail, TailSeat};
+use task::{spawn_request, stamp, NEVER};
 
 /// Final failures in a row after which a host is given up for the layer.
 const MAX_HOST_FAILURES: u32 = 8;
@@ -86,7 +86,16 @@ struct Job {
 
 impl Job {
     fn new(id: usize, url: Url) -> Self {
-        Self { id, orig: url.clone(), url, hops: 0, retries: 0, chain: Vec::new(), started_at: None, elapsed: Duration::ZERO }
+        Self {
+            id,
+            orig: url.clone(),
+            url,
+            hops: 0,
+            retries: 0,
+            chain: Vec::new(),
+            started_at: None,
+            elapsed: Duration::ZERO,
+        }
     }
 
     /// A copy of the job's identity, to report it if its request task dies.
@@ -370,10 +379,7 @@ impl State<'_> {
     fn reschedule(&mut self, h: usize, now: Instant) {
         let per_host = self.f.cfg.per_host;
         let host = &mut self.hosts[h];
-        let may_start = !host.in_heap
-            && !host.queue.is_empty()
-            && !host.robots_pending
-            && host.in_flight < per_host;
+        let may_start = !host.in_heap && !host.queue.is_empty() && !host.robots_pending && host.in_flight < per_host;
         if may_start {
             host.in_heap = true;
             self.seq += 1;
@@ -457,7 +463,8 @@ impl State<'_> {
                 Done::Page { host: h, job, result }
             };
             let page = Some((shadow.id, crate::urlnorm::fingerprint(&shadow.orig)));
-            let lost = move |reason: String| Done::Page { host: h, job: shadow, result: Err((ErrorKind::Internal, reason)) };
+            let lost =
+                move |reason: String| Done::Page { host: h, job: shadow, result: Err((ErrorKind::Internal, reason)) };
             let request = spawn_request(request, lost, permit);
             self.track(request, page, now);
             return None;
@@ -601,7 +608,13 @@ impl State<'_> {
         }
     }
 
-    fn finish(&mut self, job: Job, response: Option<Response>, error: Option<(ErrorKind, String)>, redirect_out: Option<Url>) {
+    fn finish(
+        &mut self,
+        job: Job,
+        response: Option<Response>,
+        error: Option<(ErrorKind, String)>,
+        redirect_out: Option<Url>,
+    ) {
         let final_url = redirect_out.clone().unwrap_or_else(|| job.url.clone());
         self.outbox.push(Fetched {
             id: job.id,

@@ -86,6 +86,9 @@ mod tests {
         assert!(q.is_empty());
         assert!(q.pop(&order).is_none());
         let mut other = HostQueue { again: VecDeque::new(), next: 3, end: 5 };
-        assert_eq!([other.pop(&order).map(id), other.pop(&order).map(id), other.pop(&order).map(id)], [Some(1), Some(3), None]);
+        assert_eq!(
+            [other.pop(&order).map(id), other.pop(&order).map(id), other.pop(&order).map(id)],
+            [Some(1), Some(3), None]
+        );
     }
 }

@@ -261,7 +261,11 @@ impl State<'_> {
         self.starts.clear();
         self.started.clear();
         if waiting + self.report.stragglers_in_flight as usize > 0 {
-            tracing::info!(in_flight = self.report.stragglers_in_flight, waiting, "stragglers go on into the next layer");
+            tracing::info!(
+                in_flight = self.report.stragglers_in_flight,
+                waiting,
+                "stragglers go on into the next layer"
+            );
         }
     }
 
