@@ -74,7 +74,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", describe(&e));
-            if matches!(e.downcast_ref::<RunError>(), Some(RunError::Store(_))) {
+            if e.downcast_ref::<RunError>().is_some_and(RunError::is_storage) {
                 eprintln!("hint: fix the cause (free space, permissions, credentials) and run the same command again: committed work is kept and the rest is redone");
             }
             let code = e

@@ -32,6 +32,18 @@ pub fn partition_of_domain(domain: &str, partitions: u32) -> u32 {
     jump_hash(xxh3_64(domain.as_bytes()), partitions)
 }
 
+/// The partition of the site `host` belongs to: its registrable domain's.
+#[must_use]
+pub fn partition_of_host(host: &str, partitions: u32) -> u32 {
+    partition_of_domain(&crate::urlnorm::registrable_domain(host), partitions)
+}
+
+/// The partition of a URL (normalised, as stored): its host's site's.
+#[must_use]
+pub fn partition_of_url(url: &str, partitions: u32) -> u32 {
+    partition_of_host(crate::urlnorm::host_of(url), partitions)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

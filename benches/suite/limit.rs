@@ -13,9 +13,10 @@ use std::time::Instant;
 
 use arrow::array::{Array, AsArray, RecordBatch, UInt32Array};
 use arrow::datatypes::Int32Type;
-use layercrawl::driver::map::{BATCH_BYTES, BATCH_ROWS, SHARD_ROW_GROUP_BYTES};
+use layercrawl::map::{BATCH_BYTES, BATCH_ROWS, SHARD_ROW_GROUP_BYTES};
+use layercrawl::merge::concat_shards;
 use layercrawl::parse::{parse_html, ParseConfig};
-use layercrawl::store::{concat_shards, schema::doc_schema, ShardWriter, Store};
+use layercrawl::store::{schema::doc_schema, ShardWriter, Store};
 use url::Url;
 
 use super::{median, DirBatches};

@@ -81,7 +81,7 @@ impl VisitedStore {
     /// When a run cannot be read or written.
     pub async fn forget(&self, part: u32, fps: &[u64]) -> Result<u64, StoreError> {
         let mut removed = 0;
-        let prefix = format!("state/visited/part-{part:05}");
+        let prefix = crate::store::layout::visited_dir(part);
         for (path, _) in self.store.list(&prefix).await? {
             let Some(bytes) = self.store.get(&path).await? else { continue };
             let run = decode(&bytes);

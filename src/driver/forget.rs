@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::dedup::visited::VisitedStore;
-use crate::partition::partition_of_domain;
+use crate::partition::partition_of_host;
 use crate::store::{layout, Store};
 use crate::urlnorm;
 
@@ -41,8 +41,7 @@ pub async fn forget(data: &str, urls: &[String]) -> Result<ForgetReport, RunErro
     let mut report = ForgetReport::default();
     for raw in urls {
         let url = policy.parse_seed(raw).map_err(|e| RunError::BadUrl { url: raw.clone(), reason: e.to_string() })?;
-        let part =
-            partition_of_domain(&urlnorm::registrable_domain(url.host_str().unwrap_or_default()), state.partitions);
+        let part = partition_of_host(url.host_str().unwrap_or_default(), state.partitions);
         by_part.entry(part).or_default().push(urlnorm::fingerprint(&url));
         report.urls.push(url.to_string());
     }

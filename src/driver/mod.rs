@@ -1,19 +1,16 @@
-//! The layer driver (S100-S600): seeds → layers of map/reduce/optimise → merge.
+//! The layer driver: seeds → layers of map and optimise → merge. It only
+//! sequences the stages; their work lives in [`crate::map`],
+//! [`crate::optimise`] and [`crate::merge`] (ARCHITECTURE.md).
 //!
 //! For each layer `L` up to `--depth`: run every partition's map task
 //! ([`map::map_partition`]) that has no manifest yet, concurrently; then, if
-//! another layer follows, build its input ([`next::next_layer`]). After the
-//! last layer, [`merge::merge_layers`] compacts the output. Every step is
-//! committed by a manifest, so re-running the same command resumes a killed
-//! run where it stopped.
+//! another layer follows, build its input ([`optimise::optimise_layer`]).
+//! After the last layer, [`merge::merge_layers`] compacts the output. Every
+//! step is committed by a manifest, so re-running the same command resumes
+//! a killed run where it stopped.
 
 mod forget;
-pub mod map;
-mod merge;
-pub mod next;
-mod process;
 mod progress;
-mod scope;
 mod summary;
 
 use std::sync::Arc;
@@ -22,15 +19,18 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{CrawlConfig, Scope};
-use crate::dedup::cache::{CacheConfig, VisitCache};
+use crate::error::StageError;
 use crate::fetch::{FetchError, Fetcher, LayerTail};
+use crate::map::{self, MapCtx, PageSettings};
+use crate::merge;
+use crate::optimise::{self, OptimiseCtx};
+use crate::scope::ScopeFilter;
 use crate::seeds::{read_seeds, SeedsError};
 use crate::store::manifest::{MapManifest, NextManifest};
-use crate::store::{layout, Store, StoreError};
+use crate::store::{layout, Created, Store, StoreError};
 
 pub use forget::{forget, ForgetReport};
 pub use progress::Progress;
-pub use scope::ScopeFilter;
 pub use summary::{LayerSummary, RunSummary};
 
 /// Why a run stopped.
@@ -49,13 +49,9 @@ pub enum RunError {
     /// A URL given on the command line is not usable.
     #[error("{url}: {reason}")]
     BadUrl { url: String, reason: String },
-    /// The temporary folder (`TMPDIR`) refused a scratch file.
-    #[error("scratch file in {dir}: {source}. Point TMPDIR at a writable folder with free space.")]
-    Scratch {
-        dir: String,
-        #[source]
-        source: std::io::Error,
-    },
+    /// A unit of work of a layer failed (storage, the temporary folder).
+    #[error(transparent)]
+    Stage(#[from] StageError),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -69,6 +65,12 @@ impl RunError {
             _ => 1,
         }
     }
+
+    /// Whether the data store failed (the message then names the object).
+    #[must_use]
+    pub fn is_storage(&self) -> bool {
+        matches!(self, Self::Store(_) | Self::Stage(StageError::Store(_)))
+    }
 }
 
 /// Settings fixed for the life of a data location (`state/run.json`).
@@ -81,29 +83,6 @@ pub struct RunState {
     /// The query parameters normalisation strips: fingerprints depend on it.
     #[serde(default)]
     pub strip_params: Option<Vec<String>>,
-}
-
-/// Everything a stage needs; cheap to clone.
-#[derive(Clone)]
-pub struct Ctx {
-    pub store: Store,
-    pub cfg: Arc<CrawlConfig>,
-    pub fetcher: Fetcher,
-    pub scope: ScopeFilter,
-    pub progress: Arc<Progress>,
-    pub layer_deadline: Option<Instant>,
-    /// The layer's tail: when only stragglers are left in every partition,
-    /// the layer ends and they go on into the next one.
-    pub layer_tail: Option<Arc<LayerTail>>,
-    /// Each partition's weighted visit/cache list (S401-S403), kept across
-    /// the layers of this process; the visited store stays authoritative.
-    pub caches: Arc<Vec<std::sync::Mutex<VisitCache>>>,
-}
-
-/// Cores of this machine: how many of the driver's CPU-bound steps (the
-/// optimise step's partitions and shards, the merge's files) run at once.
-pub(crate) fn cores() -> usize {
-    std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get)
 }
 
 /// Runs the whole crawl described by `cfg`.
@@ -126,23 +105,26 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
     };
     check_state(&store, &state).await?;
     let progress = Arc::new(Progress::new(!cfg.quiet && !cfg.json));
-    let capacity = (cfg.optimise.cache_entries / cfg.partitions as usize).max(1024);
-    let caches = Arc::new(
-        (0..cfg.partitions)
-            .map(|_| std::sync::Mutex::new(VisitCache::new(CacheConfig { capacity, ..CacheConfig::default() })))
-            .collect(),
-    );
-    let ctx = Ctx {
-        scope: ScopeFilter::from_seeds(cfg.scope, &seeds.urls),
-        fetcher: Fetcher::new(&cfg.fetch)?,
+    let scope = ScopeFilter::from_seeds(cfg.scope, &seeds.urls);
+    let mapper = MapCtx {
         store: store.clone(),
-        cfg: Arc::new(cfg),
-        progress,
-        layer_deadline: None,
-        layer_tail: None,
-        caches,
+        partitions: cfg.partitions,
+        scope,
+        pages: PageSettings { parse: cfg.parse.clone(), store_body: cfg.store_body, denoise: cfg.optimise.denoise },
+        fetcher: Fetcher::new(&cfg.fetch)?,
+        deadline: None,
+        tail: None,
+        progress: Arc::clone(&progress) as Arc<dyn map::MapProgress>,
     };
-    let cfg = Arc::clone(&ctx.cfg);
+    let optimiser = OptimiseCtx {
+        store: store.clone(),
+        partitions: cfg.partitions,
+        depth: cfg.depth,
+        noise_ratio: cfg.parse.noise_ratio,
+        caches: OptimiseCtx::caches(cfg.partitions, cfg.optimise.cache_entries),
+        cfg: Arc::new(cfg.optimise.clone()),
+    };
+    let cfg = Arc::new(cfg);
     let mut summary = RunSummary {
         data: store.location().to_string(),
         seeds: seeds.urls.len() as u64,
@@ -152,17 +134,17 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
         ..RunSummary::default()
     };
     if !store.exists(&layout::input_manifest(0)).await? {
-        next::seed_layer(&ctx, &seeds.urls).await?;
+        optimise::seed_layer(&optimiser, &seeds.urls).await?;
     }
     for layer in 0..=cfg.depth {
         let layer_start = Instant::now();
-        let mut ls = run_layer(&ctx, layer).await?;
+        let mut ls = run_layer(&mapper, &cfg, &progress, layer).await?;
         tracing::info!(layer, seconds = layer_start.elapsed().as_secs_f64(), "map done");
         if layer < cfg.depth {
             let next_start = Instant::now();
             let next = match store.get_json::<NextManifest>(&layout::input_manifest(layer + 1)).await? {
                 Some(n) => n,
-                None => next::next_layer(&ctx, layer).await?,
+                None => optimise::optimise_layer(&optimiser, layer).await?,
             };
             ls.set_next(&next);
             tracing::info!(
@@ -178,7 +160,7 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
     }
     // Requests handed over by the last layer have no layer to land in:
     // their URLs are carried (state/carry), as a layer out of time carries.
-    ctx.fetcher.handover.clear();
+    mapper.fetcher.handover.clear();
     let merge_start = Instant::now();
     summary.merged = Some(merge::merge_layers(&store, cfg.depth + 1).await?);
     tracing::info!(seconds = merge_start.elapsed().as_secs_f64(), "merge done");
@@ -188,12 +170,12 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
 }
 
 /// Runs the map tasks of `layer` that are not committed yet.
-async fn run_layer(ctx: &Ctx, layer: u32) -> Result<LayerSummary, RunError> {
+async fn run_layer(ctx: &MapCtx, cfg: &CrawlConfig, progress: &Progress, layer: u32) -> Result<LayerSummary, RunError> {
     let store = &ctx.store;
     let mut ls = LayerSummary { layer, ..LayerSummary::default() };
     let mut todo = Vec::new();
     let mut done_inputs = 0;
-    for part in 0..ctx.cfg.partitions {
+    for part in 0..cfg.partitions {
         match store.get_json::<MapManifest>(&layout::map_manifest(layer, part)).await? {
             Some(m) => {
                 done_inputs += m.input;
@@ -206,11 +188,11 @@ async fn run_layer(ctx: &Ctx, layer: u32) -> Result<LayerSummary, RunError> {
         return Ok(ls);
     }
     let total = store.get_json::<NextManifest>(&layout::input_manifest(layer)).await?.map_or(0, |m| m.next);
-    ctx.progress.start_layer(layer, total, done_inputs);
+    progress.start_layer(layer, total, done_inputs);
     let mut lctx = ctx.clone();
-    lctx.layer_deadline = ctx.cfg.layer_timeout.map(|t| Instant::now() + t);
+    lctx.deadline = cfg.layer_timeout.map(|t| Instant::now() + t);
     // One seat per map task below, each taken as the task starts.
-    lctx.layer_tail = ctx.cfg.fetch.straggler_after.map(|floor| LayerTail::new(todo.len(), floor));
+    lctx.tail = cfg.fetch.straggler_after.map(|floor| LayerTail::new(todo.len(), floor));
     let mut tasks = tokio::task::JoinSet::new();
     for part in todo {
         let c = lctx.clone();
@@ -221,14 +203,14 @@ async fn run_layer(ctx: &Ctx, layer: u32) -> Result<LayerSummary, RunError> {
         match joined {
             Ok(Ok(m)) => ls.add(&m),
             Ok(Err(e)) => {
-                first_err.get_or_insert(e);
+                first_err.get_or_insert(e.into());
             }
             Err(e) => {
                 first_err.get_or_insert(RunError::Internal(format!("map task panicked: {e}")));
             }
         }
     }
-    ctx.progress.finish_layer();
+    progress.finish_layer();
     match first_err {
         Some(e) => Err(e),
         None => Ok(ls),
@@ -236,9 +218,14 @@ async fn run_layer(ctx: &Ctx, layer: u32) -> Result<LayerSummary, RunError> {
 }
 
 async fn check_state(store: &Store, now: &RunState) -> Result<(), RunError> {
-    let Some(was) = store.get_json::<RunState>(layout::RUN).await? else {
-        store.put_json(layout::RUN, now).await?;
-        return Ok(());
+    // Written only if absent, so two drivers starting on one location at
+    // once agree on one set of settings, and the other is refused below.
+    let was = match store.put_json_new(layout::RUN, now).await? {
+        Created::New => return Ok(()),
+        Created::Existed => store
+            .get_json::<RunState>(layout::RUN)
+            .await?
+            .ok_or_else(|| RunError::Internal(format!("{} vanished while it was read", layout::RUN)))?,
     };
     let data = store.location().to_string();
     if was.partitions != now.partitions {

@@ -75,3 +75,12 @@ impl Progress {
         }
     }
 }
+
+impl crate::map::MapProgress for Progress {
+    fn page_done(&self, failed: bool) {
+        Progress::page_done(self, failed);
+    }
+    fn pages_carried(&self, n: u64) {
+        Progress::pages_carried(self, n);
+    }
+}

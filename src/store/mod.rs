@@ -8,14 +8,13 @@
 //! contract. The commit protocol built on top (manifests) lives in
 //! [`manifest`].
 
-mod concat;
 pub mod input;
+pub mod layout;
 pub mod manifest;
 mod page_spill;
 mod parquet_io;
 pub mod schema;
 pub mod spill;
-mod splice;
 
 use std::sync::Arc;
 
@@ -24,8 +23,8 @@ use futures::TryStreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
-pub use concat::concat_shards;
 pub use parquet_io::{read_batches, stream_batches, ShardWriter};
+pub(crate) use parquet_io::{staging_path, SharedBuf};
 
 /// Errors of the storage stage; each names the location at fault.
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +75,29 @@ impl StoreError {
     pub(crate) fn scratch(path: &str, source: std::io::Error) -> Self {
         Self::Scratch { path: path.to_string(), dir: std::env::temp_dir().display().to_string(), source }
     }
+}
+
+/// How a backend's objects can be reached: the capability that the fast
+/// paths of a local folder dispatch on, in one place.
+#[derive(Clone, Copy, Debug)]
+pub enum Access<'a> {
+    /// Objects are files under this folder: a shard writer encodes straight
+    /// into a staging file beside its target and renames it; the merge
+    /// copies row groups file to file in the kernel.
+    Folder(&'a std::path::Path),
+    /// Objects only (memory, cloud stores): shards are uploaded in parts;
+    /// the merge reads row groups by range.
+    Objects,
+}
+
+/// Whether a create-if-absent write made the object or found one there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Created {
+    /// This write made the object.
+    New,
+    /// The object was already there (another attempt committed first);
+    /// it was left as it was.
+    Existed,
 }
 
 /// A handle to the crawl's data location (cheap to clone).
@@ -194,9 +216,13 @@ impl Store {
         self.compression
     }
 
-    /// The folder of a local store.
-    pub(crate) fn local_root(&self) -> Option<&std::path::Path> {
-        self.local_root.as_deref().map(std::path::PathBuf::as_path)
+    /// What this backend offers beyond objects: see [`Access`].
+    #[must_use]
+    pub fn access(&self) -> Access<'_> {
+        match self.local_root.as_deref() {
+            Some(root) => Access::Folder(root),
+            None => Access::Objects,
+        }
     }
 
     /// Where the data lives, for messages.
@@ -217,6 +243,21 @@ impl Store {
     pub async fn put(&self, path: &str, bytes: Bytes) -> Result<(), StoreError> {
         let p = Path::from(path);
         self.inner.put(&p, PutPayload::from_bytes(bytes)).await.map(|_| ()).map_err(|e| StoreError::object(&p, e))
+    }
+
+    /// Writes `bytes` at `path` only if no object is there: of two attempts
+    /// of the same step, exactly one commits (a manifest, `run.json`).
+    ///
+    /// # Errors
+    /// When the backend refuses the write.
+    pub async fn put_new(&self, path: &str, bytes: Bytes) -> Result<Created, StoreError> {
+        let p = Path::from(path);
+        let opts = object_store::PutOptions { mode: object_store::PutMode::Create, ..Default::default() };
+        match self.inner.put_opts(&p, PutPayload::from_bytes(bytes), opts).await {
+            Ok(_) => Ok(Created::New),
+            Err(object_store::Error::AlreadyExists { .. }) => Ok(Created::Existed),
+            Err(e) => Err(StoreError::object(&p, e)),
+        }
     }
 
     /// Reads the object at `path`, or `None` when there is none.
@@ -296,6 +337,17 @@ impl Store {
         }
     }
 
+    /// Encodes `value` as pretty JSON and writes it only if `path` is free
+    /// ([`Store::put_new`]): how a step commits.
+    ///
+    /// # Errors
+    /// When encoding or the write fails.
+    pub async fn put_json_new<T: serde::Serialize>(&self, path: &str, value: &T) -> Result<Created, StoreError> {
+        let bytes =
+            serde_json::to_vec_pretty(value).map_err(|source| StoreError::Json { path: path.to_string(), source })?;
+        self.put_new(path, Bytes::from(bytes)).await
+    }
+
     /// Encodes `value` as pretty JSON and puts it atomically.
     ///
     /// # Errors
@@ -304,67 +356,6 @@ impl Store {
         let bytes =
             serde_json::to_vec_pretty(value).map_err(|source| StoreError::Json { path: path.to_string(), source })?;
         self.put(path, Bytes::from(bytes)).await
-    }
-}
-
-/// The object paths of the data layout (DESIGN.md §2), in one place.
-pub mod layout {
-    /// `in/layer=L/part-PPPPP.parquet`: the URLs layer `L` fetches.
-    #[must_use]
-    pub fn input(layer: u32, part: u32) -> String {
-        format!("in/layer={layer}/part-{part:05}.parquet")
-    }
-    /// `doc/layer=L/part-PPPPP.parquet`: the pages fetched in layer `L`.
-    #[must_use]
-    pub fn doc(layer: u32, part: u32) -> String {
-        format!("doc/layer={layer}/part-{part:05}.parquet")
-    }
-    /// `links/layer=L/part-PPPPP.parquet`: the link graph of layer `L`.
-    #[must_use]
-    pub fn links(layer: u32, part: u32) -> String {
-        format!("links/layer={layer}/part-{part:05}.parquet")
-    }
-    /// URLs a partition could not fetch in its layer (time or host budget),
-    /// carried into the next layer.
-    #[must_use]
-    pub fn carry(layer: u32, part: u32) -> String {
-        format!("state/carry/layer={layer}/part-{part:05}.parquet")
-    }
-    /// The commit marker of one map partition.
-    #[must_use]
-    pub fn map_manifest(layer: u32, part: u32) -> String {
-        format!("state/manifest/layer={layer}/map-{part:05}.json")
-    }
-    /// The commit marker of a layer's complete `in` set (from the seeds
-    /// for layer 0, from the optimise step of the layer before otherwise).
-    #[must_use]
-    pub fn input_manifest(layer: u32) -> String {
-        format!("state/manifest/layer={layer}/in.json")
-    }
-    /// The commit marker of the final merge.
-    pub const MERGE_MANIFEST: &str = "state/manifest/merge.json";
-    /// The run's fixed settings, checked on every re-run.
-    pub const RUN: &str = "state/run.json";
-    /// Sorted URL fingerprints of one partition added in one layer.
-    #[must_use]
-    pub fn visited(part: u32, layer: u32) -> String {
-        format!("state/visited/part-{part:05}/layer={layer}.u64")
-    }
-    /// What one partition's pages of one layer turned out to be, for the
-    /// noise filter's evidence (status, text size, text fingerprints).
-    #[must_use]
-    pub fn samples(layer: u32, part: u32) -> String {
-        format!("state/denoise/samples/layer={layer}/part-{part:05}.parquet")
-    }
-    /// Fetched and barren pages per URL template, over layers up to `layer`, in one partition.
-    #[must_use]
-    pub fn template_counts(layer: u32, part: u32) -> String {
-        format!("state/denoise/templates/layer={layer}/part-{part:05}.parquet")
-    }
-    /// Content hashes of one partition's pages of one layer (duplicate detection).
-    #[must_use]
-    pub fn content(part: u32, layer: u32) -> String {
-        format!("state/content/part-{part:05}/layer={layer}.parquet")
     }
 }
 

@@ -119,10 +119,10 @@ impl Write for Out {
 
 /// The encoder's output, drained to the store after every call.
 #[derive(Clone, Default)]
-pub(super) struct SharedBuf(Arc<Mutex<Vec<u8>>>);
+pub(crate) struct SharedBuf(Arc<Mutex<Vec<u8>>>);
 
 impl SharedBuf {
-    pub(super) fn take(&self) -> Vec<u8> {
+    pub(crate) fn take(&self) -> Vec<u8> {
         self.0.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default()
     }
 }
@@ -141,7 +141,7 @@ impl Write for SharedBuf {
 /// The hidden staging file of a local shard: beside its target, so the
 /// rename stays on one file system, and named so that no reader takes it
 /// for data (a leading dot and no `.parquet` ending).
-pub(super) fn staging_path(target: &std::path::Path) -> PathBuf {
+pub(crate) fn staging_path(target: &std::path::Path) -> PathBuf {
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     target.with_file_name(format!(".{name}.staged"))
 }
@@ -177,8 +177,8 @@ impl ShardWriter {
         }
         let props = props.build();
         let perr = |source| StoreError::Parquet { path: path.to_string(), source };
-        let (out, upload) = match store.local_root() {
-            Some(root) => {
+        let (out, upload) = match store.access() {
+            super::Access::Folder(root) => {
                 let target = root.join(path);
                 let staged = staging_path(&target);
                 let file = target
@@ -188,7 +188,7 @@ impl ShardWriter {
                     .map_err(|e| perr(ParquetError::External(Box::new(e))))?;
                 (Out::Staged { file, staged, target }, None)
             }
-            None => {
+            super::Access::Objects => {
                 let encoded = SharedBuf::default();
                 let sink = BufWriter::with_capacity(store.backend(), Path::from(path), UPLOAD_CHUNK);
                 (Out::Upload(encoded.clone()), Some((encoded, sink)))

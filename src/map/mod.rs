@@ -1,4 +1,9 @@
-//! The map task: fetch one partition of one layer and commit its shards.
+//! The map stage: fetch one partition of one layer and commit its shards.
+//!
+//! Its unit of work is [`map_partition`], given a [`MapCtx`] that holds
+//! only what a map task needs (the data store, the run's settings for
+//! processing pages, the fetcher): it can run on its own, in the driver's
+//! process or any other.
 //!
 //! Input `in/layer=L/part-K`; outputs `doc/layer=L/part-K`,
 //! `links/layer=L/part-K`, the carried-over URLs and the partition's
@@ -11,18 +16,66 @@ use std::time::Instant;
 use futures::stream::{FuturesOrdered, StreamExt};
 use url::Url;
 
+use crate::config::{BodyPolicy, Denoise};
 use crate::dedup::content::{Claim, FirstUrls};
 use crate::denoise::evidence::{self, Sample};
-use crate::fetch::{ErrorKind, Fetched, LayerTail, UrlSource};
-use crate::partition::partition_of_domain;
+use crate::error::StageError;
+use crate::fetch::{ErrorKind, Fetched, Fetcher, LayerTail, UrlSource};
+use crate::parse::ParseConfig;
+use crate::partition::partition_of_host;
+use crate::scope::ScopeFilter;
 use crate::store::input::InputRows;
 use crate::store::manifest::MapManifest;
 use crate::store::schema::{self, DocRow, InRow, LinkRow};
-use crate::store::{layout, stream_batches, ShardWriter, Store, StoreError};
+use crate::store::{layout, stream_batches, Created, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
-use super::process::{process, ProcessCtx, Processed};
-use super::{Ctx, RunError};
+pub use process::{process, ProcessCtx, Processed};
+
+mod process;
+
+/// How fetched pages become rows: the run's settings for the parse, the
+/// stored bodies and the noise filter's map-side labels.
+#[derive(Clone, Debug)]
+pub struct PageSettings {
+    pub parse: ParseConfig,
+    pub store_body: BodyPolicy,
+    pub denoise: Denoise,
+}
+
+/// Where a map task reports its progress (the driver's progress bars);
+/// [`Silent`] reports nothing.
+pub trait MapProgress: Send + Sync {
+    /// One URL is done (`failed`: an error or an HTTP error status).
+    fn page_done(&self, failed: bool);
+    /// URLs carried into the next layer unfetched.
+    fn pages_carried(&self, n: u64);
+}
+
+/// A [`MapProgress`] that reports nothing.
+pub struct Silent;
+
+impl MapProgress for Silent {
+    fn page_done(&self, _failed: bool) {}
+    fn pages_carried(&self, _n: u64) {}
+}
+
+/// Everything a map task needs besides its layer and partition number.
+#[derive(Clone)]
+pub struct MapCtx {
+    pub store: Store,
+    /// The run's partition count (fixed for a data location).
+    pub partitions: u32,
+    pub scope: ScopeFilter,
+    pub pages: PageSettings,
+    pub fetcher: Fetcher,
+    /// When the layer's time budget (`--layer-timeout`) runs out.
+    pub deadline: Option<Instant>,
+    /// The layer's tail, shared by the partitions of one process: when only
+    /// stragglers are left in every partition, the layer ends.
+    pub tail: Option<Arc<LayerTail>>,
+    pub progress: Arc<dyn MapProgress>,
+}
 
 /// Rows buffered before a batch is handed to the Parquet writer...
 pub const BATCH_ROWS: usize = 512;
@@ -75,15 +128,15 @@ impl UrlSource for Urls {
 ///
 /// # Errors
 /// Storage failures only; a URL's failure is a row.
-pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManifest, RunError> {
+pub async fn map_partition(ctx: &MapCtx, layer: u32, part: u32) -> Result<MapManifest, StageError> {
     // Taken first, so that a task that fails or has nothing to do leaves
     // its layer's tail as soon as it ends.
-    let seat = ctx.layer_tail.as_ref().map(LayerTail::seat);
+    let seat = ctx.tail.as_ref().map(LayerTail::seat);
     let started = Instant::now();
     let store = &ctx.store;
     let input = Arc::new(read_input(store, layer, part).await?);
     let input_path = layout::input(layer, part);
-    let input_err = |e| RunError::Store(StoreError::scratch(&input_path, e));
+    let input_err = |e| StageError::Store(StoreError::scratch(&input_path, e));
     let mut manifest = MapManifest { layer, partition: part, input: input.len() as u64, ..MapManifest::default() };
     for stale in [
         layout::doc(layer, part),
@@ -95,18 +148,15 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
         store.delete(&stale).await?;
     }
     if input.is_empty() {
-        store.put_json(&layout::map_manifest(layer, part), &manifest).await?;
-        return Ok(manifest);
+        return commit(store, manifest).await;
     }
     let mut first_urls = load_content_hashes(store, part, layer).await?;
 
-    let partitions = ctx.cfg.partitions;
+    let partitions = ctx.partitions;
     let scope = ctx.scope.clone();
-    let follows = move |u: &Url| {
-        scope.allows(u)
-            && partition_of_domain(&urlnorm::registrable_domain(u.host_str().unwrap_or_default()), partitions) == part
-    };
-    let deadline = ctx.layer_deadline;
+    let follows =
+        move |u: &Url| scope.allows(u) && partition_of_host(u.host_str().unwrap_or_default(), partitions) == part;
+    let deadline = ctx.deadline;
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Fetched>(FETCHED_QUEUE);
     let fetcher = ctx.fetcher.clone();
     let urls = Urls(Arc::clone(&input));
@@ -114,10 +164,10 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
 
     let pctx = std::sync::Arc::new(ProcessCtx {
         partition: i32::try_from(part).unwrap_or(i32::MAX),
-        parse: ctx.cfg.parse.clone(),
-        store_body: ctx.cfg.store_body,
+        parse: ctx.pages.parse.clone(),
+        store_body: ctx.pages.store_body,
         scope: ctx.scope.clone(),
-        denoise: ctx.cfg.optimise.denoise,
+        denoise: ctx.pages.denoise,
     });
     let mut docs = Sink::new(store, layout::doc(layer, part), schema::doc_schema());
     let mut links = Sink::new(store, layout::links(layer, part), schema::links_schema());
@@ -147,7 +197,7 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
             },
             Some(done) = pending.next(), if !pending.is_empty() => {
                 let Ok(Processed { mut doc, links: mut l, sample }) = done else {
-                    return Err(RunError::Internal("a parse worker died".into()));
+                    return Err(StageError::Internal("a parse worker died".into()));
                 };
                 if let (Some(h), true) = (doc.content_hash, (200..300).contains(&doc.status)) {
                     if let Claim::DuplicateOf(first) = first_urls.claim(h, &doc.url).map_err(scratch_err)? {
@@ -179,7 +229,7 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
             else => break,
         }
     }
-    let report = fetch.await.map_err(|e| RunError::Internal(format!("fetch task failed: {e}")))?;
+    let report = fetch.await.map_err(|e| StageError::Internal(format!("fetch task failed: {e}")))?;
     if !doc_buf.is_empty() {
         docs.write(&schema::doc_batch(&doc_buf)?).await?;
     }
@@ -220,8 +270,18 @@ pub async fn map_partition(ctx: &Ctx, layer: u32, part: u32) -> Result<MapManife
     manifest.stragglers_in_flight = report.stragglers_in_flight;
     manifest.adopted = report.adopted;
     manifest.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    store.put_json(&layout::map_manifest(layer, part), &manifest).await?;
-    Ok(manifest)
+    commit(store, manifest).await
+}
+
+/// Commits a map task by its manifest, written only if none is there: of
+/// two attempts of one task, the first to commit wins and the other gets
+/// the committed manifest back.
+async fn commit(store: &Store, manifest: MapManifest) -> Result<MapManifest, StageError> {
+    let path = layout::map_manifest(manifest.layer, manifest.partition);
+    match store.put_json_new(&path, &manifest).await? {
+        Created::New => Ok(manifest),
+        Created::Existed => Ok(store.get_json(&path).await?.unwrap_or(manifest)),
+    }
 }
 
 /// Runs [`process`], turning a panic (a parser bug met on a hostile page)
@@ -272,7 +332,7 @@ fn tally(m: &mut MapManifest, doc: &DocRow) {
 
 /// Content hashes of this partition's pages in earlier layers, with the
 /// URL of the first page of each (what `duplicate_of` names), streamed in.
-async fn load_content_hashes(store: &Store, part: u32, layer: u32) -> Result<FirstUrls, RunError> {
+async fn load_content_hashes(store: &Store, part: u32, layer: u32) -> Result<FirstUrls, StageError> {
     let mut first = FirstUrls::new().map_err(scratch_err)?;
     for earlier in 0..layer {
         let path = layout::content(part, earlier);
@@ -299,8 +359,8 @@ fn samples_batch(rows: &[Sample], path: &str) -> Result<arrow::array::RecordBatc
 }
 
 /// The first-URL log lives in the temporary folder: say so when it fails.
-fn scratch_err(e: std::io::Error) -> RunError {
-    RunError::Scratch { dir: std::env::temp_dir().display().to_string(), source: e }
+fn scratch_err(e: std::io::Error) -> StageError {
+    StageError::scratch(e)
 }
 
 /// A shard writer created on the first batch, so empty outputs make no file.

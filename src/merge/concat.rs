@@ -23,8 +23,7 @@ use parquet::file::reader::{ChunkReader, Length};
 use parquet::file::writer::SerializedFileWriter;
 use tokio::io::AsyncWriteExt;
 
-use super::parquet_io::SharedBuf;
-use super::{Store, StoreError};
+use crate::store::{Access, SharedBuf, Store, StoreError};
 
 /// Writes `output` as the concatenation of the row groups of `inputs`
 /// (which must share one schema); returns the row count. The output
@@ -35,12 +34,22 @@ use super::{Store, StoreError};
 /// write fails.
 pub async fn concat_shards(store: &Store, inputs: &[String], output: &str) -> Result<u64, StoreError> {
     let perr = |path: &str, source: ParquetError| StoreError::Parquet { path: path.to_string(), source };
-    if let Some(root) = store.local_root() {
-        let (root, inputs, owned) = (root.to_path_buf(), inputs.to_vec(), output.to_string());
-        return tokio::task::spawn_blocking(move || super::splice::concat_local(&root, &inputs, &owned))
-            .await
-            .map_err(|e| perr(output, ParquetError::General(format!("copy thread failed: {e}"))))?;
+    match store.access() {
+        // Files in a folder: the kernel copies the row groups (splice.rs).
+        Access::Folder(root) => {
+            let (root, inputs, owned) = (root.to_path_buf(), inputs.to_vec(), output.to_string());
+            tokio::task::spawn_blocking(move || super::splice::concat_local(&root, &inputs, &owned))
+                .await
+                .map_err(|e| perr(output, ParquetError::General(format!("copy thread failed: {e}"))))?
+        }
+        // Objects: row groups fetched by range and uploaded.
+        Access::Objects => concat_objects(store, inputs, output).await,
     }
+}
+
+/// [`concat_shards`] on an object store.
+async fn concat_objects(store: &Store, inputs: &[String], output: &str) -> Result<u64, StoreError> {
+    let perr = |path: &str, source: ParquetError| StoreError::Parquet { path: path.to_string(), source };
     let mut metas: Vec<Arc<ParquetMetaData>> = Vec::with_capacity(inputs.len());
     for input in inputs {
         metas.push(Arc::new(read_metadata(&*store.backend(), input).await?));
@@ -90,7 +99,7 @@ pub async fn concat_shards(store: &Store, inputs: &[String], output: &str) -> Re
 }
 
 /// Refuses inputs whose schemas differ from the first one's (or no inputs).
-pub(super) fn check_schemas(inputs: &[String], metas: &[&ParquetMetaData], output: &str) -> Result<(), StoreError> {
+pub(crate) fn check_schemas(inputs: &[String], metas: &[&ParquetMetaData], output: &str) -> Result<(), StoreError> {
     let Some(first) = metas.first() else {
         return Err(StoreError::Schema { path: output.to_string(), reason: "nothing to concatenate".into() });
     };
@@ -108,7 +117,7 @@ pub(super) fn check_schemas(inputs: &[String], metas: &[&ParquetMetaData], outpu
 
 /// The byte range of a row group's column chunks, which a writer puts one
 /// after another.
-pub(super) fn chunk_range(group: &RowGroupMetaData) -> (u64, u64) {
+pub(crate) fn chunk_range(group: &RowGroupMetaData) -> (u64, u64) {
     group.columns().iter().fold((u64::MAX, 0u64), |(lo, hi), c| {
         let (s, len) = c.byte_range();
         (lo.min(s), hi.max(s + len))

@@ -9,11 +9,12 @@ use futures::StreamExt;
 
 use crate::store::manifest::NextManifest;
 use crate::store::schema::InRow;
-use crate::store::{stream_batches, ShardWriter, Store, StoreError};
+use crate::store::{layout, stream_batches, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
-use super::{bool_col, link_shards, missing, partition_of, str_col, Candidate};
-use crate::driver::{Ctx, RunError};
+use super::{bool_col, link_shards, missing, str_col, Candidate, OptimiseCtx};
+use crate::error::{cores, StageError};
+use crate::partition::partition_of_url;
 
 /// The merge of some of a layer's links to one URL. Merging is associative
 /// and commutative, so partial merges made by each shuffle task combine to
@@ -61,18 +62,10 @@ impl Merged {
 /// bounds the step's memory while it reads the links.
 const COMBINE_ENTRIES: usize = 1 << 17;
 
-fn shuffle_dir(layer: u32) -> String {
-    format!("state/shuffle/layer={layer}")
-}
-
-fn shuffle_file(layer: u32, to: u32, from: usize, run: u32) -> String {
-    format!("{}/part-{to:05}/from-{from:05}-{run:05}.parquet", shuffle_dir(layer))
-}
-
 /// Removes every spill file: those of a killed attempt before a shuffle
 /// starts, and a layer's once its input is committed.
 pub(super) async fn clear(store: &Store) -> Result<(), StoreError> {
-    for (path, _) in store.list("state/shuffle").await? {
+    for (path, _) in store.list(layout::SHUFFLE).await? {
         store.delete(&path).await?;
     }
     Ok(())
@@ -89,13 +82,13 @@ struct ShuffleCounts {
 /// (as many at once as there are cores) and its links, merged per target,
 /// are spilled to the target's partition. Spill files left by a killed
 /// attempt (of this step or of one already committed) are removed first.
-pub(super) async fn shuffle_links(ctx: &Ctx, layer: u32, m: &mut NextManifest) -> Result<(), RunError> {
+pub(super) async fn shuffle_links(ctx: &OptimiseCtx, layer: u32, m: &mut NextManifest) -> Result<(), StageError> {
     let store = &ctx.store;
     clear(store).await?;
-    let max_depth = i32::try_from(ctx.cfg.depth).unwrap_or(i32::MAX);
-    let parts = ctx.cfg.partitions;
-    let width = crate::driver::cores();
-    let suspects = Suspects { ratio: ctx.cfg.parse.noise_ratio, followed: ctx.cfg.optimise.denoise.follows_suspects() };
+    let max_depth = i32::try_from(ctx.depth).unwrap_or(i32::MAX);
+    let parts = ctx.partitions;
+    let width = cores();
+    let suspects = Suspects { ratio: ctx.noise_ratio, followed: ctx.cfg.denoise.follows_suspects() };
     let shards = link_shards(store, layer).await?;
     let mut tasks = futures::stream::iter(shards.into_iter().enumerate().map(|(j, path)| {
         let store = store.clone();
@@ -105,7 +98,7 @@ pub(super) async fn shuffle_links(ctx: &Ctx, layer: u32, m: &mut NextManifest) -
     }))
     .buffer_unordered(width);
     while let Some(joined) = tasks.next().await {
-        let counts = joined.map_err(|e| RunError::Internal(format!("shuffle task failed: {e}")))??;
+        let counts = joined.map_err(|e| StageError::Internal(format!("shuffle task failed: {e}")))??;
         m.candidates += counts.candidates;
         m.dom_noise += counts.dom_noise;
     }
@@ -202,13 +195,13 @@ async fn spill(
 ) -> Result<(), StoreError> {
     let mut by_part: Vec<Vec<(String, Merged)>> = (0..parts).map(|_| Vec::new()).collect();
     for (url, m) in merged {
-        by_part[partition_of(&url, parts) as usize].push((url, m));
+        by_part[partition_of_url(&url, parts) as usize].push((url, m));
     }
     for (k, rows) in by_part.into_iter().enumerate() {
         if rows.is_empty() {
             continue;
         }
-        let path = shuffle_file(layer, u32::try_from(k).expect("partition index fits u32"), j, run);
+        let path = layout::shuffle_file(layer, u32::try_from(k).expect("partition index fits u32"), j, run);
         let mut w = ShardWriter::create(store, &path, shuffle_schema(), 8 << 20)?;
         for chunk in rows.chunks(8192) {
             w.write(&shuffle_batch(chunk, &path)?).await?;
@@ -253,7 +246,7 @@ fn shuffle_batch(rows: &[(String, Merged)], path: &str) -> Result<RecordBatch, S
 /// per distinct target, in URL order.
 pub(super) async fn read_partition(store: &Store, layer: u32, k: u32) -> Result<Vec<Candidate>, StoreError> {
     let mut merged: HashMap<String, Merged> = HashMap::new();
-    for path in store.parquet_files(&format!("{}/part-{k:05}", shuffle_dir(layer))).await? {
+    for path in store.parquet_files(&layout::shuffle_partition(layer, k)).await? {
         let mut batches = stream_batches(store, &path, None).await?;
         while let Some(b) = batches.next().await {
             let b = b?;
@@ -294,7 +287,7 @@ pub(super) async fn read_partition(store: &Store, layer: u32, k: u32) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{layout, schema};
+    use crate::store::schema;
 
     fn link(
         src: &str,
@@ -349,7 +342,7 @@ mod tests {
             w.finish().await.expect("finish");
             let suspects = Suspects { ratio: 0.25, followed: false };
             let counts = shuffle_shard(&store, &path, layer, 0, parts, 2, suspects, combine).await.expect("shuffle");
-            let files = store.parquet_files(&shuffle_dir(layer)).await.expect("list").len();
+            let files = store.parquet_files(&layout::shuffle_dir(layer)).await.expect("list").len();
             let mut all = Vec::new();
             for k in 0..parts {
                 all.push(summary(&read_partition(&store, layer, k).await.expect("read")));

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use crate::denoise::evidence::{templates, TemplateCount};
 use crate::denoise::{noise_by_cluster, BlockUrl, Method};
 use crate::store::schema;
-use crate::store::{stream_batches, ShardWriter, Store, StoreError};
+use crate::store::{layout, stream_batches, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
 use super::{bool_col, link_shards, missing, str_col, Candidate};
@@ -126,7 +126,7 @@ pub(super) async fn relabel_links(
     mark: bool,
 ) -> Result<(), StoreError> {
     let noise = Arc::new(noise);
-    let cores = crate::driver::cores();
+    let cores = crate::error::cores();
     let mut shards = futures::stream::iter(link_shards(store, layer).await?)
         .map(|path| {
             let (store, noise) = (store.clone(), Arc::clone(&noise));
@@ -135,7 +135,7 @@ pub(super) async fn relabel_links(
         .buffer_unordered(cores);
     while let Some(joined) = shards.next().await {
         joined.map_err(|e| StoreError::Schema {
-            path: format!("links/layer={layer}"),
+            path: layout::layer_dir("links", layer),
             reason: format!("relabelling task failed: {e}"),
         })??;
     }

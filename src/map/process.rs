@@ -11,7 +11,7 @@ use crate::parse::{self, ParseConfig};
 use crate::store::schema::{DocRow, LinkRow};
 use crate::urlnorm;
 
-use super::scope::ScopeFilter;
+use crate::scope::ScopeFilter;
 
 /// Fixed inputs of the processing of one partition's pages.
 #[derive(Clone, Debug)]

@@ -1,4 +1,8 @@
-//! The optimise step between layers (S300-S400): the next layer's `in` set.
+//! The optimise stage between layers: the next layer's `in` set, from
+//! this layer's links (README, "The URL optimiser: noise filter and dedup").
+//!
+//! Its units of work take an [`OptimiseCtx`] (the data store, the run's
+//! optimiser settings and the in-process cache lists), never the driver.
 //!
 //! 1. The links of layer `L` are read and shuffled to the partition of their
 //!    target's registrable domain: the followable ones are candidates, the
@@ -24,6 +28,7 @@ mod labels;
 mod shuffle;
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use arrow::array::{AsArray, BooleanArray, RecordBatch, StringArray};
 use futures::StreamExt;
@@ -33,13 +38,50 @@ use crate::config::Denoise;
 use crate::dedup::dedup_round;
 use crate::dedup::visited::VisitedStore;
 use crate::denoise::evidence::{self, Sample, SeenTexts, TemplateCount};
-use crate::partition::partition_of_domain;
 use crate::store::manifest::NextManifest;
 use crate::store::schema::{self, InRow};
 use crate::store::{layout, stream_batches, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
-use super::{Ctx, RunError};
+use crate::config::OptimiseConfig;
+use crate::dedup::cache::VisitCache;
+use crate::error::{cores, StageError};
+use crate::partition::partition_of_url;
+
+/// Everything the optimise stage needs.
+#[derive(Clone)]
+pub struct OptimiseCtx {
+    pub store: Store,
+    /// The run's partition count (fixed for a data location).
+    pub partitions: u32,
+    /// The crawl's `--depth`: targets deeper than it are not candidates.
+    pub depth: u32,
+    /// Link-text ratio above which a DOM block is navigation (`--noise-ratio`).
+    pub noise_ratio: f32,
+    pub cfg: Arc<OptimiseConfig>,
+    /// Each partition's weighted visit/cache list, kept across the layers
+    /// of one process; the visited store stays authoritative, so a fresh
+    /// set of empty lists (a task in another process) only costs lookups.
+    pub caches: Arc<Vec<Mutex<VisitCache>>>,
+}
+
+impl OptimiseCtx {
+    /// Empty cache lists for `partitions`, `entries` in all.
+    #[must_use]
+    pub fn caches(partitions: u32, entries: usize) -> Arc<Vec<Mutex<VisitCache>>> {
+        let capacity = (entries / partitions.max(1) as usize).max(1024);
+        Arc::new(
+            (0..partitions)
+                .map(|_| {
+                    Mutex::new(VisitCache::new(crate::dedup::cache::CacheConfig {
+                        capacity,
+                        ..crate::dedup::cache::CacheConfig::default()
+                    }))
+                })
+                .collect(),
+        )
+    }
+}
 
 /// One link target of the layer, on its way to the next layer.
 /// All the links of a layer to one URL, merged: the depth is the smallest
@@ -62,10 +104,10 @@ pub(super) struct Candidate {
 ///
 /// # Errors
 /// On storage failures.
-pub async fn seed_layer(ctx: &Ctx, seeds: &[Url]) -> Result<NextManifest, RunError> {
-    let mut by_part: Vec<Vec<InRow>> = (0..ctx.cfg.partitions).map(|_| Vec::new()).collect();
+pub async fn seed_layer(ctx: &OptimiseCtx, seeds: &[Url]) -> Result<NextManifest, StageError> {
+    let mut by_part: Vec<Vec<InRow>> = (0..ctx.partitions).map(|_| Vec::new()).collect();
     for u in seeds {
-        by_part[partition_of(u.as_str(), ctx.cfg.partitions) as usize].push(InRow {
+        by_part[partition_of_url(u.as_str(), ctx.partitions) as usize].push(InRow {
             url: u.to_string(),
             depth: 0,
             referrer: None,
@@ -90,9 +132,9 @@ pub async fn seed_layer(ctx: &Ctx, seeds: &[Url]) -> Result<NextManifest, RunErr
 ///
 /// # Errors
 /// On storage failures.
-pub async fn next_layer(ctx: &Ctx, layer: u32) -> Result<NextManifest, RunError> {
+pub async fn optimise_layer(ctx: &OptimiseCtx, layer: u32) -> Result<NextManifest, StageError> {
     let store = &ctx.store;
-    let opt = &ctx.cfg.optimise;
+    let opt = &*ctx.cfg;
     let mut m = NextManifest { layer: layer + 1, ..NextManifest::default() };
     let started = std::time::Instant::now();
     shuffle::shuffle_links(ctx, layer, &mut m).await?;
@@ -101,17 +143,17 @@ pub async fn next_layer(ctx: &Ctx, layer: u32) -> Result<NextManifest, RunError>
     // list and visited store): one per core at a time, each on its own
     // task so they run in parallel, while memory stays bounded by a few
     // partitions' targets.
-    let cores = super::cores();
-    let mut parts = futures::stream::iter(0..ctx.cfg.partitions)
+    let cores = cores();
+    let mut parts = futures::stream::iter(0..ctx.partitions)
         .map(|k| {
             let ctx = ctx.clone();
-            tokio::spawn(async move { next_partition(&ctx, layer, k).await })
+            tokio::spawn(async move { optimise_partition(&ctx, layer, k).await })
         })
         .buffer_unordered(cores);
     let mut labels: HashMap<u64, &'static str> = HashMap::new();
     let mut followed_targets = 0u64;
     while let Some(joined) = parts.next().await {
-        let part = joined.map_err(|e| RunError::Internal(format!("optimise task failed: {e}")))??;
+        let part = joined.map_err(|e| StageError::Internal(format!("optimise task failed: {e}")))??;
         followed_targets += part.followed_targets;
         m.add_partition(&part.stats);
         labels.extend(part.labels);
@@ -139,8 +181,8 @@ struct PartitionNext {
 
 /// Steps 2 and 3 for target partition `k`: its merged candidates
 /// labelled, de-duplicated and written as its share of `in/layer=L+1`.
-async fn next_partition(ctx: &Ctx, layer: u32, k: u32) -> Result<PartitionNext, RunError> {
-    let (store, opt) = (&ctx.store, &ctx.cfg.optimise);
+async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<PartitionNext, StageError> {
+    let (store, opt) = (&ctx.store, &*ctx.cfg);
     let mut m = NextManifest::default();
     let mut cands = shuffle::read_partition(store, layer, k).await?;
     let followed_targets = cands.iter().filter(|c| c.followed).count() as u64;
@@ -160,7 +202,7 @@ async fn next_partition(ctx: &Ctx, layer: u32, k: u32) -> Result<PartitionNext, 
             (cands, found, barren)
         })
         .await
-        .map_err(|e| RunError::Internal(format!("clustering failed: {e}")))?;
+        .map_err(|e| StageError::Internal(format!("clustering failed: {e}")))?;
         cands = back;
         m.clusters += clusters;
         m.comparisons += comparisons;
@@ -193,7 +235,7 @@ async fn next_partition(ctx: &Ctx, layer: u32, k: u32) -> Result<PartitionNext, 
 /// layer before, plus this layer's pages judged (see
 /// [`crate::denoise::evidence`]). Written to the data store, so that the
 /// next layer starts from them; re-running the step rewrites the same file.
-async fn count_templates(store: &Store, layer: u32, k: u32) -> Result<Vec<TemplateCount>, RunError> {
+async fn count_templates(store: &Store, layer: u32, k: u32) -> Result<Vec<TemplateCount>, StageError> {
     let mut before: Vec<TemplateCount> = Vec::new();
     if layer > 0 {
         let path = layout::template_counts(layer - 1, k);
@@ -221,7 +263,7 @@ async fn count_templates(store: &Store, layer: u32, k: u32) -> Result<Vec<Templa
         evidence::count_templates(before, &judged)
     })
     .await
-    .map_err(|e| RunError::Internal(format!("judging the layer's pages failed: {e}")))?;
+    .map_err(|e| StageError::Internal(format!("judging the layer's pages failed: {e}")))?;
     let path = layout::template_counts(layer, k);
     if counts.is_empty() {
         store.delete(&path).await?;
@@ -280,13 +322,13 @@ async fn read_carried(store: &Store, layer: u32, k: u32) -> Result<Vec<InRow>, S
 
 /// De-duplicates and writes partition `k`'s share of layer `target`'s input.
 async fn write_partition_input(
-    ctx: &Ctx,
+    ctx: &OptimiseCtx,
     target: u32,
     k: u32,
     mut rows: Vec<InRow>,
     carried: Vec<InRow>,
     m: &mut NextManifest,
-) -> Result<(), RunError> {
+) -> Result<(), StageError> {
     let store = &ctx.store;
     let visited = VisitedStore::new(store.clone());
     m.carried += carried.len() as u64;
@@ -318,18 +360,15 @@ async fn write_partition_input(
 }
 
 /// Commits layer `target`'s input: its manifest is what makes it exist.
-async fn commit_layer_input(ctx: &Ctx, target: u32, m: &mut NextManifest) -> Result<(), RunError> {
+async fn commit_layer_input(ctx: &OptimiseCtx, target: u32, m: &mut NextManifest) -> Result<(), StageError> {
     m.seen = m.visit_hits + m.cache_hits + m.store_hits;
-    ctx.store.put_json(&layout::input_manifest(target), m).await?;
+    // Written only if absent: a second attempt leaves the first's commit.
+    ctx.store.put_json_new(&layout::input_manifest(target), m).await?;
     Ok(())
 }
 
 pub(super) async fn link_shards(store: &Store, layer: u32) -> Result<Vec<String>, StoreError> {
-    store.parquet_files(&format!("links/layer={layer}")).await
-}
-
-pub(super) fn partition_of(url: &str, partitions: u32) -> u32 {
-    partition_of_domain(&urlnorm::registrable_domain(urlnorm::host_of(url)), partitions)
+    store.parquet_files(&layout::layer_dir("links", layer)).await
 }
 
 pub(super) fn str_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a StringArray, StoreError> {

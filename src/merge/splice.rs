@@ -27,8 +27,7 @@ use parquet::file::page_index::offset_index::OffsetIndexMetaData;
 use parquet::file::writer::TrackedWrite;
 
 use super::concat::{check_schemas, chunk_range};
-use super::parquet_io::staging_path;
-use super::StoreError;
+use crate::store::{staging_path, StoreError};
 
 /// Writes `output` (under `root`) as the concatenation of the row groups of
 /// `inputs`; returns the row count. Blocking: call it off the async threads.
@@ -38,7 +37,7 @@ use super::StoreError;
 /// # Errors
 /// When an input is missing or not Parquet, the schemas differ, or a read
 /// or write fails (e.g. a full disk); the error names the file.
-pub(super) fn concat_local(root: &Path, inputs: &[String], output: &str) -> Result<u64, StoreError> {
+pub(crate) fn concat_local(root: &Path, inputs: &[String], output: &str) -> Result<u64, StoreError> {
     let mut files = Vec::with_capacity(inputs.len());
     for input in inputs {
         let file = File::open(root.join(input)).map_err(|e| ioerr(input, e))?;
@@ -264,8 +263,9 @@ impl PageIndexProvider for Copied {
 
 #[cfg(test)]
 mod tests {
+    use crate::merge::concat_shards;
     use crate::store::schema::{input_batch, input_rows, input_schema, InRow};
-    use crate::store::{concat_shards, read_batches, ShardWriter, Store};
+    use crate::store::{read_batches, ShardWriter, Store};
 
     /// The same shards in a local folder and in memory: the kernel-copy path
     /// must write the very bytes parquet's own writer writes on the other.

@@ -1,4 +1,5 @@
-//! S600: after the last layer, compact each layer's shards for analytics.
+//! The merge stage: after the last layer, compact each layer's shards for
+//! analytics (README, "How it works", step 4).
 //!
 //! Per dataset (`doc`, `links`) and layer, the `part-*.parquet` shards are
 //! concatenated into one `data-00000.parquet` in the same `layer=L` folder,
@@ -13,16 +14,20 @@ use std::collections::BTreeMap;
 
 use futures::{StreamExt, TryStreamExt};
 
-use crate::store::manifest::MergeManifest;
-use crate::store::{concat_shards, layout, read_batches, Store, StoreError};
+mod concat;
+mod splice;
 
-use super::RunError;
+pub use concat::concat_shards;
+
+use crate::error::{cores, StageError};
+use crate::store::manifest::MergeManifest;
+use crate::store::{layout, read_batches, Store, StoreError};
 
 /// Merges layers `0..layers` of `doc` and `links`.
 ///
 /// # Errors
 /// On storage failures.
-pub async fn merge_layers(store: &Store, layers: u32) -> Result<MergeManifest, RunError> {
+pub async fn merge_layers(store: &Store, layers: u32) -> Result<MergeManifest, StageError> {
     if let Some(done) = store.get_json::<MergeManifest>(layout::MERGE_MANIFEST).await? {
         if done.layers == layers {
             delete_shards(store, layers).await?;
@@ -33,7 +38,7 @@ pub async fn merge_layers(store: &Store, layers: u32) -> Result<MergeManifest, R
     // Each (dataset, layer) is independent: copy them concurrently, one
     // per core, so one file's reads and writes overlap another's.
     let jobs: Vec<(&str, u32)> = ["doc", "links"].iter().flat_map(|d| (0..layers).map(move |l| (*d, l))).collect();
-    let cores = super::cores();
+    let cores = cores();
     let mut done: Vec<(&str, u32, Merged)> = futures::stream::iter(jobs)
         .map(|(dataset, layer)| async move { merge_one(store, dataset, layer).await.map(|r| (dataset, layer, r)) })
         .buffer_unordered(cores)
@@ -49,7 +54,13 @@ pub async fn merge_layers(store: &Store, layers: u32) -> Result<MergeManifest, R
         }
         m.files.entry(dataset.to_string()).or_default().push(path);
     }
-    store.put_json(layout::MERGE_MANIFEST, &m).await?;
+    // A manifest of an earlier, shallower merge is replaced (a deepened
+    // crawl merges again); otherwise it is written only if absent.
+    if store.exists(layout::MERGE_MANIFEST).await? {
+        store.put_json(layout::MERGE_MANIFEST, &m).await?;
+    } else {
+        store.put_json_new(layout::MERGE_MANIFEST, &m).await?;
+    }
     delete_shards(store, layers).await?;
     Ok(m)
 }
@@ -61,7 +72,7 @@ type Merged = Option<(String, u64)>;
 /// Merges one layer of one dataset.
 async fn merge_one(store: &Store, dataset: &str, layer: u32) -> Result<Merged, StoreError> {
     let shards = shards_of(store, dataset, layer).await?;
-    let merged = format!("{dataset}/layer={layer}/data-00000.parquet");
+    let merged = layout::merged(dataset, layer);
     if shards.is_empty() {
         // Nothing to do, or a re-run after the shards of a finished merge were deleted.
         if !store.exists(&merged).await? {
@@ -74,11 +85,11 @@ async fn merge_one(store: &Store, dataset: &str, layer: u32) -> Result<Merged, S
 
 async fn shards_of(store: &Store, dataset: &str, layer: u32) -> Result<Vec<String>, StoreError> {
     Ok(store
-        .list(&format!("{dataset}/layer={layer}"))
+        .list(&layout::layer_dir(dataset, layer))
         .await?
         .into_iter()
         .map(|(p, _)| p)
-        .filter(|p| p.rsplit('/').next().is_some_and(|f| f.starts_with("part-") && f.ends_with(".parquet")))
+        .filter(|p| layout::is_shard(p))
         .collect())
 }
 

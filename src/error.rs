@@ -1,0 +1,37 @@
+//! The error of a stage's unit of work (a map partition, an optimise step,
+//! the merge). A failed URL is never one of these: it is a row. Only
+//! storage, the temporary folder, or a crawler bug stop a unit of work.
+
+use crate::store::StoreError;
+
+/// Why a unit of work of a layer stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StageError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The temporary folder (`TMPDIR`) refused a scratch file.
+    #[error("scratch file in {dir}: {source}. Point TMPDIR at a writable folder with free space.")]
+    Scratch {
+        dir: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A crawler bug (a task that panicked, a worker that died).
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl StageError {
+    /// A scratch-file failure in the temporary folder.
+    #[must_use]
+    pub fn scratch(source: std::io::Error) -> Self {
+        Self::Scratch { dir: std::env::temp_dir().display().to_string(), source }
+    }
+}
+
+/// Cores of this machine: how many of a stage's CPU-bound steps (the
+/// optimise step's partitions and shards, the merge's files) run at once.
+pub(crate) fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get)
+}

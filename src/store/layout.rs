@@ -1,0 +1,101 @@
+//! Every object path of the data layout, in one place (README, "Output";
+//! ARCHITECTURE.md, "Contracts that must not drift"). Hive-style `layer=L`
+//! folders, so one glob reads a whole dataset; crawl state under `state/`.
+//! Nothing else in the crate builds an object path by hand.
+
+/// `in/layer=L/part-PPPPP.parquet`: the URLs layer `L` fetches.
+#[must_use]
+pub fn input(layer: u32, part: u32) -> String {
+    format!("in/layer={layer}/part-{part:05}.parquet")
+}
+/// `doc/layer=L/part-PPPPP.parquet`: the pages fetched in layer `L`.
+#[must_use]
+pub fn doc(layer: u32, part: u32) -> String {
+    format!("doc/layer={layer}/part-{part:05}.parquet")
+}
+/// `links/layer=L/part-PPPPP.parquet`: the link graph of layer `L`.
+#[must_use]
+pub fn links(layer: u32, part: u32) -> String {
+    format!("links/layer={layer}/part-{part:05}.parquet")
+}
+/// URLs a partition could not fetch in its layer (time or host budget),
+/// carried into the next layer.
+#[must_use]
+pub fn carry(layer: u32, part: u32) -> String {
+    format!("state/carry/layer={layer}/part-{part:05}.parquet")
+}
+/// The commit marker of one map partition.
+#[must_use]
+pub fn map_manifest(layer: u32, part: u32) -> String {
+    format!("state/manifest/layer={layer}/map-{part:05}.json")
+}
+/// The commit marker of a layer's complete `in` set (from the seeds
+/// for layer 0, from the optimise step of the layer before otherwise).
+#[must_use]
+pub fn input_manifest(layer: u32) -> String {
+    format!("state/manifest/layer={layer}/in.json")
+}
+/// The commit marker of the final merge.
+pub const MERGE_MANIFEST: &str = "state/manifest/merge.json";
+/// The run's fixed settings, checked on every re-run.
+pub const RUN: &str = "state/run.json";
+/// Sorted URL fingerprints of one partition added in one layer.
+#[must_use]
+pub fn visited(part: u32, layer: u32) -> String {
+    format!("{}/layer={layer}.u64", visited_dir(part))
+}
+/// What one partition's pages of one layer turned out to be, for the
+/// noise filter's evidence (status, text size, text fingerprints).
+#[must_use]
+pub fn samples(layer: u32, part: u32) -> String {
+    format!("state/denoise/samples/layer={layer}/part-{part:05}.parquet")
+}
+/// Fetched and barren pages per URL template, over layers up to `layer`, in one partition.
+#[must_use]
+pub fn template_counts(layer: u32, part: u32) -> String {
+    format!("state/denoise/templates/layer={layer}/part-{part:05}.parquet")
+}
+/// Content hashes of one partition's pages of one layer (duplicate detection).
+#[must_use]
+pub fn content(part: u32, layer: u32) -> String {
+    format!("state/content/part-{part:05}/layer={layer}.parquet")
+}
+
+/// The folder of one layer of a dataset (`doc`, `links`, `in`).
+#[must_use]
+pub fn layer_dir(dataset: &str, layer: u32) -> String {
+    format!("{dataset}/layer={layer}")
+}
+/// The one file a layer of a dataset is merged into after the last layer.
+#[must_use]
+pub fn merged(dataset: &str, layer: u32) -> String {
+    format!("{dataset}/layer={layer}/data-00000.parquet")
+}
+/// Whether `path` is a per-partition shard (`.../part-PPPPP.parquet`), not a merged file.
+#[must_use]
+pub fn is_shard(path: &str) -> bool {
+    path.rsplit('/').next().is_some_and(|f| f.starts_with("part-") && f.ends_with(".parquet"))
+}
+/// Every spill file of the optimise step's shuffle, all layers.
+pub const SHUFFLE: &str = "state/shuffle";
+/// The shuffle's spill files of one layer.
+#[must_use]
+pub fn shuffle_dir(layer: u32) -> String {
+    format!("{SHUFFLE}/layer={layer}")
+}
+/// The shuffle's spill files of one layer for target partition `to`.
+#[must_use]
+pub fn shuffle_partition(layer: u32, to: u32) -> String {
+    format!("{}/part-{to:05}", shuffle_dir(layer))
+}
+/// One spill file: links of layer `layer` for target partition `to`,
+/// from links shard number `from`, its `run`-th spill.
+#[must_use]
+pub fn shuffle_file(layer: u32, to: u32, from: usize, run: u32) -> String {
+    format!("{}/from-{from:05}-{run:05}.parquet", shuffle_partition(layer, to))
+}
+/// Every visited-store run of one partition.
+#[must_use]
+pub fn visited_dir(part: u32) -> String {
+    format!("state/visited/part-{part:05}")
+}
