@@ -49,7 +49,8 @@ pub const STRIPPED_PARAMS: &[&str] = &[
 /// What normalisation strips, beyond the fixed rules: query parameters by
 /// name (a trailing `*` matches a prefix; case-insensitive). The default is
 /// [`STRIPPED_PARAMS`]; `--strip-params` replaces it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct UrlPolicy {
     strip: Vec<String>,
 }

@@ -41,7 +41,8 @@ impl std::str::FromStr for Scope {
 }
 
 /// Which response bodies are stored in the `body` column.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum BodyPolicy {
     /// HTML pages only (the default: what notebooks re-parse).
     Html,
@@ -115,7 +116,7 @@ impl std::str::FromStr for Denoise {
 }
 
 /// Settings of the optimise step (S300-S400).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct OptimiseConfig {
     pub denoise: Denoise,
     pub cluster: crate::denoise::cluster::ClusterConfig,

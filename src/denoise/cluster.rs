@@ -18,7 +18,7 @@
 use super::lcs::Pattern;
 
 /// Settings of the clustering.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ClusterConfig {
     /// Similarity needed to join a cluster (`--cluster-sim`).
     pub sim: f32,

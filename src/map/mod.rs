@@ -36,7 +36,7 @@ mod process;
 
 /// How fetched pages become rows: the run's settings for the parse, the
 /// stored bodies and the noise filter's map-side labels.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PageSettings {
     pub parse: ParseConfig,
     pub store_body: BodyPolicy,

@@ -29,7 +29,7 @@ use url::Url;
 use crate::urlnorm;
 
 /// Settings of the parse stage.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ParseConfig {
     /// Link-text ratio above which a block is navigation (document B: 1/4).
     pub noise_ratio: f32,
