@@ -16,9 +16,8 @@ mod summary;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
 
-use crate::config::{CrawlConfig, Scope};
+use crate::config::CrawlConfig;
 use crate::error::StageError;
 use crate::fetch::{FetchError, Fetcher, LayerTail};
 use crate::map::{self, MapCtx, PageSettings};
@@ -29,6 +28,7 @@ use crate::seeds::{read_seeds, SeedsError};
 use crate::store::manifest::{MapManifest, NextManifest};
 use crate::store::{layout, Created, Store, StoreError};
 
+pub use crate::store::manifest::RunState;
 pub use forget::{forget, ForgetReport};
 pub use progress::Progress;
 pub use summary::{LayerSummary, RunSummary};
@@ -73,17 +73,6 @@ impl RunError {
     }
 }
 
-/// Settings fixed for the life of a data location (`state/run.json`).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
-pub struct RunState {
-    pub format: u32,
-    pub partitions: u32,
-    pub scope: Scope,
-    pub seeds: Vec<String>,
-    /// The query parameters normalisation strips: fingerprints depend on it.
-    #[serde(default)]
-    pub strip_params: Option<Vec<String>>,
-}
 
 /// Runs the whole crawl described by `cfg`.
 ///

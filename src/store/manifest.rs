@@ -125,3 +125,15 @@ pub struct MergeManifest {
     pub doc_rows: u64,
     pub link_rows: u64,
 }
+
+/// Settings fixed for the life of a data location (`state/run.json`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RunState {
+    pub format: u32,
+    pub partitions: u32,
+    pub scope: crate::config::Scope,
+    pub seeds: Vec<String>,
+    /// The query parameters normalisation strips: fingerprints depend on it.
+    #[serde(default)]
+    pub strip_params: Option<Vec<String>>,
+}
