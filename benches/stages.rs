@@ -126,7 +126,9 @@ fn lcs(c: &mut Criterion) {
     g.throughput(Throughput::Elements(block.len() as u64));
     g.bench_function("single-pass clustering (URLs of a 2000-URL block)", |b| {
         let cfg = layercrawl::denoise::cluster::ClusterConfig::default();
-        b.iter(|| layercrawl::denoise::noise_by_cluster(&block, &[], &cfg).comparisons);
+        b.iter(|| {
+            layercrawl::denoise::noise_by_cluster(&block, &[], &cfg, layercrawl::denoise::Method::Evidence).comparisons
+        });
     });
     g.finish();
 }
