@@ -2,7 +2,6 @@
 
 pub mod config;
 pub mod dedup;
-pub mod demo;
 pub mod denoise;
 pub mod driver;
 pub mod fetch;
@@ -10,5 +9,4 @@ pub mod parse;
 pub mod partition;
 pub mod seeds;
 pub mod store;
-pub mod testweb;
 pub mod urlnorm;
