@@ -11,7 +11,7 @@
 use std::process::Command;
 use std::time::Instant;
 
-use layercrawl::testweb::{Farm, FarmConfig};
+use testweb::{Farm, FarmConfig};
 
 fn env_u32(name: &str, default: u32) -> u32 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)

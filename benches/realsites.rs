@@ -52,13 +52,13 @@ fn main() {
     // The problem pages come from the project's own test web, passed through
     // nginx's shared address with the corpus (so both crawlers reach them the
     // same way): its body trickles for 60 s, longer than the 30 s timeout.
-    let farm = layercrawl::testweb::Farm::start_background(layercrawl::testweb::FarmConfig {
+    let farm = testweb::Farm::start_background(testweb::FarmConfig {
         sites: 1,
         pages: 1,
         faults: true,
         slow_ms: 60_000,
         listen: "127.0.0.1:0".parse().expect("addr"),
-        ..layercrawl::testweb::FarmConfig::default()
+        ..testweb::FarmConfig::default()
     })
     .expect("test web");
     let corpus = Corpus::start(realsites::sites(false), Some(farm.addr()));

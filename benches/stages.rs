@@ -12,8 +12,8 @@ use layercrawl::dedup::cache::{CacheConfig, VisitCache};
 use layercrawl::denoise::lcs::Pattern;
 use layercrawl::parse::{parse_html, ParseConfig};
 use layercrawl::partition::partition_of_domain;
-use layercrawl::testweb::{Farm, FarmConfig};
 use layercrawl::urlnorm;
+use testweb::{Farm, FarmConfig};
 use url::Url;
 
 /// Fetches `n` article/list pages of the test web (page size as in the crawl bench).

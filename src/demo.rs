@@ -1,14 +1,17 @@
 //! `layercrawl demo`: the offline first run. Starts the test web on
 //! loopback, crawls it to depth 3 into `./data`, and says how to read it.
+//! A module of the binary, not of the library: the library does not depend
+//! on the test web.
+
+mod score;
 
 use std::path::PathBuf;
 
-use std::collections::{BTreeSet, HashMap};
+use layercrawl::config::{CrawlConfig, RunArgs};
+use layercrawl::driver::{self, RunError};
+use testweb::{Farm, FarmConfig};
 
-use crate::config::{CrawlConfig, RunArgs};
-use crate::driver::{self, RunError};
-use crate::store::{read_batches, schema, Store, StoreError};
-use crate::testweb::{Farm, FarmConfig};
+use score::score_against_truth;
 
 /// Options of `layercrawl demo`.
 #[derive(Clone, Debug, clap::Args)]
@@ -29,90 +32,6 @@ pub struct DemoArgs {
     /// against the test web's ground truth either way).
     #[arg(long, default_value = "mark")]
     pub denoise: String,
-}
-
-/// How the crawl's noise labels and coverage compare with the ground truth.
-#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
-pub struct TruthScore {
-    /// Of the links labelled `dom_ratio` / `lcs_cluster`, the share the truth calls navigation.
-    pub precision: f64,
-    /// Of the truth's navigation links, the share labelled.
-    pub recall: f64,
-    /// In-scope, followable links scored.
-    pub links_scored: u64,
-    /// Share of the truth's reachable content pages fetched with status 200.
-    pub content_share: f64,
-}
-
-/// Scores a crawl at `data` of `farm`'s web, crawled from its start URLs to `depth`.
-///
-/// # Errors
-/// When the crawl's Parquet cannot be read.
-pub async fn score_against_truth(farm: &Farm, data: &str, depth: u32) -> Result<TruthScore, StoreError> {
-    let store = Store::open(data)?;
-    // (src, dst) -> (links labelled noise, links in all).
-    let mut pairs: HashMap<(String, String), (u64, u64)> = HashMap::new();
-    for path in store.parquet_files("links").await? {
-        for b in read_batches(&store, &path, Some(&["src_url", "dst_url", "noise"])).await? {
-            let (src, dst, noise) = (
-                schema::string_col(&b, "src_url", &path)?,
-                schema::string_col(&b, "dst_url", &path)?,
-                schema::string_col(&b, "noise", &path)?,
-            );
-            for i in 0..b.num_rows() {
-                let label = (!arrow::array::Array::is_null(noise, i)).then(|| noise.value(i));
-                if matches!(label, None | Some("dom_ratio" | "lcs_cluster" | "barren")) {
-                    let e = pairs.entry((src.value(i).to_string(), dst.value(i).to_string())).or_default();
-                    e.0 += u64::from(label.is_some());
-                    e.1 += 1;
-                }
-            }
-        }
-    }
-    let mut truth_by_page: HashMap<String, HashMap<String, u64>> = HashMap::new();
-    let (mut tp, mut fp, mut fneg, mut scored) = (0u64, 0u64, 0u64, 0u64);
-    for ((src, dst), (labelled, total)) in &pairs {
-        let want = truth_by_page.entry(src.clone()).or_insert_with(|| truth_noise(farm, src));
-        let Some(&truth_noise) = want.get(dst) else { continue };
-        tp += labelled.min(&truth_noise);
-        fp += labelled.saturating_sub(truth_noise);
-        fneg += truth_noise.saturating_sub(*labelled).min(*total);
-        scored += total;
-    }
-    let mut fetched = BTreeSet::new();
-    for path in store.parquet_files("doc").await? {
-        for b in read_batches(&store, &path, Some(&["url", "status"])).await? {
-            let url = schema::string_col(&b, "url", &path)?;
-            let status = b.column_by_name("status").and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>());
-            for i in 0..b.num_rows() {
-                if status.is_some_and(|s| s.value(i) == 200) {
-                    fetched.insert(url.value(i).to_string());
-                }
-            }
-        }
-    }
-    let truth = farm.truth(&farm.start_urls(), depth);
-    #[allow(clippy::cast_precision_loss)]
-    let ratio = |a: u64, b: u64| if b == 0 { 1.0 } else { a as f64 / b as f64 };
-    let reached = truth.content_pages.keys().filter(|u| fetched.contains(*u)).count() as u64;
-    Ok(TruthScore {
-        precision: ratio(tp, tp + fp),
-        recall: ratio(tp, tp + fneg),
-        links_scored: scored,
-        content_share: ratio(reached, truth.content_pages.len() as u64),
-    })
-}
-
-/// Per target, how many of a page's links the truth calls navigation.
-fn truth_noise(farm: &Farm, src: &str) -> HashMap<String, u64> {
-    let mut out: HashMap<String, u64> = HashMap::new();
-    let (Some(links), Ok(base)) = (farm.page_links(src), url::Url::parse(src)) else { return out };
-    for t in links {
-        if let Some(u) = crate::urlnorm::resolve_link(&base, &t.url) {
-            *out.entry(u.to_string()).or_default() += u64::from(t.role.is_noise());
-        }
-    }
-    out
 }
 
 /// Runs the demo crawl.

@@ -2,7 +2,6 @@
 
 pub mod config;
 pub mod dedup;
-pub mod demo;
 pub mod denoise;
 pub mod driver;
 pub mod error;
@@ -15,5 +14,4 @@ pub mod partition;
 pub mod scope;
 pub mod seeds;
 pub mod store;
-pub mod testweb;
 pub mod urlnorm;

@@ -1,6 +1,8 @@
 //! The `layercrawl` command line: parses flags, runs a stage, maps errors to
 //! exit codes (0 success, 1 run failure, 2 bad input or settings).
 
+mod demo;
+
 use std::process::ExitCode;
 
 // Off with `--no-default-features`, e.g. to profile the heap with heaptrack
@@ -41,9 +43,9 @@ enum Command {
     /// Crawl from a seeds file, layer by layer, into Parquet under --data.
     Run(RunArgs),
     /// Start the built-in test web on loopback and crawl it into ./data.
-    Demo(layercrawl::demo::DemoArgs),
+    Demo(demo::DemoArgs),
     /// Serve the generated test web until Ctrl-C (for tests, benchmarks, demos).
-    Webfarm(layercrawl::testweb::WebfarmArgs),
+    Webfarm(testweb::WebfarmArgs),
     /// Make URLs eligible for crawling again: remove them from the visited store.
     Forget(ForgetArgs),
 }
@@ -66,8 +68,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run(&args),
-        Command::Demo(args) => runtime().and_then(|rt| rt.block_on(layercrawl::demo::demo(args)).map_err(Into::into)),
-        Command::Webfarm(args) => layercrawl::testweb::run_webfarm(args).map_err(Into::into),
+        Command::Demo(args) => runtime().and_then(|rt| rt.block_on(demo::demo(args)).map_err(Into::into)),
+        Command::Webfarm(args) => testweb::run_webfarm(args).map_err(Into::into),
         Command::Forget(args) => forget(&args),
     };
     match result {

@@ -7,7 +7,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 
 use common::{count_by_url, crawl_ok, layercrawl, read_docs, read_links, Doc, Web};
-use layercrawl::testweb::FarmConfig;
+use testweb::FarmConfig;
 
 /// The per-host delay of the politeness test. The server sees request
 /// arrivals, which trail the crawler's send decisions by scheduling jitter

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{layercrawl, read_docs, read_links, Web};
-use layercrawl::testweb::FarmConfig;
+use testweb::FarmConfig;
 
 #[test]
 fn a_forgotten_url_is_fetched_again_when_the_crawl_goes_deeper() {

@@ -5,11 +5,14 @@
 //! and what the literal method (`strict`) costs.
 
 mod common;
+// The demo's scorer itself (a module of the binary), so the test checks it.
+#[path = "../src/demo/score.rs"]
+mod score;
 
 use std::collections::BTreeSet;
 
 use common::{read_docs, read_links, Web};
-use layercrawl::testweb::FarmConfig;
+use testweb::FarmConfig;
 
 struct Run {
     docs: Vec<common::Doc>,
@@ -70,8 +73,7 @@ fn noise_filter_against_the_ground_truth() {
 
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let score = |run: &Run| {
-        rt.block_on(layercrawl::demo::score_against_truth(farm, run.data.to_str().expect("utf8"), depth))
-            .expect("score")
+        rt.block_on(score::score_against_truth(farm, run.data.to_str().expect("utf8"), depth)).expect("score")
     };
     let m = score(&mark);
     assert!((m.content_share - share(&mark)).abs() < 1e-9, "the demo's score and this test agree");

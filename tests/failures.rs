@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{crawl_ok, read_docs, read_links, Web};
-use layercrawl::testweb::{Farm, FarmConfig};
+use testweb::{Farm, FarmConfig};
 
 #[test]
 fn a_host_that_keeps_failing_is_given_up_and_its_urls_carried() {

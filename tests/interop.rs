@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use layercrawl::testweb::{Farm, FarmConfig};
+use testweb::{Farm, FarmConfig};
 
 fn python() -> String {
     let root = env!("CARGO_MANIFEST_DIR");

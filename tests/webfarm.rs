@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use layercrawl::testweb::{Farm, FarmConfig, FarmStats, FaultCase, Truth};
+use testweb::{Farm, FarmConfig, FarmStats, FaultCase, Truth};
 
 /// A client that sends every farm host (and the off-farm `ext.test`) to the farm.
 fn client(farm: &Farm, follow: bool, timeout: Duration) -> reqwest::Client {

@@ -19,7 +19,7 @@ pub fn layercrawl<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
 
 /// The test web on loopback, a scratch folder, and a seeds file in it.
 pub struct Web {
-    pub farm: layercrawl::testweb::Farm,
+    pub farm: testweb::Farm,
     pub tmp: tempfile::TempDir,
     pub seeds: PathBuf,
     pub rule: String,
@@ -27,14 +27,14 @@ pub struct Web {
 
 impl Web {
     /// Starts the test web; the seeds are its start URLs.
-    pub fn start(cfg: layercrawl::testweb::FarmConfig) -> Self {
-        let farm = layercrawl::testweb::Farm::start_background(cfg).expect("start the test web");
+    pub fn start(cfg: testweb::FarmConfig) -> Self {
+        let farm = testweb::Farm::start_background(cfg).expect("start the test web");
         let seeds = farm.start_urls();
         Self::with_seeds(farm, &seeds)
     }
 
     /// Uses `seeds` instead of the start URLs.
-    pub fn with_seeds(farm: layercrawl::testweb::Farm, seeds: &[String]) -> Self {
+    pub fn with_seeds(farm: testweb::Farm, seeds: &[String]) -> Self {
         let tmp = tempfile::tempdir().expect("tempdir");
         let path = tmp.path().join("seeds.txt");
         std::fs::write(&path, seeds.join("\n")).expect("write seeds");

@@ -1,17 +1,57 @@
 //! The test web: a generated, deterministic multi-host web on loopback,
-//! for tests, benchmarks and demos, with the ground truth to check a crawl
-//! against and a politeness audit measured by the server.
+//! for layercrawl's tests, benchmarks, `layercrawl demo` and
+//! `layercrawl webfarm`, with the ground truth to check a crawl against and
+//! a politeness audit measured by the server. It is its own crate so the
+//! crawler library does not carry it: only the binary and the tests and
+//! benches depend on it.
 //!
-//! Many hosts share one listener and are told apart by the Host header:
-//! regular sites `s000.test`, `s001.test`, … (some with `blog.sNNN.test`)
-//! and, with faults on, `faults.test`, `charset.test`, `robots500.test`,
-//! `crawldelay.test`, `ratelimit.test` and `norobots.test`. A crawler
-//! reaches them with the resolve rule `*.test=127.0.0.1:PORT`; any other
-//! host answers 404, so nothing leaves loopback. Pages are generated on
-//! request from `xxh3(seed, site, page)`; nothing is materialised.
+//! **Sites.** Many hosts share one listener and are told apart by the Host
+//! header: regular sites `s000.test`, `s001.test`, … (each its own
+//! registrable domain, some with a `blog.sNNN.test` sub-host) and, with
+//! [`FarmConfig::faults`] on, `faults.test`, `charset.test`,
+//! `robots500.test`, `crawldelay.test`, `ratelimit.test` and
+//! `norobots.test`. A crawler reaches them with the resolve rule
+//! `*.test=127.0.0.1:PORT` ([`Farm::resolve_rule`]); any other host answers
+//! 404, so nothing leaves loopback. Pages are generated on request from
+//! `xxh3(seed, site, page)`; nothing is materialised, and the same seed
+//! gives the same web on every run.
+//!
+//! **Page kinds.** A regular site has a home page, section, tag and blog
+//! lists with pagination, articles (with print views, AMP copies, comment-
+//! reply and share URLs, URL variants that duplicate them), utility pages,
+//! a members area behind robots.txt, mirrors, linked files (CSS, JS,
+//! images, PDF, RSS) and three traps (an endless calendar, an ever-deeper
+//! relative path, a faceted search). [`Farm::page_kind`] names the kind of
+//! a URL.
+//!
+//! **Faults.** `faults.test` serves every HTTP-level fault at its own path
+//! (error statuses, redirects and loops, slow headers, trickles, resets,
+//! oversized and compressed bodies, wrong content types, `Retry-After`),
+//! `charset.test` the same page in several encodings declared in different
+//! places, and the small robots and rate-limit hosts their one difference.
+//! [`Farm::fault_cases`] lists every fault URL with what a correct crawler
+//! records for it.
+//!
+//! **Ground truth.** [`Farm::truth`] runs a BFS over the same renderer that
+//! serves the pages, so truth and served HTML cannot drift apart: the
+//! content pages and pages reachable within a depth, duplicate and
+//! near-duplicate groups, trap families and robots-disallowed links.
+//! [`Farm::page_links`] gives every link of a page with its [`LinkRole`]
+//! (navigation and boilerplate or content), which scores a noise filter.
+//! [`Farm::stats`] is the politeness audit: per host the request count,
+//! the smallest gap between requests, the most in flight at once and
+//! requests for disallowed paths. The same is served as JSON under
+//! `/__farm/` (`stats`, `reset`, `faults`, `truth`, `links`) for
+//! processes that only have the URL, e.g. `layercrawl webfarm`.
+//!
+//! **How tests use it.** A test starts a farm on a free port (synchronous
+//! code with [`Farm::start_background`], async code with [`Farm::start`]),
+//! writes [`Farm::start_urls`] as the seeds, crawls with the resolve rule
+//! and loopback allowed, and compares what it read back with the truth and
+//! the stats. Dropping the [`Farm`] stops it.
 //!
 //! ```no_run
-//! use layercrawl::testweb::{Farm, FarmConfig};
+//! use testweb::{Farm, FarmConfig};
 //! let farm = Farm::start_background(FarmConfig { sites: 4, pages: 50, ..FarmConfig::default() }).expect("start");
 //! println!("{} {:?}", farm.resolve_rule(), farm.start_urls());
 //! let truth = farm.truth(&farm.start_urls(), 3);

@@ -1,0 +1,116 @@
+//! One test suite run against every backend the crate supports (a local
+//! folder, `memory://`; the cloud stores when their builds land), as
+//! object_store tests its own stores: whatever the backend, a crawl's
+//! guarantees are the same (ARCHITECTURE.md, "Contracts that must not
+//! drift").
+
+use bytes::Bytes;
+use futures::StreamExt;
+
+use super::schema::{input_batch, input_rows, input_schema, InRow};
+use super::{layout, read_batches, stream_batches, Created, ShardWriter, Store};
+
+/// The backends under test, each a fresh, empty store.
+fn backends(dir: &tempfile::TempDir) -> Vec<Store> {
+    let local = Store::open(dir.path().to_str().expect("utf8 temp path")).expect("open a local folder");
+    let file_url = Store::open(&format!("file://{}", dir.path().join("as-url").display())).expect("open file://");
+    let memory = Store::open("memory://").expect("open memory://");
+    vec![local, file_url, memory]
+}
+
+fn rows(prefix: &str, n: usize) -> Vec<InRow> {
+    (0..n)
+        .map(|i| InRow {
+            url: format!("http://{prefix}.test/{i:04}"),
+            depth: i32::try_from(i % 4).expect("small"),
+            referrer: (i % 3 == 0).then(|| format!("http://{prefix}.test/")),
+        })
+        .collect()
+}
+
+async fn objects(store: &Store) {
+    assert_eq!(store.get("a/b.json").await.expect("get"), None);
+    store.put_json("a/b.json", &vec![1, 2, 3]).await.expect("put");
+    store.put("a/c.bin", Bytes::from_static(b"xyz")).await.expect("put");
+    let v: Option<Vec<i32>> = store.get_json("a/b.json").await.expect("get");
+    assert_eq!(v, Some(vec![1, 2, 3]));
+    let names: Vec<String> = store.list("a").await.expect("list").into_iter().map(|x| x.0).collect();
+    assert_eq!(names, vec!["a/b.json".to_string(), "a/c.bin".to_string()]);
+    assert!(store.exists("a/c.bin").await.expect("head"));
+    store.delete("a/c.bin").await.expect("delete");
+    store.delete("a/c.bin").await.expect("delete twice is fine");
+    assert!(!store.exists("a/c.bin").await.expect("head"));
+}
+
+/// A manifest commits once: the second attempt finds the first's.
+async fn create_if_absent(store: &Store) {
+    let path = layout::map_manifest(3, 7);
+    assert_eq!(store.put_json_new(&path, &"first").await.expect("put"), Created::New);
+    assert_eq!(store.put_json_new(&path, &"second").await.expect("put"), Created::Existed);
+    let kept: Option<String> = store.get_json(&path).await.expect("get");
+    assert_eq!(kept.as_deref(), Some("first"), "the first commit stands");
+}
+
+/// A shard is invisible until finished, then reads back whole, streamed
+/// or at once, with column projection.
+async fn shards(store: &Store) {
+    let path = layout::input(0, 1);
+    let want = rows("s", 3000);
+    let mut w = ShardWriter::create(store, &path, input_schema(), 16 << 10).expect("writer");
+    for chunk in want.chunks(700) {
+        w.write(&input_batch(chunk).expect("batch")).await.expect("write");
+    }
+    assert!(!store.exists(&path).await.expect("head"), "a shard being written is not visible");
+    assert!(
+        store.parquet_files("in").await.expect("list").is_empty(),
+        "no staging file passes for data: {:?}",
+        store.list("in").await.expect("list")
+    );
+    assert_eq!(w.finish().await.expect("finish"), 3000);
+    let mut got = Vec::new();
+    let mut stream = stream_batches(store, &path, None).await.expect("stream");
+    let mut batches = 0;
+    while let Some(b) = stream.next().await {
+        got.extend(input_rows(&b.expect("batch"), &path).expect("rows"));
+        batches += 1;
+    }
+    assert_eq!(got, want);
+    assert!(batches > 1, "small row groups stream as several batches");
+    let urls = read_batches(store, &path, Some(&["url"])).await.expect("read");
+    assert!(urls.iter().all(|b| b.num_columns() == 1));
+    assert_eq!(urls.iter().map(|b| b.num_rows()).sum::<usize>(), 3000);
+}
+
+/// Shards concatenate into one file with every row, in order.
+async fn concatenation(store: &Store) {
+    let (a, b) = (rows("a", 1200), rows("b", 10));
+    let mut inputs = Vec::new();
+    for (k, part) in [&a, &b].into_iter().enumerate() {
+        let path = layout::input(5, u32::try_from(k).expect("small"));
+        let mut w = ShardWriter::create(store, &path, input_schema(), 8 << 10).expect("writer");
+        w.write(&input_batch(part).expect("batch")).await.expect("write");
+        w.finish().await.expect("finish");
+        inputs.push(path);
+    }
+    let out = layout::merged("in", 5);
+    assert_eq!(crate::merge::concat_shards(store, &inputs, &out).await.expect("concat"), 1210);
+    let mut got = Vec::new();
+    for batch in read_batches(store, &out, None).await.expect("read") {
+        got.extend(input_rows(&batch, &out).expect("rows"));
+    }
+    let want: Vec<InRow> = a.into_iter().chain(b).collect();
+    assert_eq!(got, want);
+}
+
+#[tokio::test]
+async fn every_backend_keeps_the_same_guarantees() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for store in backends(&dir) {
+        let at = store.location().to_string();
+        objects(&store).await;
+        create_if_absent(&store).await;
+        shards(&store).await;
+        concatenation(&store).await;
+        eprintln!("backend {at}: ok");
+    }
+}
