@@ -16,7 +16,6 @@ mod summary;
 use std::sync::Arc;
 use std::time::Instant;
 
-
 use crate::config::CrawlConfig;
 use crate::error::StageError;
 use crate::fetch::{FetchError, Fetcher, LayerTail};
@@ -72,7 +71,6 @@ impl RunError {
         matches!(self, Self::Store(_) | Self::Stage(StageError::Store(_)))
     }
 }
-
 
 /// Runs the whole crawl described by `cfg`.
 ///
