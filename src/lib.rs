@@ -1,4 +1,43 @@
 //! layercrawl: a MapReduce-style layered batch web crawler.
+//!
+//! A crawl is a loop over layers. Layer 0 is the seeds; layer L is every
+//! URL first found L hops away. Each layer is one round over files in a
+//! data store (a local folder or an object store), so every step can be
+//! re-run and a killed crawl resumes where it stopped:
+//!
+//! ```text
+//! seeds ─► in/layer=0 ─► map (fetch, parse, rows) ─► doc/layer=0, links/layer=0
+//!                                                          │
+//!          in/layer=1 ◄─ optimise (shuffle, denoise, dedup)◄┘   … until --depth
+//!          after the last layer: merge ─► doc/, links/ (one file per layer)
+//! ```
+//!
+//! The modules follow the pipeline (ARCHITECTURE.md has the picture):
+//!
+//! | stage | module | unit of work |
+//! |---|---|---|
+//! | input | [`seeds`], [`urlnorm`], [`scope`], [`partition`] | which URLs, which partition owns a site |
+//! | map | [`map`] over [`fetch`] and [`parse`] | [`map::map_partition`]: one partition of one layer |
+//! | optimise | [`optimise`] over [`denoise`] and [`dedup`] | [`optimise::optimise_layer`]: the next layer's input |
+//! | merge | [`merge`] | [`merge::merge_layers`]: one file per dataset and layer |
+//! | storage | [`store`] | the data store, object paths ([`store::layout`]), schemas, shards, manifests |
+//! | sequencing | [`driver`] | [`driver::run`]: layers in order, each stage's units of work |
+//!
+//! Each stage takes a narrow context ([`map::MapCtx`],
+//! [`optimise::OptimiseCtx`], a [`store::Store`] for the merge) that
+//! holds only what it needs, and fails with a [`error::StageError`]; a
+//! failed URL is never an error but a row. [`config`] turns flags and a job
+//! file into one validated [`config::CrawlConfig`].
+//!
+//! ```no_run
+//! # async fn crawl() -> Result<(), Box<dyn std::error::Error>> {
+//! use layercrawl::config::RunArgs;
+//! let args = RunArgs { seeds: Some("seeds.txt".into()), depth: Some(2), ..RunArgs::default() };
+//! let cfg = layercrawl::config::CrawlConfig::from_sources(&args)?;
+//! let summary = layercrawl::driver::run(cfg).await?;
+//! println!("{} pages in {:.1} s", summary.fetched, summary.seconds);
+//! # Ok(()) }
+//! ```
 
 pub mod config;
 pub mod dedup;
