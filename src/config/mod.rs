@@ -14,6 +14,7 @@ pub use args::RunArgs;
 pub use job::JobFile;
 
 use crate::fetch::resolve::ResolveRule;
+use crate::fetch::FetchConfig;
 use crate::parse::ParseConfig;
 
 /// Which link targets a crawl follows, relative to the seeds.
@@ -127,33 +128,6 @@ pub struct OptimiseConfig {
     /// Distinct queries followed per host and path in one layer (faceted
     /// search and calendar traps); the rest are labelled `trap`.
     pub max_query_variants: usize,
-}
-
-/// Fetch-stage settings.
-#[derive(Clone, Debug)]
-pub struct FetchConfig {
-    pub concurrency: usize,
-    pub per_host: usize,
-    pub delay: Duration,
-    pub user_agent: String,
-    pub connect_timeout: Duration,
-    pub timeout: Duration,
-    pub max_body: u64,
-    pub max_redirects: u32,
-    /// Retries of a transient failure (408/429/5xx, timeout, reset, refused).
-    pub retries: u32,
-    /// First backoff before a retry without Retry-After; doubles each time.
-    pub backoff: Duration,
-    pub resolve: Vec<ResolveRule>,
-    pub allow_private: bool,
-    pub max_pages_per_host: Option<u64>,
-    /// When the rest of a layer is done, requests in flight this long (and
-    /// at least 8 times the layer's median request time) and URLs whose host
-    /// may not start before then are stragglers: they go on into the next
-    /// layer instead of holding this one. `None`: off.
-    pub straggler_after: Option<Duration>,
-    /// How redirect targets are normalised.
-    pub urls: std::sync::Arc<crate::urlnorm::UrlPolicy>,
 }
 
 /// Everything a run needs, validated.

@@ -1,34 +1,61 @@
-//! One HTTP exchange: a single request, no redirect following (redirect
-//! hops go back through the scheduler so politeness applies to each).
+//! The plain HTTP [`Exchange`]: a single request, no redirect following
+//! (redirect hops go back through the scheduler so politeness applies to
+//! each).
 
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
+use futures::future::BoxFuture;
 use url::Url;
 
+use super::config::FetchConfig;
+use super::exchange::Exchange;
 use super::resolve::{AddressPolicy, PolicyResolver, ResolveError};
 use super::{ErrorKind, FetchError, Response};
-use crate::config::FetchConfig;
 
-/// Builds the shared HTTP client.
-///
-/// # Errors
-/// When the TLS backend cannot be initialised.
-pub fn build_client(cfg: &FetchConfig) -> Result<reqwest::Client, FetchError> {
-    let policy = AddressPolicy { allow_private: cfg.allow_private };
-    reqwest::Client::builder()
-        .user_agent(cfg.user_agent.clone())
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(cfg.connect_timeout)
-        .timeout(cfg.timeout)
-        .read_timeout(cfg.timeout.min(Duration::from_secs(20)))
-        .pool_max_idle_per_host(cfg.per_host.max(1))
-        .pool_idle_timeout(idle_timeout(cfg.delay))
-        .tcp_nodelay(true)
-        .no_proxy()
-        .dns_resolver(PolicyResolver::new(cfg.resolve.clone(), policy))
-        .build()
-        .map_err(|e| FetchError::Client(e.to_string()))
+/// The HTTP exchange: one shared client (keep-alive pool, rustls,
+/// gzip/brotli/deflate) whose resolver holds the SSRF guard, so the check
+/// runs on the address actually connected to (see [`Exchange`]).
+#[derive(Clone, Debug)]
+pub struct HttpExchange {
+    client: reqwest::Client,
+    policy: AddressPolicy,
+}
+
+impl HttpExchange {
+    /// Builds the shared HTTP client.
+    ///
+    /// # Errors
+    /// When the TLS backend cannot be initialised.
+    pub fn new(cfg: &FetchConfig) -> Result<Self, FetchError> {
+        let policy = AddressPolicy { allow_private: cfg.allow_private };
+        let client = reqwest::Client::builder()
+            .user_agent(cfg.user_agent.clone())
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(cfg.connect_timeout)
+            .timeout(cfg.timeout)
+            .read_timeout(cfg.timeout.min(Duration::from_secs(20)))
+            .pool_max_idle_per_host(cfg.per_host.max(1))
+            .pool_idle_timeout(idle_timeout(cfg.delay))
+            .tcp_nodelay(true)
+            // Proxies are never taken from the environment (HTTP_PROXY and
+            // the like): a crawler that silently sent its traffic elsewhere
+            // would crawl from another address than the one configured. A
+            // configured proxy would be set here, from a `FetchConfig`
+            // field, and must keep the SSRF guard on the target's address
+            // (see the contract of `Exchange`).
+            .no_proxy()
+            .dns_resolver(PolicyResolver::new(cfg.resolve.clone(), policy))
+            .build()
+            .map_err(|e| FetchError::Client(e.to_string()))?;
+        Ok(Self { client, policy })
+    }
+}
+
+impl Exchange for HttpExchange {
+    fn get<'a>(&'a self, url: &'a Url, max_body: u64) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>> {
+        Box::pin(exchange(&self.client, self.policy, url, max_body))
+    }
 }
 
 /// How long a keep-alive connection may sit idle in the pool: twice the
@@ -47,7 +74,7 @@ fn idle_timeout(delay: Duration) -> Duration {
 
 /// Performs one GET of `url`, reading at most `max_body` bytes of the
 /// (decompressed) body. Failures are values, never panics or errors.
-pub async fn exchange(
+async fn exchange(
     client: &reqwest::Client,
     policy: AddressPolicy,
     url: &Url,

@@ -1,12 +1,18 @@
 //! Fetch stage (the map side of S200): polite async HTTP for one partition.
 //!
-//! [`Fetcher`] is shared by a whole run: one HTTP client (keep-alive pool,
-//! rustls, gzip/brotli/deflate), one global in-flight limit, one robots.txt
-//! cache. [`Fetcher::fetch_partition`] takes a partition's URLs and drives
-//! the per-host scheduler ([`scheduler`]), reporting each finished URL as a
+//! [`Fetcher`] is shared by a whole run: one [`Exchange`] that performs
+//! each request (the HTTP client, [`HttpExchange`], unless another is
+//! given), one global in-flight limit, one robots.txt cache.
+//! [`Fetcher::fetch_partition`] takes a partition's URLs and drives the
+//! per-host scheduler ([`scheduler`]), reporting each finished URL as a
 //! [`Fetched`] value on a channel. A failed URL is data, not an error.
+//!
+//! `fetch/` imports nothing from `crate::config`: its settings are
+//! [`FetchConfig`], which the configuration builds.
 
 mod client;
+mod config;
+pub mod exchange;
 pub mod resolve;
 pub mod robots;
 mod scheduler;
@@ -18,10 +24,11 @@ use bytes::Bytes;
 use tokio::sync::Semaphore;
 use url::Url;
 
-use crate::config::FetchConfig;
-use resolve::AddressPolicy;
 use robots::RobotsCache;
 
+pub use client::HttpExchange;
+pub use config::FetchConfig;
+pub use exchange::Exchange;
 pub use scheduler::{Handover, LayerTail, PartitionFetch, TailSeat, UrlSource};
 
 /// Why a URL has no usable response; the `error` column's vocabulary.
@@ -119,9 +126,9 @@ pub enum FetchError {
 /// The run-wide fetcher.
 #[derive(Clone)]
 pub struct Fetcher {
-    pub(crate) client: reqwest::Client,
+    /// Performs every request the scheduler starts, robots.txt included.
+    pub(crate) exchange: Arc<dyn Exchange>,
     pub(crate) cfg: Arc<FetchConfig>,
-    pub(crate) policy: AddressPolicy,
     pub(crate) robots: RobotsCache,
     pub(crate) global: Arc<Semaphore>,
     pub(crate) agent: String,
@@ -134,26 +141,32 @@ pub struct Fetcher {
 }
 
 impl Fetcher {
-    /// Builds the client and the shared limits.
+    /// Builds the HTTP exchange and the shared limits.
     ///
     /// # Errors
     /// When the HTTP client cannot be built.
     pub fn new(cfg: &FetchConfig) -> Result<Self, FetchError> {
-        Ok(Self {
-            client: client::build_client(cfg)?,
-            policy: AddressPolicy { allow_private: cfg.allow_private },
+        Ok(Self::with_exchange(cfg, Arc::new(HttpExchange::new(cfg)?)))
+    }
+
+    /// The shared limits around a given exchange, which must keep the SSRF
+    /// guard on the addresses it connects to (see [`Exchange`]).
+    #[must_use]
+    pub fn with_exchange(cfg: &FetchConfig, exchange: Arc<dyn Exchange>) -> Self {
+        Self {
+            exchange,
             robots: RobotsCache::default(),
             global: Arc::new(Semaphore::new(cfg.concurrency)),
             next_start: Arc::default(),
             handover: Handover::default(),
             agent: robots::product_token(&cfg.user_agent),
             cfg: Arc::new(cfg.clone()),
-        })
+        }
     }
 
-    /// One GET without redirects (used by the scheduler and by tests).
+    /// One GET without redirects, outside the scheduler's politeness.
     pub async fn get_once(&self, url: &Url) -> Result<Response, (ErrorKind, String)> {
-        client::exchange(&self.client, self.policy, url, self.cfg.max_body).await
+        self.exchange.get(url, self.cfg.max_body).await
     }
 
     /// Fetches a partition's URLs politely; see [`scheduler`].
