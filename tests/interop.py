@@ -39,7 +39,12 @@ out = {
         f"SELECT dst_url, count(*) AS n FROM '{links}' WHERE noise IS NULL GROUP BY dst_url ORDER BY n DESC, dst_url LIMIT 1"
     ),
 }
-table = ds.dataset(f"{data}/doc", format="parquet", partitioning="hive").to_table(columns=["url", "status", "fetched_at"])
+# content_hash is a signed 64-bit integer, so Spark (no unsigned types) reads it natively.
+out["content_hash_duckdb_type"] = one(f"SELECT typeof(content_hash) FROM '{doc}' LIMIT 1")
+out["distinct_content_hashes"] = one(f"SELECT count(DISTINCT content_hash) FROM '{doc}'")
+dataset = ds.dataset(f"{data}/doc", format="parquet", partitioning="hive")
+out["content_hash_arrow_type"] = str(dataset.schema.field("content_hash").type)
+table = dataset.to_table(columns=["url", "status", "fetched_at"])
 out["pyarrow_rows"] = table.num_rows
 frame = pd.read_parquet(f"{data}/doc", columns=["url", "status", "title"])
 out["pandas_rows"] = len(frame)

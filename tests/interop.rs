@@ -68,6 +68,10 @@ fn duckdb_pyarrow_and_pandas_read_the_crawl() {
     assert_eq!(got["pandas_rows"], n);
     assert_eq!(got["distinct_urls"], n, "one row per URL");
     assert_eq!(got["link_rows"], links.len() as u64);
+    assert_eq!(got["content_hash_duckdb_type"], "BIGINT");
+    assert_eq!(got["content_hash_arrow_type"], "int64");
+    let hashes: std::collections::BTreeSet<u64> = docs.iter().filter_map(|d| d.content_hash).collect();
+    assert_eq!(got["distinct_content_hashes"], hashes.len() as u64);
 
     let mut per_layer: BTreeMap<String, u64> = BTreeMap::new();
     let mut per_host: BTreeMap<String, u64> = BTreeMap::new();

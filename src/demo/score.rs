@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use layercrawl::denoise::NoiseLabel;
 use layercrawl::store::{read_batches, schema, Store, StoreError};
 use testweb::Farm;
 
@@ -34,11 +35,10 @@ pub async fn score_against_truth(farm: &Farm, data: &str, depth: u32) -> Result<
             let (src, dst, noise) = (
                 schema::string_col(&b, "src_url", &path)?,
                 schema::string_col(&b, "dst_url", &path)?,
-                schema::string_col(&b, "noise", &path)?,
+                schema::noise_labels(&b, &path)?,
             );
-            for i in 0..b.num_rows() {
-                let label = (!arrow::array::Array::is_null(noise, i)).then(|| noise.value(i));
-                if matches!(label, None | Some("dom_ratio" | "lcs_cluster" | "barren")) {
+            for (i, label) in noise.into_iter().enumerate() {
+                if matches!(label, None | Some(NoiseLabel::DomRatio | NoiseLabel::LcsCluster | NoiseLabel::Barren)) {
                     let e = pairs.entry((src.value(i).to_string(), dst.value(i).to_string())).or_default();
                     e.0 += u64::from(label.is_some());
                     e.1 += 1;

@@ -19,9 +19,11 @@
 
 pub mod cluster;
 pub mod evidence;
+pub mod label;
 pub mod lcs;
 
 use cluster::{cluster_block, ClusterConfig, Item, Verdict};
+pub use label::NoiseLabel;
 
 /// How link targets are judged noise.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

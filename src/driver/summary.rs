@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::fetch::ErrorKind;
 use crate::store::manifest::{MapManifest, MergeManifest, NextManifest};
 
 /// One layer's figures, summed over its partitions.
@@ -67,7 +68,9 @@ impl LayerSummary {
         self.fetched += m.fetched;
         self.ok += m.ok;
         for (k, v) in &m.errors {
-            if k == "robots" {
+            // Manifests key errors by the `error` column's names (and
+            // `http_4xx` ...); robots.txt refusals are not errors.
+            if k == ErrorKind::Robots.as_str() {
                 self.robots += v;
             } else {
                 *self.errors.entry(k.clone()).or_default() += v;

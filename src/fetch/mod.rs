@@ -54,9 +54,29 @@ pub enum ErrorKind {
     BadRedirect,
     /// The crawler itself failed on this URL (a bug; the row keeps the URL).
     Internal,
+    /// Processing the page panicked (a parser bug met on a hostile page;
+    /// the row keeps the URL).
+    ParsePanic,
 }
 
 impl ErrorKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [Self; 13] = [
+        Self::Timeout,
+        Self::Dns,
+        Self::Connect,
+        Self::Blocked,
+        Self::Reset,
+        Self::Decode,
+        Self::TooLarge,
+        Self::Robots,
+        Self::RedirectLoop,
+        Self::TooManyRedirects,
+        Self::BadRedirect,
+        Self::Internal,
+        Self::ParsePanic,
+    ];
+
     /// The stable name written to the `error` column.
     #[must_use]
     pub fn as_str(self) -> &'static str {
@@ -73,7 +93,43 @@ impl ErrorKind {
             Self::TooManyRedirects => "too_many_redirects",
             Self::BadRedirect => "bad_redirect",
             Self::Internal => "internal",
+            Self::ParsePanic => "parse_panic",
         }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An `error` value that names no kind (a damaged or foreign file).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown error kind `{0}`")]
+pub struct UnknownErrorKind(pub String);
+
+impl std::str::FromStr for ErrorKind {
+    type Err = UnknownErrorKind;
+
+    /// The kind named by an `error` value read back from a file.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
+            "timeout" => Self::Timeout,
+            "dns" => Self::Dns,
+            "connect" => Self::Connect,
+            "blocked" => Self::Blocked,
+            "reset" => Self::Reset,
+            "decode" => Self::Decode,
+            "too_large" => Self::TooLarge,
+            "robots" => Self::Robots,
+            "redirect_loop" => Self::RedirectLoop,
+            "too_many_redirects" => Self::TooManyRedirects,
+            "bad_redirect" => Self::BadRedirect,
+            "internal" => Self::Internal,
+            "parse_panic" => Self::ParsePanic,
+            _ => return Err(UnknownErrorKind(s.to_string())),
+        })
     }
 }
 

@@ -210,7 +210,7 @@ pub async fn map_partition(ctx: &MapCtx, layer: u32, part: u32) -> Result<MapMan
                     samples.clear();
                 }
                 tally(&mut manifest, &doc);
-                let skipped = doc.error == Some(ErrorKind::Robots.as_str());
+                let skipped = doc.error == Some(ErrorKind::Robots);
                 ctx.progress.page_done(!skipped && (doc.error.is_some() || doc.status >= 400));
                 doc_buf_bytes += doc.body.as_ref().map_or(0, |b| b.len()) + doc.text.as_ref().map_or(0, String::len);
                 doc_buf.push(doc);
@@ -304,7 +304,7 @@ fn process_guarded(pctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<S
                     depth,
                     partition: pctx.partition,
                     status,
-                    error: Some("parse_panic"),
+                    error: Some(ErrorKind::ParsePanic),
                     error_detail: Some("the page made the parser panic; it was skipped".into()),
                     referrer,
                     ..DocRow::default()
@@ -319,10 +319,10 @@ fn process_guarded(pctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<S
 fn tally(m: &mut MapManifest, doc: &DocRow) {
     m.fetched += 1;
     m.bytes += u64::try_from(doc.content_length).unwrap_or(0);
-    if doc.error == Some(ErrorKind::Robots.as_str()) {
+    if doc.error == Some(ErrorKind::Robots) {
         m.robots += 1;
     } else if let Some(kind) = doc.error {
-        *m.errors.entry(kind.to_string()).or_default() += 1;
+        *m.errors.entry(kind.as_str().to_string()).or_default() += 1;
     } else if doc.status >= 400 {
         *m.errors.entry(format!("http_{}xx", doc.status / 100)).or_default() += 1;
     } else if (200..300).contains(&doc.status) {

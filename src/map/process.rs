@@ -6,6 +6,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::config::{BodyPolicy, Denoise};
 use crate::denoise::evidence::Sample;
+use crate::denoise::NoiseLabel;
 use crate::fetch::{ErrorKind, Fetched};
 use crate::parse::{self, ParseConfig};
 use crate::store::schema::{DocRow, LinkRow};
@@ -43,7 +44,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
         host,
         depth,
         partition: ctx.partition,
-        error: f.error.as_ref().map(|e| e.0.as_str()),
+        error: f.error.as_ref().map(|e| e.0),
         error_detail: f.error.as_ref().map(|e| e.1.clone()),
         fetched_at_us: micros(f.started_at),
         fetch_ms: i64::try_from(f.elapsed.as_millis()).unwrap_or(i64::MAX),
@@ -123,12 +124,12 @@ fn link(
     block_ratio: f32,
 ) -> LinkRow {
     let (noise, followed) = if nofollow {
-        (Some("nofollow"), false)
+        (Some(NoiseLabel::Nofollow), false)
     } else if !ctx.scope.allows(dst) {
-        (Some("scope"), false)
+        (Some(NoiseLabel::Scope), false)
     } else if ctx.denoise != Denoise::Off && block_ratio > ctx.parse.noise_ratio {
         // A suspect: followed unless the mode drops links by where they sit.
-        (Some("dom_ratio"), ctx.denoise.follows_suspects())
+        (Some(NoiseLabel::DomRatio), ctx.denoise.follows_suspects())
     } else {
         (None, true)
     };

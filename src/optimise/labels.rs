@@ -4,17 +4,18 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use arrow::array::{Array, BooleanArray, RecordBatch, StringArray};
+use arrow::array::{BooleanArray, RecordBatch, StringArray};
 use futures::StreamExt;
 use rayon::prelude::*;
 
 use crate::denoise::evidence::{templates, TemplateCount};
-use crate::denoise::{noise_by_cluster, BlockUrl, Method};
+use crate::denoise::{noise_by_cluster, BlockUrl, Method, NoiseLabel};
+use crate::error::StageError;
 use crate::store::schema;
-use crate::store::{layout, stream_batches, ShardWriter, Store, StoreError};
+use crate::store::{stream_batches, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
-use super::{bool_col, link_shards, missing, str_col, Candidate};
+use super::{bool_col, link_shards, missing, off_async, str_col, Candidate};
 
 /// The fingerprints of one partition's followed URLs that clustering
 /// judged noise, the clusters made and the comparisons done. Domain blocks
@@ -79,7 +80,7 @@ pub(super) fn find_barren(cands: &[Candidate], counts: &[TemplateCount]) -> Vec<
 /// query explosions (more than `budget` distinct queries for one host and
 /// path in this layer: the first `budget` in URL order are kept, so the
 /// choice does not depend on fetch order).
-pub(super) fn find_traps(cands: &[Candidate], budget: usize) -> HashMap<u64, &'static str> {
+pub(super) fn find_traps(cands: &[Candidate], budget: usize) -> HashMap<u64, NoiseLabel> {
     let mut out = HashMap::new();
     let mut variants: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for c in cands.iter().filter(|c| c.followed) {
@@ -87,13 +88,13 @@ pub(super) fn find_traps(cands: &[Candidate], budget: usize) -> HashMap<u64, &'s
         let (base, query) = url.split_once('?').map_or((url, None), |(b, q)| (b, Some(q)));
         let path = base.split_once("://").map_or(base, |(_, r)| r.find('/').map_or("", |at| &r[at..]));
         if deep_path(path) {
-            out.insert(urlnorm::fingerprint_str(url), "trap");
+            out.insert(urlnorm::fingerprint_str(url), NoiseLabel::Trap);
         } else if query.is_some() {
             variants.entry(base).or_default().insert(url);
         }
     }
     for urls in variants.values().filter(|v| v.len() > budget) {
-        out.extend(urls.iter().skip(budget).map(|u| (urlnorm::fingerprint_str(u), "trap")));
+        out.extend(urls.iter().skip(budget).map(|u| (urlnorm::fingerprint_str(u), NoiseLabel::Trap)));
     }
     out
 }
@@ -115,16 +116,17 @@ fn deep_path(path: &str) -> bool {
 }
 
 /// Rewrites `links/layer=L` shards so that links to labelled targets carry
-/// their label: `lcs_cluster` (followed only with `--denoise mark`) or
-/// `trap` (never followed). Each shard is replaced atomically; shards
-/// without such links are left alone. Shards are rewritten in parallel,
-/// one per core at a time (decoding and re-encoding are CPU work).
+/// their label: `lcs_cluster` and `barren` (followed only with `--denoise
+/// mark`) or `trap` (never followed). Each shard is replaced atomically;
+/// shards without such links are left alone. Shards are rewritten in
+/// parallel, one per core at a time; reading and writing are async, the
+/// per-row work (fingerprints, new columns) runs off the async threads.
 pub(super) async fn relabel_links(
     store: &Store,
     layer: u32,
-    noise: HashMap<u64, &'static str>,
+    noise: HashMap<u64, NoiseLabel>,
     mark: bool,
-) -> Result<(), StoreError> {
+) -> Result<(), StageError> {
     let noise = Arc::new(noise);
     let cores = crate::error::cores();
     let mut shards = futures::stream::iter(link_shards(store, layer).await?)
@@ -134,10 +136,7 @@ pub(super) async fn relabel_links(
         })
         .buffer_unordered(cores);
     while let Some(joined) = shards.next().await {
-        joined.map_err(|e| StoreError::Schema {
-            path: layout::layer_dir("links", layer),
-            reason: format!("relabelling task failed: {e}"),
-        })??;
+        joined.map_err(|e| StageError::Internal(format!("relabelling links/layer={layer} failed: {e}")))??;
     }
     Ok(())
 }
@@ -146,26 +145,16 @@ pub(super) async fn relabel_links(
 async fn relabel_shard(
     store: &Store,
     path: &str,
-    noise: &HashMap<u64, &'static str>,
+    noise: &Arc<HashMap<u64, NoiseLabel>>,
     mark: bool,
-) -> Result<(), StoreError> {
-    // The label a link gets now, if any: unlabelled links, and links the
-    // DOM prefilter only suspected (its suspicion is kept in `block_ratio`),
-    // take their target's label; links labelled for other reasons keep theirs.
-    let hit = |dst: &StringArray, noise_col: &StringArray, i: usize| {
-        if noise_col.is_null(i) || noise_col.value(i) == "dom_ratio" {
-            noise.get(&urlnorm::fingerprint_str(dst.value(i))).copied()
-        } else {
-            None
-        }
-    };
+) -> Result<(), StageError> {
     // A first pass over two columns finds the shards to rewrite.
     let mut any = false;
     let mut batches = stream_batches(store, path, Some(&["dst_url", "noise"])).await?;
     while let Some(b) = batches.next().await {
-        let b = b?;
-        let (dst, noise_col) = (str_col(&b, "dst_url", path)?, str_col(&b, "noise", path)?);
-        if (0..b.num_rows()).any(|i| hit(dst, noise_col, i).is_some()) {
+        let (b, owned, noise) = (b?, path.to_string(), Arc::clone(noise));
+        let (_, hits) = off_async("finding links to relabel", move || new_labels(&b, &owned, &noise)).await??;
+        if hits.iter().any(Option::is_some) {
             any = true;
             break;
         }
@@ -177,30 +166,65 @@ async fn relabel_shard(
     let mut w = ShardWriter::create(store, path, schema::links_schema(), 32 << 20)?;
     let mut batches = stream_batches(store, path, None).await?;
     while let Some(b) = batches.next().await {
-        let b = b?;
-        let (dst, noise_col) = (str_col(&b, "dst_url", path)?, str_col(&b, "noise", path)?);
-        let followed = bool_col(&b, "followed", path)?;
-        let hits: Vec<Option<&str>> = (0..b.num_rows()).map(|i| hit(dst, noise_col, i)).collect();
-        if hits.iter().all(Option::is_none) {
-            w.write(&b).await?;
-            continue;
-        }
-        let labels: StringArray = (0..b.num_rows())
-            .map(|i| hits[i].or_else(|| (!noise_col.is_null(i)).then(|| noise_col.value(i))))
-            .collect();
-        let follows: BooleanArray = (0..b.num_rows())
-            .map(|i| {
-                Some(match hits[i] {
-                    Some("lcs_cluster" | "barren") => mark,
-                    Some(_) => false,
-                    None => followed.value(i),
-                })
-            })
-            .collect();
-        w.write(&replace_columns(&b, path, labels, follows)?).await?;
+        let (b, owned, noise) = (b?, path.to_string(), Arc::clone(noise));
+        let (b, new) = off_async("relabelling links", move || {
+            let new = relabel_batch(&b, &owned, &noise, mark);
+            (b, new)
+        })
+        .await?;
+        w.write(&new?.unwrap_or(b)).await?;
     }
     w.finish().await?;
     Ok(())
+}
+
+/// The labels of a batch's links as they are, and the label each gets now,
+/// if any: unlabelled links, and links the DOM prefilter only suspected (its
+/// suspicion is kept in `block_ratio`), take their target's label; links
+/// labelled for other reasons keep theirs.
+#[allow(clippy::type_complexity)]
+fn new_labels(
+    b: &RecordBatch,
+    path: &str,
+    noise: &HashMap<u64, NoiseLabel>,
+) -> Result<(Vec<Option<NoiseLabel>>, Vec<Option<NoiseLabel>>), StoreError> {
+    let dst = str_col(b, "dst_url", path)?;
+    let now = schema::noise_labels(b, path)?;
+    let hits = now
+        .iter()
+        .enumerate()
+        .map(|(i, label)| match label {
+            None | Some(NoiseLabel::DomRatio) => noise.get(&urlnorm::fingerprint_str(dst.value(i))).copied(),
+            Some(_) => None,
+        })
+        .collect();
+    Ok((now, hits))
+}
+
+/// A batch with its links' new labels, or `None` when no link gets one.
+fn relabel_batch(
+    b: &RecordBatch,
+    path: &str,
+    noise: &HashMap<u64, NoiseLabel>,
+    mark: bool,
+) -> Result<Option<RecordBatch>, StoreError> {
+    let (now, hits) = new_labels(b, path, noise)?;
+    if hits.iter().all(Option::is_none) {
+        return Ok(None);
+    }
+    let followed = bool_col(b, "followed", path)?;
+    let labels: Vec<Option<NoiseLabel>> = hits.iter().zip(&now).map(|(hit, label)| hit.or(*label)).collect();
+    let follows: BooleanArray = hits
+        .iter()
+        .enumerate()
+        .map(|(i, hit)| {
+            Some(match hit {
+                Some(label) => mark && label.followed_when_marked(),
+                None => followed.value(i),
+            })
+        })
+        .collect();
+    replace_columns(b, path, schema::noise_array(&labels), follows).map(Some)
 }
 
 fn replace_columns(

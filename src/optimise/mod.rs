@@ -38,6 +38,7 @@ use crate::config::Denoise;
 use crate::dedup::dedup_round;
 use crate::dedup::visited::VisitedStore;
 use crate::denoise::evidence::{self, Sample, SeenTexts, TemplateCount};
+use crate::denoise::NoiseLabel;
 use crate::store::manifest::NextManifest;
 use crate::store::schema::{self, InRow};
 use crate::store::{layout, stream_batches, ShardWriter, Store, StoreError};
@@ -150,7 +151,7 @@ pub async fn optimise_layer(ctx: &OptimiseCtx, layer: u32) -> Result<NextManifes
             tokio::spawn(async move { optimise_partition(&ctx, layer, k).await })
         })
         .buffer_unordered(cores);
-    let mut labels: HashMap<u64, &'static str> = HashMap::new();
+    let mut labels: HashMap<u64, NoiseLabel> = HashMap::new();
     let mut followed_targets = 0u64;
     while let Some(joined) = parts.next().await {
         let part = joined.map_err(|e| StageError::Internal(format!("optimise task failed: {e}")))??;
@@ -175,7 +176,7 @@ pub async fn optimise_layer(ctx: &OptimiseCtx, layer: u32) -> Result<NextManifes
 struct PartitionNext {
     stats: NextManifest,
     /// Noise labels of this partition's targets, by URL fingerprint.
-    labels: HashMap<u64, &'static str>,
+    labels: HashMap<u64, NoiseLabel>,
     followed_targets: u64,
 }
 
@@ -208,11 +209,11 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
         m.comparisons += comparisons;
         m.lcs_noise += noise.len() as u64;
         for fp in noise {
-            labels.entry(fp).or_insert("lcs_cluster");
+            labels.entry(fp).or_insert(NoiseLabel::LcsCluster);
         }
         m.barren += barren.len() as u64;
         for fp in barren {
-            labels.entry(fp).or_insert("barren");
+            labels.entry(fp).or_insert(NoiseLabel::Barren);
         }
     }
     let mark = opt.denoise == Denoise::Mark;
@@ -220,8 +221,7 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
         .into_iter()
         .filter(|c| c.followed)
         .filter(|c| match labels.get(&urlnorm::fingerprint_str(&c.row.url)) {
-            Some(&("lcs_cluster" | "barren")) => mark,
-            Some(_) => false,
+            Some(label) => mark && label.followed_when_marked(),
             None => true,
         })
         .map(|c| c.row)
@@ -365,6 +365,17 @@ async fn commit_layer_input(ctx: &OptimiseCtx, target: u32, m: &mut NextManifest
     // Written only if absent: a second attempt leaves the first's commit.
     ctx.store.put_json_new(&layout::input_manifest(target), m).await?;
     Ok(())
+}
+
+/// Runs `work` on the blocking pool. Work that touches every row (merging
+/// into maps, fingerprints) must not hold an async worker thread, which
+/// drives every other task's I/O (ARCHITECTURE.md, "Where the work
+/// happens"); the reading and writing around it stays async.
+pub(super) async fn off_async<T: Send + 'static>(
+    what: &str,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, StageError> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| StageError::Internal(format!("{what} failed: {e}")))
 }
 
 pub(super) async fn link_shards(store: &Store, layer: u32) -> Result<Vec<String>, StoreError> {

@@ -3,16 +3,17 @@
 
 use std::collections::HashMap;
 
-use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Int32Array, RecordBatch, StringArray};
+use arrow::array::{ArrayRef, AsArray, BooleanArray, Int32Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Int32Type, Schema, SchemaRef};
 use futures::StreamExt;
 
+use crate::denoise::NoiseLabel;
 use crate::store::manifest::NextManifest;
-use crate::store::schema::InRow;
+use crate::store::schema::{self, InRow};
 use crate::store::{layout, stream_batches, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
-use super::{bool_col, link_shards, missing, str_col, Candidate, OptimiseCtx};
+use super::{bool_col, link_shards, missing, off_async, str_col, Candidate, OptimiseCtx};
 use crate::error::{cores, StageError};
 use crate::partition::partition_of_url;
 
@@ -115,7 +116,8 @@ pub(super) struct Suspects {
 }
 
 /// Reads one links shard and spills its targets, merged, to their partitions.
-/// `combine` distinct targets at most are held before a spill.
+/// `combine` distinct targets at most are held before a spill. Reading and
+/// spilling are async; merging each batch runs off the async threads.
 #[allow(clippy::too_many_arguments)]
 async fn shuffle_shard(
     store: &Store,
@@ -126,16 +128,53 @@ async fn shuffle_shard(
     max_depth: i32,
     suspects: Suspects,
     combine: usize,
-) -> Result<ShuffleCounts, StoreError> {
-    let mut counts = ShuffleCounts::default();
-    let mut merged: HashMap<String, Merged> = HashMap::new();
+) -> Result<ShuffleCounts, StageError> {
+    let mut state = ShardMerge::default();
     let mut runs = 0u32;
     let mut batches =
         stream_batches(store, path, Some(&["src_url", "dst_url", "depth", "noise", "block_ratio"])).await?;
     while let Some(b) = batches.next().await {
-        let b = b?;
+        let (b, owned) = (b?, path.to_string());
+        state = off_async("merging links", move || {
+            let mut state = state;
+            state.merge_batch(&b, &owned, max_depth, suspects, combine, parts).map(|()| state)
+        })
+        .await??;
+        for run in std::mem::take(&mut state.full) {
+            spill(store, layer, j, runs, run).await?;
+            runs += 1;
+        }
+    }
+    if !state.merged.is_empty() {
+        let rest = std::mem::take(&mut state.merged);
+        spill(store, layer, j, runs, off_async("splitting links", move || by_partition(rest, parts)).await?).await?;
+    }
+    Ok(state.counts)
+}
+
+/// A shuffle task's state between two batches of its shard.
+#[derive(Default)]
+struct ShardMerge {
+    merged: HashMap<String, Merged>,
+    counts: ShuffleCounts,
+    /// Runs that reached the combine limit, split by target partition,
+    /// waiting to be spilled.
+    full: Vec<Vec<Vec<(String, Merged)>>>,
+}
+
+impl ShardMerge {
+    /// Merges one batch of links per target (CPU work: every row is hashed).
+    fn merge_batch(
+        &mut self,
+        b: &RecordBatch,
+        path: &str,
+        max_depth: i32,
+        suspects: Suspects,
+        combine: usize,
+        parts: u32,
+    ) -> Result<(), StoreError> {
         let (src, dst, noise) =
-            (str_col(&b, "src_url", path)?, str_col(&b, "dst_url", path)?, str_col(&b, "noise", path)?);
+            (str_col(b, "src_url", path)?, str_col(b, "dst_url", path)?, schema::noise_labels(b, path)?);
         let depth = b
             .column_by_name("depth")
             .and_then(|c| c.as_primitive_opt::<Int32Type>())
@@ -144,27 +183,26 @@ async fn shuffle_shard(
             .column_by_name("block_ratio")
             .and_then(|c| c.as_primitive_opt::<arrow::datatypes::Float32Type>())
             .ok_or_else(|| missing(path, "block_ratio"))?;
-        for i in 0..b.num_rows() {
-            let label = (!noise.is_null(i)).then(|| noise.value(i));
+        for (i, label) in noise.into_iter().enumerate() {
             // A label from an earlier attempt of this step is undone: it is
             // recomputed, and whether the link was a suspect comes back from
             // its block's ratio (the relabelling replaces `dom_ratio` too).
             let (follows, dom) = match label {
                 None => (true, false),
-                Some("lcs_cluster" | "barren" | "trap") => {
+                Some(l) if l.from_optimise() => {
                     let dom = ratio.value(i) > suspects.ratio;
                     (!dom || suspects.followed, dom)
                 }
-                Some("dom_ratio") => (suspects.followed, true),
+                Some(NoiseLabel::DomRatio) => (suspects.followed, true),
                 Some(_) => continue,
             };
-            counts.dom_noise += u64::from(dom);
+            self.counts.dom_noise += u64::from(dom);
             if depth.value(i) > max_depth {
                 continue;
             }
-            counts.candidates += u64::from(follows);
+            self.counts.candidates += u64::from(follows);
             let new = Merged::merge_into(
-                &mut merged,
+                &mut self.merged,
                 dst.value(i),
                 depth.value(i),
                 src.value(i),
@@ -172,16 +210,22 @@ async fn shuffle_shard(
                 dom,
                 follows && !dom,
             );
-            if new && merged.len() >= combine {
-                spill(store, layer, j, runs, parts, std::mem::take(&mut merged)).await?;
-                runs += 1;
+            if new && self.merged.len() >= combine {
+                self.full.push(by_partition(std::mem::take(&mut self.merged), parts));
             }
         }
+        Ok(())
     }
-    if !merged.is_empty() {
-        spill(store, layer, j, runs, parts, merged).await?;
+}
+
+/// One run of merged targets split by target partition (a hash of each
+/// target's registrable domain: CPU work).
+fn by_partition(merged: HashMap<String, Merged>, parts: u32) -> Vec<Vec<(String, Merged)>> {
+    let mut by_part: Vec<Vec<(String, Merged)>> = (0..parts).map(|_| Vec::new()).collect();
+    for (url, m) in merged {
+        by_part[partition_of_url(&url, parts) as usize].push((url, m));
     }
-    Ok(counts)
+    by_part
 }
 
 /// Writes one run of merged targets, one file per target partition.
@@ -190,13 +234,8 @@ async fn spill(
     layer: u32,
     j: usize,
     run: u32,
-    parts: u32,
-    merged: HashMap<String, Merged>,
+    by_part: Vec<Vec<(String, Merged)>>,
 ) -> Result<(), StoreError> {
-    let mut by_part: Vec<Vec<(String, Merged)>> = (0..parts).map(|_| Vec::new()).collect();
-    for (url, m) in merged {
-        by_part[partition_of_url(&url, parts) as usize].push((url, m));
-    }
     for (k, rows) in by_part.into_iter().enumerate() {
         if rows.is_empty() {
             continue;
@@ -243,33 +282,49 @@ fn shuffle_batch(rows: &[(String, Merged)], path: &str) -> Result<RecordBatch, S
 }
 
 /// One target partition's candidates, merged from its shuffle files: one
-/// per distinct target, in URL order.
-pub(super) async fn read_partition(store: &Store, layer: u32, k: u32) -> Result<Vec<Candidate>, StoreError> {
+/// per distinct target, in URL order. The files are read async; merging
+/// their rows and building the candidates runs off the async threads.
+pub(super) async fn read_partition(store: &Store, layer: u32, k: u32) -> Result<Vec<Candidate>, StageError> {
     let mut merged: HashMap<String, Merged> = HashMap::new();
     for path in store.parquet_files(&layout::shuffle_partition(layer, k)).await? {
         let mut batches = stream_batches(store, &path, None).await?;
         while let Some(b) = batches.next().await {
-            let b = b?;
-            let (url, referrer) = (str_col(&b, "url", &path)?, str_col(&b, "referrer", &path)?);
-            let depth = b
-                .column_by_name("depth")
-                .and_then(|c| c.as_primitive_opt::<Int32Type>())
-                .ok_or_else(|| missing(&path, "depth"))?;
-            let (followed, dom, content) =
-                (bool_col(&b, "followed", &path)?, bool_col(&b, "dom", &path)?, bool_col(&b, "content", &path)?);
-            for i in 0..b.num_rows() {
-                Merged::merge_into(
-                    &mut merged,
-                    url.value(i),
-                    depth.value(i),
-                    referrer.value(i),
-                    followed.value(i),
-                    dom.value(i),
-                    content.value(i),
-                );
-            }
+            let (b, owned) = (b?, path.clone());
+            merged = off_async("merging shuffle runs", move || {
+                let mut merged = merged;
+                merge_run(&mut merged, &b, &owned).map(|()| merged)
+            })
+            .await??;
         }
     }
+    off_async("building candidates", move || candidates(merged)).await
+}
+
+/// Merges one batch of a shuffle file into `merged`.
+fn merge_run(merged: &mut HashMap<String, Merged>, b: &RecordBatch, path: &str) -> Result<(), StoreError> {
+    let (url, referrer) = (str_col(b, "url", path)?, str_col(b, "referrer", path)?);
+    let depth = b
+        .column_by_name("depth")
+        .and_then(|c| c.as_primitive_opt::<Int32Type>())
+        .ok_or_else(|| missing(path, "depth"))?;
+    let (followed, dom, content) =
+        (bool_col(b, "followed", path)?, bool_col(b, "dom", path)?, bool_col(b, "content", path)?);
+    for i in 0..b.num_rows() {
+        Merged::merge_into(
+            merged,
+            url.value(i),
+            depth.value(i),
+            referrer.value(i),
+            followed.value(i),
+            dom.value(i),
+            content.value(i),
+        );
+    }
+    Ok(())
+}
+
+/// The merged targets as candidates, in URL order.
+fn candidates(merged: HashMap<String, Merged>) -> Vec<Candidate> {
     let mut cands: Vec<Candidate> = merged
         .into_iter()
         .map(|(url, m)| Candidate {
@@ -281,19 +336,18 @@ pub(super) async fn read_partition(store: &Store, layer: u32, k: u32) -> Result<
         })
         .collect();
     cands.sort_unstable_by(|a, b| a.row.url.cmp(&b.row.url));
-    Ok(cands)
+    cands
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::schema;
 
     fn link(
         src: &str,
         dst: &str,
         depth: i32,
-        noise: Option<&'static str>,
+        noise: Option<NoiseLabel>,
         followed: bool,
     ) -> crate::store::schema::LinkRow {
         crate::store::schema::LinkRow {
@@ -324,8 +378,8 @@ mod tests {
             let dst = format!("http://s{}.test/p{}", n % 4, n % 40);
             let src = format!("http://s{}.test/from{}", n % 4, n % 7);
             let noise = match n % 5 {
-                0 => Some("dom_ratio"),
-                1 => Some("scope"),
+                0 => Some(NoiseLabel::DomRatio),
+                1 => Some(NoiseLabel::Scope),
                 _ => None,
             };
             rows.push(link(&src, &dst, 1 + (n % 3 == 0) as i32, noise, n % 10 != 0));

@@ -1,4 +1,4 @@
-//! The Parquet schemas of DESIGN.md §3 and their row types.
+//! The Parquet schemas (README, "Output") and their row types.
 //!
 //! The layer of a row is not a column of the files: it is the Hive
 //! partition of their folder (`doc/layer=L/`), which DuckDB, Polars,
@@ -7,19 +7,35 @@
 //! cannot merge and Spark refuses.
 //!
 //! Rows are plain structs; a `Vec` of them becomes one Arrow batch. Signed
-//! 32/64-bit integers are used for counts so that Spark, which has no
-//! unsigned types, reads every column natively; only `content_hash` is
-//! `UInt64` (Spark reads it as DECIMAL(20,0)).
+//! 32/64-bit integers are used so that Spark, which has no unsigned types,
+//! reads every column natively: `content_hash` is the xxh3 hash's 64 bits
+//! as an `Int64` (a `u64` in memory, reinterpreted here and nowhere else).
+//!
+//! This module is the boundary of the typed vocabularies: a row's error
+//! kind ([`ErrorKind`]) and a link's noise label ([`NoiseLabel`]) become
+//! strings here, and labels read back are parsed here.
 
 use std::sync::{Arc, OnceLock};
 
 use arrow::array::{
-    Array, ArrayRef, BinaryBuilder, BooleanBuilder, Float32Builder, Int32Builder, Int64Builder, RecordBatch,
-    StringArray, StringBuilder, TimestampMicrosecondBuilder, UInt64Builder,
+    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float32Builder, Int32Builder, Int64Builder, RecordBatch,
+    StringArray, StringBuilder, TimestampMicrosecondBuilder, UInt64Array,
 };
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use arrow::datatypes::{DataType, Field, Int64Type, Schema, SchemaRef, TimeUnit, UInt64Type};
 
 use super::StoreError;
+use crate::denoise::NoiseLabel;
+use crate::fetch::ErrorKind;
+
+/// A content hash as written: its 64 bits as a signed integer.
+fn hash_to_i64(h: u64) -> i64 {
+    i64::from_ne_bytes(h.to_ne_bytes())
+}
+
+/// A content hash as read back: the inverse of [`hash_to_i64`].
+fn hash_from_i64(h: i64) -> u64 {
+    u64::from_ne_bytes(h.to_ne_bytes())
+}
 
 fn utc_micros() -> DataType {
     DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
@@ -106,7 +122,7 @@ pub fn doc_schema() -> SchemaRef {
             Field::new("body", DataType::Binary, true),
             Field::new("title", DataType::Utf8, true),
             Field::new("text", DataType::Utf8, true),
-            Field::new("content_hash", DataType::UInt64, true),
+            Field::new("content_hash", DataType::Int64, true),
             Field::new("duplicate_of", DataType::Utf8, true),
             Field::new("outlinks", DataType::Int32, false),
             Field::new("noise_links", DataType::Int32, false),
@@ -126,8 +142,8 @@ pub struct DocRow {
     pub partition: i32,
     /// HTTP status of the last response; 0 when there was none.
     pub status: i32,
-    /// Error kind (`timeout`, `dns`, `connect`, ...); `None` on success.
-    pub error: Option<&'static str>,
+    /// Why the URL has no usable response; `None` on success.
+    pub error: Option<ErrorKind>,
     /// Human-readable detail of the error.
     pub error_detail: Option<String>,
     /// Microseconds since the Unix epoch, UTC.
@@ -180,7 +196,7 @@ pub fn doc_batch(rows: &[DocRow]) -> Result<RecordBatch, StoreError> {
     let text_bytes: usize = rows.iter().map(|r| r.text.as_ref().map_or(0, String::len)).sum();
     let mut title = StringBuilder::new();
     let mut text = StringBuilder::with_capacity(n, text_bytes);
-    let mut content_hash = UInt64Builder::with_capacity(n);
+    let mut content_hash = Int64Builder::with_capacity(n);
     let mut duplicate_of = StringBuilder::new();
     let mut referrer = StringBuilder::new();
     for r in rows {
@@ -191,7 +207,7 @@ pub fn doc_batch(rows: &[DocRow]) -> Result<RecordBatch, StoreError> {
         depth.append_value(r.depth);
         partition.append_value(r.partition);
         status.append_value(r.status);
-        error.append_option(r.error);
+        error.append_option(r.error.map(ErrorKind::as_str));
         error_detail.append_option(r.error_detail.as_deref());
         fetched_at.append_value(r.fetched_at_us);
         fetch_ms.append_value(r.fetch_ms);
@@ -203,7 +219,7 @@ pub fn doc_batch(rows: &[DocRow]) -> Result<RecordBatch, StoreError> {
         body.append_option(r.body.as_deref());
         title.append_option(r.title.as_deref());
         text.append_option(r.text.as_deref());
-        content_hash.append_option(r.content_hash);
+        content_hash.append_option(r.content_hash.map(hash_to_i64));
         duplicate_of.append_option(r.duplicate_of.as_deref());
         outlinks.append_value(r.outlinks);
         noise.append_value(r.noise_links);
@@ -262,8 +278,8 @@ pub struct LinkRow {
     pub anchor: String,
     /// Depth of the *target* if it is followed (source depth + 1).
     pub depth: i32,
-    /// Why the link is noise (`scope`, `nofollow`, `dom_ratio`, `lcs_cluster`), or `None`.
-    pub noise: Option<&'static str>,
+    /// Why the link is noise, or `None`.
+    pub noise: Option<NoiseLabel>,
     /// Whether the crawl follows it (a noise link is, with `--denoise mark`).
     pub followed: bool,
     /// Link-text ratio of the DOM block holding the link.
@@ -288,7 +304,7 @@ pub fn links_batch(rows: &[LinkRow]) -> Result<RecordBatch, StoreError> {
         dst.append_value(&r.dst_url);
         anchor.append_value(&r.anchor);
         depth.append_value(r.depth);
-        noise.append_option(r.noise);
+        noise.append_option(r.noise.map(NoiseLabel::as_str));
         followed.append_value(r.followed);
         ratio.append_value(r.block_ratio);
     }
@@ -309,7 +325,7 @@ pub fn content_schema() -> SchemaRef {
     static S: OnceLock<SchemaRef> = OnceLock::new();
     Arc::clone(S.get_or_init(|| {
         Arc::new(Schema::new(vec![
-            Field::new("content_hash", DataType::UInt64, false),
+            Field::new("content_hash", DataType::Int64, false),
             Field::new("url", DataType::Utf8, false),
         ]))
     }))
@@ -320,16 +336,18 @@ pub fn content_schema() -> SchemaRef {
 /// # Errors
 /// Never in practice (the columns match the schema by construction).
 pub fn content_batch(rows: &[(u64, String)]) -> Result<RecordBatch, StoreError> {
-    let mut h = UInt64Builder::with_capacity(rows.len());
+    let mut h = Int64Builder::with_capacity(rows.len());
     let mut u = StringBuilder::new();
     for (hash, url) in rows {
-        h.append_value(*hash);
+        h.append_value(hash_to_i64(*hash));
         u.append_value(url);
     }
     batch(content_schema(), vec![Arc::new(h.finish()), Arc::new(u.finish())])
 }
 
 /// Decodes (hash, first URL) pairs, borrowing the URLs from the batch.
+/// Files written before the hash became an `Int64` hold a `UInt64`: both
+/// are read, so an older data folder goes on deduplicating against them.
 ///
 /// # Errors
 /// When a column is missing or of another type.
@@ -337,12 +355,34 @@ pub fn content_rows<'a>(
     b: &'a RecordBatch,
     path: &str,
 ) -> Result<impl Iterator<Item = (u64, &'a str)> + 'a, StoreError> {
-    let h = b
-        .column_by_name("content_hash")
-        .and_then(|c| c.as_any().downcast_ref::<arrow::array::UInt64Array>())
-        .ok_or_else(|| schema_err(path, "column `content_hash` missing or not uint64"))?;
+    let col = b.column_by_name("content_hash");
+    let h: UInt64Array = if let Some(signed) = col.and_then(|c| c.as_primitive_opt::<Int64Type>()) {
+        signed.unary(hash_from_i64)
+    } else if let Some(unsigned) = col.and_then(|c| c.as_primitive_opt::<UInt64Type>()) {
+        unsigned.clone()
+    } else {
+        return Err(schema_err(path, "column `content_hash` missing or not int64"));
+    };
     let u = string_col(b, "url", path)?;
     Ok((0..b.num_rows()).map(move |i| (h.value(i), u.value(i))))
+}
+
+/// The `noise` column of a links batch, parsed.
+///
+/// # Errors
+/// When the column is missing, not UTF-8, or holds a value that names no
+/// label.
+pub fn noise_labels(b: &RecordBatch, path: &str) -> Result<Vec<Option<NoiseLabel>>, StoreError> {
+    let col = string_col(b, "noise", path)?;
+    col.iter()
+        .map(|v| v.map(str::parse).transpose().map_err(|e| schema_err(path, &format!("column `noise`: {e}"))))
+        .collect()
+}
+
+/// Labels as a `noise` column.
+#[must_use]
+pub fn noise_array(labels: &[Option<NoiseLabel>]) -> StringArray {
+    labels.iter().map(|l| l.map(NoiseLabel::as_str)).collect()
 }
 
 /// The `depth` column of an input batch.
@@ -391,11 +431,82 @@ mod tests {
     fn doc_batch_matches_schema_with_nulls() {
         let row =
             DocRow { url: "http://a.test/".into(), status: 200, content_hash: Some(u64::MAX), ..DocRow::default() };
-        let b = doc_batch(&[row.clone(), DocRow { error: Some("timeout"), ..row }]).expect("batch");
+        let b = doc_batch(&[row.clone(), DocRow { error: Some(ErrorKind::Timeout), ..row }]).expect("batch");
         assert_eq!(b.num_rows(), 2);
         assert_eq!(b.schema(), doc_schema());
         let err = string_col(&b, "error", "t").expect("col");
         assert!(err.is_null(0));
         assert_eq!(err.value(1), "timeout");
+        let hash = b.column_by_name("content_hash").expect("col").as_primitive::<Int64Type>();
+        assert_eq!(hash.value(0), -1, "u64::MAX is all ones: -1 as a signed integer");
+    }
+
+    #[test]
+    fn error_kinds_keep_their_names() {
+        // The README's vocabulary of the `error` column: these strings are in users' files.
+        let names: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "timeout",
+                "dns",
+                "connect",
+                "blocked",
+                "reset",
+                "decode",
+                "too_large",
+                "robots",
+                "redirect_loop",
+                "too_many_redirects",
+                "bad_redirect",
+                "internal",
+                "parse_panic"
+            ]
+        );
+        for k in ErrorKind::ALL {
+            assert_eq!(k.as_str().parse::<ErrorKind>(), Ok(k));
+        }
+        assert!("http_4xx".parse::<ErrorKind>().is_err());
+    }
+
+    #[test]
+    fn content_hashes_round_trip_as_int64_and_old_uint64_files_still_read() {
+        let rows = vec![(0, "a".to_string()), (u64::MAX, "b".to_string()), (1 << 63, "c".to_string())];
+        let b = content_batch(&rows).expect("batch");
+        assert_eq!(b.schema().field(0).data_type(), &DataType::Int64);
+        let back: Vec<(u64, String)> = content_rows(&b, "t").expect("rows").map(|(h, u)| (h, u.to_string())).collect();
+        assert_eq!(back, rows);
+        let old = Schema::new(vec![
+            Field::new("content_hash", DataType::UInt64, false),
+            Field::new("url", DataType::Utf8, false),
+        ]);
+        let hashes: UInt64Array = rows.iter().map(|r| Some(r.0)).collect();
+        let urls: StringArray = rows.iter().map(|r| Some(r.1.as_str())).collect();
+        let b = RecordBatch::try_new(Arc::new(old), vec![Arc::new(hashes), Arc::new(urls)]).expect("old batch");
+        let back: Vec<(u64, String)> = content_rows(&b, "t").expect("rows").map(|(h, u)| (h, u.to_string())).collect();
+        assert_eq!(back, rows);
+    }
+
+    #[test]
+    fn noise_labels_round_trip_and_unknown_ones_are_refused() {
+        let row = LinkRow {
+            src_url: "http://a.test/".into(),
+            dst_url: "http://a.test/x".into(),
+            anchor: String::new(),
+            depth: 1,
+            noise: None,
+            followed: true,
+            block_ratio: 0.0,
+        };
+        let mut rows = vec![row.clone()];
+        rows.extend(NoiseLabel::ALL.map(|l| LinkRow { noise: Some(l), ..row.clone() }));
+        let b = links_batch(&rows).expect("batch");
+        let want: Vec<Option<NoiseLabel>> = rows.iter().map(|r| r.noise).collect();
+        assert_eq!(noise_labels(&b, "t").expect("labels"), want);
+        assert_eq!(string_col(&b, "noise", "t").expect("col").value(3), "dom_ratio");
+        let mut cols = b.columns().to_vec();
+        cols[4] = Arc::new(StringArray::from(vec![Some("spam"); rows.len()]));
+        let bad = RecordBatch::try_new(b.schema(), cols).expect("batch");
+        assert!(noise_labels(&bad, "t").is_err());
     }
 }

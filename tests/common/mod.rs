@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use arrow::array::{Array, AsArray, RecordBatch, RecordBatchReader};
-use arrow::datatypes::{Int32Type, Int64Type, UInt64Type};
+use arrow::datatypes::{Int32Type, Int64Type};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 /// Runs `layercrawl ARGS...` and returns its output.
@@ -161,7 +161,8 @@ pub fn read_docs(data: &Path) -> Vec<Doc> {
     let mut out = Vec::new();
     for (layer, b) in read_all(&data.join("doc")) {
         for i in 0..b.num_rows() {
-            let hash = b.column_by_name("content_hash").expect("content_hash").as_primitive::<UInt64Type>();
+            // An int64 holding the xxh3 hash's 64 bits (README, "Output").
+            let hash = b.column_by_name("content_hash").expect("content_hash").as_primitive::<Int64Type>();
             out.push(Doc {
                 url: s(&b, "url", i).expect("url"),
                 final_url: s(&b, "final_url", i).expect("final_url"),
@@ -179,7 +180,7 @@ pub fn read_docs(data: &Path) -> Vec<Doc> {
                 content_length: b.column_by_name("content_length").expect("len").as_primitive::<Int64Type>().value(i),
                 truncated: b.column_by_name("truncated").expect("truncated").as_boolean().value(i),
                 redirects: i32c(&b, "redirects", i),
-                content_hash: (!hash.is_null(i)).then(|| hash.value(i)),
+                content_hash: (!hash.is_null(i)).then(|| u64::from_ne_bytes(hash.value(i).to_ne_bytes())),
                 duplicate_of: s(&b, "duplicate_of", i),
                 has_body: !b.column_by_name("body").expect("body").is_null(i),
             });
