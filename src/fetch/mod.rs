@@ -194,9 +194,21 @@ pub struct Fetcher {
     pub(crate) next_start: Arc<std::sync::Mutex<std::collections::HashMap<String, tokio::time::Instant>>>,
     /// Requests in flight that a layer's tail handed to the next layer.
     pub handover: Handover,
+    /// The send slot each origin's latest request took (µs since `epoch`),
+    /// shared by every partition and layer of this fetcher, so a request
+    /// handed over a layer's end and the next layer's first request to the
+    /// same host are spaced like any two others.
+    send_clocks: Arc<std::sync::Mutex<std::collections::HashMap<String, Arc<std::sync::atomic::AtomicU64>>>>,
+    pub(crate) epoch: tokio::time::Instant,
 }
 
 impl Fetcher {
+    /// The send clock of `origin` (see [`scheduler`]'s send slots).
+    pub(crate) fn send_clock(&self, origin: &str) -> Arc<std::sync::atomic::AtomicU64> {
+        let mut clocks = self.send_clocks.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        Arc::clone(clocks.entry(origin.to_string()).or_insert_with(|| Arc::new(std::sync::atomic::AtomicU64::new(0))))
+    }
+
     /// Builds the HTTP exchange and the shared limits.
     ///
     /// # Errors
@@ -215,6 +227,8 @@ impl Fetcher {
             global: Arc::new(Semaphore::new(cfg.concurrency)),
             next_start: Arc::default(),
             handover: Handover::default(),
+            send_clocks: Arc::default(),
+            epoch: tokio::time::Instant::now(),
             agent: robots::product_token(&cfg.user_agent),
             cfg: Arc::new(cfg.clone()),
         }

@@ -34,7 +34,7 @@ use super::{ErrorKind, Fetched, Fetcher, Response};
 use queue::{HostQueue, Queued};
 use tail::Tracked;
 pub use tail::{Handover, LayerTail, TailSeat};
-use task::{spawn_request, stamp, NEVER};
+use task::{reserve_slot, spawn_request, NEVER};
 
 /// Final failures in a row after which a host is given up for the layer.
 const MAX_HOST_FAILURES: u32 = 8;
@@ -195,7 +195,7 @@ pub async fn run(
         started: HashMap::new(),
         tokens: 0,
         tail,
-        epoch: Instant::now(),
+        epoch: f.epoch,
     };
     st.queue_input();
     let mut permit: Option<OwnedSemaphorePermit> = None;
@@ -299,7 +299,7 @@ impl State<'_> {
             failures: 0,
             given_up: false,
             in_heap: false,
-            sent: Arc::new(AtomicU64::new(NEVER)),
+            sent: self.f.send_clock(&origin),
         });
         let h = self.hosts.len() - 1;
         self.by_origin.insert(origin, h);
@@ -409,9 +409,9 @@ impl State<'_> {
                 self.report.requests += 1;
                 let url = Url::parse(&format!("{}/robots.txt", host.origin));
                 let (exchange, max) = (Arc::clone(&f.exchange), f.cfg.max_body.min(512 * 1024));
-                let (sent, epoch) = (Arc::clone(&host.sent), self.epoch);
+                let (sent, epoch, delay) = (Arc::clone(&host.sent), self.epoch, host.delay);
                 let request = async move {
-                    stamp(&sent, epoch);
+                    tokio::time::sleep_until(reserve_slot(&sent, epoch, delay)).await;
                     let resp = match url {
                         Ok(u) => exchange.get(&u, max).await,
                         Err(e) => Err((ErrorKind::Connect, format!("no robots.txt URL for this origin: {e}"))),
@@ -461,9 +461,9 @@ impl State<'_> {
             job.started_at.get_or_insert_with(SystemTime::now);
             let (exchange, max) = (Arc::clone(&f.exchange), f.cfg.max_body);
             let shadow = job.shadow();
-            let (sent, epoch) = (Arc::clone(&self.hosts[h].sent), self.epoch);
+            let (sent, epoch, delay) = (Arc::clone(&self.hosts[h].sent), self.epoch, self.hosts[h].delay);
             let request = async move {
-                stamp(&sent, epoch);
+                tokio::time::sleep_until(reserve_slot(&sent, epoch, delay)).await;
                 let result = exchange.get(&job.url, max).await;
                 Done::Page { host: h, job, result }
             };

@@ -1,5 +1,6 @@
-//! A request's task: it runs on its own, stamps the moment it goes out,
-//! and holds its share of the global limit until the scheduler takes it.
+//! A request's task: it runs on its own, takes its host's next send slot
+//! before it goes out, and holds its share of the global limit until the
+//! scheduler takes it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -12,11 +13,28 @@ use super::Done;
 /// `sent` value of a host that has sent nothing yet (stamps are at least 1).
 pub(super) const NEVER: u64 = 0;
 
-/// Records that a host's request goes out now (monotonic: a task that ran
-/// late never moves the stamp back).
-pub(super) fn stamp(sent: &AtomicU64, epoch: Instant) {
-    let us = u64::try_from(epoch.elapsed().as_micros()).unwrap_or(u64::MAX).max(1);
-    sent.fetch_max(us, Ordering::AcqRel);
+/// Takes the host's next send slot: now, or `delay` after the slot its
+/// latest request took, whichever is later; the request waits for it and
+/// then goes out.
+///
+/// Politeness is enforced here, where the request leaves, not only where
+/// the scheduler decides: a task the runtime polls late (a loaded machine)
+/// would otherwise go out right beside the next request to the same host,
+/// which the scheduler let start `delay` after this one was dispatched,
+/// not after it was sent. The slot is claimed atomically, so requests of
+/// one host are spaced by `delay` whichever order their tasks run in, in
+/// this layer or the next (the clock belongs to the fetcher).
+pub(super) fn reserve_slot(sent: &AtomicU64, epoch: Instant, delay: std::time::Duration) -> Instant {
+    let now = u64::try_from(epoch.elapsed().as_micros()).unwrap_or(u64::MAX).max(1);
+    let gap = u64::try_from(delay.as_micros()).unwrap_or(u64::MAX);
+    let mut last = sent.load(Ordering::Acquire);
+    loop {
+        let slot = if last == NEVER { now } else { now.max(last.saturating_add(gap)) };
+        match sent.compare_exchange_weak(last, slot, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return epoch + std::time::Duration::from_micros(slot),
+            Err(seen) => last = seen,
+        }
+    }
 }
 
 /// Runs a request as its own task, so it makes progress from the moment it
@@ -56,6 +74,29 @@ mod tests {
 
     use super::*;
     use crate::fetch::ErrorKind;
+
+    /// Requests of one host take slots `delay` apart, however many claim
+    /// one at once and in whatever order their tasks run.
+    #[test]
+    fn send_slots_are_spaced_by_the_delay_whoever_claims_them() {
+        let sent = Arc::new(AtomicU64::new(NEVER));
+        let epoch = Instant::now();
+        let delay = std::time::Duration::from_millis(80);
+        let slots: Vec<Instant> = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| (0..25).map(|_| reserve_slot(&sent, epoch, delay)).collect::<Vec<_>>()))
+                .collect();
+            workers.into_iter().flat_map(|w| w.join().expect("no panic")).collect()
+        });
+        let mut slots = slots;
+        slots.sort();
+        assert_eq!(slots.len(), 200);
+        for pair in slots.windows(2) {
+            assert!(pair[1] - pair[0] >= delay, "two slots {:?} apart", pair[1] - pair[0]);
+        }
+        // The first slot is now: a host that sent nothing yet is not held.
+        assert!(slots[0] - epoch < delay);
+    }
 
     #[tokio::test]
     async fn a_finished_request_keeps_its_permit_until_its_result_is_taken() {
