@@ -17,6 +17,9 @@ pub enum StageError {
         #[source]
         source: std::io::Error,
     },
+    /// A unit of work was asked of a data location where no crawl started.
+    #[error("data location {data} has no {what}: start the crawl there with `layercrawl run` first")]
+    NotStarted { data: String, what: &'static str },
     /// A crawler bug (a task that panicked, a worker that died).
     #[error("internal error: {0}")]
     Internal(String),

@@ -6,12 +6,14 @@
 
 mod args;
 mod job;
+mod settings;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 pub use args::RunArgs;
 pub use job::JobFile;
+pub use settings::RunSettings;
 
 use crate::fetch::resolve::ResolveRule;
 use crate::fetch::FetchConfig;

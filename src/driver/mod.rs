@@ -91,6 +91,8 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
         strip_params: Some(cfg.urls.stripped().to_vec()),
     };
     check_state(&store, &state).await?;
+    // What this run's units of work read (a unit run on its own included).
+    crate::config::RunSettings::of(&cfg).save(&store).await?;
     let progress = Arc::new(Progress::new(!cfg.quiet && !cfg.json));
     let scope = ScopeFilter::from_seeds(cfg.scope, &seeds.urls);
     let mapper = MapCtx {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::resolve::ResolveRule;
 
 /// Fetch-stage settings.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct FetchConfig {
     pub concurrency: usize,
     pub per_host: usize,

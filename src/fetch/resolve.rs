@@ -14,8 +14,9 @@ use std::sync::Arc;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-/// One `--resolve` rule.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One `--resolve` rule; written to the run's settings as its own text.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct ResolveRule {
     /// Exact host, or a suffix when the rule was written `*.SUFFIX`.
     pattern: String,
@@ -62,6 +63,19 @@ impl std::fmt::Display for ResolveRule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let star = if self.wildcard { "*." } else { "" };
         write!(f, "{star}{}={}", self.pattern, self.addr)
+    }
+}
+
+impl TryFrom<String> for ResolveRule {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        Self::parse(&s)
+    }
+}
+
+impl From<ResolveRule> for String {
+    fn from(r: ResolveRule) -> Self {
+        r.to_string()
     }
 }
 

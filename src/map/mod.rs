@@ -16,7 +16,7 @@ use std::time::Instant;
 use futures::stream::{FuturesOrdered, StreamExt};
 use url::Url;
 
-use crate::config::{BodyPolicy, Denoise};
+use crate::config::{BodyPolicy, Denoise, RunSettings};
 use crate::dedup::content::{Claim, FirstUrls};
 use crate::denoise::evidence::{self, Sample};
 use crate::error::StageError;
@@ -25,7 +25,7 @@ use crate::parse::ParseConfig;
 use crate::partition::partition_of_host;
 use crate::scope::ScopeFilter;
 use crate::store::input::InputRows;
-use crate::store::manifest::MapManifest;
+use crate::store::manifest::{MapManifest, RunState};
 use crate::store::schema::{self, DocRow, InRow, LinkRow};
 use crate::store::{layout, stream_batches, Created, ShardWriter, Store, StoreError};
 use crate::urlnorm;
@@ -93,6 +93,45 @@ pub const SHARD_ROW_GROUP_BYTES: usize = 4 << 20;
 /// the parse pool busy between two wake-ups (every partition feeds the same
 /// pool); each waiting page is a body in memory.
 const FETCHED_QUEUE: usize = 16;
+
+impl MapCtx {
+    /// A map context from the data store alone: the run's fixed state
+    /// (`state/run.json`: partitions, scope, seeds) and the latest run's
+    /// settings (`state/settings.json`), a fetcher of its own, no progress
+    /// bars, and no layer tail (a task alone cannot know its layer's other
+    /// partitions, so it runs until its own work is done).
+    ///
+    /// # Errors
+    /// When either file is missing (no crawl started there) or unreadable,
+    /// a seed in it no longer parses, or the HTTP client cannot be built.
+    pub async fn open(store: Store) -> Result<Self, StageError> {
+        let (state, settings) = load_run(&store).await?;
+        let seeds: Vec<Url> = state.seeds.iter().filter_map(|s| Url::parse(s).ok()).collect();
+        let fetcher = Fetcher::new(&settings.fetch)
+            .map_err(|e| StageError::Internal(format!("cannot build the HTTP client: {e}")))?;
+        Ok(Self {
+            store: store.with_compression(settings.compression),
+            partitions: state.partitions,
+            scope: ScopeFilter::from_seeds(state.scope, &seeds),
+            pages: settings.pages,
+            fetcher,
+            deadline: settings.layer_timeout.map(|t| Instant::now() + t),
+            tail: None,
+            progress: Arc::new(Silent),
+        })
+    }
+}
+
+/// `state/run.json` and `state/settings.json` of the crawl at `store`.
+///
+/// # Errors
+/// When either is missing or unreadable.
+pub async fn load_run(store: &Store) -> Result<(RunState, RunSettings), StageError> {
+    let not_started = |what| StageError::NotStarted { data: store.location().to_string(), what };
+    let state: RunState = store.get_json(layout::RUN).await?.ok_or_else(|| not_started(layout::RUN))?;
+    let settings = RunSettings::load(store).await?.ok_or_else(|| not_started(layout::SETTINGS))?;
+    Ok((state, settings))
+}
 
 /// Reads one partition's input rows (none when the file does not exist)
 /// into a temporary file; see [`InputRows`].

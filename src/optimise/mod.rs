@@ -67,6 +67,24 @@ pub struct OptimiseCtx {
 }
 
 impl OptimiseCtx {
+    /// An optimise context from the data store alone (see
+    /// [`crate::map::MapCtx::open`]), with empty cache lists: the visited
+    /// store is authoritative, so they only cost lookups.
+    ///
+    /// # Errors
+    /// When the run's state or settings are missing or unreadable.
+    pub async fn open(store: Store) -> Result<Self, StageError> {
+        let (state, settings) = crate::map::load_run(&store).await?;
+        Ok(Self {
+            store: store.with_compression(settings.compression),
+            partitions: state.partitions,
+            depth: settings.depth,
+            noise_ratio: settings.pages.parse.noise_ratio,
+            caches: Self::caches(state.partitions, settings.optimise.cache_entries),
+            cfg: Arc::new(settings.optimise),
+        })
+    }
+
     /// Empty cache lists for `partitions`, `entries` in all.
     #[must_use]
     pub fn caches(partitions: u32, entries: usize) -> Arc<Vec<Mutex<VisitCache>>> {

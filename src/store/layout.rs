@@ -37,6 +37,8 @@ pub fn input_manifest(layer: u32) -> String {
 }
 /// The commit marker of the final merge.
 pub const MERGE_MANIFEST: &str = "state/manifest/merge.json";
+/// The settings of the latest run, which its units of work read.
+pub const SETTINGS: &str = "state/settings.json";
 /// The run's fixed settings, checked on every re-run.
 pub const RUN: &str = "state/run.json";
 /// Sorted URL fingerprints of one partition added in one layer.
