@@ -12,8 +12,11 @@ use layercrawl::map::{map_partition, MapCtx};
 use layercrawl::store::Store;
 use testweb::FarmConfig;
 
-/// What must come out the same: status, error, title and content per URL.
-fn rows(docs: impl IntoIterator<Item = Doc>) -> BTreeMap<String, (i32, Option<String>, Option<String>, Option<u64>)> {
+/// Status, error, title and content hash of a URL.
+type Row = (i32, Option<String>, Option<String>, Option<u64>);
+
+/// What must come out the same, per URL.
+fn rows(docs: impl IntoIterator<Item = Doc>) -> BTreeMap<String, Row> {
     docs.into_iter().map(|d| (d.url, (d.status, d.error, d.title, d.content_hash))).collect()
 }
 
