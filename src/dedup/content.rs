@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::store::spill::{SpillLog, MAX_RECORD};
+use crate::store::scratch::{SpillLog, MAX_RECORD};
 
 /// Content hashes are xxh3 values already: the map uses them as they are.
 #[derive(Default)]

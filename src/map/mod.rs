@@ -24,9 +24,9 @@ use crate::fetch::{ErrorKind, Fetched, Fetcher, LayerTail, UrlSource};
 use crate::parse::ParseConfig;
 use crate::partition::partition_of_host;
 use crate::scope::ScopeFilter;
-use crate::store::input::InputRows;
 use crate::store::manifest::{MapManifest, RunState};
 use crate::store::schema::{self, DocRow, InRow, LinkRow};
+use crate::store::scratch::InputRows;
 use crate::store::{layout, stream_batches, Created, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 

@@ -8,13 +8,11 @@
 //! contract. The commit protocol built on top (manifests) lives in
 //! [`manifest`].
 
-pub mod input;
 pub mod layout;
 pub mod manifest;
-mod page_spill;
 mod parquet_io;
 pub mod schema;
-pub mod spill;
+pub mod scratch;
 
 use std::sync::Arc;
 

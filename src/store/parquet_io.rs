@@ -24,7 +24,7 @@ use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use parquet::file::properties::WriterProperties;
 use tokio::io::AsyncWriteExt;
 
-use super::page_spill::SpillFactory;
+use super::scratch::SpillFactory;
 use super::{Store, StoreError};
 
 /// Bytes a shard buffers before its upload starts, and the size of each

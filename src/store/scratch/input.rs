@@ -9,9 +9,9 @@
 
 use arrow::array::{Array, RecordBatch};
 
-use super::schema::{depth_col, string_col, InRow};
-use super::spill::SpillLog;
-use super::StoreError;
+use super::log::SpillLog;
+use crate::store::schema::{depth_col, string_col, InRow};
+use crate::store::StoreError;
 
 /// Record header: flags (bit 0: a referrer follows the URL), depth, URL length.
 const HEADER: usize = 1 + 4 + 4;
