@@ -34,7 +34,7 @@ use super::{ErrorKind, Fetched, Fetcher, Response};
 use queue::{HostQueue, Queued};
 use tail::Tracked;
 pub use tail::{Handover, LayerTail, TailSeat};
-use task::{reserve_slot, spawn_request, NEVER};
+use task::{spawn_request, wait_for_slot, NEVER};
 
 /// Final failures in a row after which a host is given up for the layer.
 const MAX_HOST_FAILURES: u32 = 8;
@@ -411,7 +411,7 @@ impl State<'_> {
                 let (exchange, max) = (Arc::clone(&f.exchange), f.cfg.max_body.min(512 * 1024));
                 let (sent, epoch, delay) = (Arc::clone(&host.sent), self.epoch, host.delay);
                 let request = async move {
-                    tokio::time::sleep_until(reserve_slot(&sent, epoch, delay)).await;
+                    wait_for_slot(&sent, epoch, delay).await;
                     let resp = match url {
                         Ok(u) => exchange.get(&u, max).await,
                         Err(e) => Err((ErrorKind::Connect, format!("no robots.txt URL for this origin: {e}"))),
@@ -463,7 +463,7 @@ impl State<'_> {
             let shadow = job.shadow();
             let (sent, epoch, delay) = (Arc::clone(&self.hosts[h].sent), self.epoch, self.hosts[h].delay);
             let request = async move {
-                tokio::time::sleep_until(reserve_slot(&sent, epoch, delay)).await;
+                wait_for_slot(&sent, epoch, delay).await;
                 let result = exchange.get(&job.url, max).await;
                 Done::Page { host: h, job, result }
             };

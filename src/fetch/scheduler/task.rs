@@ -37,6 +37,15 @@ pub(super) fn reserve_slot(sent: &AtomicU64, epoch: Instant, delay: std::time::D
     }
 }
 
+/// Waits for the host's next send slot ([`reserve_slot`]), then records the
+/// moment the request really goes out, if later: a task that woke late
+/// pushes the next request's slot back with it.
+pub(super) async fn wait_for_slot(sent: &AtomicU64, epoch: Instant, delay: std::time::Duration) {
+    tokio::time::sleep_until(reserve_slot(sent, epoch, delay)).await;
+    let now = u64::try_from(epoch.elapsed().as_micros()).unwrap_or(u64::MAX).max(1);
+    sent.fetch_max(now, Ordering::AcqRel);
+}
+
 /// Runs a request as its own task, so it makes progress from the moment it
 /// is dispatched, whatever the scheduler loop is doing (waiting for the
 /// parser to take results, for instance). A panic inside the task comes
