@@ -12,7 +12,7 @@ use arrow::array::{Array, AsArray};
 use common::{read_all, Web};
 use layercrawl::config::{CrawlConfig, RunArgs};
 use layercrawl::extract::{Column, ColumnType, Extractor, Extractors, PageInput, Tuning, Value};
-use layercrawl::testweb::FarmConfig;
+use testweb::FarmConfig;
 
 /// The text of a page's first `h1`, whitespace collapsed.
 struct FirstH1(scraper::Selector);
@@ -122,5 +122,16 @@ fn an_extractor_column_holds_every_pages_real_h1() {
     assert_eq!(seen.len() as u64, summary.fetched, "one row a URL");
     assert!(with_h1 >= 30, "articles carry an h1: {with_h1} ({without} parsed pages without, {unparsed} unparsed)");
     assert!(without >= 3 && unparsed >= 3, "and other pages do not: {without} without, {unparsed} unparsed");
+    // The run's settings record the extractor columns: a map task run on its
+    // own without the run's extractors is refused before it writes anything.
+    let store = layercrawl::store::Store::open(&data.display().to_string()).expect("store");
+    let refused = rt.block_on(async {
+        let ctx = layercrawl::map::MapCtx::open(store).await.expect("the run's context");
+        layercrawl::map::map_partition(&ctx, 0, 0).await
+    });
+    assert!(
+        matches!(&refused, Err(layercrawl::error::StageError::ExtractorsDiffer { run, given }) if run == &["h1"] && given.is_empty()),
+        "{refused:?}"
+    );
     web.farm.shutdown();
 }
