@@ -1,5 +1,5 @@
-//! Per-stage costs (criterion): parse, URL normalisation, partitioning,
-//! LCS similarity and the visit/cache list.
+//! Per-stage costs (criterion): parse, the extract stage's DOM, URL
+//! normalisation, partitioning, LCS similarity and the visit/cache list.
 //!
 //! `cargo bench --bench stages`. The parse input is real pages of the test
 //! web, fetched once over loopback at start-up, so the figure is what a
@@ -10,6 +10,7 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use layercrawl::dedup::cache::{CacheConfig, VisitCache};
 use layercrawl::denoise::lcs::Pattern;
+use layercrawl::extract::ParsedPage;
 use layercrawl::parse::{parse_html, ParseConfig};
 use layercrawl::partition::partition_of_domain;
 use layercrawl::urlnorm;
@@ -61,6 +62,36 @@ fn parse(c: &mut Criterion) {
         b.iter(|| {
             for (url, body) in &pages {
                 black_box(parse_html(body, Some("text/html; charset=utf-8"), url, &cfg));
+            }
+        });
+    });
+    g.finish();
+}
+
+/// What the extract stage's lazily built DOM costs: the same pages parsed
+/// as the map stage parses them (the streaming pass only, what a run
+/// without DOM extractors pays), and with the DOM built too (what the
+/// first extractor that calls `ParsedPage::dom` adds).
+fn extract(c: &mut Criterion) {
+    let pages = sample_pages(200);
+    let bytes: usize = pages.iter().map(|p| p.1.len()).sum();
+    let mut g = c.benchmark_group("extract");
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.sample_size(20);
+    let cfg = ParseConfig::default();
+    let ct = Some("text/html; charset=utf-8");
+    g.bench_function(format!("streaming pass only, {} pages", pages.len()), |b| {
+        b.iter(|| {
+            for (url, body) in &pages {
+                black_box(ParsedPage::parse(body, ct, url, &cfg));
+            }
+        });
+    });
+    g.bench_function(format!("streaming pass and DOM, {} pages", pages.len()), |b| {
+        b.iter(|| {
+            for (url, body) in &pages {
+                let parsed = ParsedPage::parse(body, ct, url, &cfg);
+                black_box(parsed.dom());
             }
         });
     });
@@ -155,5 +186,5 @@ fn cache(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, parse, urls, lcs, cache);
+criterion_group!(benches, parse, extract, urls, lcs, cache);
 criterion_main!(benches);

@@ -20,6 +20,10 @@ pub enum StageError {
     /// A unit of work was asked of a data location where no crawl started.
     #[error("data location {data} has no {what}: start the crawl there with `layercrawl run` first")]
     NotStarted { data: String, what: &'static str },
+    /// A map task was given other extractors than its run's: its `doc`
+    /// shards would not match the other partitions'.
+    #[error("the run's doc files have extractor columns {run:?}, but this task was given {given:?}: register the run's extractors (MapCtx::extract)")]
+    ExtractorsDiffer { run: Vec<String>, given: Vec<String> },
     /// A crawler bug (a task that panicked, a worker that died).
     #[error("internal error: {0}")]
     Internal(String),

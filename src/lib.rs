@@ -44,6 +44,7 @@ pub mod dedup;
 pub mod denoise;
 pub mod driver;
 pub mod error;
+pub mod extract;
 pub mod fetch;
 pub mod map;
 pub mod merge;

@@ -151,6 +151,9 @@ pub struct CrawlConfig {
     pub urls: std::sync::Arc<crate::urlnorm::UrlPolicy>,
     pub json: bool,
     pub quiet: bool,
+    /// The extract stage's extractors, whose columns follow the core
+    /// columns of `doc`; none unless a library caller registers some.
+    pub extractors: crate::extract::Extractors,
 }
 
 /// A configuration problem, naming the option and what is allowed.
@@ -322,6 +325,7 @@ impl CrawlConfig {
             },
             json: args.json,
             quiet: args.quiet,
+            extractors: crate::extract::Extractors::none(),
         })
     }
 }

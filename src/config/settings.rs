@@ -34,7 +34,12 @@ impl RunSettings {
             depth: cfg.depth,
             compression: cfg.compression,
             layer_timeout: cfg.layer_timeout,
-            pages: PageSettings { parse: cfg.parse.clone(), store_body: cfg.store_body, denoise: cfg.optimise.denoise },
+            pages: PageSettings {
+                parse: cfg.parse.clone(),
+                store_body: cfg.store_body,
+                denoise: cfg.optimise.denoise,
+                extract_columns: cfg.extractors.column_names(),
+            },
             fetch: cfg.fetch.clone(),
             optimise: cfg.optimise.clone(),
         }

@@ -32,6 +32,8 @@ use std::sync::{Arc, OnceLock};
 use arrow::array::{Array, AsArray, BinaryArray, BooleanArray, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Int32Type, Int64Type, Schema, SchemaRef};
 
+use crate::store::column::{Tuned, Tuning};
+
 /// Barren pages a template needs: one or two copies are chance, three of
 /// one URL pattern are a habit of the site.
 pub const MIN_BARREN: usize = 3;
@@ -264,12 +266,12 @@ pub fn samples_schema() -> SchemaRef {
     static S: OnceLock<SchemaRef> = OnceLock::new();
     Arc::clone(S.get_or_init(|| {
         Arc::new(Schema::new(vec![
-            Field::new("url", DataType::Utf8, false),
-            Field::new("status", DataType::Int32, false),
+            Field::new("url", DataType::Utf8, false).tuned(Tuning::DISTINCT),
+            Field::new("status", DataType::Int32, false).tuned(Tuning::SMALL),
             Field::new("html", DataType::Boolean, false),
             Field::new("redirect_out", DataType::Boolean, false),
             Field::new("text_chars", DataType::Int32, false),
-            Field::new("content_hash", DataType::Int64, true),
+            Field::new("content_hash", DataType::Int64, true).tuned(Tuning::SMALL),
             // Per paragraph: its hash (8 bytes) and length (4), little-endian.
             Field::new("paragraphs", DataType::Binary, false),
         ]))

@@ -19,7 +19,7 @@ use std::time::Instant;
 use crate::config::CrawlConfig;
 use crate::error::StageError;
 use crate::fetch::{FetchError, Fetcher, LayerTail};
-use crate::map::{self, MapCtx, PageSettings};
+use crate::map::{self, MapCtx};
 use crate::merge;
 use crate::optimise::{self, OptimiseCtx};
 use crate::scope::ScopeFilter;
@@ -92,18 +92,20 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
     };
     check_state(&store, &state).await?;
     // What this run's units of work read (a unit run on its own included).
-    crate::config::RunSettings::of(&cfg).save(&store).await?;
+    let settings = crate::config::RunSettings::of(&cfg);
+    settings.save(&store).await?;
     let progress = Arc::new(Progress::new(!cfg.quiet && !cfg.json));
     let scope = ScopeFilter::from_seeds(cfg.scope, &seeds.urls);
     let mapper = MapCtx {
         store: store.clone(),
         partitions: cfg.partitions,
         scope,
-        pages: PageSettings { parse: cfg.parse.clone(), store_body: cfg.store_body, denoise: cfg.optimise.denoise },
+        pages: settings.pages,
         fetcher: Fetcher::new(&cfg.fetch)?,
         deadline: None,
         tail: None,
         progress: Arc::clone(&progress) as Arc<dyn map::MapProgress>,
+        extract: cfg.extractors.clone(),
     };
     let optimiser = OptimiseCtx {
         store: store.clone(),

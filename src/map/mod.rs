@@ -20,6 +20,7 @@ use crate::config::{BodyPolicy, Denoise, RunSettings};
 use crate::dedup::content::{Claim, FirstUrls};
 use crate::denoise::evidence::{self, Sample};
 use crate::error::StageError;
+use crate::extract::Extractors;
 use crate::fetch::{ErrorKind, Fetched, Fetcher, LayerTail, UrlSource};
 use crate::parse::ParseConfig;
 use crate::partition::partition_of_host;
@@ -41,6 +42,11 @@ pub struct PageSettings {
     pub parse: ParseConfig,
     pub store_body: BodyPolicy,
     pub denoise: Denoise,
+    /// The names of the run's extractor columns (`MapCtx::extract`), in
+    /// order: a map task given other extractors refuses to write `doc`
+    /// shards that the run's others would not match.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extract_columns: Vec<String>,
 }
 
 /// Where a map task reports its progress (the driver's progress bars);
@@ -75,6 +81,10 @@ pub struct MapCtx {
     /// stragglers are left in every partition, the layer ends.
     pub tail: Option<Arc<LayerTail>>,
     pub progress: Arc<dyn MapProgress>,
+    /// The extract stage's extractors, whose columns follow the core
+    /// columns of `doc`: code, not settings, so a caller that registered
+    /// some for the run sets them here too (`open` sets none).
+    pub extract: Extractors,
 }
 
 /// Rows buffered before a batch is handed to the Parquet writer...
@@ -118,6 +128,7 @@ impl MapCtx {
             deadline: settings.layer_timeout.map(|t| Instant::now() + t),
             tail: None,
             progress: Arc::new(Silent),
+            extract: Extractors::none(),
         })
     }
 }
@@ -171,6 +182,10 @@ pub async fn map_partition(ctx: &MapCtx, layer: u32, part: u32) -> Result<MapMan
     // Taken first, so that a task that fails or has nothing to do leaves
     // its layer's tail as soon as it ends.
     let seat = ctx.tail.as_ref().map(LayerTail::seat);
+    let given = ctx.extract.column_names();
+    if given != ctx.pages.extract_columns {
+        return Err(StageError::ExtractorsDiffer { run: ctx.pages.extract_columns.clone(), given });
+    }
     let started = Instant::now();
     let store = &ctx.store;
     let input = Arc::new(read_input(store, layer, part).await?);
@@ -207,8 +222,10 @@ pub async fn map_partition(ctx: &MapCtx, layer: u32, part: u32) -> Result<MapMan
         store_body: ctx.pages.store_body,
         scope: ctx.scope.clone(),
         denoise: ctx.pages.denoise,
+        extract: ctx.extract.clone(),
     });
-    let mut docs = Sink::new(store, layout::doc(layer, part), schema::doc_schema());
+    let doc_schema = ctx.extract.doc_schema();
+    let mut docs = Sink::new(store, layout::doc(layer, part), Arc::clone(&doc_schema));
     let mut links = Sink::new(store, layout::links(layer, part), schema::links_schema());
     let mut doc_buf: Vec<DocRow> = Vec::with_capacity(BATCH_ROWS);
     let mut doc_buf_bytes = 0usize;
@@ -255,7 +272,7 @@ pub async fn map_partition(ctx: &MapCtx, layer: u32, part: u32) -> Result<MapMan
                 doc_buf.push(doc);
                 link_buf.append(&mut l);
                 if doc_buf.len() >= BATCH_ROWS || doc_buf_bytes >= BATCH_BYTES {
-                    docs.write(&schema::doc_batch(&doc_buf)?).await?;
+                    docs.write(&schema::doc_batch_with(&doc_schema, &doc_buf)?).await?;
                     doc_buf.clear();
                     doc_buf_bytes = 0;
                 }
@@ -270,7 +287,7 @@ pub async fn map_partition(ctx: &MapCtx, layer: u32, part: u32) -> Result<MapMan
     }
     let report = fetch.await.map_err(|e| StageError::Internal(format!("fetch task failed: {e}")))?;
     if !doc_buf.is_empty() {
-        docs.write(&schema::doc_batch(&doc_buf)?).await?;
+        docs.write(&schema::doc_batch_with(&doc_schema, &doc_buf)?).await?;
     }
     if !link_buf.is_empty() {
         manifest.links += link_buf.len() as u64;

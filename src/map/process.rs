@@ -7,6 +7,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use crate::config::{BodyPolicy, Denoise};
 use crate::denoise::evidence::Sample;
 use crate::denoise::NoiseLabel;
+use crate::extract::{Extractors, PageInput, ParsedPage};
 use crate::fetch::{ErrorKind, Fetched};
 use crate::parse::{self, ParseConfig};
 use crate::store::schema::{DocRow, LinkRow};
@@ -22,6 +23,8 @@ pub struct ProcessCtx {
     pub store_body: BodyPolicy,
     pub scope: ScopeFilter,
     pub denoise: Denoise,
+    /// The run's extractors (none by default).
+    pub extract: Extractors,
 }
 
 /// The rows of one fetched URL.
@@ -68,8 +71,21 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
         // A body cut by a reset is kept but not parsed for links: half a
         // page's links are real, but its text and hash would mislead.
         let parse_it = html && !matches!(f.error, Some((ErrorKind::Reset | ErrorKind::Decode | ErrorKind::Timeout, _)));
-        if parse_it {
-            let page = parse::parse_html(&resp.body, resp.content_type.as_deref(), &f.final_url, &ctx.parse);
+        let parsed =
+            parse_it.then(|| ParsedPage::parse(&resp.body, resp.content_type.as_deref(), &f.final_url, &ctx.parse));
+        // The extract stage: every registered extractor reads the one
+        // parsed form of the page (ARCHITECTURE.md, "Extraction").
+        if !ctx.extract.is_empty() {
+            doc.extra = ctx.extract.extract(&PageInput {
+                url: &f.url,
+                final_url: &f.final_url,
+                status: resp.status,
+                content_type: resp.content_type.as_deref(),
+                body: &resp.body,
+                parsed: parsed.as_ref(),
+            });
+        }
+        if let Some(page) = parsed.map(ParsedPage::into_page) {
             doc.charset = Some(page.encoding.name().to_ascii_lowercase());
             doc.title = page.title;
             if !page.text.is_empty() {

@@ -8,6 +8,7 @@ use arrow::datatypes::{DataType, Field, Int32Type, Schema, SchemaRef};
 use futures::StreamExt;
 
 use crate::denoise::NoiseLabel;
+use crate::store::column::{Tuned, Tuning};
 use crate::store::manifest::NextManifest;
 use crate::store::schema::{self, InRow};
 use crate::store::{layout, stream_batches, ShardWriter, Store, StoreError};
@@ -254,8 +255,8 @@ fn shuffle_schema() -> SchemaRef {
     static S: std::sync::OnceLock<SchemaRef> = std::sync::OnceLock::new();
     std::sync::Arc::clone(S.get_or_init(|| {
         std::sync::Arc::new(Schema::new(vec![
-            Field::new("url", DataType::Utf8, false),
-            Field::new("depth", DataType::Int32, false),
+            Field::new("url", DataType::Utf8, false).tuned(Tuning::DISTINCT),
+            Field::new("depth", DataType::Int32, false).tuned(Tuning::SMALL),
             Field::new("referrer", DataType::Utf8, false),
             Field::new("followed", DataType::Boolean, false),
             Field::new("dom", DataType::Boolean, false),

@@ -128,6 +128,19 @@ fn looks_binary(body: &[u8]) -> bool {
 /// Never fails: whatever the bytes, the result is valid UTF-8 and bounded.
 #[must_use]
 pub fn parse_html(body: &[u8], content_type: Option<&str>, url: &Url, cfg: &ParseConfig) -> Page {
+    parse_html_keeping_source(body, content_type, url, cfg).1
+}
+
+/// [`parse_html`], handing back the decoded HTML too (borrowed from `body`
+/// when it was UTF-8 already): the extract stage's extractors read it
+/// ([`crate::extract::ParsedPage`]) without decoding the body a second time.
+#[must_use]
+pub fn parse_html_keeping_source<'a>(
+    body: &'a [u8],
+    content_type: Option<&str>,
+    url: &Url,
+    cfg: &ParseConfig,
+) -> (std::borrow::Cow<'a, str>, Page) {
     let (encoding, encoding_source, bom) = charset::sniff(body, content_type);
     let html = charset::decode(body, encoding, bom);
     let ex = extract::extract(&html, cfg.max_links, cfg.max_text);
@@ -156,7 +169,8 @@ pub fn parse_html(body: &[u8], content_type: Option<&str>, url: &Url, cfg: &Pars
             text.push_str(&ex.text[start..end]);
         }
     }
-    Page { encoding, encoding_source, title: ex.title, text, links, meta_nofollow: ex.meta_nofollow }
+    let page = Page { encoding, encoding_source, title: ex.title, text, links, meta_nofollow: ex.meta_nofollow };
+    (html, page)
 }
 
 #[cfg(test)]

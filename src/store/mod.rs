@@ -8,6 +8,7 @@
 //! contract. The commit protocol built on top (manifests) lives in
 //! [`manifest`].
 
+pub mod column;
 pub mod layout;
 pub mod manifest;
 mod parquet_io;

@@ -24,40 +24,13 @@ use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use parquet::file::properties::WriterProperties;
 use tokio::io::AsyncWriteExt;
 
+use super::column::{without_tuning, Tuning};
 use super::scratch::SpillFactory;
 use super::{Store, StoreError};
 
 /// Bytes a shard buffers before its upload starts, and the size of each
 /// part after: S3's smallest part. Every open shard holds up to this much.
 const UPLOAD_CHUNK: usize = 5 << 20;
-
-/// Columns whose values rarely repeat within a file: written without a
-/// dictionary.
-const UNIQUE_VALUED: &[&str] = &["url", "final_url", "body", "text", "fetched_at"];
-
-/// Columns written uncompressed: dictionary codes, flags and small numbers,
-/// where compression gains under 0.01 % of a `doc` file (measured column
-/// by column on a crawl's shards) while every compressed column chunk
-/// being written holds two zstd contexts (~150 KB: parquet creates a
-/// decompressor beside each compressor). The cpu crawl's peak RSS went
-/// 271 -> 265 MiB, and its files got no larger.
-const UNCOMPRESSED: &[&str] = &[
-    "host",
-    "domain",
-    "depth",
-    "partition",
-    "status",
-    "error",
-    "error_detail",
-    "fetch_ms",
-    "redirects",
-    "content_type",
-    "charset",
-    "truncated",
-    "content_hash",
-    "outlinks",
-    "noise_links",
-];
 
 /// Largest data page, before compression. Every column being written holds
 /// its open page, so with many shards open at once (two per partition) the
@@ -88,6 +61,9 @@ pub struct ShardWriter {
     path: String,
     /// `None` only while a blocking call owns it, and after `finish`.
     encoder: Option<ArrowWriter<Out>>,
+    /// The file's schema (tuning keys stripped): batches are re-labelled
+    /// with it, so the encoder only ever sees the schema it was made with.
+    schema: SchemaRef,
     /// Object storage only: the encoder's output and the upload it feeds.
     upload: Option<(SharedBuf, BufWriter)>,
     rows: u64,
@@ -146,6 +122,35 @@ pub(crate) fn staging_path(target: &std::path::Path) -> PathBuf {
     target.with_file_name(format!(".{name}.staged"))
 }
 
+/// The writer settings of a shard of `schema`: the store's codec, row groups
+/// cut at `row_group_bytes`, and each column's own [`Tuning`].
+fn properties(codec: parquet::basic::Compression, schema: &SchemaRef, row_group_bytes: usize) -> WriterProperties {
+    let mut props = WriterProperties::builder()
+        .set_compression(codec)
+        .set_max_row_group_bytes(Some(row_group_bytes.max(1)))
+        .set_max_row_group_row_count(Some(1 << 20))
+        .set_data_page_size_limit(DATA_PAGE_BYTES);
+    if schema
+        .fields()
+        .iter()
+        .any(|f| matches!(f.data_type(), arrow::datatypes::DataType::Binary | arrow::datatypes::DataType::LargeBinary))
+    {
+        props = props.set_write_batch_size(PAGE_ROWS_PER_CHECK);
+    }
+    // Each column's own tuning, from its field (see `column::Tuning`).
+    for field in schema.fields() {
+        let tuning = Tuning::of(field);
+        if tuning.no_dictionary {
+            props = props.set_column_dictionary_enabled(field.name().as_str().into(), false);
+        }
+        if tuning.uncompressed {
+            props =
+                props.set_column_compression(field.name().as_str().into(), parquet::basic::Compression::UNCOMPRESSED);
+        }
+    }
+    props.build()
+}
+
 impl ShardWriter {
     /// Starts a shard at `path` with `schema`.
     ///
@@ -153,29 +158,7 @@ impl ShardWriter {
     /// When the writer cannot be set up (e.g. the staging file cannot be
     /// created).
     pub fn create(store: &Store, path: &str, schema: SchemaRef, row_group_bytes: usize) -> Result<Self, StoreError> {
-        let mut props = WriterProperties::builder()
-            .set_compression(store.compression().codec())
-            .set_max_row_group_bytes(Some(row_group_bytes.max(1)))
-            .set_max_row_group_row_count(Some(1 << 20))
-            .set_data_page_size_limit(DATA_PAGE_BYTES);
-        if schema.fields().iter().any(|f| {
-            matches!(f.data_type(), arrow::datatypes::DataType::Binary | arrow::datatypes::DataType::LargeBinary)
-        }) {
-            props = props.set_write_batch_size(PAGE_ROWS_PER_CHECK);
-        }
-        // A dictionary only pays for repeated values; for a page's body or
-        // text it is built, found useless and dropped for every column
-        // chunk, at the price of a second compression of its first MiB.
-        for field in schema.fields() {
-            if UNIQUE_VALUED.contains(&field.name().as_str()) {
-                props = props.set_column_dictionary_enabled(field.name().as_str().into(), false);
-            }
-            if UNCOMPRESSED.contains(&field.name().as_str()) {
-                props = props
-                    .set_column_compression(field.name().as_str().into(), parquet::basic::Compression::UNCOMPRESSED);
-            }
-        }
-        let props = props.build();
+        let props = properties(store.compression().codec(), &schema, row_group_bytes);
         let perr = |source| StoreError::Parquet { path: path.to_string(), source };
         let (out, upload) = match store.access() {
             super::Access::Folder(root) => {
@@ -197,8 +180,10 @@ impl ShardWriter {
         // The open row group's finished pages wait in a scratch file, not on the heap.
         let options =
             ArrowWriterOptions::new().with_properties(props).with_page_store_factory(Arc::new(SpillFactory::default()));
-        let encoder = ArrowWriter::try_new_with_options(out, schema, options).map_err(perr)?;
-        Ok(Self { path: path.to_string(), encoder: Some(encoder), upload, rows: 0 })
+        // The footer records the schema without the tuning keys.
+        let schema = without_tuning(&schema);
+        let encoder = ArrowWriter::try_new_with_options(out, Arc::clone(&schema), options).map_err(perr)?;
+        Ok(Self { path: path.to_string(), schema, encoder: Some(encoder), upload, rows: 0 })
     }
 
     /// Appends a batch.
@@ -207,8 +192,9 @@ impl ShardWriter {
     /// When encoding or writing fails (e.g. a full disk).
     pub async fn write(&mut self, batch: &RecordBatch) -> Result<(), StoreError> {
         self.rows += batch.num_rows() as u64;
+        let batch = RecordBatch::try_new(Arc::clone(&self.schema), batch.columns().to_vec())
+            .map_err(|e| StoreError::Schema { path: self.path.clone(), reason: e.to_string() })?;
         let mut encoder = self.encoder.take().ok_or_else(|| self.lost())?;
-        let batch = batch.clone();
         let (encoder, result) = tokio::task::spawn_blocking(move || {
             let r = encoder.write(&batch);
             (encoder, r)
@@ -391,6 +377,52 @@ mod tests {
     use super::*;
     use crate::store::schema::{input_batch, input_rows, input_schema, InRow};
     use crate::store::Compression;
+
+    /// Each file's columns keep the tuning they had when it was two lists
+    /// of column names, now that the fields carry it; the footers record
+    /// the schema without it.
+    #[tokio::test]
+    async fn every_schema_keeps_its_column_tuning_and_footers_do_not_carry_it() {
+        const UNIQUE_VALUED: &[&str] = &["url", "final_url", "body", "text", "fetched_at"];
+        const UNCOMPRESSED: &[&str] = &[
+            "host",
+            "domain",
+            "depth",
+            "partition",
+            "status",
+            "error",
+            "error_detail",
+            "fetch_ms",
+            "redirects",
+            "content_type",
+            "charset",
+            "truncated",
+            "content_hash",
+            "outlinks",
+            "noise_links",
+        ];
+        use crate::denoise::evidence::{samples_schema, templates_schema};
+        use crate::store::schema::{content_schema, doc_batch, doc_schema, links_schema, DocRow};
+        let zstd = Compression::Zstd(1).codec();
+        for schema in
+            [doc_schema(), links_schema(), input_schema(), content_schema(), samples_schema(), templates_schema()]
+        {
+            let props = properties(zstd, &schema, 1 << 20);
+            for f in schema.fields() {
+                let col = parquet::schema::types::ColumnPath::from(f.name().as_str());
+                assert_eq!(props.dictionary_enabled(&col), !UNIQUE_VALUED.contains(&f.name().as_str()), "{}", f.name());
+                let plain = props.compression(&col) == parquet::basic::Compression::UNCOMPRESSED;
+                assert_eq!(plain, UNCOMPRESSED.contains(&f.name().as_str()), "{}", f.name());
+            }
+        }
+        let store = Store::open("memory://").expect("open");
+        let mut w = ShardWriter::create(&store, "doc/layer=0/part-00000.parquet", doc_schema(), 1 << 20).expect("w");
+        w.write(&doc_batch(&[DocRow::default()]).expect("batch")).await.expect("write");
+        w.finish().await.expect("finish");
+        let back = read_batches(&store, "doc/layer=0/part-00000.parquet", None).await.expect("read");
+        assert!(back[0].schema().fields().iter().all(|f| f.metadata().is_empty()), "{:?}", back[0].schema());
+        assert_eq!(back[0].schema().fields().len(), doc_schema().fields().len());
+    }
 
     #[tokio::test]
     async fn shard_round_trip_on_local_store() {

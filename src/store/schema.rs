@@ -23,6 +23,7 @@ use arrow::array::{
 };
 use arrow::datatypes::{DataType, Field, Int64Type, Schema, SchemaRef, TimeUnit, UInt64Type};
 
+use super::column::{Tuned, Tuning, Value};
 use super::StoreError;
 use crate::denoise::NoiseLabel;
 use crate::fetch::ErrorKind;
@@ -37,6 +38,9 @@ fn hash_from_i64(h: i64) -> u64 {
     u64::from_ne_bytes(h.to_ne_bytes())
 }
 
+const DISTINCT: Tuning = Tuning::DISTINCT;
+const SMALL: Tuning = Tuning::SMALL;
+
 fn utc_micros() -> DataType {
     DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
 }
@@ -46,8 +50,8 @@ pub fn input_schema() -> SchemaRef {
     static S: OnceLock<SchemaRef> = OnceLock::new();
     Arc::clone(S.get_or_init(|| {
         Arc::new(Schema::new(vec![
-            Field::new("url", DataType::Utf8, false),
-            Field::new("depth", DataType::Int32, false),
+            Field::new("url", DataType::Utf8, false).tuned(DISTINCT),
+            Field::new("depth", DataType::Int32, false).tuned(SMALL),
             Field::new("referrer", DataType::Utf8, true),
         ]))
     }))
@@ -103,29 +107,29 @@ pub fn doc_schema() -> SchemaRef {
     static S: OnceLock<SchemaRef> = OnceLock::new();
     Arc::clone(S.get_or_init(|| {
         Arc::new(Schema::new(vec![
-            Field::new("url", DataType::Utf8, false),
-            Field::new("final_url", DataType::Utf8, false),
-            Field::new("host", DataType::Utf8, false),
-            Field::new("domain", DataType::Utf8, false),
-            Field::new("depth", DataType::Int32, false),
-            Field::new("partition", DataType::Int32, false),
-            Field::new("status", DataType::Int32, false),
-            Field::new("error", DataType::Utf8, true),
-            Field::new("error_detail", DataType::Utf8, true),
-            Field::new("fetched_at", utc_micros(), false),
-            Field::new("fetch_ms", DataType::Int64, false),
-            Field::new("redirects", DataType::Int32, false),
-            Field::new("content_type", DataType::Utf8, true),
-            Field::new("charset", DataType::Utf8, true),
+            Field::new("url", DataType::Utf8, false).tuned(DISTINCT),
+            Field::new("final_url", DataType::Utf8, false).tuned(DISTINCT),
+            Field::new("host", DataType::Utf8, false).tuned(SMALL),
+            Field::new("domain", DataType::Utf8, false).tuned(SMALL),
+            Field::new("depth", DataType::Int32, false).tuned(SMALL),
+            Field::new("partition", DataType::Int32, false).tuned(SMALL),
+            Field::new("status", DataType::Int32, false).tuned(SMALL),
+            Field::new("error", DataType::Utf8, true).tuned(SMALL),
+            Field::new("error_detail", DataType::Utf8, true).tuned(SMALL),
+            Field::new("fetched_at", utc_micros(), false).tuned(DISTINCT),
+            Field::new("fetch_ms", DataType::Int64, false).tuned(SMALL),
+            Field::new("redirects", DataType::Int32, false).tuned(SMALL),
+            Field::new("content_type", DataType::Utf8, true).tuned(SMALL),
+            Field::new("charset", DataType::Utf8, true).tuned(SMALL),
             Field::new("content_length", DataType::Int64, false),
-            Field::new("truncated", DataType::Boolean, false),
-            Field::new("body", DataType::Binary, true),
+            Field::new("truncated", DataType::Boolean, false).tuned(SMALL),
+            Field::new("body", DataType::Binary, true).tuned(DISTINCT),
             Field::new("title", DataType::Utf8, true),
-            Field::new("text", DataType::Utf8, true),
-            Field::new("content_hash", DataType::Int64, true),
+            Field::new("text", DataType::Utf8, true).tuned(DISTINCT),
+            Field::new("content_hash", DataType::Int64, true).tuned(SMALL),
             Field::new("duplicate_of", DataType::Utf8, true),
-            Field::new("outlinks", DataType::Int32, false),
-            Field::new("noise_links", DataType::Int32, false),
+            Field::new("outlinks", DataType::Int32, false).tuned(SMALL),
+            Field::new("noise_links", DataType::Int32, false).tuned(SMALL),
             Field::new("referrer", DataType::Utf8, true),
         ]))
     }))
@@ -163,13 +167,40 @@ pub struct DocRow {
     pub outlinks: i32,
     pub noise_links: i32,
     pub referrer: Option<String>,
+    /// The values of the run's extractor columns, in their order after the
+    /// core columns (see [`doc_schema_with`]); empty when none is registered.
+    pub extra: Vec<Value>,
 }
 
-/// Encodes doc rows as one batch.
+/// The `doc` schema of a run whose extractors add `extra` columns: the core
+/// columns of [`doc_schema`], then these; the core schema itself when there
+/// are none, so a run without extractors writes exactly the core files.
+#[must_use]
+pub fn doc_schema_with(extra: &[Field]) -> SchemaRef {
+    let core = doc_schema();
+    if extra.is_empty() {
+        return core;
+    }
+    let fields: Vec<Field> = core.fields().iter().map(|f| f.as_ref().clone()).chain(extra.iter().cloned()).collect();
+    Arc::new(Schema::new_with_metadata(fields, core.metadata().clone()))
+}
+
+/// Encodes doc rows as one batch of the core [`doc_schema`].
 ///
 /// # Errors
 /// Never in practice (the columns match the schema by construction).
 pub fn doc_batch(rows: &[DocRow]) -> Result<RecordBatch, StoreError> {
+    doc_batch_with(&doc_schema(), rows)
+}
+
+/// Encodes doc rows as one batch of `schema`, a [`doc_schema_with`] schema:
+/// the core columns, then each extractor column from the rows' `extra`
+/// values, by a builder chosen by the column's type
+/// ([`super::column::build_column`]).
+///
+/// # Errors
+/// When an extractor column has a type no builder takes.
+pub fn doc_batch_with(schema: &SchemaRef, rows: &[DocRow]) -> Result<RecordBatch, StoreError> {
     let n = rows.len();
     let mut url = StringBuilder::with_capacity(n, n * 48);
     let mut final_url = StringBuilder::with_capacity(n, n * 48);
@@ -225,7 +256,7 @@ pub fn doc_batch(rows: &[DocRow]) -> Result<RecordBatch, StoreError> {
         noise.append_value(r.noise_links);
         referrer.append_option(r.referrer.as_deref());
     }
-    let cols: Vec<ArrayRef> = vec![
+    let mut cols: Vec<ArrayRef> = vec![
         Arc::new(url.finish()),
         Arc::new(final_url.finish()),
         Arc::new(host.finish()),
@@ -251,7 +282,11 @@ pub fn doc_batch(rows: &[DocRow]) -> Result<RecordBatch, StoreError> {
         Arc::new(noise.finish()),
         Arc::new(referrer.finish()),
     ];
-    batch(doc_schema(), cols)
+    let core = cols.len();
+    for (i, field) in schema.fields().iter().enumerate().skip(core) {
+        cols.push(super::column::build_column(field, rows.iter().map(|r| r.extra.get(i - core)))?);
+    }
+    batch(Arc::clone(schema), cols)
 }
 
 /// Schema of `links/layer=L/*.parquet`.
@@ -262,7 +297,7 @@ pub fn links_schema() -> SchemaRef {
             Field::new("src_url", DataType::Utf8, false),
             Field::new("dst_url", DataType::Utf8, false),
             Field::new("anchor", DataType::Utf8, false),
-            Field::new("depth", DataType::Int32, false),
+            Field::new("depth", DataType::Int32, false).tuned(SMALL),
             Field::new("noise", DataType::Utf8, true),
             Field::new("followed", DataType::Boolean, false),
             Field::new("block_ratio", DataType::Float32, false),
@@ -325,8 +360,8 @@ pub fn content_schema() -> SchemaRef {
     static S: OnceLock<SchemaRef> = OnceLock::new();
     Arc::clone(S.get_or_init(|| {
         Arc::new(Schema::new(vec![
-            Field::new("content_hash", DataType::Int64, false),
-            Field::new("url", DataType::Utf8, false),
+            Field::new("content_hash", DataType::Int64, false).tuned(SMALL),
+            Field::new("url", DataType::Utf8, false).tuned(DISTINCT),
         ]))
     }))
 }

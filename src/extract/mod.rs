@@ -1,0 +1,326 @@
+//! The extract stage: columns of `doc` computed from a fetched page, after
+//! the parse stage (ARCHITECTURE.md, "Where new capabilities plug in").
+//!
+//! An [`Extractor`] is one capability (main text, page metadata, a user's
+//! CSS-selector rules, entities, ...) that adds its own columns to the
+//! `doc` dataset. The extractors of a run form its [`Extractors`] registry,
+//! which the map stage holds ([`crate::map::MapCtx::extract`]; the run's
+//! settings record its column names, so that a map task run on its own with
+//! other extractors is refused); for every URL
+//! with a response, [`crate::map::process`] builds the page's parsed form
+//! once, a [`ParsedPage`], and each extractor fills its values of the row
+//! from it. The `doc` schema is the core columns (README, "Output"), then
+//! each registered extractor's columns in registration order. With no
+//! extractor registered (the default) the schema, the rows and the files
+//! are exactly the core ones.
+//!
+//! A [`ParsedPage`] holds what every extractor shares: the decoded HTML,
+//! the streaming tokenizer pass's [`Page`] (title, main text, links with
+//! their block ratios) and a DOM (`scraper`, for CSS selectors) built
+//! lazily, the first time an extractor asks for it: a run whose extractors
+//! never call [`ParsedPage::dom`] never pays for a tree (`cargo bench
+//! --bench stages`, group `extract`, measures what it costs).
+//!
+//! Extraction is CPU work and runs where [`crate::map::process`] runs: on
+//! the rayon pool, never on an async thread. An extractor that panics on a
+//! hostile page loses only its own values (null), never the row.
+//!
+//! # Adding an extractor
+//!
+//! 1. Write a type implementing [`Extractor`] in a new module under
+//!    `extract/` (`Send + Sync`: one instance serves every parse worker;
+//!    precompile selectors or patterns when it is built, not per page).
+//! 2. [`Extractor::columns`]: its output columns, each a [`Column`] with a
+//!    name (unique in `doc`; `layer` is the Hive folder's), a
+//!    [`ColumnType`], whether it is nullable, and its Parquet [`Tuning`]
+//!    (e.g. [`Tuning::DISTINCT`] for values that rarely repeat, such as a
+//!    text: no dictionary). The tuning travels on the schema's field, so
+//!    the shard writer needs no edit.
+//! 3. [`Extractor::extract`]: push one [`Value`] per column, in order;
+//!    values left out, or of another type than their column's, are null.
+//!    Use [`ParsedPage::page`] when the streaming pass already has what is
+//!    needed, [`ParsedPage::dom`] for selectors.
+//! 4. Register it: `Extractors::new(vec![Arc::new(MyExtractor::new(..))])`
+//!    into [`crate::config::CrawlConfig::extractors`] (from a flag or the
+//!    job file when it has one); the driver hands it to the map stage.
+//! 5. Document its columns in the README's "Output" table.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use layercrawl::extract::{Column, ColumnType, Extractor, Extractors, PageInput, Value};
+//!
+//! /// The number of outlinks the tokenizer pass found.
+//! struct LinkCount;
+//!
+//! impl Extractor for LinkCount {
+//!     fn name(&self) -> &str {
+//!         "link_count"
+//!     }
+//!     fn columns(&self) -> Vec<Column> {
+//!         vec![Column::new("link_count", ColumnType::Int64)]
+//!     }
+//!     fn extract(&self, input: &PageInput<'_>, out: &mut Vec<Value>) {
+//!         if let Some(parsed) = input.parsed {
+//!             out.push(Value::Int64(parsed.page().links.len() as i64));
+//!         }
+//!     }
+//! }
+//!
+//! let run = Extractors::new(vec![Arc::new(LinkCount)]).expect("unique column names");
+//! assert_eq!(run.doc_schema().fields().last().map(|f| f.name().as_str()), Some("link_count"));
+//! ```
+
+use std::borrow::Cow;
+use std::cell::OnceCell;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use arrow::datatypes::{Field, SchemaRef};
+use url::Url;
+
+use crate::parse::{self, Page, ParseConfig};
+use crate::store::column::Tuned;
+use crate::store::schema;
+
+pub use crate::store::column::{ColumnType, Tuning, Value};
+
+/// One output column of an extractor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Column {
+    pub name: String,
+    pub kind: ColumnType,
+    /// Whether the column holds nulls (pages without a value, URLs without
+    /// a response): most extractor columns do.
+    pub nullable: bool,
+    pub tuning: Tuning,
+}
+
+impl Column {
+    /// A nullable column with the file's default tuning.
+    #[must_use]
+    pub fn new(name: impl Into<String>, kind: ColumnType) -> Self {
+        Self { name: name.into(), kind, nullable: true, tuning: Tuning::DEFAULT }
+    }
+
+    /// The same column with `tuning`.
+    #[must_use]
+    pub fn tuned(self, tuning: Tuning) -> Self {
+        Self { tuning, ..self }
+    }
+
+    /// The same column, never null (a missing value becomes the type's zero).
+    #[must_use]
+    pub fn not_null(self) -> Self {
+        Self { nullable: false, ..self }
+    }
+
+    /// Its schema field, tuning in the field's metadata.
+    #[must_use]
+    pub fn field(&self) -> Field {
+        Field::new(&self.name, self.kind.data_type(), self.nullable).tuned(self.tuning)
+    }
+}
+
+/// The parsed form of one HTML page that every extractor shares, built once
+/// per page.
+pub struct ParsedPage<'a> {
+    html: Cow<'a, str>,
+    page: Page,
+    dom: OnceCell<scraper::Html>,
+}
+
+impl<'a> ParsedPage<'a> {
+    /// Decodes `body` and runs the streaming parse (one tokenizer pass); the
+    /// DOM waits until [`Self::dom`] is called.
+    #[must_use]
+    pub fn parse(body: &'a [u8], content_type: Option<&str>, url: &Url, cfg: &ParseConfig) -> Self {
+        let (html, page) = parse::parse_html_keeping_source(body, content_type, url, cfg);
+        Self { html, page, dom: OnceCell::new() }
+    }
+
+    /// The page as UTF-8 text, decoded from its charset.
+    #[must_use]
+    pub fn html(&self) -> &str {
+        &self.html
+    }
+
+    /// What the streaming pass found: title, main text, links.
+    #[must_use]
+    pub fn page(&self) -> &Page {
+        &self.page
+    }
+
+    /// The page's DOM, built by html5ever's tree builder on the first call
+    /// and shared by every later caller.
+    pub fn dom(&self) -> &scraper::Html {
+        self.dom.get_or_init(|| scraper::Html::parse_document(&self.html))
+    }
+
+    /// Whether an extractor has asked for the DOM.
+    #[must_use]
+    pub fn has_dom(&self) -> bool {
+        self.dom.get().is_some()
+    }
+
+    /// The streaming pass's result, for the core columns and the links.
+    #[must_use]
+    pub fn into_page(self) -> Page {
+        self.page
+    }
+}
+
+/// What an extractor is given for one URL that got a response.
+#[derive(Clone, Copy)]
+pub struct PageInput<'a> {
+    /// The URL as requested, normalised.
+    pub url: &'a Url,
+    /// After redirects.
+    pub final_url: &'a Url,
+    /// HTTP status of the last response.
+    pub status: u16,
+    pub content_type: Option<&'a str>,
+    /// The body as received (decompressed; possibly cut at `--max-body`).
+    pub body: &'a [u8],
+    /// The parsed page: a 2xx HTML response whose body was parsed; `None`
+    /// for anything else (errors, redirects out, PDFs, broken bodies).
+    pub parsed: Option<&'a ParsedPage<'a>>,
+}
+
+/// One capability of the extract stage: columns of `doc` and how to fill
+/// them from a page. Object-safe; one instance serves every parse worker.
+pub trait Extractor: Send + Sync {
+    /// A short name, for logs and errors.
+    fn name(&self) -> &str;
+
+    /// The columns it adds to `doc`, in order. Called once, when the
+    /// registry is built.
+    fn columns(&self) -> Vec<Column>;
+
+    /// Pushes this page's values onto `out`: one per column, in the order
+    /// of [`Self::columns`]. Fewer are padded with nulls, more are dropped.
+    fn extract(&self, input: &PageInput<'_>, out: &mut Vec<Value>);
+}
+
+/// Why a set of extractors cannot make one `doc` schema.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExtractError {
+    #[error("extractor `{extractor}`: column `{column}` is already a column of `doc`")]
+    DuplicateColumn { extractor: String, column: String },
+    #[error("extractor `{extractor}`: column `{column}` is reserved ({reason})")]
+    ReservedColumn { extractor: String, column: String, reason: &'static str },
+}
+
+/// The extractors of a run, in order, and the `doc` schema they make.
+/// Cheap to clone (shared).
+#[derive(Clone)]
+pub struct Extractors(Arc<Registry>);
+
+struct Registry {
+    list: Vec<Arc<dyn Extractor>>,
+    /// Columns of each extractor, in the same order.
+    widths: Vec<usize>,
+    width: usize,
+    schema: SchemaRef,
+}
+
+impl Extractors {
+    /// No extractor: the core `doc` schema, as without an extract stage.
+    #[must_use]
+    pub fn none() -> Self {
+        Self(Arc::new(Registry { list: Vec::new(), widths: Vec::new(), width: 0, schema: schema::doc_schema() }))
+    }
+
+    /// The registry of `list`, in this order.
+    ///
+    /// # Errors
+    /// When a column name is empty, `layer`, a core column's, or another
+    /// extractor's.
+    pub fn new(list: Vec<Arc<dyn Extractor>>) -> Result<Self, ExtractError> {
+        let core = schema::doc_schema();
+        let mut names: HashSet<String> = core.fields().iter().map(|f| f.name().clone()).collect();
+        let mut fields = Vec::new();
+        let mut widths = Vec::with_capacity(list.len());
+        for ex in &list {
+            let columns = ex.columns();
+            widths.push(columns.len());
+            for c in columns {
+                let reserved = |reason| ExtractError::ReservedColumn {
+                    extractor: ex.name().to_string(),
+                    column: c.name.clone(),
+                    reason,
+                };
+                if c.name.is_empty() {
+                    return Err(reserved("a column needs a name"));
+                }
+                // README, "Output": the layer is the Hive folder, never a column in a file.
+                if c.name == "layer" {
+                    return Err(reserved("the layer is the Hive folder's `layer=L`"));
+                }
+                if !names.insert(c.name.clone()) {
+                    return Err(ExtractError::DuplicateColumn { extractor: ex.name().to_string(), column: c.name });
+                }
+                fields.push(c.field());
+            }
+        }
+        let width = fields.len();
+        Ok(Self(Arc::new(Registry { list, widths, width, schema: schema::doc_schema_with(&fields) })))
+    }
+
+    /// Whether no extractor is registered.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.list.is_empty()
+    }
+
+    /// The `doc` schema of the run: the core columns, then the extractors'.
+    #[must_use]
+    pub fn doc_schema(&self) -> SchemaRef {
+        Arc::clone(&self.0.schema)
+    }
+
+    /// The names of the extractor columns, in order.
+    #[must_use]
+    pub fn column_names(&self) -> Vec<String> {
+        let core = schema::doc_schema().fields().len();
+        self.0.schema.fields().iter().skip(core).map(|f| f.name().clone()).collect()
+    }
+
+    /// The names of the registered extractors, in order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.list.iter().map(|e| e.name())
+    }
+
+    /// Every extractor's values for one page, in schema order. An extractor
+    /// that panics (a bug met on a hostile page) gets nulls; the row and
+    /// the other extractors' values are kept.
+    #[must_use]
+    pub fn extract(&self, input: &PageInput<'_>) -> Vec<Value> {
+        let mut out = Vec::with_capacity(self.0.width);
+        for (ex, width) in self.0.list.iter().zip(&self.0.widths) {
+            let start = out.len();
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ex.extract(input, &mut out)));
+            if run.is_err() {
+                tracing::error!(url = %input.url, extractor = ex.name(), "the extractor panicked; its columns are null");
+                out.truncate(start);
+            }
+            out.resize(start + width, Value::Null);
+        }
+        out
+    }
+}
+
+impl Default for Extractors {
+    fn default() -> Self {
+        Self::none()
+    }
+}
+
+impl std::fmt::Debug for Extractors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,270 @@
+//! Columns that describe themselves: the Parquet tuning of a column rides on
+//! its schema field (field metadata), set where the column is defined, and
+//! the columns that extractors add to `doc` ([`crate::extract`]) carry
+//! their values as [`Value`]s, encoded by a builder chosen by the field's
+//! type.
+//!
+//! The tuning keys steer [`super::ShardWriter`] only: it strips them from
+//! the schema it records in a file's footer, so the files are the same as
+//! when the tuning was a list of column names.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, BinaryBuilder, BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, ListBuilder, StringBuilder,
+};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+
+use super::StoreError;
+
+/// Field metadata key: `"true"` writes the column without a dictionary.
+pub const NO_DICTIONARY_KEY: &str = "layercrawl.parquet.no_dictionary";
+/// Field metadata key: `"true"` writes the column uncompressed.
+pub const UNCOMPRESSED_KEY: &str = "layercrawl.parquet.uncompressed";
+
+/// How one column is written to Parquet, beyond the file's defaults
+/// (dictionary on, the store's compression).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tuning {
+    pub no_dictionary: bool,
+    pub uncompressed: bool,
+}
+
+impl Tuning {
+    /// The file's defaults.
+    pub const DEFAULT: Self = Self { no_dictionary: false, uncompressed: false };
+    /// Values that rarely repeat within a file (URLs, bodies, texts,
+    /// timestamps): a dictionary only pays for repeated values; for a
+    /// page's body or text it is built, found useless and dropped for every
+    /// column chunk, at the price of a second compression of its first MiB.
+    pub const DISTINCT: Self = Self { no_dictionary: true, uncompressed: false };
+    /// Dictionary codes, flags and small numbers, written uncompressed:
+    /// compression gains under 0.01 % of a `doc` file there (measured
+    /// column by column on a crawl's shards) while every compressed column
+    /// chunk being written holds two zstd contexts (~150 KB: parquet
+    /// creates a decompressor beside each compressor). The cpu crawl's
+    /// peak RSS went 271 -> 265 MiB, and its files got no larger.
+    pub const SMALL: Self = Self { no_dictionary: false, uncompressed: true };
+
+    /// The tuning a field's metadata asks for.
+    #[must_use]
+    pub fn of(field: &Field) -> Self {
+        let flag = |key: &str| field.metadata().get(key).is_some_and(|v| v == "true");
+        Self { no_dictionary: flag(NO_DICTIONARY_KEY), uncompressed: flag(UNCOMPRESSED_KEY) }
+    }
+
+    /// `field` with this tuning in its metadata (other keys kept).
+    #[must_use]
+    pub fn on(self, field: Field) -> Field {
+        if self == Self::DEFAULT {
+            return field;
+        }
+        let mut meta = field.metadata().clone();
+        for (key, on) in [(NO_DICTIONARY_KEY, self.no_dictionary), (UNCOMPRESSED_KEY, self.uncompressed)] {
+            if on {
+                meta.insert(key.to_string(), "true".to_string());
+            }
+        }
+        field.with_metadata(meta)
+    }
+}
+
+/// `Field::new(..).tuned(Tuning::SMALL)`: a schema's fields say their tuning inline.
+pub trait Tuned {
+    #[must_use]
+    fn tuned(self, tuning: Tuning) -> Field;
+}
+
+impl Tuned for Field {
+    fn tuned(self, tuning: Tuning) -> Field {
+        tuning.on(self)
+    }
+}
+
+/// `schema` without the tuning keys: what a file's footer records. The same
+/// schema back when no field has them.
+#[must_use]
+pub fn without_tuning(schema: &SchemaRef) -> SchemaRef {
+    let tuned = |f: &Field| f.metadata().contains_key(NO_DICTIONARY_KEY) || f.metadata().contains_key(UNCOMPRESSED_KEY);
+    if !schema.fields().iter().any(|f| tuned(f)) {
+        return Arc::clone(schema);
+    }
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            let meta: HashMap<String, String> = f
+                .metadata()
+                .iter()
+                .filter(|(k, _)| *k != NO_DICTIONARY_KEY && *k != UNCOMPRESSED_KEY)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            f.as_ref().clone().with_metadata(meta)
+        })
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// The Arrow types an extractor's column may have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnType {
+    Bool,
+    Int32,
+    Int64,
+    Float64,
+    Utf8,
+    Binary,
+    /// A list of strings (every match of a rule, every entity of a page).
+    Utf8List,
+}
+
+impl ColumnType {
+    /// The Arrow type of the column.
+    #[must_use]
+    pub fn data_type(self) -> DataType {
+        match self {
+            Self::Bool => DataType::Boolean,
+            Self::Int32 => DataType::Int32,
+            Self::Int64 => DataType::Int64,
+            Self::Float64 => DataType::Float64,
+            Self::Utf8 => DataType::Utf8,
+            Self::Binary => DataType::Binary,
+            Self::Utf8List => DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true))),
+        }
+    }
+
+    /// The column type of an Arrow type, if it is one of these.
+    #[must_use]
+    pub fn of(data_type: &DataType) -> Option<Self> {
+        [Self::Bool, Self::Int32, Self::Int64, Self::Float64, Self::Utf8, Self::Binary, Self::Utf8List]
+            .into_iter()
+            .find(|t| t.data_type() == *data_type)
+    }
+}
+
+/// One value of an extractor's column in one row.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Value {
+    #[default]
+    Null,
+    Bool(bool),
+    Int32(i32),
+    Int64(i64),
+    Float64(f64),
+    Utf8(String),
+    Binary(Vec<u8>),
+    Utf8List(Vec<String>),
+}
+
+/// Encodes one extractor column of `field`'s type from each row's value
+/// (`None`: the row has none, e.g. its URL failed before a response).
+/// A missing value, or one of another type (an extractor's bug, logged),
+/// is null, or the type's zero value in a column that is not nullable, so
+/// an extractor can never make a batch fail.
+///
+/// # Errors
+/// When `field`'s type is not a [`ColumnType`].
+pub fn build_column<'a>(
+    field: &Field,
+    values: impl ExactSizeIterator<Item = Option<&'a Value>>,
+) -> Result<ArrayRef, StoreError> {
+    let kind = ColumnType::of(field.data_type()).ok_or_else(|| StoreError::Schema {
+        path: "<batch>".into(),
+        reason: format!("column `{}` has type {}, which no extractor column may have", field.name(), field.data_type()),
+    })?;
+    let n = values.len();
+    let nullable = field.is_nullable();
+    let mut mistyped = 0usize;
+    // One builder per type: a value of the column's type is appended, any
+    // other becomes null (or the zero value when the column is not nullable).
+    macro_rules! build {
+        ($builder:expr, $variant:ident, |$b:ident, $v:ident| $append:expr, |$z:ident| $zero:expr) => {{
+            let mut $b = $builder;
+            for value in values {
+                match value {
+                    Some(Value::$variant($v)) => $append,
+                    other => {
+                        mistyped += usize::from(!matches!(other, None | Some(Value::Null)));
+                        if nullable {
+                            $b.append_null();
+                        } else {
+                            let $z = &mut $b;
+                            $zero;
+                        }
+                    }
+                }
+            }
+            Arc::new($b.finish()) as ArrayRef
+        }};
+    }
+    let array = match kind {
+        ColumnType::Bool => {
+            build!(BooleanBuilder::with_capacity(n), Bool, |b, v| b.append_value(*v), |z| z.append_value(false))
+        }
+        ColumnType::Int32 => {
+            build!(Int32Builder::with_capacity(n), Int32, |b, v| b.append_value(*v), |z| z.append_value(0))
+        }
+        ColumnType::Int64 => {
+            build!(Int64Builder::with_capacity(n), Int64, |b, v| b.append_value(*v), |z| z.append_value(0))
+        }
+        ColumnType::Float64 => {
+            build!(Float64Builder::with_capacity(n), Float64, |b, v| b.append_value(*v), |z| z.append_value(0.0))
+        }
+        ColumnType::Utf8 => build!(StringBuilder::new(), Utf8, |b, v| b.append_value(v), |z| z.append_value("")),
+        ColumnType::Binary => build!(BinaryBuilder::new(), Binary, |b, v| b.append_value(v), |z| z.append_value(b"")),
+        ColumnType::Utf8List => build!(
+            ListBuilder::new(StringBuilder::new()),
+            Utf8List,
+            |b, v| {
+                for s in v {
+                    b.values().append_value(s);
+                }
+                b.append(true);
+            },
+            |z| z.append(true)
+        ),
+    };
+    if mistyped > 0 {
+        tracing::warn!(column = %field.name(), mistyped, "extractor values of another type than their column's were written as null");
+    }
+    Ok(array)
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::Int64Type;
+
+    use super::*;
+
+    #[test]
+    fn tuning_round_trips_through_field_metadata_and_is_stripped_for_the_footer() {
+        let f = Field::new("x", DataType::Utf8, true).tuned(Tuning::DISTINCT);
+        assert_eq!(Tuning::of(&f), Tuning::DISTINCT);
+        assert_eq!(Tuning::of(&Field::new("y", DataType::Int32, true).tuned(Tuning::SMALL)), Tuning::SMALL);
+        assert_eq!(Tuning::of(&Field::new("z", DataType::Int32, true)), Tuning::DEFAULT);
+        let schema = Arc::new(Schema::new(vec![f, Field::new("z", DataType::Int32, true)]));
+        let bare = without_tuning(&schema);
+        assert!(bare.fields().iter().all(|f| f.metadata().is_empty()), "{bare:?}");
+        assert_eq!(bare.field(0).data_type(), &DataType::Utf8);
+        assert!(Arc::ptr_eq(&without_tuning(&bare), &bare), "an untuned schema is kept as it is");
+    }
+
+    #[test]
+    fn builders_follow_the_column_type_and_mistyped_values_are_null() {
+        let vals = [Value::Int64(7), Value::Utf8("no".into()), Value::Null];
+        let rows = [Some(&vals[0]), Some(&vals[1]), Some(&vals[2]), None];
+        let nullable = build_column(&Field::new("n", DataType::Int64, true), rows.iter().copied()).expect("built");
+        let n = nullable.as_primitive::<Int64Type>();
+        assert_eq!((n.value(0), n.null_count()), (7, 3));
+        let zeroes = build_column(&Field::new("n", DataType::Int64, false), rows.iter().copied()).expect("built");
+        assert_eq!(zeroes.as_primitive::<Int64Type>().values().to_vec(), vec![7, 0, 0, 0]);
+        let list = Value::Utf8List(vec!["a".into(), "b".into()]);
+        let l = build_column(&Field::new("l", ColumnType::Utf8List.data_type(), true), [Some(&list), None].into_iter())
+            .expect("built");
+        assert_eq!(l.as_list::<i32>().value(0).as_string::<i32>().value(1), "b");
+        assert!(l.is_null(1));
+        assert!(build_column(&Field::new("d", DataType::Date32, true), [None].into_iter()).is_err());
+    }
+}

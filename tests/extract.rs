@@ -1,0 +1,137 @@
+//! End to end through the library: a crawl of the test web with an
+//! extractor registered (a CSS selector for `h1` on the lazily built DOM);
+//! the `doc` Parquet is read back and the new column checked against each
+//! page's real `<h1>`, found in its stored body.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow::array::{Array, AsArray};
+use common::{read_all, Web};
+use layercrawl::config::{CrawlConfig, RunArgs};
+use layercrawl::extract::{Column, ColumnType, Extractor, Extractors, PageInput, Tuning, Value};
+use testweb::FarmConfig;
+
+/// The text of a page's first `h1`, whitespace collapsed.
+struct FirstH1(scraper::Selector);
+
+impl Extractor for FirstH1 {
+    fn name(&self) -> &str {
+        "first_h1"
+    }
+    fn columns(&self) -> Vec<Column> {
+        vec![Column::new("h1", ColumnType::Utf8).tuned(Tuning::DISTINCT)]
+    }
+    fn extract(&self, input: &PageInput<'_>, out: &mut Vec<Value>) {
+        let Some(parsed) = input.parsed else { return };
+        let first = parsed.dom().select(&self.0).next();
+        out.push(first.map_or(Value::Null, |h| Value::Utf8(collapse(&h.text().collect::<String>()))));
+    }
+}
+
+fn collapse(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The first `<h1>…</h1>` of an HTML text by plain string search: tags
+/// inside dropped, the entities the test web writes decoded.
+fn naive_h1(html: &str) -> Option<String> {
+    let lower = html.to_ascii_lowercase();
+    let open = lower.find("<h1")?;
+    let start = open + lower[open..].find('>')? + 1;
+    let end = start + lower[start..].find("</h1")?;
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in html[start..end].chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    let text = text
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&middot;", "\u{b7}")
+        .replace("&amp;", "&");
+    Some(collapse(&text))
+}
+
+#[test]
+fn an_extractor_column_holds_every_pages_real_h1() {
+    let web =
+        Web::start(FarmConfig { sites: 3, pages: 40, seed: 11, faults: true, slow_ms: 1000, ..FarmConfig::default() });
+    let data = web.dir("data");
+    let args = RunArgs {
+        seeds: Some(web.seeds.clone()),
+        depth: Some(2),
+        data: Some(data.display().to_string()),
+        resolve: vec![web.rule.clone()],
+        allow_private: true,
+        delay: Some(10),
+        partitions: Some(3),
+        timeout: Some("2s".into()),
+        quiet: true,
+        ..RunArgs::default()
+    };
+    let mut cfg = CrawlConfig::from_sources(&args).expect("config");
+    let h1 = FirstH1(scraper::Selector::parse("h1").expect("selector"));
+    cfg.extractors = Extractors::new(vec![Arc::new(h1)]).expect("registry");
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let summary = rt.block_on(layercrawl::driver::run(cfg)).expect("the crawl runs");
+
+    let core: Vec<String> = layercrawl::store::schema::doc_schema().fields().iter().map(|f| f.name().clone()).collect();
+    let (mut with_h1, mut without, mut unparsed) = (0, 0, 0);
+    let mut seen = BTreeMap::new();
+    for (layer, b) in read_all(&data.join("doc")) {
+        let names: Vec<String> = b.schema().fields().iter().map(|f| f.name().clone()).collect();
+        assert_eq!(names[..core.len()], core[..], "the core columns first, as without extractors");
+        assert_eq!(names[core.len()..], ["h1".to_string()], "then the extractor's");
+        let url = b.column_by_name("url").expect("url").as_string::<i32>();
+        let ct = b.column_by_name("content_type").expect("content_type").as_string::<i32>();
+        let text = b.column_by_name("text").expect("text").as_string::<i32>();
+        let body = b.column_by_name("body").expect("body").as_binary::<i32>();
+        let got = b.column_by_name("h1").expect("h1").as_string::<i32>();
+        for i in 0..b.num_rows() {
+            let got = (!got.is_null(i)).then(|| got.value(i).to_string());
+            seen.insert(url.value(i).to_string(), layer);
+            // `text` is set exactly when the body was parsed as HTML.
+            if text.is_null(i) {
+                assert_eq!(got, None, "{}: not parsed, no h1", url.value(i));
+                unparsed += 1;
+                continue;
+            }
+            assert!(!body.is_null(i), "{}: HTML bodies are stored by default", url.value(i));
+            let ct = (!ct.is_null(i)).then(|| ct.value(i));
+            let (enc, _, bom) = layercrawl::parse::charset::sniff(body.value(i), ct);
+            let html = layercrawl::parse::charset::decode(body.value(i), enc, bom);
+            let want = naive_h1(&html);
+            assert_eq!(got, want, "{}", url.value(i));
+            if want.is_some() {
+                with_h1 += 1;
+            } else {
+                without += 1;
+            }
+        }
+    }
+    assert_eq!(seen.len() as u64, summary.fetched, "one row a URL");
+    assert!(with_h1 >= 30, "articles carry an h1: {with_h1} ({without} parsed pages without, {unparsed} unparsed)");
+    assert!(without >= 3 && unparsed >= 3, "and other pages do not: {without} without, {unparsed} unparsed");
+    // The run's settings record the extractor columns: a map task run on its
+    // own without the run's extractors is refused before it writes anything.
+    let store = layercrawl::store::Store::open(&data.display().to_string()).expect("store");
+    let refused = rt.block_on(async {
+        let ctx = layercrawl::map::MapCtx::open(store).await.expect("the run's context");
+        layercrawl::map::map_partition(&ctx, 0, 0).await
+    });
+    assert!(
+        matches!(&refused, Err(layercrawl::error::StageError::ExtractorsDiffer { run, given }) if run == &["h1"] && given.is_empty()),
+        "{refused:?}"
+    );
+    web.farm.shutdown();
+}
