@@ -1,5 +1,5 @@
 //! Dedup at scale: 10 million synthetic URLs, many of them repeats, through
-//! the real S400 code (`dedup_round`: weighted visit/cache list in front of
+//! the real dedup code (`dedup_round`: weighted visit/cache list in front of
 //! the visited store on local disk), in rounds as a crawl's layers would.
 //!
 //! `cargo bench --bench dedup_scale`. Prints, per round, the URLs/s and this

@@ -1,9 +1,10 @@
-//! Partitioning (S200 of document B): one partition owns whole sites.
+//! Partitioning for the map step: one partition owns whole sites (README,
+//! "How it works").
 //!
 //! The key is the URL's registrable domain, hashed with xxh3-64 and mapped
 //! to one of `P` buckets by jump consistent hashing (Lamping & Veach 2014):
 //! growing `P` to `P + 1` moves only about `1/(P+1)` of the domains, the
-//! property document E asks of its consistent-hash ring.
+//! property a consistent-hash ring is chosen for.
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -17,7 +18,7 @@ pub fn jump_hash(mut key: u64, buckets: u32) -> u32 {
     while j < buckets {
         b = j;
         key = key.wrapping_mul(2_862_933_555_777_941_757).wrapping_add(1);
-        // (b + 1) * 2^31 / ((key >> 33) + 1), computed in floating point as in the paper.
+        // (b + 1) * 2^31 / ((key >> 33) + 1), computed in floating point as in Lamping & Veach's paper.
         #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
         {
             j = ((b + 1) as f64 * ((1_i64 << 31) as f64 / ((key >> 33) + 1) as f64)) as i64;

@@ -1,4 +1,5 @@
-//! Reading the seeds file (S100): one URL a line, problems reported by line.
+//! Reading the seeds file, layer 0's input: one URL a line, problems
+//! reported by line.
 
 use std::path::Path;
 

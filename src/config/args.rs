@@ -1,4 +1,9 @@
 //! Raw command-line options of `layercrawl run` (step one of two).
+//!
+//! Every option is an `Option` so that a job file can fill what the flags
+//! leave out; the defaults are applied later, by `CrawlConfig::from_sources`.
+//! clap therefore knows none of them, so each help text states its default as
+//! `[default: …]`, and a test checks that value against `from_sources`.
 
 use std::path::PathBuf;
 
@@ -12,34 +17,36 @@ pub struct RunArgs {
     /// Follow links at most N hops from the seeds (layer 0 is the seeds).
     #[arg(long, value_name = "N")]
     pub depth: Option<u32>,
-    /// Data location: a folder (default ./data) or file:// / memory:// URL.
+    /// Data location: a folder or a file:// / memory:// URL (a relative
+    /// folder is relative to the working directory). [default: data]
     #[arg(long, value_name = "DIR|URL")]
     pub data: Option<String>,
     /// Job file (TOML) with any of these options; flags override it.
     #[arg(long, value_name = "FILE")]
     pub job: Option<PathBuf>,
-    /// Number of partitions (map tasks) per layer; fixed for a data dir.
+    /// Number of partitions (map tasks) per layer; fixed for a data dir. [default: 16]
     #[arg(long, value_name = "P")]
     pub partitions: Option<u32>,
-    /// Requests in flight at once, over all hosts.
+    /// Requests in flight at once, over all hosts. [default: 256]
     #[arg(long, value_name = "C")]
     pub concurrency: Option<usize>,
-    /// Connections at once to one host.
+    /// Connections at once to one host. [default: 2]
     #[arg(long, value_name = "K")]
     pub per_host: Option<usize>,
     /// Minimum delay between two requests to one host, in ms (robots.txt
-    /// Crawl-delay raises it).
+    /// Crawl-delay raises it). [default: 250]
     #[arg(long, value_name = "MS")]
     pub delay: Option<u64>,
     /// Which links to follow: same host as a seed, same registrable domain
-    /// as a seed, or any.
+    /// as a seed, or any. [default: domain]
     #[arg(long, value_name = "host|domain|any")]
     pub scope: Option<String>,
     /// Fetch at most M pages per host in one layer; the rest is carried over.
+    /// No limit when not given.
     #[arg(long, value_name = "M")]
     pub max_pages_per_host: Option<u64>,
     /// Time budget of one layer (e.g. 30m, 90s); unfetched URLs are carried
-    /// into the next layer.
+    /// into the next layer. No limit when not given.
     #[arg(long, value_name = "DURATION")]
     pub layer_timeout: Option<String>,
     /// When the rest of a layer is done, a request in flight this long (and
@@ -54,54 +61,68 @@ pub struct RunArgs {
     #[arg(long, value_name = "RULE")]
     pub resolve: Vec<String>,
     /// User-Agent header (its first word is the robots.txt product token).
-    #[arg(long, value_name = "UA")]
+    /// [default: layercrawl/VERSION]
+    #[arg(
+        long,
+        value_name = "UA",
+        help = concat!(
+            "User-Agent header (its first word is the robots.txt product token). [default: layercrawl/",
+            env!("CARGO_PKG_VERSION"),
+            "]"
+        )
+    )]
     pub user_agent: Option<String>,
     /// Allow connections to loopback and private addresses (off by default
     /// so a crawler in a cloud pod cannot reach its own network).
     #[arg(long)]
     pub allow_private: bool,
-    /// Per-request total timeout (e.g. 30s).
+    /// Per-request total timeout (e.g. 30s); connecting gets at most 10s of
+    /// it. [default: 30s]
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
     /// Retries of a transient failure (408, 429, 5xx, timeout, reset);
-    /// Retry-After is honoured, else exponential backoff.
+    /// Retry-After is honoured, else exponential backoff. [default: 2]
     #[arg(long, value_name = "N")]
     pub retries: Option<u32>,
-    /// Largest body kept, in bytes (longer bodies are truncated and flagged).
+    /// Largest body kept, in bytes (longer bodies are truncated and flagged);
+    /// the default is 10 MiB. [default: 10485760]
     #[arg(long, value_name = "BYTES")]
     pub max_body: Option<u64>,
-    /// Which bodies go into the `body` column: html, all or none.
+    /// Which bodies go into the `body` column: html, all or none. [default: html]
     #[arg(long, value_name = "html|all|none")]
     pub store_body: Option<String>,
     /// Compression of the Parquet files written: zstd (level 1), zstd:N
-    /// (N in 1..=22; higher is smaller and slower) or none.
+    /// (N in 1..=22; higher is smaller and slower) or none. [default: zstd]
     #[arg(long, value_name = "zstd|zstd:N|none")]
     pub compression: Option<String>,
-    /// Noise filter: drop (default: drop link targets on evidence of what
+    /// Noise filter: drop (do not follow link targets on evidence of what
     /// fetched pages like them were), strict (also drop every link in a
     /// navigation block), mark (label as drop would, follow all) or off.
+    /// [default: drop]
     #[arg(long, value_name = "off|mark|drop|strict")]
     pub denoise: Option<String>,
-    /// Link-text ratio above which a DOM block is navigation (default 0.25).
+    /// Link-text ratio above which a DOM block is navigation. [default: 0.25]
     #[arg(long, value_name = "R")]
     pub noise_ratio: Option<f32>,
     /// LCS similarity for a URL to join a cluster (single-pass clustering).
+    /// [default: 0.8]
     #[arg(long, value_name = "S")]
     pub cluster_sim: Option<f32>,
     /// File of known noise URLs, one a line: clusters resembling them are noise.
     #[arg(long, value_name = "FILE")]
     pub noise_patterns: Option<PathBuf>,
     /// Distinct query strings followed per host and path in one layer
-    /// (faceted-search traps); the rest are labelled `trap`.
+    /// (faceted-search traps); the rest are labelled `trap`. [default: 100]
     #[arg(long, value_name = "N")]
     pub max_query_variants: Option<usize>,
     /// Query parameters removed from every URL, comma-separated (`*` ends a
-    /// prefix); replaces the default list of tracking and session ids.
-    /// An empty value strips none.
-    #[arg(long, value_name = "LIST")]
+    /// prefix); replaces the default list of tracking and session ids
+    /// ([`crate::urlnorm::STRIPPED_PARAMS`]). An empty value strips none.
+    #[arg(long, value_name = "LIST", help = strip_params_help())]
     pub strip_params: Option<String>,
     /// Entries of the dedup cache lists, over all partitions (about 40
     /// bytes each): with one layer's candidates, what dedup keeps in memory.
+    /// [default: 262144]
     #[arg(long, value_name = "N")]
     pub cache_entries: Option<usize>,
     /// Print the summary as JSON on stdout (for cron and scripts).
@@ -110,4 +131,48 @@ pub struct RunArgs {
     /// No progress bars.
     #[arg(long)]
     pub quiet: bool,
+}
+
+/// The `--strip-params` help, with the default list spelled out from the
+/// list normalisation actually uses, so the two cannot drift apart.
+fn strip_params_help() -> String {
+    format!(
+        "Query parameters removed from every URL, comma-separated (`*` ends a prefix); replaces the default list of \
+         tracking and session ids. An empty value strips none. [default: {}]",
+        crate::urlnorm::STRIPPED_PARAMS.join(",")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{Args as _, FromArgMatches as _};
+
+    use super::RunArgs;
+    use crate::config::CrawlConfig;
+
+    fn parse(extra: &[&str]) -> RunArgs {
+        let argv = ["run", "--seeds", "s.txt", "--depth", "2"].iter().chain(extra);
+        let matches = RunArgs::augment_args(clap::Command::new("run")).get_matches_from(argv);
+        RunArgs::from_arg_matches(&matches).expect("valid flags")
+    }
+
+    /// Giving an option the value its help calls the default must build the
+    /// very configuration that leaving it out builds.
+    #[test]
+    fn help_defaults_are_the_applied_defaults() {
+        let config = |a: &RunArgs| format!("{:?}", CrawlConfig::from_sources(a).expect("config"));
+        let defaults = config(&parse(&[]));
+        let cmd = RunArgs::augment_args(clap::Command::new("run"));
+        let mut checked = 0;
+        for arg in cmd.get_arguments() {
+            let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+            let Some((_, value)) = help.rsplit_once("[default: ") else { continue };
+            let value = value.strip_suffix(']').expect("`[default: …]` ends the help");
+            let long = arg.get_long().expect("a long flag");
+            let flag = format!("--{long}={value}");
+            assert_eq!(config(&parse(&[&flag])), defaults, "{flag} is not what leaving --{long} out gives");
+            checked += 1;
+        }
+        assert!(checked >= 19, "only {checked} options state a default");
+    }
 }

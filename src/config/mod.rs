@@ -118,14 +118,14 @@ impl std::str::FromStr for Denoise {
     }
 }
 
-/// Settings of the optimise step (S300-S400).
+/// Settings of the optimise step between layers: noise filter and dedup (README, "The URL optimiser").
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct OptimiseConfig {
     pub denoise: Denoise,
     pub cluster: crate::denoise::cluster::ClusterConfig,
     /// Known noise URLs (or URL patterns) that mark the clusters they resemble.
     pub noise_patterns: Vec<String>,
-    /// Entries of the cache lists (S401-S403), shared out over the partitions.
+    /// Entries of the weighted cache lists in front of the visited store, shared out over the partitions.
     pub cache_entries: usize,
     /// Distinct queries followed per host and path in one layer (faceted
     /// search and calendar traps); the rest are labelled `trap`.
@@ -250,7 +250,7 @@ impl CrawlConfig {
         };
         let noise_ratio = args.noise_ratio.or(job.noise_ratio).unwrap_or(0.25);
         if !(noise_ratio > 0.0 && noise_ratio <= 1.0) {
-            return Err(bad("noise-ratio", format!("{noise_ratio}; allowed 0 < r <= 1 (document B: 0.25)")));
+            return Err(bad("noise-ratio", format!("{noise_ratio}; allowed 0 < r <= 1 (default 0.25)")));
         }
         let cluster_sim =
             args.cluster_sim.or(job.cluster_sim).unwrap_or(crate::denoise::cluster::ClusterConfig::default().sim);

@@ -1,4 +1,5 @@
-//! The weighted visit list and cache list of document B (S401-S403).
+//! The weighted visit list and cache list of URL dedup (README, "The URL
+//! optimiser: noise filter and dedup").
 //!
 //! In front of the authoritative visited store sit two lists keyed by URL
 //! fingerprint:
@@ -12,11 +13,12 @@
 //!
 //! `w = α · norm(ln(1 + rep)) + (1 − α) · norm(t_last − t_min)`
 //!
-//! with `norm` the min-max normalisation over the cache list (document B's
-//! recency term, whose exact formula the source text lost) and α = 0.5 by
-//! default: an entry seen often *or* recently survives. The log damps a few
-//! huge counts so they cannot pin the list forever. Eviction removes the
-//! lowest eighth at once, so its O(n log n) sort is amortised.
+//! with `norm` the min-max normalisation over the cache list and α = 0.5 by
+//! default: an entry seen often *or* recently survives. The published method
+//! this follows weighs repeats and recency, but its exact formula is lost
+//! from the text we have. The log damps a few huge counts so they cannot pin
+//! the list forever. Eviction removes the lowest eighth at once, so its
+//! O(n log n) sort is amortised.
 
 use std::collections::{HashMap, HashSet};
 

@@ -1,4 +1,4 @@
-//! URL de-duplication of document B (S400): the weighted visit/cache list
+//! URL de-duplication between layers: the weighted visit/cache list
 //! ([`cache`]) in front of the authoritative visited store of sorted
 //! fingerprint runs ([`visited`]); and the first URL of each page content
 //! ([`content`]), for `duplicate_of`.
@@ -26,7 +26,7 @@ pub struct RoundStats {
     pub store_hits: u64,
 }
 
-/// One partition's round of S400.
+/// One partition's round of URL dedup: cache lists, then the visited store.
 #[derive(Debug)]
 pub struct Round<T> {
     /// The new candidates, in fingerprint order, each once.

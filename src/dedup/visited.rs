@@ -7,7 +7,7 @@
 //! in one pass. Memory is the candidates plus one chunk, whatever the
 //! crawl's size, and the runs live wherever the data does (local disk or
 //! object storage). Unlike a Bloom filter the store is exact and supports
-//! deletion ([`VisitedStore::forget`]), which document E asks for.
+//! deletion ([`VisitedStore::forget`]), so a URL can be crawled again.
 
 use bytes::Bytes;
 use object_store::path::Path;

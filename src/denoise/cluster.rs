@@ -1,4 +1,4 @@
-//! Single-pass LCS clustering of one domain block (S311-S314 of document B).
+//! Single-pass LCS clustering of one domain block (README, "The URL optimiser").
 //!
 //! URLs are visited once, in order. Each joins the cluster whose
 //! representative (its first member) is most similar, if that similarity

@@ -168,7 +168,7 @@ mod tests {
         assert!(near > 0.9 && far < near, "near {near} far {far}");
         assert_eq!(similarity(b"", b""), 1.0);
         assert_eq!(similarity(b"abc", b""), 0.0);
-        // The mean of the two ratios, as document B defines it.
+        // The mean of LCS/len(u1) and LCS/len(u2), as the clustering method defines similarity.
         let (x, y) = (b"abcdef", b"abc");
         assert!((similarity(x, y) - (3.0 / 6.0 + 3.0 / 3.0) / 2.0).abs() < 1e-6);
     }

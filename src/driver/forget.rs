@@ -1,6 +1,6 @@
 //! `layercrawl forget`: makes URLs eligible for crawling again by deleting
-//! their fingerprints from the visited store (document E asks for deletion,
-//! which a Bloom filter cannot do).
+//! their fingerprints from the visited store (a crawl must be able to forget
+//! a URL, which a Bloom filter cannot do).
 
 use std::collections::BTreeMap;
 

@@ -37,9 +37,9 @@ pub struct LayerSummary {
     pub retries: u64,
     /// Hosts given up after failing again and again (their URLs carried).
     pub hosts_given_up: u64,
-    /// Links this layer's pages had that the DOM prefilter flagged (S302).
+    /// Links this layer's pages had that the link-text-ratio prefilter flagged.
     pub dom_noise: u64,
-    /// Distinct link targets that clustering judged noise (S311-S314).
+    /// Distinct link targets that single-pass LCS clustering judged noise.
     pub lcs_noise: u64,
     /// Distinct link targets judged traps.
     pub traps: u64,

@@ -1,4 +1,4 @@
-//! Fetch stage (the map side of S200): polite async HTTP for one partition.
+//! Fetch stage (the map step's network side): polite async HTTP for one partition.
 //!
 //! [`Fetcher`] is shared by a whole run: one [`Exchange`] that performs
 //! each request (the HTTP client, [`HttpExchange`], unless another is

@@ -129,7 +129,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
 }
 
 /// A link row with its noise label: hard reasons (`nofollow`, `scope`)
-/// first, then the DOM prefilter (S302) when `--denoise` is on.
+/// first, then the link-text-ratio prefilter when `--denoise` is on.
 fn link(
     ctx: &ProcessCtx,
     src: &str,

@@ -1,4 +1,4 @@
-//! Concatenating Parquet shards without re-encoding them (the S600 merge).
+//! Concatenating Parquet shards without re-encoding them (the final merge).
 //!
 //! Each shard's row groups are copied into the output byte for byte, column
 //! chunk by column chunk (what parquet's own `parquet-concat` does), so the

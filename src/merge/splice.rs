@@ -1,4 +1,4 @@
-//! The S600 merge on local disk: row groups copied file to file by the
+//! The final merge on local disk: row groups copied file to file by the
 //! kernel, then a new footer that points at their new places.
 //!
 //! The object-storage path ([`super::concat`]) moves every byte through

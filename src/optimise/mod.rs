@@ -11,12 +11,12 @@
 //!    `state/shuffle/layer=L/part-K`; then each target partition is merged
 //!    and taken through steps 2 and 3 on its own, so the step's memory is
 //!    one partition's distinct targets, whatever the size of the layer.
-//! 2. **Clustering** (S311-S314): per domain block, single-pass LCS
+//! 2. **Clustering**: per domain block, single-pass LCS
 //!    clustering over the distinct targets; a cluster that matches the noise
 //!    samples (or a user's known noise URLs), and strong deviants inside a
 //!    cluster, are noise. Their links are relabelled `lcs_cluster` in
 //!    `links/layer=L` and, with `--denoise drop`, not followed.
-//! 3. **Dedup** (S400): each partition's weighted visit/cache list drops
+//! 3. **Dedup**: each partition's weighted visit/cache list drops
 //!    repeats it remembers; the rest are checked against the visited store
 //!    in one merge pass; the new ones, with the URLs layer `L` carried over,
 //!    become `in/layer=L+1`.

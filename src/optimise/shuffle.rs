@@ -80,7 +80,7 @@ struct ShuffleCounts {
     dom_noise: u64,
 }
 
-/// S300's shuffle: every links shard of `layer` is read by its own task
+/// The optimise step's shuffle: every links shard of `layer` is read by its own task
 /// (as many at once as there are cores) and its links, merged per target,
 /// are spilled to the target's partition. Spill files left by a killed
 /// attempt (of this step or of one already committed) are removed first.

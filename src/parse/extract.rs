@@ -1,5 +1,5 @@
 //! One pass of html5ever's tokenizer over a decoded page: title, main text,
-//! links with anchor text, and the DOM blocks of document B's prefilter.
+//! links with anchor text, and the DOM blocks of the link-text-ratio prefilter.
 //!
 //! The tokenizer alone (no tree builder) is about twice as fast as building
 //! a DOM, and every output here is a property of the token stream: blocks
@@ -7,8 +7,9 @@
 //! (or by the end of the document, on malformed pages). Each run of text
 //! belongs to its innermost open block; a block's link-text ratio is the
 //! non-space characters inside `<a>` over all its non-space characters
-//! (S302). Rendering-only content (`script`, `style`, `noscript`,
-//! `template`, hidden subtrees) never reaches the text or the links.
+//! (README, "The URL optimiser"). Rendering-only content (`script`,
+//! `style`, `noscript`, `template`, hidden subtrees) never reaches the text
+//! or the links.
 
 use std::cell::RefCell;
 
@@ -16,8 +17,8 @@ use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::states::RawKind;
 use html5ever::tokenizer::{BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts};
 
-/// Elements that open a block (document B: `td`, `p`, `div`; plus the
-/// semantic containers that the document's "etc." covers).
+/// Elements that open a block: `td`, `p` and `div`, which the link-text-ratio
+/// method names, plus the semantic containers its "etc." leaves open.
 const BLOCKS: &[&str] = &[
     "td", "th", "p", "div", "nav", "header", "footer", "aside", "ul", "ol", "dl", "section", "article", "main", "form",
     "table", "menu",

@@ -4,7 +4,7 @@
 //! pass: [`charset`] picks the encoding (BOM, header, `<meta>`, detection)
 //! and decodes to UTF-8; [`extract`] runs html5ever's tokenizer once and
 //! yields the title, the text runs and links per DOM block. The block's
-//! link-text ratio (document B, S302) rides along on every link, and the
+//! link-text ratio (README, "The URL optimiser") rides along on every link, and the
 //! main text keeps only blocks at or under the noise ratio, so navigation
 //! bars, sidebars and footers stay out of `text`.
 //!
@@ -31,7 +31,7 @@ use crate::urlnorm;
 /// Settings of the parse stage.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ParseConfig {
-    /// Link-text ratio above which a block is navigation (document B: 1/4).
+    /// Link-text ratio above which a block is navigation (default 1/4, `--noise-ratio`).
     pub noise_ratio: f32,
     /// Links kept per page at most (hostile pages carry millions).
     pub max_links: usize,

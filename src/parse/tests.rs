@@ -1,3 +1,7 @@
+//! Unit tests of the parse stage on whole pages: block link-text ratios and
+//! what stays out of the text, link resolution and filtering, malformed
+//! HTML, caps, legacy charsets and HTML sniffing.
+
 use super::*;
 
 fn page(html: &str) -> Page {

@@ -67,10 +67,10 @@ pub struct NextManifest {
     pub next: u64,
     /// Of `next`, URLs carried over unfetched from this layer.
     pub carried: u64,
-    /// Links the DOM prefilter flagged (S302).
+    /// Links the link-text-ratio prefilter flagged.
     #[serde(default)]
     pub dom_noise: u64,
-    /// Distinct followable targets that clustering judged noise (S311-S314).
+    /// Distinct followable targets that single-pass LCS clustering judged noise.
     #[serde(default)]
     pub lcs_noise: u64,
     /// Distinct targets judged traps (ever-deeper paths, query explosions).
@@ -116,7 +116,7 @@ impl NextManifest {
     }
 }
 
-/// The final merge (S600).
+/// The final merge: each layer's shards concatenated into one file.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct MergeManifest {
     pub layers: u32,
