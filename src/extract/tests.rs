@@ -1,3 +1,7 @@
+//! Unit tests of the extract stage: a CSS-selector extractor on the lazily
+//! built DOM, the DOM built only when asked for, a panicking extractor
+//! losing only its own values, and the registry's name checks.
+
 use std::sync::Arc;
 
 use arrow::array::{Array, AsArray};
