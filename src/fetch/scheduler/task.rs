@@ -41,7 +41,12 @@ pub(super) fn reserve_slot(sent: &AtomicU64, epoch: Instant, delay: std::time::D
 /// moment the request really goes out, if later: a task that woke late
 /// pushes the next request's slot back with it.
 pub(super) async fn wait_for_slot(sent: &AtomicU64, epoch: Instant, delay: std::time::Duration) {
-    tokio::time::sleep_until(reserve_slot(sent, epoch, delay)).await;
+    let slot = reserve_slot(sent, epoch, delay);
+    // Most slots are now (no delay, or a host not requested lately): no
+    // timer for those.
+    if slot > Instant::now() {
+        tokio::time::sleep_until(slot).await;
+    }
     let now = u64::try_from(epoch.elapsed().as_micros()).unwrap_or(u64::MAX).max(1);
     sent.fetch_max(now, Ordering::AcqRel);
 }
