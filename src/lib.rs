@@ -17,11 +17,12 @@
 //! | stage | module | unit of work |
 //! |---|---|---|
 //! | input | [`seeds`], [`urlnorm`], [`scope`], [`partition`] | which URLs, which partition owns a site |
-//! | map | [`map`] over [`fetch`] and [`parse`] | [`map::map_partition`]: one partition of one layer |
-//! | optimise | [`optimise`] over [`denoise`] and [`dedup`] | [`optimise::optimise_layer`]: the next layer's input |
+//! | map | [`map`] over [`fetch`] and [`parse`] | [`map::map_task`]: one partition of one layer |
+//! | optimise | [`optimise`] over [`denoise`] and [`dedup`] | [`optimise::optimise_task`]: one target partition's share of the next layer's input |
 //! | merge | [`merge`] | [`merge::merge_layers`]: one file per dataset and layer |
 //! | storage | [`store`] | the data store, object paths ([`store::layout`]), schemas, shards, manifests |
 //! | sequencing | [`driver`] | [`driver::run`]: layers in order, each stage's units of work |
+//! | executors | [`exec`] | where units of work run: this process, child processes, Kubernetes Jobs |
 //!
 //! Each stage takes a narrow context ([`map::MapCtx`],
 //! [`optimise::OptimiseCtx`], a [`store::Store`] for the merge) that
@@ -44,6 +45,7 @@ pub mod dedup;
 pub mod denoise;
 pub mod driver;
 pub mod error;
+pub mod exec;
 pub mod extract;
 pub mod fetch;
 pub mod map;

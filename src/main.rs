@@ -26,8 +26,10 @@ static JEMALLOC_CONF: &[u8; 57] = b"percpu_arena:percpu,dirty_decay_ms:1000,muzz
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 
-use layercrawl::config::{CrawlConfig, RunArgs};
+use layercrawl::config::{CrawlConfig, ExecutorChoice, RunArgs};
 use layercrawl::driver::{self, RunError};
+use layercrawl::exec::task::{self as tasks, TaskError};
+use layercrawl::exec::Phase;
 
 #[derive(Parser)]
 #[command(name = "layercrawl", version, about = "A MapReduce-style layered batch web crawler writing Parquet")]
@@ -48,6 +50,34 @@ enum Command {
     Webfarm(testweb::WebfarmArgs),
     /// Make URLs eligible for crawling again: remove them from the visited store.
     Forget(ForgetArgs),
+    /// Run one unit of work of a layer on its own (what executors start):
+    /// idempotent, needing nothing but the data store.
+    Task(TaskArgs),
+}
+
+#[derive(clap::Args)]
+struct TaskArgs {
+    /// map: partition I of layer L; optimise: target partition I's share of
+    /// layer L+1's input; merge: every layer, once the last is done.
+    #[arg(value_enum)]
+    phase: Phase,
+    /// The crawl's data location (a `layercrawl run` started there).
+    #[arg(long, value_name = "DIR|URL")]
+    data: String,
+    /// The layer (not for merge).
+    #[arg(long, value_name = "L")]
+    layer: Option<u32>,
+    /// The partition (not for merge).
+    #[arg(long, value_name = "I", conflicts_with = "partition_from_env")]
+    partition: Option<u32>,
+    /// Read the partition from this environment variable, as a batch
+    /// scheduler sets it: JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs),
+    /// AWS_BATCH_JOB_ARRAY_INDEX, SLURM_ARRAY_TASK_ID.
+    #[arg(long, value_name = "VAR")]
+    partition_from_env: Option<String>,
+    /// Print what the task did as JSON on stdout.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args)]
@@ -71,6 +101,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => runtime().and_then(|rt| rt.block_on(demo::demo(args)).map_err(Into::into)),
         Command::Webfarm(args) => testweb::run_webfarm(args).map_err(Into::into),
         Command::Forget(args) => forget(&args),
+        Command::Task(args) => task(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -83,6 +114,10 @@ fn main() -> ExitCode {
                 .downcast_ref::<RunError>()
                 .map(RunError::exit_code)
                 .or_else(|| e.downcast_ref::<layercrawl::config::ConfigError>().map(|_| 2))
+                .or_else(|| {
+                    e.downcast_ref::<TaskError>().map(|t| if matches!(t, TaskError::OutOfRange(_)) { 2 } else { 1 })
+                })
+                .or_else(|| e.downcast_ref::<BadTask>().map(|_| 2))
                 .unwrap_or(1);
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
@@ -91,12 +126,77 @@ fn main() -> ExitCode {
 
 fn run(args: &RunArgs) -> anyhow::Result<()> {
     let cfg = CrawlConfig::from_sources(args)?;
+    if cfg.dry_run {
+        return dry_run(&cfg);
+    }
     let json = cfg.json;
     let summary = runtime()?.block_on(driver::run(cfg))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&summary).context("encoding the summary")?);
     } else {
         print!("{}", summary.table());
+    }
+    Ok(())
+}
+
+/// `--dry-run`: the Jobs of the first layer's phases and of the merge, as
+/// YAML documents (each one JSON, which YAML reads), for `kubectl apply
+/// --dry-run=server -f -` or a schema check.
+fn dry_run(cfg: &CrawlConfig) -> anyhow::Result<()> {
+    let ExecutorChoice::Kubernetes(k) = &cfg.executor else {
+        anyhow::bail!("--dry-run needs --executor kubernetes");
+    };
+    let mut phases = vec![(Phase::Map, 0)];
+    if cfg.depth > 0 {
+        phases.push((Phase::Optimise, 0));
+    }
+    phases.push((Phase::Merge, cfg.depth));
+    for (phase, layer) in phases {
+        let job = layercrawl::exec::job_object(k, &cfg.data, cfg.partitions, phase, layer);
+        println!("---\n{}", serde_json::to_string_pretty(&job).context("encoding a Job")?);
+    }
+    Ok(())
+}
+
+/// A `task` command line that names no usable partition.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct BadTask(String);
+
+fn task(args: &TaskArgs) -> anyhow::Result<()> {
+    let part = match (args.phase, args.partition, &args.partition_from_env) {
+        (Phase::Merge, _, _) => 0,
+        (_, Some(p), _) => p,
+        (_, None, Some(var)) => tasks::partition_from_env(var).map_err(BadTask)?,
+        (_, None, None) => {
+            return Err(BadTask(format!(
+                "task {} needs --partition I or --partition-from-env VAR",
+                args.phase.as_str()
+            ))
+            .into())
+        }
+    };
+    let layer = match (args.phase, args.layer) {
+        (Phase::Merge, _) => 0,
+        (_, Some(l)) => l,
+        (_, None) => return Err(BadTask(format!("task {} needs --layer L", args.phase.as_str())).into()),
+    };
+    let report = runtime()?.block_on(tasks::run_task(&args.data, args.phase, layer, part))?;
+    if args.json {
+        println!("{}", serde_json::to_string(&report).context("encoding the report")?);
+    } else {
+        eprintln!(
+            "{} task{}: {} by attempt {} in {:.1} s",
+            report.phase.as_str(),
+            if args.phase == Phase::Merge {
+                String::new()
+            } else {
+                format!(" of layer {} partition {}", report.layer, report.partition)
+            },
+            report.outcome,
+            if report.attempt.is_empty() { "-" } else { &report.attempt },
+            report.seconds
+        );
     }
     Ok(())
 }

@@ -125,6 +125,37 @@ pub struct RunArgs {
     /// [default: 262144]
     #[arg(long, value_name = "N")]
     pub cache_entries: Option<usize>,
+    /// Where the tasks of each layer run: in this process (local), as
+    /// child processes of this program, W at a time (processes), or as
+    /// Kubernetes Indexed Jobs (kubernetes; README, "Running on a
+    /// cluster"). [default: local]
+    #[arg(long, value_name = "local|processes|kubernetes")]
+    pub executor: Option<String>,
+    /// Tasks at once with --executor processes or kubernetes (default: the
+    /// number of cores).
+    #[arg(long, value_name = "W")]
+    pub workers: Option<usize>,
+    /// Kubernetes: the task pods' image (env LAYERCRAWL_IMAGE).
+    #[arg(long, value_name = "IMAGE", env = "LAYERCRAWL_IMAGE")]
+    pub image: Option<String>,
+    /// Kubernetes: the namespace of the Jobs (default: the driver pod's own).
+    #[arg(long, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// Kubernetes: a Secret whose keys become the task pods' environment
+    /// (storage credentials).
+    #[arg(long, value_name = "NAME")]
+    pub worker_secret: Option<String>,
+    /// Kubernetes: the task pods' ServiceAccount. [default: layercrawl-worker]
+    #[arg(long, value_name = "NAME")]
+    pub service_account: Option<String>,
+    /// Print the Kubernetes Jobs the run would create (for the first layer
+    /// and the merge), and exit.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// When another run holds the data location, wait for it to finish
+    /// instead of refusing (exit code 2).
+    #[arg(long)]
+    pub wait: bool,
     /// Print the summary as JSON on stdout (for cron and scripts).
     #[arg(long)]
     pub json: bool,
@@ -173,6 +204,6 @@ mod tests {
             assert_eq!(config(&parse(&[&flag])), defaults, "{flag} is not what leaving --{long} out gives");
             checked += 1;
         }
-        assert!(checked >= 19, "only {checked} options state a default");
+        assert!(checked >= 21, "only {checked} options state a default");
     }
 }

@@ -38,6 +38,13 @@ pub struct JobFile {
     pub cache_entries: Option<usize>,
     pub store_body: Option<String>,
     pub compression: Option<String>,
+    pub executor: Option<String>,
+    pub workers: Option<usize>,
+    pub image: Option<String>,
+    pub namespace: Option<String>,
+    pub worker_secret: Option<String>,
+    pub service_account: Option<String>,
+    pub wait: Option<bool>,
 }
 
 impl JobFile {

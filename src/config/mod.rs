@@ -132,6 +132,17 @@ pub struct OptimiseConfig {
     pub max_query_variants: usize,
 }
 
+/// Where a run's tasks run (`--executor`).
+#[derive(Clone, Debug)]
+pub enum ExecutorChoice {
+    /// In the driver's process.
+    Local,
+    /// Child processes of this program, `workers` at a time.
+    Processes { workers: usize },
+    /// Kubernetes Indexed Jobs.
+    Kubernetes(crate::exec::KubeSettings),
+}
+
 /// Everything a run needs, validated.
 #[derive(Clone, Debug)]
 pub struct CrawlConfig {
@@ -149,6 +160,11 @@ pub struct CrawlConfig {
     pub optimise: OptimiseConfig,
     /// URL normalisation: which query parameters are stripped.
     pub urls: std::sync::Arc<crate::urlnorm::UrlPolicy>,
+    pub executor: ExecutorChoice,
+    /// Wait for another run holding the data location (`--wait`).
+    pub wait: bool,
+    /// Print the Kubernetes Jobs and exit (`--dry-run`).
+    pub dry_run: bool,
     pub json: bool,
     pub quiet: bool,
     /// The extract stage's extractors, whose columns follow the core
@@ -288,6 +304,33 @@ impl CrawlConfig {
         if user_agent.trim().is_empty() || user_agent.contains(['\r', '\n']) {
             return Err(bad("user-agent", "must be a non-empty single line"));
         }
+        let workers = args.workers.or(job.workers).unwrap_or_else(crate::error::cores);
+        if !(1..=10_000).contains(&workers) {
+            return Err(bad("workers", format!("{workers}; allowed 1..=10000")));
+        }
+        let executor = match args.executor.clone().or(job.executor).as_deref() {
+            None | Some("local") => ExecutorChoice::Local,
+            Some("processes") => ExecutorChoice::Processes { workers },
+            Some("kubernetes") => ExecutorChoice::Kubernetes(crate::exec::KubeSettings {
+                workers,
+                image: args.image.clone().or(job.image).ok_or_else(|| {
+                    bad("image", "--executor kubernetes needs the task pods' image (--image, or LAYERCRAWL_IMAGE)")
+                })?,
+                namespace: args.namespace.clone().or(job.namespace),
+                worker_secret: args.worker_secret.clone().or(job.worker_secret),
+                service_account: args
+                    .service_account
+                    .clone()
+                    .or(job.service_account)
+                    .unwrap_or_else(|| "layercrawl-worker".into()),
+            }),
+            Some(other) => {
+                return Err(bad("executor", format!("{other:?}; allowed: local, processes, kubernetes")));
+            }
+        };
+        if args.dry_run && !matches!(executor, ExecutorChoice::Kubernetes(_)) {
+            return Err(bad("dry-run", "prints the Jobs of --executor kubernetes; give that executor"));
+        }
         Ok(Self {
             seeds,
             depth,
@@ -323,6 +366,9 @@ impl CrawlConfig {
                 cache_entries,
                 max_query_variants,
             },
+            executor,
+            wait: args.wait || job.wait.unwrap_or(false),
+            dry_run: args.dry_run,
             json: args.json,
             quiet: args.quiet,
             extractors: crate::extract::Extractors::none(),

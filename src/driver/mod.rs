@@ -2,29 +2,33 @@
 //! sequences the stages; their work lives in [`crate::map`],
 //! [`crate::optimise`] and [`crate::merge`] (ARCHITECTURE.md).
 //!
-//! For each layer `L` up to `--depth`: run every partition's map task
-//! ([`map::map_partition`]) that has no manifest yet, concurrently; then, if
-//! another layer follows, build its input ([`optimise::optimise_layer`]).
-//! After the last layer, [`merge::merge_layers`] compacts the output. Every
-//! step is committed by a manifest, so re-running the same command resumes
-//! a killed run where it stopped.
+//! First it takes the data location's lease (one run at a time). Then, for
+//! each layer `L` up to `--depth`: the executor runs every map task
+//! ([`map::map_task`]) that has no manifest yet; then, if another layer
+//! follows, every optimise task ([`optimise::optimise_task`]), and the
+//! driver seals the layer ([`optimise::seal_layer`]). After the last layer,
+//! the merge task compacts the output. Where tasks run is the executor's
+//! business ([`crate::exec`]). Every step is committed by a manifest, so
+//! re-running the same command resumes a killed run where it stopped.
 
 mod forget;
 mod progress;
+mod sequencer;
 mod summary;
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::config::CrawlConfig;
+use crate::config::{CrawlConfig, ExecutorChoice};
 use crate::error::StageError;
-use crate::fetch::{FetchError, Fetcher, LayerTail};
+use crate::exec::{self, ExecError, Executor, Phase, PhaseRun};
+use crate::fetch::{FetchError, Fetcher};
 use crate::map::{self, MapCtx};
-use crate::merge;
 use crate::optimise::{self, OptimiseCtx};
 use crate::scope::ScopeFilter;
 use crate::seeds::{read_seeds, SeedsError};
-use crate::store::manifest::{MapManifest, NextManifest};
+use crate::store::lease::{Lease, LeaseError};
+use crate::store::manifest::{MergeManifest, NextManifest};
 use crate::store::{layout, Created, Store, StoreError};
 
 pub use crate::store::manifest::RunState;
@@ -51,6 +55,12 @@ pub enum RunError {
     /// A unit of work of a layer failed (storage, the temporary folder).
     #[error(transparent)]
     Stage(#[from] StageError),
+    /// Tasks run elsewhere failed, or their executor could not start them.
+    #[error(transparent)]
+    Exec(ExecError),
+    /// Another run holds the data location's lease.
+    #[error("{0}")]
+    Busy(String),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -60,7 +70,7 @@ impl RunError {
     #[must_use]
     pub fn exit_code(&self) -> i32 {
         match self {
-            Self::Seeds(_) | Self::Incompatible { .. } | Self::BadUrl { .. } => 2,
+            Self::Seeds(_) | Self::Incompatible { .. } | Self::BadUrl { .. } | Self::Busy(_) => 2,
             _ => 1,
         }
     }
@@ -68,14 +78,27 @@ impl RunError {
     /// Whether the data store failed (the message then names the object).
     #[must_use]
     pub fn is_storage(&self) -> bool {
-        matches!(self, Self::Store(_) | Self::Stage(StageError::Store(_)))
+        matches!(
+            self,
+            Self::Store(_) | Self::Stage(StageError::Store(_)) | Self::Exec(ExecError::Stage(StageError::Store(_)))
+        )
+    }
+}
+
+impl From<ExecError> for RunError {
+    fn from(e: ExecError) -> Self {
+        match e {
+            ExecError::Stage(s) => Self::Stage(s),
+            other => Self::Exec(other),
+        }
     }
 }
 
 /// Runs the whole crawl described by `cfg`.
 ///
 /// # Errors
-/// Bad seeds, an incompatible data location, or a storage failure.
+/// Bad seeds, an incompatible data location, another run holding it, a
+/// failed task, or a storage failure.
 pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
     let started = Instant::now();
     let seeds = read_seeds(&cfg.seeds, &cfg.urls)?;
@@ -83,6 +106,25 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
         tracing::warn!("seeds file {} line {}: {}", cfg.seeds.display(), p.line, p.reason);
     }
     let store = Store::open(&cfg.data)?.with_compression(cfg.compression);
+    // One run per data location: before anything is written.
+    let lease = Lease::acquire(&store, cfg.wait).await.map_err(|e| match e {
+        LeaseError::Store(e) => RunError::Store(e),
+        held @ LeaseError::Held { .. } => RunError::Busy(held.to_string()),
+    })?;
+    let result = run_leased(&cfg, &seeds, &store, &lease, started).await;
+    if let Err(e) = lease.release().await {
+        tracing::warn!("cannot release the lease: {e}");
+    }
+    result
+}
+
+async fn run_leased(
+    cfg: &CrawlConfig,
+    seeds: &crate::seeds::Seeds,
+    store: &Store,
+    lease: &Lease,
+    started: Instant,
+) -> Result<RunSummary, RunError> {
     let state = RunState {
         format: 1,
         partitions: cfg.partitions,
@@ -90,23 +132,12 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
         seeds: seeds.urls.iter().map(ToString::to_string).collect(),
         strip_params: Some(cfg.urls.stripped().to_vec()),
     };
-    check_state(&store, &state).await?;
+    check_state(store, &state).await?;
     // What this run's units of work read (a unit run on its own included).
-    let settings = crate::config::RunSettings::of(&cfg);
-    settings.save(&store).await?;
+    let settings = crate::config::RunSettings::of(cfg);
+    settings.save(store).await?;
     let progress = Arc::new(Progress::new(!cfg.quiet && !cfg.json));
     let scope = ScopeFilter::from_seeds(cfg.scope, &seeds.urls);
-    let mapper = MapCtx {
-        store: store.clone(),
-        partitions: cfg.partitions,
-        scope,
-        pages: settings.pages,
-        fetcher: Fetcher::new(&cfg.fetch)?,
-        deadline: None,
-        tail: None,
-        progress: Arc::clone(&progress) as Arc<dyn map::MapProgress>,
-        extract: cfg.extractors.clone(),
-    };
     let optimiser = OptimiseCtx {
         store: store.clone(),
         partitions: cfg.partitions,
@@ -115,13 +146,40 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
         caches: OptimiseCtx::caches(cfg.partitions, cfg.optimise.cache_entries),
         cfg: Arc::new(cfg.optimise.clone()),
     };
-    let cfg = Arc::new(cfg);
+    let executor: Box<dyn Executor> = match &cfg.executor {
+        ExecutorChoice::Local => Box::new(exec::Local {
+            mapper: MapCtx {
+                store: store.clone(),
+                partitions: cfg.partitions,
+                depth: cfg.depth,
+                scope,
+                pages: settings.pages,
+                fetcher: Fetcher::new(&cfg.fetch)?,
+                deadline: None,
+                tail: None,
+                progress: Arc::clone(&progress) as Arc<dyn map::MapProgress>,
+                extract: cfg.extractors.clone(),
+            },
+            optimiser: optimiser.clone(),
+            progress: Arc::clone(&progress),
+            layer_timeout: cfg.layer_timeout,
+            straggler_after: cfg.fetch.straggler_after,
+            layers: cfg.depth + 1,
+        }),
+        ExecutorChoice::Processes { workers } => {
+            Box::new(exec::Processes::new(&cfg.data, *workers, !cfg.quiet && !cfg.json)?)
+        }
+        ExecutorChoice::Kubernetes(k) => {
+            Box::new(exec::Kubernetes::connect(k.clone(), &cfg.data, cfg.partitions).await?)
+        }
+    };
     let mut summary = RunSummary {
         data: store.location().to_string(),
         seeds: seeds.urls.len() as u64,
         seed_problems: seeds.problems.iter().map(|p| format!("line {}: {}", p.line, p.reason)).collect(),
         depth: cfg.depth,
         partitions: cfg.partitions,
+        executor: executor.name().to_string(),
         ..RunSummary::default()
     };
     if !store.exists(&layout::input_manifest(0)).await? {
@@ -129,13 +187,26 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
     }
     for layer in 0..=cfg.depth {
         let layer_start = Instant::now();
-        let mut ls = run_layer(&mapper, &cfg, &progress, layer).await?;
+        let todo = sequencer::pending(store, Phase::Map, layer, cfg.partitions).await?;
+        if !todo.is_empty() {
+            check_lease(lease)?;
+            executor.run(&PhaseRun { phase: Phase::Map, layer, parts: todo }).await?;
+        }
+        let mut ls = sequencer::map_summary(store, layer, cfg.partitions).await?;
         tracing::info!(layer, seconds = layer_start.elapsed().as_secs_f64(), "map done");
         if layer < cfg.depth {
             let next_start = Instant::now();
             let next = match store.get_json::<NextManifest>(&layout::input_manifest(layer + 1)).await? {
                 Some(n) => n,
-                None => optimise::optimise_layer(&optimiser, layer).await?,
+                None => {
+                    optimise::ensure_shuffled(&optimiser, layer).await?;
+                    let todo = sequencer::pending(store, Phase::Optimise, layer, cfg.partitions).await?;
+                    if !todo.is_empty() {
+                        check_lease(lease)?;
+                        executor.run(&PhaseRun { phase: Phase::Optimise, layer, parts: todo }).await?;
+                    }
+                    optimise::seal_layer(&optimiser, layer).await?
+                }
             };
             ls.set_next(&next);
             tracing::info!(
@@ -149,63 +220,25 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
         tracing::info!(layer, fetched = ls.fetched, ok = ls.ok, new_urls = ls.new_urls, "layer done");
         summary.layers.push(ls);
     }
-    // Requests handed over by the last layer have no layer to land in:
-    // their URLs are carried (state/carry), as a layer out of time carries.
-    mapper.fetcher.handover.clear();
     let merge_start = Instant::now();
-    summary.merged = Some(merge::merge_layers(&store, cfg.depth + 1).await?);
+    check_lease(lease)?;
+    executor.run(&PhaseRun { phase: Phase::Merge, layer: cfg.depth, parts: vec![0] }).await?;
+    summary.merged = store.get_json::<MergeManifest>(layout::MERGE_MANIFEST).await?;
     tracing::info!(seconds = merge_start.elapsed().as_secs_f64(), "merge done");
     summary.seconds = started.elapsed().as_secs_f64();
     summary.totals();
     Ok(summary)
 }
 
-/// Runs the map tasks of `layer` that are not committed yet.
-async fn run_layer(ctx: &MapCtx, cfg: &CrawlConfig, progress: &Progress, layer: u32) -> Result<LayerSummary, RunError> {
-    let store = &ctx.store;
-    let mut ls = LayerSummary { layer, ..LayerSummary::default() };
-    let mut todo = Vec::new();
-    let mut done_inputs = 0;
-    for part in 0..cfg.partitions {
-        match store.get_json::<MapManifest>(&layout::map_manifest(layer, part)).await? {
-            Some(m) => {
-                done_inputs += m.input;
-                ls.add(&m);
-            }
-            None => todo.push(part),
-        }
+/// Stops the run when another driver took the lease over (this one had
+/// stalled past its expiry): two runs must never crawl at once.
+fn check_lease(lease: &Lease) -> Result<(), RunError> {
+    if lease.lost() {
+        return Err(RunError::Busy(
+            "this run's lease on the data location was taken over by another run (this one stalled past the lease's expiry); stopping".into(),
+        ));
     }
-    if todo.is_empty() {
-        return Ok(ls);
-    }
-    let total = store.get_json::<NextManifest>(&layout::input_manifest(layer)).await?.map_or(0, |m| m.next);
-    progress.start_layer(layer, total, done_inputs);
-    let mut lctx = ctx.clone();
-    lctx.deadline = cfg.layer_timeout.map(|t| Instant::now() + t);
-    // One seat per map task below, each taken as the task starts.
-    lctx.tail = cfg.fetch.straggler_after.map(|floor| LayerTail::new(todo.len(), floor));
-    let mut tasks = tokio::task::JoinSet::new();
-    for part in todo {
-        let c = lctx.clone();
-        tasks.spawn(async move { map::map_partition(&c, layer, part).await });
-    }
-    let mut first_err = None;
-    while let Some(joined) = tasks.join_next().await {
-        match joined {
-            Ok(Ok(m)) => ls.add(&m),
-            Ok(Err(e)) => {
-                first_err.get_or_insert(e.into());
-            }
-            Err(e) => {
-                first_err.get_or_insert(RunError::Internal(format!("map task panicked: {e}")));
-            }
-        }
-    }
-    progress.finish_layer();
-    match first_err {
-        Some(e) => Err(e),
-        None => Ok(ls),
-    }
+    Ok(())
 }
 
 async fn check_state(store: &Store, now: &RunState) -> Result<(), RunError> {

@@ -132,6 +132,8 @@ pub struct RunSummary {
     pub seed_problems: Vec<String>,
     pub depth: u32,
     pub partitions: u32,
+    /// Where the tasks ran: `local`, `processes` or `kubernetes`.
+    pub executor: String,
     pub layers: Vec<LayerSummary>,
     pub merged: Option<MergeManifest>,
     pub fetched: u64,

@@ -6,9 +6,12 @@
 //! process or any other.
 //!
 //! Input `in/layer=L/part-K`; outputs `doc/layer=L/part-K`,
-//! `links/layer=L/part-K`, the carried-over URLs and the partition's
-//! content hashes; then, last, the manifest that commits them all. The task
-//! is idempotent: re-running it overwrites a killed attempt's outputs.
+//! `links/layer=L/part-K`, the carried-over URLs, the partition's content
+//! hashes and, unless it is the last layer, its links bucketed by target
+//! partition for the optimise step (the shuffle, as in MapReduce); then,
+//! last, the manifest that commits them all. Each attempt writes into its
+//! own folder and the first to commit publishes ([`crate::store::attempt`]),
+//! so the task is idempotent: run again, it does nothing but report.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -25,6 +28,7 @@ use crate::fetch::{ErrorKind, Fetched, Fetcher, LayerTail, UrlSource};
 use crate::parse::ParseConfig;
 use crate::partition::partition_of_host;
 use crate::scope::ScopeFilter;
+use crate::store::attempt::{self, Attempt};
 use crate::store::manifest::{MapManifest, RunState};
 use crate::store::schema::{self, DocRow, InRow, LinkRow};
 use crate::store::scratch::InputRows;
@@ -72,6 +76,8 @@ pub struct MapCtx {
     pub store: Store,
     /// The run's partition count (fixed for a data location).
     pub partitions: u32,
+    /// The crawl's `--depth`: the last layer's links are not shuffled.
+    pub depth: u32,
     pub scope: ScopeFilter,
     pub pages: PageSettings,
     pub fetcher: Fetcher,
@@ -122,6 +128,7 @@ impl MapCtx {
         Ok(Self {
             store: store.with_compression(settings.compression),
             partitions: state.partitions,
+            depth: settings.depth,
             scope: ScopeFilter::from_seeds(state.scope, &seeds),
             pages: settings.pages,
             fetcher,
@@ -179,6 +186,17 @@ impl UrlSource for Urls {
 /// # Errors
 /// Storage failures only; a URL's failure is a row.
 pub async fn map_partition(ctx: &MapCtx, layer: u32, part: u32) -> Result<MapManifest, StageError> {
+    map_task(ctx, layer, part).await.map(|(m, _)| m)
+}
+
+/// Runs the map task of `part` in `layer` unless it is committed already;
+/// returns the committed manifest and whether this call committed it
+/// ([`Created::New`]) or found it committed, by an earlier run or by an
+/// attempt that ran at the same time ([`Created::Existed`]).
+///
+/// # Errors
+/// Storage failures only; a URL's failure is a row.
+pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifest, Created), StageError> {
     // Taken first, so that a task that fails or has nothing to do leaves
     // its layer's tail as soon as it ends.
     let seat = ctx.tail.as_ref().map(LayerTail::seat);
@@ -186,23 +204,26 @@ pub async fn map_partition(ctx: &MapCtx, layer: u32, part: u32) -> Result<MapMan
     if given != ctx.pages.extract_columns {
         return Err(StageError::ExtractorsDiffer { run: ctx.pages.extract_columns.clone(), given });
     }
+    let task_dir = layout::task_attempts(layer, "map", part);
+    if let Some(done) = ctx.store.get_json::<MapManifest>(&layout::map_manifest(layer, part)).await? {
+        attempt::roll_forward(&ctx.store, &task_dir, &done).await?;
+        return Ok((done, Created::Existed));
+    }
     let started = Instant::now();
-    let store = &ctx.store;
+    let attempt = Attempt::start(&task_dir);
+    let store = &attempt.store(&ctx.store);
     let input = Arc::new(read_input(store, layer, part).await?);
     let input_path = layout::input(layer, part);
     let input_err = |e| StageError::Store(StoreError::scratch(&input_path, e));
-    let mut manifest = MapManifest { layer, partition: part, input: input.len() as u64, ..MapManifest::default() };
-    for stale in [
-        layout::doc(layer, part),
-        layout::links(layer, part),
-        layout::carry(layer, part),
-        layout::content(part, layer),
-        layout::samples(layer, part),
-    ] {
-        store.delete(&stale).await?;
-    }
+    let mut manifest = MapManifest {
+        layer,
+        partition: part,
+        attempt: attempt.id.clone(),
+        input: input.len() as u64,
+        ..MapManifest::default()
+    };
     if input.is_empty() {
-        return commit(store, manifest).await;
+        return commit(ctx, &attempt, manifest).await;
     }
     let mut first_urls = load_content_hashes(store, part, layer).await?;
 
@@ -318,6 +339,21 @@ pub async fn map_partition(ctx: &MapCtx, layer: u32, part: u32) -> Result<MapMan
         }
         w.finish().await?;
     }
+    manifest.shuffled = layer < ctx.depth;
+    if layer < ctx.depth && manifest.links > 0 {
+        // The shuffle's map side: this partition's links, merged per
+        // target, bucketed by target partition for the optimise step.
+        let suspects = crate::optimise::Suspects {
+            ratio: ctx.pages.parse.noise_ratio,
+            followed: ctx.pages.denoise.follows_suspects(),
+        };
+        let links_path = store.write_path(&layout::links(layer, part));
+        let max_depth = i32::try_from(ctx.depth).unwrap_or(i32::MAX);
+        let counts =
+            crate::optimise::spill_links(store, &links_path, layer, part, ctx.partitions, max_depth, suspects).await?;
+        manifest.candidates = counts.candidates;
+        manifest.dom_noise = counts.dom_noise;
+    }
     manifest.carried = report.carried.len() as u64;
     manifest.robots_requests = report.robots_requests;
     manifest.retries = report.retries;
@@ -326,18 +362,15 @@ pub async fn map_partition(ctx: &MapCtx, layer: u32, part: u32) -> Result<MapMan
     manifest.stragglers_in_flight = report.stragglers_in_flight;
     manifest.adopted = report.adopted;
     manifest.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    commit(store, manifest).await
+    commit(ctx, &attempt, manifest).await
 }
 
-/// Commits a map task by its manifest, written only if none is there: of
-/// two attempts of one task, the first to commit wins and the other gets
-/// the committed manifest back.
-async fn commit(store: &Store, manifest: MapManifest) -> Result<MapManifest, StageError> {
+/// Commits a map attempt by its manifest, written only if none is there:
+/// of two attempts of one task, the first to commit wins (its outputs are
+/// published) and the other gets the committed manifest back.
+async fn commit(ctx: &MapCtx, attempt: &Attempt, manifest: MapManifest) -> Result<(MapManifest, Created), StageError> {
     let path = layout::map_manifest(manifest.layer, manifest.partition);
-    match store.put_json_new(&path, &manifest).await? {
-        Created::New => Ok(manifest),
-        Created::Existed => Ok(store.get_json(&path).await?.unwrap_or(manifest)),
-    }
+    Ok(attempt::commit(&ctx.store, &path, attempt, manifest).await?)
 }
 
 /// Runs [`process`], turning a panic (a parser bug met on a hostile page)

@@ -37,10 +37,13 @@ pub async fn merge_layers(store: &Store, layers: u32) -> Result<MergeManifest, S
     let mut m = MergeManifest { layers, files: BTreeMap::new(), ..MergeManifest::default() };
     // Each (dataset, layer) is independent: copy them concurrently, one
     // per core, so one file's reads and writes overlap another's.
-    let jobs: Vec<(&str, u32)> = ["doc", "links"].iter().flat_map(|d| (0..layers).map(move |l| (*d, l))).collect();
+    // Datasets by index: a stream of futures over borrowed names cannot
+    // be moved to another task (a limit of the compiler's lifetime checks).
+    const DATASETS: [&str; 2] = ["doc", "links"];
+    let jobs: Vec<(usize, u32)> = (0..DATASETS.len()).flat_map(|d| (0..layers).map(move |l| (d, l))).collect();
     let cores = cores();
     let mut done: Vec<(&str, u32, Merged)> = futures::stream::iter(jobs)
-        .map(|(dataset, layer)| async move { merge_one(store, dataset, layer).await.map(|r| (dataset, layer, r)) })
+        .map(|(d, layer)| async move { merge_one(store, DATASETS[d], layer).await.map(|r| (DATASETS[d], layer, r)) })
         .buffer_unordered(cores)
         .try_collect()
         .await?;

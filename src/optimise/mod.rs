@@ -4,28 +4,35 @@
 //! Its units of work take an [`OptimiseCtx`] (the data store, the run's
 //! optimiser settings and the in-process cache lists), never the driver.
 //!
-//! 1. The links of layer `L` are read and shuffled to the partition of their
+//! 1. The links of layer `L` are shuffled to the partition of their
 //!    target's registrable domain: the followable ones are candidates, the
-//!    ones the DOM prefilter flagged are kept as noise samples. Each links
-//!    shard is merged per target in bounded memory and spilled to
-//!    `state/shuffle/layer=L/part-K`; then each target partition is merged
-//!    and taken through steps 2 and 3 on its own, so the step's memory is
-//!    one partition's distinct targets, whatever the size of the layer.
+//!    ones the DOM prefilter flagged are kept as noise samples. Each map
+//!    task merges its links shard per target in bounded memory and spills
+//!    it to `state/shuffle/layer=L/part-K` ([`spill_links`], the map side);
+//!    then the optimise task of each target partition merges its spills
+//!    and takes them through steps 2 and 3 on its own ([`optimise_task`]),
+//!    so the step's memory is one partition's distinct targets, whatever
+//!    the size of the layer.
 //! 2. **Clustering**: per domain block, single-pass LCS
 //!    clustering over the distinct targets; a cluster that matches the noise
 //!    samples (or a user's known noise URLs), and strong deviants inside a
 //!    cluster, are noise. Their links are relabelled `lcs_cluster` in
-//!    `links/layer=L` and, with `--denoise drop`, not followed.
+//!    `links/layer=L` when the layer is sealed ([`seal_layer`]) and, with
+//!    `--denoise drop`, not followed.
 //! 3. **Dedup**: each partition's weighted visit/cache list drops
 //!    repeats it remembers; the rest are checked against the visited store
 //!    in one merge pass; the new ones, with the URLs layer `L` carried over,
 //!    become `in/layer=L+1`.
 //!
 //! Everything here is deterministic for the same input, so a re-run after
-//! a kill rebuilds exactly the same set (the caches only save work).
+//! a kill rebuilds exactly the same set (the caches only save work). Each
+//! optimise task commits like a map task ([`crate::store::attempt`]); the
+//! seal commits the layer's input by `in.json`.
 
 mod labels;
 mod shuffle;
+
+pub use shuffle::{spill_links, ShuffleCounts, Suspects};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -39,9 +46,10 @@ use crate::dedup::dedup_round;
 use crate::dedup::visited::VisitedStore;
 use crate::denoise::evidence::{self, Sample, SeenTexts, TemplateCount};
 use crate::denoise::NoiseLabel;
-use crate::store::manifest::NextManifest;
+use crate::store::attempt::{self, Attempt};
+use crate::store::manifest::{MapManifest, NextManifest, OptimiseManifest, ShuffleManifest};
 use crate::store::schema::{self, InRow};
-use crate::store::{layout, stream_batches, ShardWriter, Store, StoreError};
+use crate::store::{layout, stream_batches, Created, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
 use crate::config::OptimiseConfig;
@@ -141,53 +149,160 @@ pub async fn seed_layer(ctx: &OptimiseCtx, seeds: &[Url]) -> Result<NextManifest
     Ok(m)
 }
 
-/// Builds `in/layer=L+1` from layer `L`'s links and carried URLs.
-///
-/// The links are first shuffled to their target's partition ([`shuffle`]:
-/// each links shard by its own task, merged per target in bounded memory,
-/// spilled under `state/shuffle/layer=L`); then each target
-/// partition is merged, labelled, de-duplicated and written on its own. So
-/// memory is bounded by one partition's distinct targets, not the layer's.
+/// Builds `in/layer=L+1` from layer `L`'s links and carried URLs, in this
+/// process: the optimise task of every target partition that is not
+/// committed yet (as many at once as there are cores, so memory stays
+/// bounded by a few partitions' targets), then [`seal_layer`].
 ///
 /// # Errors
 /// On storage failures.
 pub async fn optimise_layer(ctx: &OptimiseCtx, layer: u32) -> Result<NextManifest, StageError> {
+    if let Some(done) = ctx.store.get_json::<NextManifest>(&layout::input_manifest(layer + 1)).await? {
+        return Ok(done);
+    }
+    let all: Vec<u32> = (0..ctx.partitions).collect();
+    ensure_shuffled(ctx, layer).await?;
+    optimise_tasks(ctx, layer, &all).await?;
+    seal_layer(ctx, layer).await
+}
+
+/// Makes sure the links of `layer` are shuffled to their target
+/// partitions before its optimise tasks run: each map task shuffles its
+/// own, except as the last layer of a crawl, so a crawl deepened later
+/// shuffles that layer's links here, from its links files, once.
+///
+/// # Errors
+/// On storage failures.
+pub async fn ensure_shuffled(ctx: &OptimiseCtx, layer: u32) -> Result<(), StageError> {
     let store = &ctx.store;
-    let opt = &*ctx.cfg;
-    let mut m = NextManifest { layer: layer + 1, ..NextManifest::default() };
+    if store.exists(&layout::shuffle_manifest(layer)).await? {
+        return Ok(());
+    }
+    for k in 0..ctx.partitions {
+        match store.get_json::<MapManifest>(&layout::map_manifest(layer, k)).await? {
+            Some(m) if m.shuffled => {}
+            _ => {
+                tracing::info!(layer, "shuffling the layer's links again: it was the last layer of a shallower run");
+                let counts = shuffle::respill_layer(ctx, layer).await?;
+                let done = ShuffleManifest { layer, candidates: counts.candidates, dom_noise: counts.dom_noise };
+                store.put_json_new(&layout::shuffle_manifest(layer), &done).await?;
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs the optimise tasks of target partitions `parts` after `layer` in
+/// this process, as many at once as there are cores.
+///
+/// # Errors
+/// The first task's failure.
+pub async fn optimise_tasks(ctx: &OptimiseCtx, layer: u32, parts: &[u32]) -> Result<(), StageError> {
     let started = std::time::Instant::now();
-    shuffle::shuffle_links(ctx, layer, &mut m).await?;
-    tracing::debug!(layer, seconds = started.elapsed().as_secs_f64(), "links shuffled to their target partitions");
-    // Partitions are independent from here on (their own targets, cache
-    // list and visited store): one per core at a time, each on its own
-    // task so they run in parallel, while memory stays bounded by a few
-    // partitions' targets.
-    let cores = cores();
-    let mut parts = futures::stream::iter(0..ctx.partitions)
-        .map(|k| {
-            let ctx = ctx.clone();
-            tokio::spawn(async move { optimise_partition(&ctx, layer, k).await })
-        })
-        .buffer_unordered(cores);
-    let mut labels: HashMap<u64, NoiseLabel> = HashMap::new();
-    let mut followed_targets = 0u64;
-    while let Some(joined) = parts.next().await {
-        let part = joined.map_err(|e| StageError::Internal(format!("optimise task failed: {e}")))??;
-        followed_targets += part.followed_targets;
-        m.add_partition(&part.stats);
-        labels.extend(part.labels);
+    let seats = Arc::new(tokio::sync::Semaphore::new(cores()));
+    let mut tasks = tokio::task::JoinSet::new();
+    for &k in parts {
+        let (ctx, seats) = (ctx.clone(), Arc::clone(&seats));
+        tasks.spawn(async move {
+            let _seat = seats.acquire_owned().await;
+            optimise_task(&ctx, layer, k).await
+        });
+    }
+    while let Some(joined) = tasks.join_next().await {
+        joined.map_err(|e| StageError::Internal(format!("optimise task failed: {e}")))??;
     }
     tracing::debug!(layer, seconds = started.elapsed().as_secs_f64(), "partitions labelled and de-duplicated");
+    Ok(())
+}
+
+/// Seals the optimise step of `layer` once every target partition's task
+/// has committed: the noise labels are applied to `links/layer=L`, the
+/// counts summed, and `in/layer=L+1` committed by its manifest; the
+/// shuffle's spills and the layer's attempt folders are then removed.
+/// Idempotent: a sealed layer's manifest is returned as it is.
+///
+/// # Errors
+/// When a partition's task has not committed, or on storage failures.
+pub async fn seal_layer(ctx: &OptimiseCtx, layer: u32) -> Result<NextManifest, StageError> {
+    let store = &ctx.store;
+    if let Some(done) = store.get_json::<NextManifest>(&layout::input_manifest(layer + 1)).await? {
+        return Ok(done);
+    }
+    let mut m = NextManifest { layer: layer + 1, ..NextManifest::default() };
+    let mut followed_targets = 0u64;
+    let mut labels: HashMap<u64, NoiseLabel> = HashMap::new();
+    let respilled = store.get_json::<ShuffleManifest>(&layout::shuffle_manifest(layer)).await?;
+    if let Some(r) = &respilled {
+        (m.candidates, m.dom_noise) = (r.candidates, r.dom_noise);
+    }
+    for k in 0..ctx.partitions {
+        if let Some(map) = store.get_json::<MapManifest>(&layout::map_manifest(layer, k)).await? {
+            if respilled.is_none() {
+                m.candidates += map.candidates;
+                m.dom_noise += map.dom_noise;
+            }
+        }
+        let path = layout::optimise_manifest(layer, k);
+        let part: OptimiseManifest = store.get_json(&path).await?.ok_or_else(|| {
+            StageError::Internal(format!(
+                "layer {layer} cannot be sealed: the optimise task of partition {k} has not committed ({path} is missing)"
+            ))
+        })?;
+        attempt::roll_forward(store, &layout::task_attempts(layer, "optimise", k), &part).await?;
+        followed_targets += part.followed_targets;
+        m.add_partition(&part.stats);
+        if part.labels > 0 {
+            labels.extend(labels::read_labels(store, &layout::labels(layer, k)).await?);
+        }
+    }
     // Repeats within the round: every followable link to a target after its first.
     m.visit_hits += m.candidates.saturating_sub(followed_targets);
     if !labels.is_empty() {
+        let started = std::time::Instant::now();
         let n = labels.len();
-        labels::relabel_links(store, layer, labels, opt.denoise == Denoise::Mark).await?;
+        labels::relabel_links(store, layer, labels, ctx.cfg.denoise == Denoise::Mark).await?;
         tracing::debug!(layer, seconds = started.elapsed().as_secs_f64(), labels = n, "links relabelled");
     }
     commit_layer_input(ctx, layer + 1, &mut m).await?;
-    shuffle::clear(store).await?;
+    shuffle::clear(store, layer).await?;
+    attempt::discard(store, &format!("state/labels/layer={layer}")).await?;
+    attempt::discard(store, &layout::layer_attempts(layer)).await?;
     Ok(m)
+}
+
+/// Runs the optimise task of target partition `k` after `layer` unless it
+/// is committed already: its merged candidates labelled, de-duplicated and
+/// written as its share of `in/layer=L+1`, its labels kept for the seal.
+/// Returns the committed manifest and whether this call committed it.
+///
+/// # Errors
+/// On storage failures.
+pub async fn optimise_task(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<(OptimiseManifest, Created), StageError> {
+    let path = layout::optimise_manifest(layer, k);
+    let task_dir = layout::task_attempts(layer, "optimise", k);
+    if let Some(done) = ctx.store.get_json::<OptimiseManifest>(&path).await? {
+        attempt::roll_forward(&ctx.store, &task_dir, &done).await?;
+        return Ok((done, Created::Existed));
+    }
+    let started = std::time::Instant::now();
+    let attempt = Attempt::start(&task_dir);
+    let staged = OptimiseCtx { store: attempt.store(&ctx.store), ..ctx.clone() };
+    let part = optimise_partition(&staged, layer, k).await?;
+    let n_labels = part.labels.len() as u64;
+    if n_labels > 0 {
+        labels::write_labels(&staged.store, &layout::labels(layer, k), &part.labels).await?;
+    }
+    let manifest = OptimiseManifest {
+        layer,
+        partition: k,
+        attempt: attempt.id.clone(),
+        stats: part.stats,
+        followed_targets: part.followed_targets,
+        labels: n_labels,
+        elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    };
+    Ok(attempt::commit(&ctx.store, &path, &attempt, manifest).await?)
 }
 
 /// What one partition's share of the optimise step found.

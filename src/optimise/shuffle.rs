@@ -9,7 +9,6 @@ use futures::StreamExt;
 
 use crate::denoise::NoiseLabel;
 use crate::store::column::{Tuned, Tuning};
-use crate::store::manifest::NextManifest;
 use crate::store::schema::{self, InRow};
 use crate::store::{layout, stream_batches, ShardWriter, Store, StoreError};
 use crate::urlnorm;
@@ -64,56 +63,76 @@ impl Merged {
 /// bounds the step's memory while it reads the links.
 const COMBINE_ENTRIES: usize = 1 << 17;
 
-/// Removes every spill file: those of a killed attempt before a shuffle
-/// starts, and a layer's once its input is committed.
-pub(super) async fn clear(store: &Store) -> Result<(), StoreError> {
-    for (path, _) in store.list(layout::SHUFFLE).await? {
-        store.delete(&path).await?;
-    }
-    Ok(())
+/// Removes the spill files of `layer`, once its next layer's input is committed.
+pub(super) async fn clear(store: &Store, layer: u32) -> Result<(), StoreError> {
+    crate::store::attempt::discard(store, &layout::shuffle_dir(layer)).await
 }
 
-/// What one shuffle task counted.
+/// What the map side of the shuffle counted in one links shard.
 #[derive(Default)]
-struct ShuffleCounts {
-    candidates: u64,
-    dom_noise: u64,
+pub struct ShuffleCounts {
+    /// Followable links to targets within `--depth`.
+    pub candidates: u64,
+    /// Links the link-text-ratio prefilter flagged.
+    pub dom_noise: u64,
 }
 
-/// The optimise step's shuffle: every links shard of `layer` is read by its own task
-/// (as many at once as there are cores) and its links, merged per target,
-/// are spilled to the target's partition. Spill files left by a killed
-/// attempt (of this step or of one already committed) are removed first.
-pub(super) async fn shuffle_links(ctx: &OptimiseCtx, layer: u32, m: &mut NextManifest) -> Result<(), StageError> {
+/// The map side of the shuffle, run by map task `part` of `layer` on the
+/// links shard it wrote (at `path`): its links, merged per target in
+/// bounded memory, are spilled to `state/shuffle/layer=L/part-T/` of their
+/// target partition T, through `store` (the task attempt's handle, so they
+/// are published with its other outputs).
+///
+/// # Errors
+/// When the shard cannot be read or a spill file written.
+pub async fn spill_links(
+    store: &Store,
+    path: &str,
+    layer: u32,
+    part: u32,
+    parts: u32,
+    max_depth: i32,
+    suspects: Suspects,
+) -> Result<ShuffleCounts, StageError> {
+    shuffle_shard(store, path, layer, part as usize, parts, max_depth, suspects, COMBINE_ENTRIES).await
+}
+
+/// The shuffle of `layer` redone from its links files (per-partition
+/// shards, or the merged file of a finished crawl), when some of its map
+/// tasks did not shuffle: they ran as the last layer of a crawl that is
+/// now deepened. Spills of an interrupted earlier try are removed first;
+/// each file is read by its own task, as many at once as there are cores.
+pub(super) async fn respill_layer(ctx: &OptimiseCtx, layer: u32) -> Result<ShuffleCounts, StageError> {
     let store = &ctx.store;
-    clear(store).await?;
+    clear(store, layer).await?;
     let max_depth = i32::try_from(ctx.depth).unwrap_or(i32::MAX);
     let parts = ctx.partitions;
-    let width = cores();
     let suspects = Suspects { ratio: ctx.noise_ratio, followed: ctx.cfg.denoise.follows_suspects() };
-    let shards = link_shards(store, layer).await?;
-    let mut tasks = futures::stream::iter(shards.into_iter().enumerate().map(|(j, path)| {
-        let store = store.clone();
-        tokio::spawn(async move {
+    let seats = std::sync::Arc::new(tokio::sync::Semaphore::new(cores()));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (j, path) in link_shards(store, layer).await?.into_iter().enumerate() {
+        let (store, seats) = (store.clone(), std::sync::Arc::clone(&seats));
+        tasks.spawn(async move {
+            let _seat = seats.acquire_owned().await;
             shuffle_shard(&store, &path, layer, j, parts, max_depth, suspects, COMBINE_ENTRIES).await
-        })
-    }))
-    .buffer_unordered(width);
-    while let Some(joined) = tasks.next().await {
-        let counts = joined.map_err(|e| StageError::Internal(format!("shuffle task failed: {e}")))??;
-        m.candidates += counts.candidates;
-        m.dom_noise += counts.dom_noise;
+        });
     }
-    Ok(())
+    let mut total = ShuffleCounts::default();
+    while let Some(joined) = tasks.join_next().await {
+        let counts = joined.map_err(|e| StageError::Internal(format!("shuffle task failed: {e}")))??;
+        total.candidates += counts.candidates;
+        total.dom_noise += counts.dom_noise;
+    }
+    Ok(total)
 }
 
 /// How the DOM prefilter's suspects are told and treated.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Suspects {
+pub struct Suspects {
     /// `--noise-ratio`: a link in a block above it is a suspect.
-    pub(super) ratio: f32,
+    pub ratio: f32,
     /// Whether the mode follows suspects (all but `strict`).
-    pub(super) followed: bool,
+    pub followed: bool,
 }
 
 /// Reads one links shard and spills its targets, merged, to their partitions.

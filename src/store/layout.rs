@@ -35,6 +35,42 @@ pub fn map_manifest(layer: u32, part: u32) -> String {
 pub fn input_manifest(layer: u32) -> String {
     format!("state/manifest/layer={layer}/in.json")
 }
+/// The commit marker of the optimise step of target partition `part`
+/// after `layer` (its share of `in/layer=L+1`).
+#[must_use]
+pub fn optimise_manifest(layer: u32, part: u32) -> String {
+    format!("state/manifest/layer={layer}/optimise-{part:05}.json")
+}
+/// The commit marker of a layer's shuffle redone from its links files.
+#[must_use]
+pub fn shuffle_manifest(layer: u32) -> String {
+    format!("state/manifest/layer={layer}/shuffle.json")
+}
+/// Noise labels that the optimise step of target partition `part` gave
+/// to link targets of `layer`, applied to the links when the layer is sealed.
+#[must_use]
+pub fn labels(layer: u32, part: u32) -> String {
+    format!("state/labels/layer={layer}/part-{part:05}.bin")
+}
+/// Every attempt folder of every task (see `store::attempt`).
+pub const ATTEMPTS: &str = "state/attempts";
+/// The attempt folders of the tasks of one layer.
+#[must_use]
+pub fn layer_attempts(layer: u32) -> String {
+    format!("{ATTEMPTS}/layer={layer}")
+}
+/// The attempt folders of one task: `phase` is `map` or `optimise`.
+#[must_use]
+pub fn task_attempts(layer: u32, phase: &str, part: u32) -> String {
+    format!("{}/{phase}-{part:05}", layer_attempts(layer))
+}
+/// The driver's lease: one run per data location.
+pub const LEASE: &str = "state/lease.json";
+/// The marker of one takeover of a stale lease (named after its token).
+#[must_use]
+pub fn lease_takeover(token: &str) -> String {
+    format!("state/lease-takeover/{token}.json")
+}
 /// The commit marker of the final merge.
 pub const MERGE_MANIFEST: &str = "state/manifest/merge.json";
 /// The settings of the latest run, which its units of work read.

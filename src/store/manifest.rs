@@ -1,9 +1,11 @@
-//! Commit markers: a partition's outputs count only once its manifest exists.
+//! Commit markers: a task's outputs count only once its manifest exists.
 //!
 //! The protocol needs no lock service: every output file is written
-//! atomically first, the manifest last. A re-run treats a partition with a
-//! manifest as done and redoes any other one from scratch, overwriting its
-//! half-made outputs, so a killed run resumes with nothing lost or doubled.
+//! atomically into the attempt's own folder first, the manifest last,
+//! create-if-absent, and then the outputs are moved into place
+//! ([`super::attempt`]). A re-run treats a task with a manifest as done and
+//! redoes any other one from scratch in a new attempt, so a killed run
+//! resumes with nothing lost or doubled.
 
 use std::collections::BTreeMap;
 
@@ -14,6 +16,9 @@ use serde::{Deserialize, Serialize};
 pub struct MapManifest {
     pub layer: u32,
     pub partition: u32,
+    /// The attempt that committed it ([`super::attempt`]).
+    #[serde(default)]
+    pub attempt: String,
     /// URLs in this partition's input.
     pub input: u64,
     /// Rows written to `doc` (fetched or failed).
@@ -53,6 +58,58 @@ pub struct MapManifest {
     pub hosts_given_up: u64,
     /// Wall time of the partition, milliseconds.
     pub elapsed_ms: u64,
+    /// Followable links to targets within `--depth`, as shuffled to their
+    /// target partitions for the optimise step (before dedup).
+    #[serde(default)]
+    pub candidates: u64,
+    /// Links the link-text-ratio prefilter flagged.
+    #[serde(default)]
+    pub dom_noise: u64,
+    /// Whether the task shuffled its links for the optimise step (every
+    /// layer but the last; a crawl deepened later shuffles them then).
+    #[serde(default)]
+    pub shuffled: bool,
+}
+
+/// The shuffle of a layer redone from its links files, when some of its
+/// map tasks did not shuffle (they ran as the last layer of a crawl that
+/// was deepened later); its counts replace theirs.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ShuffleManifest {
+    pub layer: u32,
+    pub candidates: u64,
+    pub dom_noise: u64,
+}
+
+impl super::attempt::Committed for MapManifest {
+    fn attempt(&self) -> &str {
+        &self.attempt
+    }
+}
+
+/// What the optimise step of one target partition produced: its share of
+/// the next layer's input.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct OptimiseManifest {
+    /// The layer whose links were optimised (its share is of `layer + 1`).
+    pub layer: u32,
+    pub partition: u32,
+    #[serde(default)]
+    pub attempt: String,
+    /// Its counts (summed over partitions into the layer's [`NextManifest`]).
+    pub stats: NextManifest,
+    /// Distinct targets some link follows.
+    pub followed_targets: u64,
+    /// Targets given a noise label (`state/labels`).
+    pub labels: u64,
+    /// Wall time, milliseconds.
+    pub elapsed_ms: u64,
+}
+
+impl super::attempt::Committed for OptimiseManifest {
+    fn attempt(&self) -> &str {
+        &self.attempt
+    }
 }
 
 /// What the optimise step of one layer produced: the next layer's input.

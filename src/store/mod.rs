@@ -1,15 +1,19 @@
 //! Storage stage: every byte the crawl keeps goes through here.
 //!
-//! A [`Store`] wraps one `object_store` backend (a local folder by default,
-//! `memory://` in tests, cloud stores behind cargo features later) and offers
-//! the few operations the pipeline needs: atomic puts, gets, listings and
-//! streaming Parquet shard writers. Atomicity is the backend's: a local put
-//! writes a staging file and renames it, an object-store put is atomic by
-//! contract. The commit protocol built on top (manifests) lives in
-//! [`manifest`].
+//! A [`Store`] wraps one `object_store` backend (a local folder by default;
+//! `s3://`, `gs://` and `az://` object storage; `memory://` in tests) and
+//! offers the few operations the pipeline needs: atomic puts, conditional
+//! (create-if-absent) puts, gets, listings and streaming Parquet shard
+//! writers. Atomicity is the backend's: a local put writes a staging file
+//! and renames it, an object-store put is atomic by contract. The commit
+//! protocol built on top (attempts and manifests) lives in [`attempt`] and
+//! [`manifest`]; the one-run-per-location lease in [`lease`].
 
+pub mod attempt;
+mod cloud;
 pub mod column;
 pub mod layout;
+pub mod lease;
 pub mod manifest;
 mod parquet_io;
 pub mod schema;
@@ -108,6 +112,9 @@ pub struct Store {
     /// straight to staging files in it (no upload buffers).
     local_root: Option<Arc<std::path::PathBuf>>,
     compression: Compression,
+    /// The folder of a task attempt that this handle writes into (see
+    /// [`attempt`]): every write and delete goes under it, reads do not.
+    staged: Option<Arc<str>>,
 }
 
 /// How the Parquet files a run writes are compressed (`--compression`).
@@ -166,11 +173,14 @@ impl std::fmt::Display for Compression {
 
 impl Store {
     /// Opens `location`: a local folder (created if missing), a `file://`
-    /// URL, or `memory://` (a fresh in-process store, for tests).
+    /// URL, `s3://bucket/prefix`, `gs://bucket/prefix`,
+    /// `az://container/prefix` (configured from the environment as each
+    /// cloud's own tools are; README, "Running on a cluster"), or
+    /// `memory://` (a fresh in-process store, for tests).
     ///
     /// # Errors
-    /// When the folder cannot be created or the URL scheme is not supported
-    /// by this build.
+    /// When the folder cannot be created, the cloud store's settings are
+    /// incomplete, or the URL scheme is unknown.
     pub fn open(location: &str) -> Result<Self, StoreError> {
         let open_err = |reason: String| StoreError::Open { location: location.to_string(), reason };
         if location == "memory://" || location.starts_with("memory://") {
@@ -179,10 +189,7 @@ impl Store {
         let dir = if let Some(rest) = location.strip_prefix("file://") {
             std::path::PathBuf::from(rest)
         } else if location.contains("://") {
-            let scheme = location.split("://").next().unwrap_or_default();
-            return Err(open_err(format!(
-                "the `{scheme}://` scheme is not supported by this build; use a local folder, file:// or memory://"
-            )));
+            return cloud::open(location).map(|inner| Self::from_object_store(inner, location));
         } else {
             std::path::PathBuf::from(location)
         };
@@ -194,13 +201,51 @@ impl Store {
             location: dir.display().to_string(),
             local_root: Some(Arc::new(dir)),
             compression: Compression::default(),
+            staged: None,
         })
     }
 
     /// Wraps an existing backend (used by tests and by cloud builds).
     #[must_use]
     pub fn from_object_store(inner: Arc<dyn ObjectStore>, location: impl Into<String>) -> Self {
-        Self { inner, location: location.into(), local_root: None, compression: Compression::default() }
+        Self { inner, location: location.into(), local_root: None, compression: Compression::default(), staged: None }
+    }
+
+    /// A handle that writes into the attempt folder `dir`: what the store
+    /// is for the unit of work of one attempt ([`attempt::Attempt`]).
+    #[must_use]
+    pub(crate) fn staged_in(&self, dir: &str) -> Self {
+        Self { staged: Some(Arc::from(dir)), ..self.clone() }
+    }
+
+    /// Where a write of `path` through this handle lands: `path` itself,
+    /// or its place in the attempt folder.
+    #[must_use]
+    pub(crate) fn write_path(&self, path: &str) -> String {
+        match &self.staged {
+            Some(dir) => format!("{dir}/{path}"),
+            None => path.to_string(),
+        }
+    }
+
+    /// Moves every object under `dir` to its path with `dir/` removed: a
+    /// rename in a local folder, a copy and a delete on object storage.
+    /// Each move is whole, and a move interrupted half-way is done again
+    /// by the next call (the object is still under `dir`). Returns the
+    /// objects moved.
+    ///
+    /// # Errors
+    /// When a listing, copy or delete fails.
+    pub(crate) async fn publish(&self, dir: &str) -> Result<u64, StoreError> {
+        let mut moved = 0;
+        let prefix = format!("{dir}/");
+        for (from, _) in self.list(dir).await? {
+            let Some(to) = from.strip_prefix(&prefix) else { continue };
+            let (from, to) = (Path::from(from.as_str()), Path::from(to));
+            self.inner.rename(&from, &to).await.map_err(|e| StoreError::object(&to, e))?;
+            moved += 1;
+        }
+        Ok(moved)
     }
 
     /// The same store, writing its Parquet files with `compression`.
@@ -241,7 +286,7 @@ impl Store {
     /// # Errors
     /// When the backend refuses the write (e.g. a full disk or no permission).
     pub async fn put(&self, path: &str, bytes: Bytes) -> Result<(), StoreError> {
-        let p = Path::from(path);
+        let p = Path::from(self.write_path(path));
         self.inner.put(&p, PutPayload::from_bytes(bytes)).await.map(|_| ()).map_err(|e| StoreError::object(&p, e))
     }
 
@@ -251,7 +296,7 @@ impl Store {
     /// # Errors
     /// When the backend refuses the write.
     pub async fn put_new(&self, path: &str, bytes: Bytes) -> Result<Created, StoreError> {
-        let p = Path::from(path);
+        let p = Path::from(self.write_path(path));
         let opts = object_store::PutOptions { mode: object_store::PutMode::Create, ..Default::default() };
         match self.inner.put_opts(&p, PutPayload::from_bytes(bytes), opts).await {
             Ok(_) => Ok(Created::New),
@@ -317,7 +362,7 @@ impl Store {
     /// # Errors
     /// When the backend refuses the deletion.
     pub async fn delete(&self, path: &str) -> Result<(), StoreError> {
-        let p = Path::from(path);
+        let p = Path::from(self.write_path(path));
         match self.inner.delete(&p).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(StoreError::object(&p, e)),
@@ -370,5 +415,18 @@ mod tests {
     fn unsupported_scheme_is_a_clear_error() {
         let err = Store::open("ftp://x/y").expect_err("must refuse");
         assert!(err.to_string().contains("ftp://"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn staged_writes_land_in_the_attempt_folder_until_published() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().display().to_string()).expect("open");
+        let staged = store.staged_in("state/attempts/t/a1");
+        staged.put("doc/x.json", Bytes::from_static(b"{}")).await.expect("put");
+        assert!(!store.exists("doc/x.json").await.expect("exists"), "not visible before publishing");
+        assert!(store.exists("state/attempts/t/a1/doc/x.json").await.expect("exists"));
+        assert_eq!(store.publish("state/attempts/t/a1").await.expect("publish"), 1);
+        assert_eq!(store.get("doc/x.json").await.expect("get").as_deref(), Some(&b"{}"[..]));
+        assert_eq!(store.publish("state/attempts/t/a1").await.expect("publish again"), 0, "nothing left to move");
     }
 }

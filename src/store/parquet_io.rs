@@ -160,6 +160,7 @@ impl ShardWriter {
     pub fn create(store: &Store, path: &str, schema: SchemaRef, row_group_bytes: usize) -> Result<Self, StoreError> {
         let props = properties(store.compression().codec(), &schema, row_group_bytes);
         let perr = |source| StoreError::Parquet { path: path.to_string(), source };
+        let path = &store.write_path(path);
         let (out, upload) = match store.access() {
             super::Access::Folder(root) => {
                 let target = root.join(path);
@@ -173,7 +174,7 @@ impl ShardWriter {
             }
             super::Access::Objects => {
                 let encoded = SharedBuf::default();
-                let sink = BufWriter::with_capacity(store.backend(), Path::from(path), UPLOAD_CHUNK);
+                let sink = BufWriter::with_capacity(store.backend(), Path::from(path.as_str()), UPLOAD_CHUNK);
                 (Out::Upload(encoded.clone()), Some((encoded, sink)))
             }
         };

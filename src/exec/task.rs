@@ -1,0 +1,100 @@
+//! One unit of work run on its own (`layercrawl task`): given only the
+//! data store, the phase, the layer and the partition. Idempotent: a task
+//! already committed exits at once, successfully.
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::Phase;
+use crate::error::StageError;
+use crate::map::{self, MapCtx};
+use crate::merge;
+use crate::optimise::{self, OptimiseCtx};
+use crate::store::{Created, Store};
+
+/// What a task did.
+#[derive(Clone, Debug, Serialize)]
+pub struct TaskReport {
+    pub phase: Phase,
+    pub layer: u32,
+    pub partition: u32,
+    /// `committed` when this run committed the task, `already committed`
+    /// when an earlier or concurrent attempt had.
+    pub outcome: &'static str,
+    /// The attempt whose outputs count.
+    pub attempt: String,
+    pub seconds: f64,
+}
+
+/// Why a task could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskError {
+    #[error(transparent)]
+    Stage(#[from] StageError),
+    /// The layer or partition is not one of the crawl's (bad input: exit 2).
+    #[error("{0}")]
+    OutOfRange(String),
+}
+
+/// Runs task `part` of `phase` in `layer` on the crawl at `data`.
+///
+/// # Errors
+/// A layer or partition outside the crawl's, or the task's failure.
+pub async fn run_task(data: &str, phase: Phase, layer: u32, part: u32) -> Result<TaskReport, TaskError> {
+    let started = Instant::now();
+    let store = Store::open(data).map_err(StageError::from)?;
+    let (state, settings) = map::load_run(&store).await?;
+    if phase != Phase::Merge && part >= state.partitions {
+        return Err(TaskError::OutOfRange(format!(
+            "partition {part} is not one of the crawl's {} partitions (0..={}) at {data}",
+            state.partitions,
+            state.partitions - 1
+        )));
+    }
+    let last = if phase == Phase::Optimise { settings.depth.saturating_sub(1) } else { settings.depth };
+    if phase != Phase::Merge && (layer > last || (phase == Phase::Optimise && settings.depth == 0)) {
+        return Err(TaskError::OutOfRange(format!(
+            "layer {layer} has no {} phase in this crawl of depth {} at {data}",
+            phase.as_str(),
+            settings.depth
+        )));
+    }
+    let (created, attempt) = match phase {
+        Phase::Map => {
+            let ctx = MapCtx::open(store).await?;
+            let (m, created) = map::map_task(&ctx, layer, part).await?;
+            (created, m.attempt)
+        }
+        Phase::Optimise => {
+            let ctx = OptimiseCtx::open(store).await?;
+            let (m, created) = optimise::optimise_task(&ctx, layer, part).await?;
+            (created, m.attempt)
+        }
+        Phase::Merge => {
+            merge::merge_layers(&store.with_compression(settings.compression), settings.depth + 1).await?;
+            (Created::New, String::new())
+        }
+    };
+    Ok(TaskReport {
+        phase,
+        layer,
+        partition: part,
+        outcome: if created == Created::New { "committed" } else { "already committed" },
+        attempt,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The partition index a scheduler gives a task in the environment
+/// variable `var` (`JOB_COMPLETION_INDEX` on Kubernetes,
+/// `AWS_BATCH_JOB_ARRAY_INDEX`, `SLURM_ARRAY_TASK_ID`).
+///
+/// # Errors
+/// When the variable is missing or not a number.
+pub fn partition_from_env(var: &str) -> Result<u32, String> {
+    let value =
+        std::env::var(var).map_err(|_| format!("environment variable {var} is not set (--partition-from-env)"))?;
+    value.trim().parse().map_err(|_| format!("environment variable {var}={value:?} is not a partition number"))
+}
