@@ -5,12 +5,18 @@ Run it with the Python of the virtualenv that scripts/objstores.sh makes:
   target/objstores-venv/bin/python scripts/objstores.py mkbucket --endpoint http://127.0.0.1:PORT NAME
   target/objstores-venv/bin/python scripts/objstores.py mkcontainer --endpoint http://127.0.0.1:PORT NAME
 
+  target/objstores-venv/bin/python scripts/objstores.py download --endpoint URL s3|az BUCKET PREFIX DEST
+  target/objstores-venv/bin/python scripts/objstores.py rm --endpoint URL s3|az BUCKET KEY
+
 mkbucket makes an S3 bucket on moto's server (dummy credentials, region
 us-east-1); mkcontainer makes a blob container on Azurite, as its fixed
 development account devstoreaccount1. Both are idempotent: a bucket or
-container that is already there is fine. Exit code 0 on success, 1 on any
-other error (printed on stderr).
+container that is already there is fine. download copies every object under
+PREFIX into the folder DEST (keeping the paths below PREFIX), so the tests
+read a crawl's output with the same code as a local one; rm deletes one
+object. Exit code 0 on success, 1 on any other error (printed on stderr).
 """
+import os
 import argparse
 import sys
 
@@ -63,6 +69,53 @@ def mkcontainer(endpoint, name):
         pass
 
 
+def s3_client(endpoint):
+    import boto3
+
+    return boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        aws_access_key_id=S3_KEY_ID,
+        aws_secret_access_key=S3_SECRET,
+        region_name=S3_REGION,
+    )
+
+
+def az_container(endpoint, name):
+    from azure.storage.blob import BlobServiceClient
+
+    return BlobServiceClient.from_connection_string(azurite_connection_string(endpoint)).get_container_client(name)
+
+
+def download(endpoint, kind, bucket, prefix, dest):
+    prefix = prefix.strip("/") + "/"
+    n = 0
+    if kind == "s3":
+        s3 = s3_client(endpoint)
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            for obj in page.get("Contents", []):
+                path = os.path.join(dest, obj["Key"][len(prefix):])
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                s3.download_file(bucket, obj["Key"], path)
+                n += 1
+    else:
+        container = az_container(endpoint, bucket)
+        for blob in container.list_blobs(name_starts_with=prefix):
+            path = os.path.join(dest, blob.name[len(prefix):])
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as f:
+                f.write(container.download_blob(blob.name).readall())
+            n += 1
+    print(f"objstores: downloaded {n} objects", file=sys.stderr)
+
+
+def rm(endpoint, kind, bucket, key):
+    if kind == "s3":
+        s3_client(endpoint).delete_object(Bucket=bucket, Key=key)
+    else:
+        az_container(endpoint, bucket).delete_blob(key)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -70,13 +123,28 @@ def main(argv=None):
         p = sub.add_parser(cmd, help=f"make {what} (idempotent)")
         p.add_argument("--endpoint", required=True, help="the server's URL, e.g. http://127.0.0.1:PORT")
         p.add_argument("name")
+    p = sub.add_parser("download", help="copy every object under a prefix into a folder")
+    p.add_argument("--endpoint", required=True)
+    p.add_argument("kind", choices=["s3", "az"])
+    p.add_argument("bucket")
+    p.add_argument("prefix")
+    p.add_argument("dest")
+    p = sub.add_parser("rm", help="delete one object")
+    p.add_argument("--endpoint", required=True)
+    p.add_argument("kind", choices=["s3", "az"])
+    p.add_argument("bucket")
+    p.add_argument("key")
     args = parser.parse_args(argv)
     try:
-        (mkbucket if args.command == "mkbucket" else mkcontainer)(args.endpoint, args.name)
+        if args.command == "download":
+            download(args.endpoint, args.kind, args.bucket, args.prefix, args.dest)
+        elif args.command == "rm":
+            rm(args.endpoint, args.kind, args.bucket, args.key)
+        else:
+            (mkbucket if args.command == "mkbucket" else mkcontainer)(args.endpoint, args.name)
     except Exception as e:
-        print(f"objstores: {args.command} {args.name} at {args.endpoint}: {e}", file=sys.stderr)
+        print(f"objstores: {args.command} at {args.endpoint}: {e}", file=sys.stderr)
         return 1
-    print(f"objstores: {args.command} {args.name}: ready", file=sys.stderr)
     return 0
 
 

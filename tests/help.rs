@@ -20,6 +20,13 @@ const WITHOUT_DEFAULT: &[&str] = &[
     "json",
     "quiet",
     "help",
+    // Scale-out: the cores of the machine, or nothing to default to.
+    "workers",
+    "image",
+    "namespace",
+    "worker-secret",
+    "dry-run",
+    "wait",
 ];
 
 fn help(args: &[&str]) -> String {

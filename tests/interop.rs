@@ -10,14 +10,7 @@ use std::process::Command;
 use testweb::{Farm, FarmConfig};
 
 fn python() -> String {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let out = Command::new("bash").arg(format!("{root}/scripts/pyenv.sh")).output().expect("run scripts/pyenv.sh");
-    assert!(
-        out.status.success(),
-        "scripts/pyenv.sh failed (it installs duckdb, pyarrow and pandas from PyPI):\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    common::pyenv_python()
 }
 
 #[test]

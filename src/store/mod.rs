@@ -242,8 +242,13 @@ impl Store {
         for (from, _) in self.list(dir).await? {
             let Some(to) = from.strip_prefix(&prefix) else { continue };
             let (from, to) = (Path::from(from.as_str()), Path::from(to));
-            self.inner.rename(&from, &to).await.map_err(|e| StoreError::object(&to, e))?;
-            moved += 1;
+            match self.inner.rename(&from, &to).await {
+                Ok(()) => moved += 1,
+                // Another process finishing the same publish moved it first
+                // (a copy and then a delete on object storage: it is in place).
+                Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(StoreError::object(&to, e)),
+            }
         }
         Ok(moved)
     }

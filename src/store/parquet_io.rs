@@ -368,8 +368,19 @@ impl AsyncFileReader for StoreReader {
 impl MetadataSuffixFetch for &mut StoreReader {
     fn fetch_suffix(&mut self, suffix: usize) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
         let options = GetOptions { range: Some(GetRange::Suffix(suffix as u64)), ..GetOptions::default() };
-        async move { self.store.get_opts(&self.path, options).await.map_err(external)?.bytes().await.map_err(external) }
-            .boxed()
+        async move {
+            match self.store.get_opts(&self.path, options).await {
+                Ok(got) => got.bytes().await.map_err(external),
+                // Azure Blob Storage has no "last N bytes" request: the
+                // object's size first, then an ordinary range.
+                Err(object_store::Error::NotSupported { .. }) => {
+                    let size = self.store.head(&self.path).await.map_err(external)?.size;
+                    self.store.get_range(&self.path, size.saturating_sub(suffix as u64)..size).await.map_err(external)
+                }
+                Err(e) => Err(external(e)),
+            }
+        }
+        .boxed()
     }
 }
 

@@ -2,6 +2,7 @@
 //! against the test web and read its Parquet back.
 #![allow(dead_code)]
 
+pub mod objstores;
 pub mod realsites;
 
 use std::collections::BTreeMap;
@@ -11,6 +12,19 @@ use std::process::{Command, Output};
 use arrow::array::{Array, AsArray, RecordBatch, RecordBatchReader};
 use arrow::datatypes::{Int32Type, Int64Type};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+/// The Python of target/pyenv (DuckDB, pyarrow, pandas from PyPI), made by
+/// `scripts/pyenv.sh` if needed.
+pub fn pyenv_python() -> String {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = Command::new("bash").arg(format!("{root}/scripts/pyenv.sh")).output().expect("run scripts/pyenv.sh");
+    assert!(
+        out.status.success(),
+        "scripts/pyenv.sh failed (it installs duckdb, pyarrow and pandas from PyPI):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
 
 /// Runs `layercrawl ARGS...` and returns its output.
 pub fn layercrawl<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
