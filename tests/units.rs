@@ -68,3 +68,31 @@ fn a_unit_of_work_on_an_empty_data_store_says_what_is_missing() {
     let msg = err.to_string();
     assert!(msg.contains("state/run.json") && msg.contains("layercrawl run"), "{msg}");
 }
+
+#[test]
+fn a_task_takes_its_partition_from_the_scheduler_and_is_idempotent() {
+    let web = Web::start(FarmConfig { sites: 2, pages: 10, faults: false, seed: 3, ..FarmConfig::default() });
+    let data = web.dir("data");
+    web.crawl(&data, 0, &["--delay", "0", "--partitions", "3"]);
+    let task = |env: Option<(&str, &str)>, extra: &[&str]| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_layercrawl"));
+        c.args(["task", "map", "--data", data.to_str().expect("utf8"), "--layer", "0", "--json"]).args(extra);
+        c.env_remove("JOB_COMPLETION_INDEX");
+        if let Some((k, v)) = env {
+            c.env(k, v);
+        }
+        c.output().expect("run task")
+    };
+    // Committed by the crawl: the task does nothing and says so.
+    let out = task(Some(("JOB_COMPLETION_INDEX", "2")), &["--partition-from-env", "JOB_COMPLETION_INDEX"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!((report["partition"].as_u64(), report["outcome"].as_str()), (Some(2), Some("already committed")));
+    // Bad input is exit code 2, naming what is wrong.
+    let out = task(None, &["--partition-from-env", "JOB_COMPLETION_INDEX"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("JOB_COMPLETION_INDEX is not set"));
+    let out = task(None, &["--partition", "7"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("partition 7 is not one of the crawl's 3 partitions"));
+}

@@ -37,7 +37,7 @@ pub fn parse_cost(doc: &Path, pages_in_crawl: f64) -> f64 {
         for i in 0..batch.num_rows() {
             if status.value(i) == 200 && !body.is_null(i) && !ct.is_null(i) && ct.value(i).contains("html") {
                 seen += 1;
-                if seen % every != 0 {
+                if !seen.is_multiple_of(every) {
                     continue;
                 }
                 if let Ok(u) = Url::parse(url.value(i)) {
@@ -76,7 +76,7 @@ pub fn store_cost(doc: &Path, rows_in_crawl: u64, tmp: &Path) -> (f64, f64) {
     for batch in DirBatches::new(doc, &names) {
         let n = batch.num_rows();
         let picks: UInt32Array =
-            (0..n).filter(|i| (seen + i + 1) % every == 0).map(|i| u32::try_from(i).ok()).collect();
+            (0..n).filter(|i| (seen + i + 1).is_multiple_of(every)).map(|i| u32::try_from(i).ok()).collect();
         seen += n;
         let columns = batch.columns().iter().map(|c| arrow::compute::take(c, &picks, None).expect("take")).collect();
         sample.push(RecordBatch::try_new(schema.clone(), columns).expect("the crawl's doc schema"));

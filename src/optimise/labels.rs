@@ -241,6 +241,41 @@ fn replace_columns(
     RecordBatch::try_new(schema, cols).map_err(|e| StoreError::Schema { path: path.to_string(), reason: e.to_string() })
 }
 
+/// Writes one target partition's labels for the seal: per target, its URL
+/// fingerprint (8 bytes, little-endian) and the label's index in
+/// [`NoiseLabel::ALL`] (1 byte), in fingerprint order.
+pub(super) async fn write_labels(
+    store: &Store,
+    path: &str,
+    labels: &HashMap<u64, NoiseLabel>,
+) -> Result<(), StoreError> {
+    let mut sorted: Vec<(u64, NoiseLabel)> = labels.iter().map(|(fp, l)| (*fp, *l)).collect();
+    sorted.sort_unstable();
+    let mut bytes = Vec::with_capacity(sorted.len() * 9);
+    for (fp, label) in sorted {
+        bytes.extend_from_slice(&fp.to_le_bytes());
+        bytes.push(NoiseLabel::ALL.iter().position(|l| *l == label).map_or(u8::MAX, |i| i as u8));
+    }
+    store.put(path, bytes.into()).await
+}
+
+/// Reads what [`write_labels`] wrote.
+pub(super) async fn read_labels(store: &Store, path: &str) -> Result<Vec<(u64, NoiseLabel)>, StoreError> {
+    let bad = |reason: &str| StoreError::Schema { path: path.to_string(), reason: reason.to_string() };
+    let bytes = store.get(path).await?.ok_or_else(|| bad("the labels file is missing"))?;
+    if bytes.len() % 9 != 0 {
+        return Err(bad("not a labels file (its size is not a multiple of 9 bytes)"));
+    }
+    bytes
+        .chunks_exact(9)
+        .map(|c| {
+            let fp = u64::from_le_bytes(c[..8].try_into().map_err(|_| bad("short entry"))?);
+            let label = *NoiseLabel::ALL.get(usize::from(c[8])).ok_or_else(|| bad("unknown label"))?;
+            Ok((fp, label))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,39 +310,4 @@ mod tests {
                 .collect();
         assert_eq!(trapped, want, "the first five queries in URL order are kept");
     }
-}
-
-/// Writes one target partition's labels for the seal: per target, its URL
-/// fingerprint (8 bytes, little-endian) and the label's index in
-/// [`NoiseLabel::ALL`] (1 byte), in fingerprint order.
-pub(super) async fn write_labels(
-    store: &Store,
-    path: &str,
-    labels: &HashMap<u64, NoiseLabel>,
-) -> Result<(), StoreError> {
-    let mut sorted: Vec<(u64, NoiseLabel)> = labels.iter().map(|(fp, l)| (*fp, *l)).collect();
-    sorted.sort_unstable();
-    let mut bytes = Vec::with_capacity(sorted.len() * 9);
-    for (fp, label) in sorted {
-        bytes.extend_from_slice(&fp.to_le_bytes());
-        bytes.push(NoiseLabel::ALL.iter().position(|l| *l == label).map_or(u8::MAX, |i| i as u8));
-    }
-    store.put(path, bytes.into()).await
-}
-
-/// Reads what [`write_labels`] wrote.
-pub(super) async fn read_labels(store: &Store, path: &str) -> Result<Vec<(u64, NoiseLabel)>, StoreError> {
-    let bad = |reason: &str| StoreError::Schema { path: path.to_string(), reason: reason.to_string() };
-    let bytes = store.get(path).await?.ok_or_else(|| bad("the labels file is missing"))?;
-    if bytes.len() % 9 != 0 {
-        return Err(bad("not a labels file (its size is not a multiple of 9 bytes)"));
-    }
-    bytes
-        .chunks_exact(9)
-        .map(|c| {
-            let fp = u64::from_le_bytes(c[..8].try_into().map_err(|_| bad("short entry"))?);
-            let label = *NoiseLabel::ALL.get(usize::from(c[8])).ok_or_else(|| bad("unknown label"))?;
-            Ok((fp, label))
-        })
-        .collect()
 }
