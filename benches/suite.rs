@@ -15,6 +15,10 @@
 //!   1 s delay and 1 connection per host) against its politeness bound.
 //! - `scale`: a 100 k-page and a 1 M-page crawl with the same settings:
 //!   peak RSS, time and CPU per page side by side.
+//! - `scaleout`: the processes executor with W = 1, 2, 4 workers on a
+//!   latency-bound web, each worker capped at the same `--concurrency`;
+//!   and the cpu scenario's crawl onto an S3 API server (moto, on
+//!   loopback) against a local folder (`suite/scaleout.rs`).
 //!
 //! The crawler's CPU time comes from `wait4` on its process, its peak RSS
 //! from its VmHWM (`/proc/PID/status`), polled every 50 ms.
@@ -38,6 +42,8 @@ use url::Url;
 
 #[path = "suite/limit.rs"]
 mod limit;
+#[path = "suite/scaleout.rs"]
+mod scaleout;
 #[path = "common/measure.rs"]
 mod measure;
 
@@ -49,7 +55,7 @@ fn main() {
     if std::env::args().any(|a| a == "--list" || a == "--test") {
         return; // `cargo test --benches` probes; nothing to list.
     }
-    let wanted = std::env::var("SUITE").unwrap_or_else(|_| "cpu,peer,wan,scale".into());
+    let wanted = std::env::var("SUITE").unwrap_or_else(|_| "cpu,peer,wan,scale,scaleout".into());
     let wanted: Vec<&str> = wanted.split(',').map(str::trim).collect();
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut table = Table::default();
@@ -64,6 +70,10 @@ fn main() {
     if wanted.contains(&"scale") {
         scale(tmp.path(), &mut table);
     }
+    if wanted.contains(&"scaleout") {
+        scaleout::workers(tmp.path(), &mut table);
+        scaleout::s3_cost(tmp.path(), &mut table);
+    }
     table.print();
     let out = std::env::var("SUITE_JSON").map_or_else(|_| target_dir().join("bench-suite.json"), PathBuf::from);
     let doc = json!({ "machine": machine, "rows": table.rows });
@@ -74,14 +84,18 @@ fn main() {
 // ---------------------------------------------------------------- scenarios
 
 /// Loopback, no latency: the crawl against the machine's limit, and Scrapy.
+/// The cpu scenario's test web (50 sites) and crawl flags (depth 3).
+const CPU_WEB: [&str; 6] = ["--sites", "50", "--pages", "400", "--page-kb", "24"];
+const CPU_CRAWL: [&str; 8] = ["--delay", "0", "--per-host", "8", "--concurrency", "256", "--partitions", "8"];
+
 fn cpu_bound(tmp: &Path, table: &mut Table, ours: bool, peer: bool) {
     let runs = env_u32("SUITE_RUNS", 3).max(1);
-    let farm = FarmProcess::start(&["--sites", "50", "--pages", "400", "--page-kb", "24"], 50);
+    let farm = FarmProcess::start(&CPU_WEB, 50);
     let seeds = farm.write_seeds(tmp, "cpu-seeds.txt");
     let cores = cores();
     let crawl_args = |data: &Path| -> Vec<String> {
         let mut a = farm.crawl_args(&seeds, data, 3);
-        a.extend(["--delay", "0", "--per-host", "8", "--concurrency", "256", "--partitions", "8"].map(String::from));
+        a.extend(CPU_CRAWL.map(String::from));
         a
     };
     let mut last_data = None;
