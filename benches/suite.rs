@@ -42,10 +42,10 @@ use url::Url;
 
 #[path = "suite/limit.rs"]
 mod limit;
-#[path = "suite/scaleout.rs"]
-mod scaleout;
 #[path = "common/measure.rs"]
 mod measure;
+#[path = "suite/scaleout.rs"]
+mod scaleout;
 
 use measure::{last_json_line, peers_python, run_measured};
 

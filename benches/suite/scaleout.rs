@@ -2,7 +2,7 @@
 //! storage cost and give.
 //!
 //! - `workers`: a latency-bound test web (128 sites, 50-100 ms a response),
-//!   crawled to depth 2 by the processes executor with W = 1, 2, 4 workers,
+//!   crawled to depth 1 (about 6,000 pages) by the processes executor with W = 1, 2, 4 workers,
 //!   each task capped at the same `--concurrency` 8. Each partition owns
 //!   8 sites on average, 16 connections at `--per-host` 2, so the cap, not
 //!   politeness, bounds a task; the politeness bound of the whole web is
@@ -29,8 +29,10 @@ pub(super) fn workers(tmp: &Path, table: &mut Table) {
     for run in 0..runs {
         for (i, w) in ws.iter().enumerate() {
             let data = tmp.join(format!("scaleout-w{w}-{run}"));
-            let mut args = farm.crawl_args(&seeds, &data, 2);
-            args.extend(["--delay", "0", "--per-host", "2", "--concurrency", "8", "--partitions", "16"].map(String::from));
+            let mut args = farm.crawl_args(&seeds, &data, 1);
+            args.extend(
+                ["--delay", "0", "--per-host", "2", "--concurrency", "8", "--partitions", "16"].map(String::from),
+            );
             args.extend(["--executor".into(), "processes".into(), "--workers".into(), w.to_string()]);
             let c = crawl(&args);
             pages = responses(&data.join("doc")) as f64;

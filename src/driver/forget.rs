@@ -45,11 +45,23 @@ pub async fn forget(data: &str, urls: &[String]) -> Result<ForgetReport, RunErro
         by_part.entry(part).or_default().push(urlnorm::fingerprint(&url));
         report.urls.push(url.to_string());
     }
+    // Not while a run uses the store: its optimise step reads these runs.
+    let lease = super::take_lease(&store, false).await?;
     let visited = VisitedStore::new(store);
+    let mut result = Ok(());
     for (part, mut fps) in by_part {
         fps.sort_unstable();
         fps.dedup();
-        report.removed += visited.forget(part, &fps).await?;
+        match visited.forget(part, &fps).await {
+            Ok(n) => report.removed += n,
+            Err(e) => {
+                result = Err(e.into());
+                break;
+            }
+        }
     }
-    Ok(report)
+    if let Err(e) = lease.release().await {
+        tracing::warn!("cannot release the lease: {e}");
+    }
+    result.map(|()| report)
 }

@@ -107,10 +107,7 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
     }
     let store = Store::open(&cfg.data)?.with_compression(cfg.compression);
     // One run per data location: before anything is written.
-    let lease = Lease::acquire(&store, cfg.wait).await.map_err(|e| match e {
-        LeaseError::Store(e) => RunError::Store(e),
-        held @ LeaseError::Held { .. } => RunError::Busy(held.to_string()),
-    })?;
+    let lease = take_lease(&store, cfg.wait).await?;
     let result = run_leased(&cfg, &seeds, &store, &lease, started).await;
     if let Err(e) = lease.release().await {
         tracing::warn!("cannot release the lease: {e}");
@@ -190,6 +187,12 @@ async fn run_leased(
         let todo = sequencer::pending(store, Phase::Map, layer, cfg.partitions).await?;
         if !todo.is_empty() {
             check_lease(lease)?;
+            if let (Some(budget), false) = (cfg.layer_timeout, matches!(cfg.executor, ExecutorChoice::Local)) {
+                // Tasks in other processes read when the layer must end.
+                let at = std::time::SystemTime::now() + budget;
+                let ms = at.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+                store.put_json(&layout::layer_deadline(layer), &u64::try_from(ms).unwrap_or(u64::MAX)).await?;
+            }
             executor.run(&PhaseRun { phase: Phase::Map, layer, parts: todo }).await?;
         }
         let mut ls = sequencer::map_summary(store, layer, cfg.partitions).await?;
@@ -228,6 +231,14 @@ async fn run_leased(
     summary.seconds = started.elapsed().as_secs_f64();
     summary.totals();
     Ok(summary)
+}
+
+/// Takes the data location's lease (see [`Lease`]).
+async fn take_lease(store: &Store, wait: bool) -> Result<Lease, RunError> {
+    Lease::acquire(store, wait).await.map_err(|e| match e {
+        LeaseError::Store(e) => RunError::Store(e),
+        held @ LeaseError::Held { .. } => RunError::Busy(held.to_string()),
+    })
 }
 
 /// Stops the run when another driver took the lease over (this one had

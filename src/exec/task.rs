@@ -11,7 +11,7 @@ use crate::error::StageError;
 use crate::map::{self, MapCtx};
 use crate::merge;
 use crate::optimise::{self, OptimiseCtx};
-use crate::store::{Created, Store};
+use crate::store::{layout, Created, Store};
 
 /// What a task did.
 #[derive(Clone, Debug, Serialize)]
@@ -63,7 +63,12 @@ pub async fn run_task(data: &str, phase: Phase, layer: u32, part: u32) -> Result
     }
     let (created, attempt) = match phase {
         Phase::Map => {
-            let ctx = MapCtx::open(store).await?;
+            let mut ctx = MapCtx::open(store).await?;
+            // The layer's time budget counts from when its phase started,
+            // not from when this task did (a task may wait for a worker).
+            if let Some(deadline) = layer_deadline(&ctx.store, layer).await? {
+                ctx.deadline = Some(deadline);
+            }
             let (m, created) = map::map_task(&ctx, layer, part).await?;
             (created, m.attempt)
         }
@@ -85,6 +90,17 @@ pub async fn run_task(data: &str, phase: Phase, layer: u32, part: u32) -> Result
         attempt,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The deadline of `layer`'s map phase that the driver wrote (unix ms),
+/// as an instant of this process; `None` when it set none.
+async fn layer_deadline(store: &Store, layer: u32) -> Result<Option<Instant>, StageError> {
+    let Some(at_ms) = store.get_json::<u64>(&layout::layer_deadline(layer)).await? else { return Ok(None) };
+    let now_ms = u64::try_from(
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis(),
+    )
+    .unwrap_or(u64::MAX);
+    Ok(Some(Instant::now() + std::time::Duration::from_millis(at_ms.saturating_sub(now_ms))))
 }
 
 /// The partition index a scheduler gives a task in the environment

@@ -41,6 +41,12 @@ pub fn input_manifest(layer: u32) -> String {
 pub fn optimise_manifest(layer: u32, part: u32) -> String {
     format!("state/manifest/layer={layer}/optimise-{part:05}.json")
 }
+/// When the map phase of `layer` must end (`--layer-timeout`), as the
+/// driver set it for tasks run in other processes.
+#[must_use]
+pub fn layer_deadline(layer: u32) -> String {
+    format!("state/manifest/layer={layer}/deadline.json")
+}
 /// The commit marker of a layer's shuffle redone from its links files.
 #[must_use]
 pub fn shuffle_manifest(layer: u32) -> String {

@@ -80,7 +80,7 @@ pub enum LeaseError {
     #[error(transparent)]
     Store(#[from] StoreError),
     /// Another driver holds it.
-    #[error("another run is using data location {data}: {}. Wait for it (add --wait), or, if it is gone, run again after its heartbeat expires ({} s) or delete {} ", holder.describe(), EXPIRY.as_secs(), layout::LEASE)]
+    #[error("another run is using data location {data}: {}. Wait for it (add --wait), or, if it is gone, run again once its heartbeat is {} s old (a run of this host that no longer runs is taken over at once)", holder.describe(), EXPIRY.as_secs())]
     Held { data: String, holder: Holder },
 }
 
@@ -154,23 +154,41 @@ impl Lease {
 }
 
 /// Renews the heartbeat until aborted, or until the lease turns out to be
-/// someone else's.
+/// someone else's. The renewal replaces the lease only if it is still the
+/// one read (a conditional write on object storage), so a holder that
+/// stalled never overwrites the lease of the driver that took over.
 async fn renew(store: Store, mut me: Holder, lost: Arc<AtomicBool>) {
+    let mut warned = false;
     loop {
         tokio::time::sleep(HEARTBEAT).await;
-        match store.get_json::<Holder>(layout::LEASE).await {
-            Ok(Some(h)) if h.token == me.token => {
-                me.heartbeat = unix_now();
-                if let Err(e) = store.put_json(layout::LEASE, &me).await {
-                    tracing::warn!("cannot renew the lease: {e}");
+        let still_mine = match store.get_versioned(layout::LEASE).await {
+            Ok(Some((bytes, version))) => match serde_json::from_slice::<Holder>(&bytes) {
+                Ok(h) if h.token == me.token => {
+                    me.heartbeat = unix_now();
+                    let body = serde_json::to_vec_pretty(&me).unwrap_or_default();
+                    match store.put_if_unchanged(layout::LEASE, body.into(), version).await {
+                        Ok(replaced) => replaced,
+                        Err(e) => {
+                            tracing::warn!("cannot renew the lease: {e}");
+                            true
+                        }
+                    }
                 }
+                _ => false,
+            },
+            Ok(None) => false,
+            Err(e) => {
+                if !warned {
+                    tracing::warn!("cannot read the lease: {e}");
+                    warned = true;
+                }
+                true
             }
-            Ok(_) => {
-                tracing::error!("the lease on {} was taken over by another run", store.location());
-                lost.store(true, Ordering::Relaxed);
-                return;
-            }
-            Err(e) => tracing::warn!("cannot read the lease: {e}"),
+        };
+        if !still_mine {
+            tracing::error!("the lease on {} was taken over by another run", store.location());
+            lost.store(true, Ordering::Relaxed);
+            return;
         }
     }
 }

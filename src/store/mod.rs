@@ -12,6 +12,7 @@
 pub mod attempt;
 mod cloud;
 pub mod column;
+pub mod conformance;
 pub mod layout;
 pub mod lease;
 pub mod manifest;
@@ -102,6 +103,10 @@ pub enum Created {
     /// it was left as it was.
     Existed,
 }
+
+/// The version of an object as read ([`Store::get_versioned`]).
+#[derive(Clone, Debug)]
+pub struct Version(object_store::UpdateVersion);
 
 /// A handle to the crawl's data location (cheap to clone).
 #[derive(Clone, Debug)]
@@ -310,6 +315,44 @@ impl Store {
         }
     }
 
+    /// Reads the object at `path` with its version, for
+    /// [`Store::put_if_unchanged`]; `None` when there is none.
+    ///
+    /// # Errors
+    /// On any failure other than "not found".
+    pub async fn get_versioned(&self, path: &str) -> Result<Option<(Bytes, Version)>, StoreError> {
+        let p = Path::from(path);
+        match self.inner.get(&p).await {
+            Ok(r) => {
+                let version = Version(object_store::UpdateVersion {
+                    e_tag: r.meta.e_tag.clone(),
+                    version: r.meta.version.clone(),
+                });
+                r.bytes().await.map(|b| Some((b, version))).map_err(|e| StoreError::object(&p, e))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(StoreError::object(&p, e)),
+        }
+    }
+
+    /// Replaces the object at `path` only if it is still the `version`
+    /// read: `false` when someone changed it since (a conditional request,
+    /// `If-Match`, on object storage). A local folder has no conditional
+    /// replace; there the object is replaced as it is.
+    ///
+    /// # Errors
+    /// When the backend refuses the write.
+    pub async fn put_if_unchanged(&self, path: &str, bytes: Bytes, version: Version) -> Result<bool, StoreError> {
+        let p = Path::from(self.write_path(path));
+        let opts = object_store::PutOptions { mode: object_store::PutMode::Update(version.0), ..Default::default() };
+        match self.inner.put_opts(&p, PutPayload::from_bytes(bytes.clone()), opts).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::Precondition { .. }) => Ok(false),
+            Err(object_store::Error::NotImplemented { .. }) => self.put(path, bytes).await.map(|()| true),
+            Err(e) => Err(StoreError::object(&p, e)),
+        }
+    }
+
     /// Reads the object at `path`, or `None` when there is none.
     ///
     /// # Errors
@@ -410,9 +453,6 @@ impl Store {
 }
 
 #[cfg(test)]
-mod backend_suite;
-
-#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -420,6 +460,19 @@ mod tests {
     fn unsupported_scheme_is_a_clear_error() {
         let err = Store::open("ftp://x/y").expect_err("must refuse");
         assert!(err.to_string().contains("ftp://"), "{err}");
+    }
+
+    /// A replace conditional on the version read fails once someone else
+    /// replaced the object (how a stalled lease holder learns it lost).
+    #[tokio::test]
+    async fn a_conditional_replace_fails_after_another_write() {
+        let store = Store::open("memory://").expect("open");
+        store.put("lease", Bytes::from_static(b"a")).await.expect("put");
+        let (_, v1) = store.get_versioned("lease").await.expect("get").expect("there");
+        let (_, v2) = store.get_versioned("lease").await.expect("get").expect("there");
+        assert!(store.put_if_unchanged("lease", Bytes::from_static(b"b"), v1).await.expect("put"));
+        assert!(!store.put_if_unchanged("lease", Bytes::from_static(b"c"), v2).await.expect("put"), "changed since");
+        assert_eq!(store.get("lease").await.expect("get").as_deref(), Some(&b"b"[..]));
     }
 
     #[tokio::test]

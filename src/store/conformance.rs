@@ -1,8 +1,9 @@
-//! One test suite run against every backend the crate supports (a local
-//! folder, `memory://`; the cloud stores when their builds land), as
+//! The guarantees every backend must keep, as one suite run against each
+//! (a local folder, `file://`, `memory://` in this crate's unit tests; an
+//! S3 API server and Azure's storage emulator in `tests/backends.rs`), as
 //! object_store tests its own stores: whatever the backend, a crawl's
 //! guarantees are the same (ARCHITECTURE.md, "Contracts that must not
-//! drift").
+//! drift"). [`check`] panics at the first guarantee a store breaks.
 
 use bytes::Bytes;
 use futures::StreamExt;
@@ -10,12 +11,17 @@ use futures::StreamExt;
 use super::schema::{input_batch, input_rows, input_schema, InRow};
 use super::{layout, read_batches, stream_batches, Created, ShardWriter, Store};
 
-/// The backends under test, each a fresh, empty store.
-fn backends(dir: &tempfile::TempDir) -> Vec<Store> {
-    let local = Store::open(dir.path().to_str().expect("utf8 temp path")).expect("open a local folder");
-    let file_url = Store::open(&format!("file://{}", dir.path().join("as-url").display())).expect("open file://");
-    let memory = Store::open("memory://").expect("open memory://");
-    vec![local, file_url, memory]
+/// Runs every check against `store`, which must be empty.
+///
+/// # Panics
+/// At the first guarantee the store breaks, naming it.
+pub async fn check(store: &Store) {
+    objects(store).await;
+    create_if_absent(store).await;
+    racing_commits(store).await;
+    shards(store).await;
+    concatenation(store).await;
+    attempts(store).await;
 }
 
 fn rows(prefix: &str, n: usize) -> Vec<InRow> {
@@ -49,6 +55,48 @@ async fn create_if_absent(store: &Store) {
     assert_eq!(store.put_json_new(&path, &"second").await.expect("put"), Created::Existed);
     let kept: Option<String> = store.get_json(&path).await.expect("get");
     assert_eq!(kept.as_deref(), Some("first"), "the first commit stands");
+}
+
+/// Of many attempts writing one manifest at once, exactly one commits.
+async fn racing_commits(store: &Store) {
+    let path = layout::map_manifest(4, 2);
+    let tries = (0..8).map(|i| {
+        let (store, path) = (store.clone(), path.clone());
+        async move { store.put_json_new(&path, &i).await.expect("put") }
+    });
+    let results = futures::future::join_all(tries).await;
+    assert_eq!(results.iter().filter(|c| **c == Created::New).count(), 1, "{results:?}");
+}
+
+/// An attempt's files are invisible until it commits; then they move into
+/// place, and the losing attempt's never appear.
+async fn attempts(store: &Store) {
+    use super::attempt::{commit, Attempt, Committed};
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct M {
+        attempt: String,
+    }
+    impl Committed for M {
+        fn attempt(&self) -> &str {
+            &self.attempt
+        }
+    }
+    let (a, b) = (Attempt::start("state/attempts/t"), Attempt::start("state/attempts/t"));
+    for (attempt, n) in [(&a, 5), (&b, 9)] {
+        let staged = attempt.store(store);
+        let mut w = ShardWriter::create(&staged, &layout::doc(1, 1), input_schema(), 8 << 10).expect("writer");
+        w.write(&input_batch(&rows("x", n)).expect("batch")).await.expect("write");
+        w.finish().await.expect("finish");
+    }
+    assert!(!store.exists(&layout::doc(1, 1)).await.expect("head"), "nothing is visible before a commit");
+    let manifest = layout::map_manifest(1, 1);
+    let (_, won) = commit(store, &manifest, &b, M { attempt: b.id.clone() }).await.expect("commit");
+    let (m, lost) = commit(store, &manifest, &a, M { attempt: a.id.clone() }).await.expect("commit");
+    assert_eq!((won, lost, m.attempt.as_str()), (Created::New, Created::Existed, b.id.as_str()));
+    let rows: usize =
+        read_batches(store, &layout::doc(1, 1), None).await.expect("read").iter().map(|x| x.num_rows()).sum();
+    assert_eq!(rows, 9, "the winner's file is in place");
+    assert!(store.list("state/attempts").await.expect("list").is_empty(), "no attempt folder is left");
 }
 
 /// A shard is invisible until finished, then reads back whole, streamed
@@ -102,15 +150,19 @@ async fn concatenation(store: &Store) {
     assert_eq!(got, want);
 }
 
-#[tokio::test]
-async fn every_backend_keeps_the_same_guarantees() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    for store in backends(&dir) {
-        let at = store.location().to_string();
-        objects(&store).await;
-        create_if_absent(&store).await;
-        shards(&store).await;
-        concatenation(&store).await;
-        eprintln!("backend {at}: ok");
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn every_local_backend_keeps_the_same_guarantees() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let local = Store::open(dir.path().join("folder").to_str().expect("utf8 temp path")).expect("open a folder");
+        let file_url = Store::open(&format!("file://{}", dir.path().join("as-url").display())).expect("open file://");
+        let memory = Store::open("memory://").expect("open memory://");
+        for store in [local, file_url, memory] {
+            check(&store).await;
+            eprintln!("backend {}: ok", store.location());
+        }
     }
 }
