@@ -36,6 +36,11 @@ fn a_forgotten_url_is_fetched_again_when_the_crawl_goes_deeper() {
 
     let summary = run(2);
     assert_eq!(summary["layers"].as_array().map(Vec::len), Some(3));
+    assert!(
+        data.join("state/manifest/layer=1/shuffle.json").exists(),
+        "layer 1 was the last layer: its links are shuffled when the crawl goes deeper"
+    );
+    assert!(!data.join("state/manifest/layer=0/shuffle.json").exists(), "layer 0's map tasks shuffled their links");
     let again = read_docs(&data);
     let rows: Vec<i32> = again.iter().filter(|d| d.url == target).map(|d| d.layer).collect();
     assert_eq!(rows, vec![1, 2], "{target} fetched in layer 1, forgotten, fetched again in layer 2");

@@ -78,6 +78,10 @@ fn processes_on_s3_crawl_what_one_process_crawls_and_pyarrow_reads_it() {
     s3.download("crawl", "nightly", &copy);
     assert_eq!(crawl_of(&copy), want, "URL set, statuses and link rows as in the local run");
     assert!(!copy.join("state/attempts").exists(), "no attempt folder is left");
+    for layer in 0..2 {
+        let respill = copy.join(format!("state/manifest/layer={layer}/shuffle.json"));
+        assert!(!respill.exists(), "the map tasks shuffled layer {layer}'s links themselves (empty partitions too)");
+    }
 
     // Notebooks read the s3:// output directly.
     let python = common::pyenv_python();
@@ -95,8 +99,22 @@ fn processes_on_s3_crawl_what_one_process_crawls_and_pyarrow_reads_it() {
     assert_eq!(rows, want_rows, "pyarrow reads the rows from s3://");
 }
 
+/// Whether process `pid` still runs (a zombie, dead but not yet reaped by
+/// whoever adopted it, does not).
+fn runs(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_string)))
+        .is_some_and(|state| state != "Z" && state != "X")
+}
+
 /// The pids of the driver's children that run a map task.
 fn map_children(driver: u32) -> Vec<u32> {
+    map_children_of_layer(driver, None)
+}
+
+/// The same, of one layer only when given.
+fn map_children_of_layer(driver: u32, layer: Option<u32>) -> Vec<u32> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
@@ -109,7 +127,9 @@ fn map_children(driver: u32) -> Vec<u32> {
         }
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
         let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
-        if args.iter().any(|a| *a == b"task") && args.iter().any(|a| *a == b"map") {
+        let in_layer =
+            layer.is_none_or(|l| args.windows(2).any(|w| w[0] == b"--layer" && w[1] == l.to_string().as_bytes()));
+        if args.iter().any(|a| *a == b"task") && args.iter().any(|a| *a == b"map") && in_layer {
             out.push(pid);
         }
     }
@@ -265,4 +285,41 @@ fn one_run_per_data_location_locally_and_on_s3() {
 
 fn ok_fetched(dir: &Path) -> serde_json::Value {
     serde_json::Value::from(read_docs(dir).len() as u64)
+}
+
+#[test]
+fn a_killed_driver_takes_its_tasks_with_it_and_the_same_command_resumes() {
+    // Slow pages: a task of layer 1 runs for seconds.
+    let web = web((80, 120));
+    let want = local_reference(&web, 1);
+    let data = web.dir("resumed");
+    let mut args = web.run_args(&data, 1, &ARGS);
+    args.extend(["--executor", "processes", "--workers", "2"].map(String::from));
+    let mut driver = Command::new(env!("CARGO_BIN_EXE_layercrawl"))
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the driver");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let tasks = loop {
+        let tasks = map_children_of_layer(driver.id(), Some(1));
+        if !tasks.is_empty() {
+            break tasks;
+        }
+        assert!(Instant::now() < deadline, "no map task of layer 1 appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    driver.kill().expect("kill -9 the driver");
+    driver.wait().expect("reap the driver");
+    // Far sooner than the tasks would end on their own.
+    let gone = Instant::now() + Duration::from_millis(500);
+    while tasks.iter().any(|&pid| runs(pid)) {
+        assert!(Instant::now() < gone, "tasks {tasks:?} outlived their driver");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The driver's lease names a process that no longer runs: taken over at once.
+    common::crawl_ok(&args);
+    assert_eq!(crawl_of(&data), want, "the resumed crawl is the uninterrupted one");
 }

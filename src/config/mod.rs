@@ -328,13 +328,20 @@ impl CrawlConfig {
                 return Err(bad("executor", format!("{other:?}; allowed: local, processes, kubernetes")));
             }
         };
+        let data = args.data.clone().or(job.data).unwrap_or_else(|| "data".to_string());
+        if data.starts_with("memory://") && !matches!(executor, ExecutorChoice::Local) {
+            return Err(bad(
+                "executor",
+                "a memory:// store lives in the driver's process, where tasks in other processes cannot see it; use --executor local, or a folder or object store",
+            ));
+        }
         if args.dry_run && !matches!(executor, ExecutorChoice::Kubernetes(_)) {
             return Err(bad("dry-run", "prints the Jobs of --executor kubernetes; give that executor"));
         }
         Ok(Self {
             seeds,
             depth,
-            data: args.data.clone().or(job.data).unwrap_or_else(|| "data".to_string()),
+            data,
             partitions,
             scope,
             layer_timeout,

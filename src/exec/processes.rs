@@ -58,12 +58,14 @@ impl Processes {
 
     /// Runs one attempt of one task; the error says how it ended.
     async fn attempt(&self, run: &PhaseRun, part: u32) -> Result<(), Failure> {
-        let mut child = tokio::process::Command::new(&self.exe)
-            .args(self.args(run, part))
+        let mut cmd = tokio::process::Command::new(&self.exe);
+        cmd.args(self.args(run, part))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
+            .kill_on_drop(true);
+        die_with_parent(&mut cmd);
+        let mut child = cmd
             .spawn()
             .map_err(|e| Failure { why: format!("cannot start {}: {e}", self.exe.display()), retry: false })?;
         let mut err = String::new();
@@ -86,6 +88,31 @@ impl Processes {
         };
         Err(Failure { why: format!("{how}: {}", tail.join(" / ")), retry: status.code() != Some(2) })
     }
+}
+
+/// A task must not outlive its driver: a driver killed with `kill -9`
+/// cannot kill its children, and a task crawling on alone would double
+/// its hosts' request rate when the driver is started again. On Linux the
+/// kernel kills the task when the driver dies (`PR_SET_PDEATHSIG`; the
+/// driver starts tasks from its runtime's worker threads, which live as
+/// long as the driver).
+fn die_with_parent(cmd: &mut tokio::process::Command) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: between fork and exec only async-signal-safe calls are
+        // allowed; prctl is one, and the closure allocates nothing.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
 }
 
 /// How an attempt failed, and whether another attempt may succeed.

@@ -220,6 +220,8 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         partition: part,
         attempt: attempt.id.clone(),
         input: input.len() as u64,
+        // Every layer but the last shuffles its links (none, here).
+        shuffled: layer < ctx.depth,
         ..MapManifest::default()
     };
     if input.is_empty() {
@@ -339,7 +341,6 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         }
         w.finish().await?;
     }
-    manifest.shuffled = layer < ctx.depth;
     if layer < ctx.depth && manifest.links > 0 {
         // The shuffle's map side: this partition's links, merged per
         // target, bucketed by target partition for the optimise step.

@@ -266,7 +266,7 @@ pub async fn seal_layer(ctx: &OptimiseCtx, layer: u32) -> Result<NextManifest, S
     }
     commit_layer_input(ctx, layer + 1, &mut m).await?;
     shuffle::clear(store, layer).await?;
-    attempt::discard(store, &format!("state/labels/layer={layer}")).await?;
+    attempt::discard(store, &layout::labels_dir(layer)).await?;
     attempt::discard(store, &layout::layer_attempts(layer)).await?;
     Ok(m)
 }

@@ -56,7 +56,12 @@ pub fn shuffle_manifest(layer: u32) -> String {
 /// to link targets of `layer`, applied to the links when the layer is sealed.
 #[must_use]
 pub fn labels(layer: u32, part: u32) -> String {
-    format!("state/labels/layer={layer}/part-{part:05}.bin")
+    format!("{}/part-{part:05}.bin", labels_dir(layer))
+}
+/// The labels of every target partition after `layer`.
+#[must_use]
+pub fn labels_dir(layer: u32) -> String {
+    format!("state/labels/layer={layer}")
 }
 /// Every attempt folder of every task (see `store::attempt`).
 pub const ATTEMPTS: &str = "state/attempts";
