@@ -226,7 +226,16 @@ async fn run_leased(
     let merge_start = Instant::now();
     check_lease(lease)?;
     executor.run(&PhaseRun { phase: Phase::Merge, layer: cfg.depth, parts: vec![0] }).await?;
-    summary.merged = store.get_json::<MergeManifest>(layout::MERGE_MANIFEST).await?;
+    let merged = store.get_json::<MergeManifest>(layout::MERGE_MANIFEST).await?;
+    if merged.as_ref().is_none_or(|m| m.layers != cfg.depth + 1) {
+        return Err(RunError::Internal(format!(
+            "the merge task ended without merging the {} layers ({} says {:?})",
+            cfg.depth + 1,
+            layout::MERGE_MANIFEST,
+            merged.map(|m| m.layers)
+        )));
+    }
+    summary.merged = merged;
     tracing::info!(seconds = merge_start.elapsed().as_secs_f64(), "merge done");
     summary.seconds = started.elapsed().as_secs_f64();
     summary.totals();

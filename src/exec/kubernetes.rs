@@ -151,12 +151,13 @@ pub fn job_object(s: &KubeSettings, data: &str, partitions: u32, phase: Phase, l
 
 /// A Job's name: the phase, the layer, and a hash of the data location, so
 /// that two crawls in one namespace never share a Job and a restarted
-/// driver finds its own.
+/// driver finds its own. The merge's names the last layer: a crawl
+/// deepened later merges again.
 #[must_use]
 pub fn job_name(data: &str, phase: Phase, layer: u32) -> String {
     let h = xxhash_rust::xxh3::xxh3_64(data.as_bytes()) & 0xffff_ffff;
     match phase {
-        Phase::Merge => format!("layercrawl-{h:08x}-merge"),
+        Phase::Merge => format!("layercrawl-{h:08x}-merge-to-l{layer}"),
         p => format!("layercrawl-{h:08x}-l{layer}-{}", p.as_str()),
     }
 }
@@ -296,6 +297,33 @@ mod tests {
         assert!(args.as_array().expect("args").iter().any(|a| a == "JOB_COMPLETION_INDEX"), "{args}");
         assert_eq!(job_name("s3://b/crawl", Phase::Map, 2), v["metadata"]["name"]);
         assert!(job_name("s3://b/crawl", Phase::Map, 2).len() <= 63);
+    }
+
+    fn job_with_status(status: serde_json::Value) -> Job {
+        let mut v = job_object(&settings(), "s3://b/crawl", 8, Phase::Map, 0);
+        v["status"] = status;
+        serde_json::from_value(v).expect("a Job with a status")
+    }
+
+    #[test]
+    fn a_job_ends_on_its_complete_or_failed_condition_with_the_failed_indexes() {
+        let running = job_with_status(json!({"active": 4, "conditions": []}));
+        assert!(ended(&running).is_none());
+        let done = job_with_status(json!({"succeeded": 8, "conditions": [
+            {"type": "SuccessCriteriaMet", "status": "True"}, {"type": "Complete", "status": "True"}]}));
+        assert!(matches!(ended(&done), Some(Ended::Complete)));
+        let failed = job_with_status(json!({"failedIndexes": "1,5-6", "conditions": [
+            {"type": "FailureTarget", "status": "True"},
+            {"type": "Failed", "status": "True", "reason": "FailedIndexes", "message": "Job has failed indexes"}]}));
+        match ended(&failed) {
+            Some(Ended::Failed { reason, indexes }) => {
+                assert_eq!(indexes, vec![1, 5, 6]);
+                assert!(reason.contains("FailedIndexes"), "{reason}");
+            }
+            _ => panic!("a failed Job"),
+        }
+        let not_yet = job_with_status(json!({"conditions": [{"type": "Failed", "status": "False"}]}));
+        assert!(ended(&not_yet).is_none(), "a condition that is not True does not end it");
     }
 
     #[test]
