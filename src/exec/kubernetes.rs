@@ -18,7 +18,8 @@
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use k8s_openapi::api::batch::v1::Job;
-use kube::api::{Api, DeleteParams, PostParams, PropagationPolicy};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, DeleteParams, ListParams, LogParams, PostParams, PropagationPolicy};
 use serde_json::{json, Value};
 
 use super::{ExecError, Executor, Phase, PhaseRun};
@@ -27,6 +28,8 @@ use super::{ExecError, Executor, Phase, PhaseRun};
 pub const RETRIES: u32 = 2;
 /// Finished Jobs are deleted by the cluster after a day.
 const TTL_AFTER_FINISHED: u32 = 86_400;
+/// Lines of a failed pod's log quoted in the report.
+const LOG_LINES: i64 = 5;
 /// The container's name in each task pod.
 const CONTAINER: &str = "task";
 
@@ -73,6 +76,25 @@ impl Kubernetes {
 
     fn spec(&self, run: &PhaseRun) -> Value {
         job_object(&self.settings, &self.data, self.partitions, run.phase, run.layer)
+    }
+
+    /// The last lines of the log of index `index`'s latest pod, for the
+    /// failure report (empty when they cannot be read).
+    async fn last_log_lines(&self, job: &str, index: u32) -> String {
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
+        let selector = format!("batch.kubernetes.io/job-name={job},batch.kubernetes.io/job-completion-index={index}");
+        let Ok(list) = pods.list(&ListParams::default().labels(&selector)).await else { return String::new() };
+        let latest = list
+            .items
+            .iter()
+            .filter_map(|p| Some((p.metadata.creation_timestamp.clone()?, p.metadata.name.clone()?)))
+            .max_by(|a, b| a.0.cmp(&b.0));
+        let Some((_, pod)) = latest else { return String::new() };
+        let params = LogParams { tail_lines: Some(LOG_LINES), ..LogParams::default() };
+        match pods.logs(&pod, &params).await {
+            Ok(text) => format!("; pod {pod}: {}", text.lines().collect::<Vec<_>>().join(" / ")),
+            Err(_) => String::new(),
+        }
     }
 }
 
@@ -248,22 +270,15 @@ impl Executor for Kubernetes {
                     .map_err(|e| ExecError::Setup(format!("watching Job {name}: {e}")))?;
             match done.as_ref().and_then(ended) {
                 Some(Ended::Complete) => Ok(()),
-                Some(Ended::Failed { reason, indexes }) => Err(ExecError::Failed {
-                    phase: run.phase.as_str(),
-                    layer: run.layer,
-                    failed: indexes
-                        .into_iter()
-                        .map(|i| {
-                            (
-                                i,
-                                format!(
-                                    "Job {name} failed ({reason}); see `kubectl logs -n {} job/{name}`",
-                                    self.namespace
-                                ),
-                            )
-                        })
-                        .collect(),
-                }),
+                Some(Ended::Failed { reason, indexes }) => {
+                    let mut failed = Vec::new();
+                    for i in indexes {
+                        let log = self.last_log_lines(&name, i).await;
+                        let see = format!("see `kubectl logs -n {} job/{name}`", self.namespace);
+                        failed.push((i, format!("Job {name} failed ({reason}){log}; {see}")));
+                    }
+                    Err(ExecError::Failed { phase: run.phase.as_str(), layer: run.layer, failed })
+                }
                 None => Err(ExecError::Setup(format!("Job {name} vanished while it was watched"))),
             }
         }
