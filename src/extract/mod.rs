@@ -70,6 +70,8 @@
 //! assert_eq!(run.doc_schema().fields().last().map(|f| f.name().as_str()), Some("link_count"));
 //! ```
 
+pub mod main_text;
+
 use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::HashSet;

@@ -1,5 +1,9 @@
-//! One pass of html5ever's tokenizer over a decoded page: title, main text,
-//! links with anchor text, and the DOM blocks of the link-text-ratio prefilter.
+//! One pass of html5ever's tokenizer over a decoded page: title, text,
+//! links with anchor text, the DOM blocks of the link-text-ratio prefilter,
+//! and what the extract stage reads from the same pass: each block's
+//! element, parent and class/id hint, each text run's kind (paragraph,
+//! heading, list item, code, quote, cell), the page's meta tags and its
+//! JSON-LD (README, "Main text and metadata").
 //!
 //! The tokenizer alone (no tree builder) is about twice as fast as building
 //! a DOM, and every output here is a property of the token stream: blocks
@@ -42,11 +46,102 @@ pub struct RawLink {
     pub block: usize,
 }
 
-/// Per-block character counts.
+/// Per-block character counts, and where the block sits.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Block {
+    /// Non-space characters of text directly in this block (not in a
+    /// nested block), and of those, inside links.
     pub text_chars: u32,
     pub anchor_chars: u32,
+    /// The enclosing block (0, the document, for top-level blocks and
+    /// for the document itself).
+    pub parent: u32,
+    pub tag: BlockTag,
+    /// What the block's class, id, role and itemprop say it is: above 0
+    /// content (`article`, `post-body`, `itemprop=articleBody`), below 0
+    /// boilerplate (`comments`, `sidebar`, `cookie-banner`); see [`hint`].
+    pub hint: i8,
+}
+
+/// The element that opened a block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BlockTag {
+    #[default]
+    Document,
+    Paragraph,
+    Div,
+    Section,
+    Article,
+    Main,
+    Nav,
+    Header,
+    Footer,
+    Aside,
+    Form,
+    List,
+    Table,
+    Cell,
+}
+
+impl BlockTag {
+    fn of(name: &str) -> Self {
+        match name {
+            "p" => Self::Paragraph,
+            "section" => Self::Section,
+            "article" => Self::Article,
+            "main" => Self::Main,
+            "nav" | "menu" => Self::Nav,
+            "header" => Self::Header,
+            "footer" => Self::Footer,
+            "aside" => Self::Aside,
+            "form" => Self::Form,
+            "ul" | "ol" | "dl" => Self::List,
+            "table" => Self::Table,
+            "td" | "th" => Self::Cell,
+            _ => Self::Div,
+        }
+    }
+}
+
+/// What a run of text is, for the main text's structure.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SegKind {
+    #[default]
+    Text,
+    /// `h1`..`h6`.
+    Heading(u8),
+    /// `li`, `dt`, `dd`.
+    Item,
+    /// `pre`: code or preformatted text.
+    Pre,
+    Quote,
+    /// A table cell (`td`, `th`).
+    Cell,
+}
+
+/// A run of text of one block and kind: `text[start..end]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Segment {
+    pub block: usize,
+    pub start: usize,
+    pub end: usize,
+    pub kind: SegKind,
+}
+
+/// The page's meta data as found (raw; the extract stage interprets it).
+#[derive(Clone, Debug, Default)]
+pub struct Meta {
+    /// `<html lang>`.
+    pub lang: Option<String>,
+    /// `<meta name|property|itemprop=K content=V>`, lower-case keys, the
+    /// first value of each key.
+    pub tags: Vec<(String, String)>,
+    /// `<link rel=canonical href>`.
+    pub canonical: Option<String>,
+    /// The first `<time datetime>` of the page.
+    pub time: Option<String>,
+    /// The text of each `<script type="application/ld+json">`.
+    pub json_ld: Vec<String>,
 }
 
 impl Block {
@@ -71,9 +166,10 @@ pub struct Extracted {
     pub meta_nofollow: bool,
     pub links: Vec<RawLink>,
     pub blocks: Vec<Block>,
-    /// Text runs: (block, start, end) into `text`.
-    pub segments: Vec<(usize, usize, usize)>,
+    /// Text runs into `text`.
+    pub segments: Vec<Segment>,
     pub text: String,
+    pub meta: Meta,
 }
 
 struct Anchor {
@@ -101,20 +197,68 @@ struct State {
     /// A line break seen and not yet written.
     pending_break: bool,
     seg_block: usize,
+    /// The kind of the next text run, and the open elements that set it.
+    kind: SegKind,
+    kinds: Vec<(&'static str, SegKind)>,
+    /// Inside a JSON-LD script: its text is kept.
+    in_json_ld: bool,
     /// Reused buffer of [`State::push_ascii`].
     scratch: Vec<u8>,
 }
+
+/// JSON-LD kept per page at most, bytes.
+const MAX_JSON_LD: usize = 256 << 10;
+/// Meta tags kept per page at most.
+const MAX_META: usize = 64;
 
 impl State {
     fn cur_block(&self) -> usize {
         self.stack.last().map_or(0, |s| s.1)
     }
 
-    fn open_block(&mut self, name: &str) {
+    fn open_block(&mut self, name: &str, tag: &Tag) {
         let idx = self.out.blocks.len();
-        self.out.blocks.push(Block::default());
+        let parent = u32::try_from(self.cur_block()).unwrap_or(0);
+        self.out.blocks.push(Block { parent, tag: BlockTag::of(name), hint: hint(tag), ..Block::default() });
         self.stack.push((name.to_string(), idx));
         self.pending_break = true;
+    }
+
+    /// A run-kind element opens (`h2`, `li`, `pre`...).
+    fn open_kind(&mut self, name: &str) {
+        let kind = match name {
+            "h1" => SegKind::Heading(1),
+            "h2" => SegKind::Heading(2),
+            "h3" => SegKind::Heading(3),
+            "h4" => SegKind::Heading(4),
+            "h5" => SegKind::Heading(5),
+            "h6" => SegKind::Heading(6),
+            "li" | "dt" | "dd" => SegKind::Item,
+            "pre" => SegKind::Pre,
+            "blockquote" => SegKind::Quote,
+            "td" | "th" => SegKind::Cell,
+            _ => return,
+        };
+        let name = KIND_ELEMENTS.iter().find(|k| **k == name).copied().unwrap_or("");
+        // Unclosed list items and cells end at the next one.
+        if matches!(kind, SegKind::Item | SegKind::Cell) {
+            if let Some(pos) = self.kinds.iter().rposition(|(_, k)| *k == kind) {
+                self.kinds.truncate(pos);
+            }
+        }
+        if self.kinds.len() < 256 {
+            self.kinds.push((name, kind));
+        }
+        self.kind = kind;
+        self.pending_break = true;
+    }
+
+    fn close_kind(&mut self, name: &str) {
+        if let Some(pos) = self.kinds.iter().rposition(|(n, _)| *n == name) {
+            self.kinds.truncate(pos);
+            self.kind = self.kinds.last().map_or(SegKind::Text, |k| k.1);
+            self.pending_break = true;
+        }
     }
 
     fn close_block(&mut self, name: &str) {
@@ -128,6 +272,14 @@ impl State {
     }
 
     fn text(&mut self, s: &str) {
+        if self.in_json_ld {
+            if self.out.meta.json_ld.last().is_some_and(|j| j.len() + s.len() <= MAX_JSON_LD) {
+                if let Some(j) = self.out.meta.json_ld.last_mut() {
+                    j.push_str(s);
+                }
+            }
+            return;
+        }
         if self.in_title {
             if self.title.chars().count() < MAX_TITLE {
                 self.title.push_str(s);
@@ -140,7 +292,7 @@ impl State {
         let block = self.cur_block();
         let chars = if s.is_ascii() { self.push_ascii(s, block) } else { self.push_words(s, block) };
         if let Some(last) = self.out.segments.last_mut() {
-            last.2 = self.out.text.len();
+            last.end = self.out.text.len();
         }
         let b = &mut self.out.blocks[block];
         b.text_chars = b.text_chars.saturating_add(chars);
@@ -227,7 +379,7 @@ impl State {
             self.out.text.push('\n');
         }
         let at = self.out.text.len();
-        self.out.segments.push((block, at, at));
+        self.out.segments.push(Segment { block, start: at, end: at, kind: self.kind });
         self.seg_block = block;
         self.pending_break = false;
         self.pending_space = false;
@@ -289,6 +441,27 @@ impl State {
                         self.out.meta_nofollow = true;
                     }
                 }
+                self.meta_tag(tag);
+            }
+            "html" if self.out.meta.lang.is_none() => {
+                self.out.meta.lang = attr(tag, "lang").or_else(|| attr(tag, "xml:lang")).map(|l| l.trim().to_string());
+            }
+            "link" if self.out.meta.canonical.is_none() => {
+                if attr(tag, "rel")
+                    .is_some_and(|r| r.split_ascii_whitespace().any(|t| t.eq_ignore_ascii_case("canonical")))
+                {
+                    self.out.meta.canonical = attr(tag, "href").map(|h| h.trim().to_string());
+                }
+            }
+            "time" if self.out.meta.time.is_none() => {
+                self.out.meta.time = attr(tag, "datetime").map(|d| d.trim().to_string());
+            }
+            "script" => {
+                let ld = attr(tag, "type").is_some_and(|t| t.trim().eq_ignore_ascii_case("application/ld+json"));
+                if ld && self.out.meta.json_ld.len() < 16 {
+                    self.out.meta.json_ld.push(String::new());
+                    self.in_json_ld = true;
+                }
             }
             "title" if !void => {
                 self.in_title = self.out.title.is_none();
@@ -302,11 +475,30 @@ impl State {
             return TokenSinkResult::RawData(kind);
         }
         if !void && BLOCKS.contains(&name) {
-            self.open_block(name);
+            self.open_block(name, tag);
+            if matches!(name, "td" | "th") {
+                self.open_kind(name);
+            }
         } else if BREAKS.contains(&name) {
             self.pending_break = true;
+            if !void {
+                self.open_kind(name);
+            }
         }
         TokenSinkResult::Continue
+    }
+
+    /// Keeps a `<meta>`'s key (`name`, `property` or `itemprop`) and content.
+    fn meta_tag(&mut self, tag: &Tag) {
+        let Some(key) = attr(tag, "name").or_else(|| attr(tag, "property")).or_else(|| attr(tag, "itemprop")) else {
+            return;
+        };
+        let Some(content) = attr(tag, "content") else { return };
+        let tags = &mut self.out.meta.tags;
+        let key = key.trim().to_ascii_lowercase();
+        if tags.len() < MAX_META && !tags.iter().any(|(k, _)| *k == key) {
+            tags.push((key, collapse(content, 4096)));
+        }
     }
 
     fn end_tag(&mut self, tag: &Tag) {
@@ -326,8 +518,14 @@ impl State {
                 self.in_title = false;
                 self.out.title = Some(collapse(&self.title, MAX_TITLE)).filter(|t| !t.is_empty());
             }
-            _ if raw_kind(name).is_some() => self.raw = false,
+            _ if raw_kind(name).is_some() => {
+                self.raw = false;
+                self.in_json_ld = false;
+            }
             _ if BLOCKS.contains(&name) => {
+                if matches!(name, "td" | "th") {
+                    self.close_kind(name);
+                }
                 // An anchor left open across the end of its block ends with it.
                 if let Some(p) = self.stack.iter().rposition(|(n, _)| n == name) {
                     if p > 0 && self.anchor.as_ref().is_some_and(|a| self.stack[p..].iter().any(|s| s.1 == a.block)) {
@@ -336,9 +534,100 @@ impl State {
                 }
                 self.close_block(name);
             }
-            _ if BREAKS.contains(&name) => self.pending_break = true,
+            _ if BREAKS.contains(&name) => {
+                self.pending_break = true;
+                self.close_kind(name);
+            }
             _ => {}
         }
+    }
+}
+
+/// The elements that set a run's kind (their names, to close them by).
+const KIND_ELEMENTS: &[&str] = &["h1", "h2", "h3", "h4", "h5", "h6", "li", "dt", "dd", "pre", "blockquote", "td", "th"];
+
+/// Words of class names and ids that mark content, and boilerplate
+/// (matched as parts of a name: `post-body`, `commentList`).
+const CONTENT_WORDS: &[&str] =
+    &["article", "content", "entry", "post", "story", "text", "body", "prose", "blog", "hentry", "main", "page"];
+const BOILERPLATE_WORDS: &[&str] = &[
+    "comment",
+    "footer",
+    "footnote",
+    "nav",
+    "menu",
+    "sidebar",
+    "widget",
+    "related",
+    "share",
+    "sharing",
+    "social",
+    "cookie",
+    "consent",
+    "gdpr",
+    "banner",
+    "newsletter",
+    "subscribe",
+    "signup",
+    "promo",
+    "advert",
+    "sponsor",
+    "breadcrumb",
+    "popup",
+    "modal",
+    "teaser",
+    "recommend",
+    "outbrain",
+    "taboola",
+    "tags",
+    "byline",
+    "masthead",
+    "pagination",
+    "pager",
+    "login",
+    "toolbar",
+    "disqus",
+    "rating",
+    "meta",
+    "author",
+    "header",
+    "hidden",
+    "print",
+];
+
+/// What an element's `class`, `id`, `role` and `itemprop` say: +2 for
+/// `itemprop=articleBody` or `role=main|article`, +1 for a content word,
+/// -1 for a boilerplate word, -2 for `role=navigation|banner|contentinfo|
+/// complementary`. A name with both kinds of words (`comment-content`)
+/// counts as boilerplate.
+fn hint(tag: &Tag) -> i8 {
+    if attr(tag, "itemprop").is_some_and(|p| p.eq_ignore_ascii_case("articlebody")) {
+        return 2;
+    }
+    if let Some(role) = attr(tag, "role") {
+        match role.trim().to_ascii_lowercase().as_str() {
+            "main" | "article" => return 2,
+            "navigation" | "banner" | "contentinfo" | "complementary" | "menu" | "menubar" | "dialog" => return -2,
+            _ => {}
+        }
+    }
+    let mut names = String::new();
+    for key in ["class", "id"] {
+        if let Some(v) = attr(tag, key) {
+            names.push_str(v);
+            names.push(' ');
+        }
+    }
+    if names.is_empty() {
+        return 0;
+    }
+    let names = names.to_ascii_lowercase();
+    if BOILERPLATE_WORDS.iter().any(|w| names.contains(w)) {
+        -1
+    } else if CONTENT_WORDS.iter().any(|w| names.contains(w)) {
+        1
+    } else {
+        0
     }
 }
 
@@ -418,6 +707,9 @@ pub fn extract(html: &str, max_links: usize, max_text: usize) -> Extracted {
         pending_space: false,
         pending_break: false,
         seg_block: 0,
+        kind: SegKind::Text,
+        kinds: Vec::new(),
+        in_json_ld: false,
         scratch: Vec::new(),
     };
     let tok = Tokenizer::new(Sink(RefCell::new(state)), TokenizerOpts::default());

@@ -21,7 +21,7 @@
 //! ```
 
 pub mod charset;
-mod extract;
+pub mod extract;
 
 use encoding_rs::Encoding;
 use url::Url;
@@ -71,6 +71,20 @@ pub struct Page {
     pub links: Vec<Link>,
     /// `<meta name=robots content=nofollow>`: no link of the page is followed.
     pub meta_nofollow: bool,
+    /// The page's text structure and meta data, from the same pass, for
+    /// the extract stage (main text, metadata).
+    pub structure: Structure,
+}
+
+/// Every text run of a page with its block and kind, the blocks, and the
+/// page's meta data, as the tokenizer pass found them.
+#[derive(Clone, Debug, Default)]
+pub struct Structure {
+    /// All the page's visible text; runs are slices of it.
+    pub text: String,
+    pub segments: Vec<extract::Segment>,
+    pub blocks: Vec<extract::Block>,
+    pub meta: extract::Meta,
 }
 
 /// Whether a response is HTML: by its declared type, sniffing the body when
@@ -161,15 +175,17 @@ pub fn parse_html_keeping_source<'a>(
         })
         .collect();
     let mut text = String::with_capacity(ex.text.len());
-    for &(block, start, end) in &ex.segments {
-        if ratios[block] <= cfg.noise_ratio && end > start {
+    for seg in &ex.segments {
+        if ratios[seg.block] <= cfg.noise_ratio && seg.end > seg.start {
             if !text.is_empty() {
                 text.push('\n');
             }
-            text.push_str(&ex.text[start..end]);
+            text.push_str(&ex.text[seg.start..seg.end]);
         }
     }
-    let page = Page { encoding, encoding_source, title: ex.title, text, links, meta_nofollow: ex.meta_nofollow };
+    let structure = Structure { text: ex.text, segments: ex.segments, blocks: ex.blocks, meta: ex.meta };
+    let page =
+        Page { encoding, encoding_source, title: ex.title, text, links, meta_nofollow: ex.meta_nofollow, structure };
     (html, page)
 }
 

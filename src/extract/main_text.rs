@@ -1,0 +1,259 @@
+//! The main text of a page: its article, without menus, banners, teasers,
+//! comment threads and footers (README, "Main text and metadata").
+//!
+//! It works on the block tree that the crawl's single tokenizer pass
+//! already made ([`crate::parse::Structure`]): no second parse, no DOM.
+//! The method is text density, as the field's extractors refine it:
+//!
+//! 1. **Paragraphs** are blocks with text of their own, little of it in
+//!    links (link density below 1/2), and enough of it (25 characters).
+//!    Each scores 1, plus one per 100 characters (at most 3), plus one per
+//!    comma, and gives its score to the block that holds it and half of it
+//!    to the one above: dense text makes its container dense.
+//! 2. **Containers** are scored by what they received, times one minus
+//!    their link density (text inside links over all text, the whole
+//!    subtree), plus what their element and names say: `<article>`,
+//!    `<main>`, `itemprop=articleBody`, `class="post-body"` up;
+//!    `<nav>`, `<aside>`, `<footer>`, `<form>`, `class="comments"`,
+//!    `cookie-banner`, `related` down.
+//! 3. The **densest container** is the main content; its siblings join it
+//!    when they score at least a fifth of it, or are paragraphs of their
+//!    own (a long one, or one without links).
+//! 4. Inside, boilerplate is dropped: navigation, asides, forms, footers,
+//!    blocks named as comments, share bars, teasers, and link lists
+//!    (blocks whose text is mostly links).
+//! 5. Pages whose densest container holds little text fall back to the
+//!    JSON-LD `articleBody` when there is one, else to the page's text
+//!    without link-dense blocks.
+//!
+//! The result keeps the structure: one line per paragraph, heading, list
+//! item, cell or code line; [`TextFormat::Markdown`] marks headings, list
+//! items, quotes and code.
+
+use crate::parse::extract::{Block, BlockTag, SegKind};
+use crate::parse::Structure;
+
+/// How the main text is rendered (`--text-format`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TextFormat {
+    /// One line per paragraph, heading, list item or cell.
+    #[default]
+    Plain,
+    /// The same lines, with Markdown's marks for headings (`#`), list
+    /// items (`- `), quotes (`> `) and code blocks (fenced).
+    Markdown,
+}
+
+impl std::str::FromStr for TextFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "plain" => Ok(Self::Plain),
+            "markdown" => Ok(Self::Markdown),
+            _ => Err(format!("{s:?} is not a text format; allowed: plain, markdown")),
+        }
+    }
+}
+
+/// Characters of own text below which a block is not a paragraph.
+const MIN_PARAGRAPH: u32 = 25;
+/// Characters below which the densest container is not an article.
+const MIN_ARTICLE: u64 = 150;
+
+/// What the scoring needs per block.
+#[derive(Clone, Copy, Default)]
+struct Stats {
+    /// Non-space characters of the whole subtree, and of those in links.
+    sub_text: u64,
+    sub_anchor: u64,
+    commas: u32,
+    /// Score received from paragraphs.
+    score: f64,
+}
+
+/// The main text of the page, or `None` when it has no text at all.
+#[must_use]
+pub fn main_text(s: &Structure, format: TextFormat) -> Option<String> {
+    let blocks = &s.blocks;
+    if blocks.is_empty() || s.text.is_empty() {
+        return None;
+    }
+    let mut stats = vec![Stats::default(); blocks.len()];
+    for seg in &s.segments {
+        let t = &s.text[seg.start..seg.end];
+        stats[seg.block].commas += u32::try_from(t.matches([',', '，', '、', '،']).count()).unwrap_or(u32::MAX);
+    }
+    for (i, b) in blocks.iter().enumerate() {
+        stats[i].sub_text += u64::from(b.text_chars);
+        stats[i].sub_anchor += u64::from(b.anchor_chars);
+    }
+    // Children come after their parents: one backward pass sums subtrees.
+    for i in (1..blocks.len()).rev() {
+        let p = blocks[i].parent as usize;
+        let (t, a) = (stats[i].sub_text, stats[i].sub_anchor);
+        stats[p].sub_text += t;
+        stats[p].sub_anchor += a;
+    }
+    for (i, b) in blocks.iter().enumerate() {
+        if !is_paragraph(b) {
+            continue;
+        }
+        let own = f64::from(b.text_chars - b.anchor_chars);
+        let score = 1.0 + (own / 100.0).min(3.0) + f64::from(stats[i].commas.min(20));
+        let parent = b.parent as usize;
+        if matches!(b.tag, BlockTag::Paragraph | BlockTag::Cell) || i == 0 {
+            stats[parent].score += score;
+            if parent != 0 {
+                stats[blocks[parent].parent as usize].score += score / 2.0;
+            }
+        } else {
+            // A container with text of its own is its own paragraph's holder.
+            stats[i].score += score;
+            stats[parent].score += score / 2.0;
+        }
+    }
+    let final_score = |i: usize| -> f64 {
+        let st = &stats[i];
+        if st.score <= 0.0 {
+            return 0.0;
+        }
+        let density = link_density(st);
+        st.score * (1.0 - density) + bias(&blocks[i])
+    };
+    let top = (0..blocks.len()).max_by(|&a, &b| final_score(a).total_cmp(&final_score(b)))?;
+    let top_score = final_score(top);
+    let mut chosen = vec![false; blocks.len()];
+    if top_score > 0.0 {
+        chosen[top] = true;
+        let parent = blocks[top].parent;
+        let threshold = (top_score * 0.2).max(10.0);
+        for (i, b) in blocks.iter().enumerate() {
+            if i == top || i == 0 || b.parent != parent || top == 0 {
+                continue;
+            }
+            let own = b.text_chars - b.anchor_chars;
+            let joins = final_score(i) >= threshold
+                || (is_paragraph(b) && b.hint >= 0 && (own >= 80 && link_density(&stats[i]) < 0.25))
+                || (is_paragraph(b) && b.hint >= 0 && b.anchor_chars == 0 && own >= MIN_PARAGRAPH);
+            chosen[i] = joins && !is_boilerplate(b, &stats[i]);
+        }
+    }
+    // Blocks in the main content: under a chosen block, not under boilerplate.
+    let mut inside = vec![false; blocks.len()];
+    for i in 0..blocks.len() {
+        let up = if i == 0 { false } else { inside[blocks[i].parent as usize] };
+        let start = chosen[i] || up;
+        inside[i] = start && (chosen[i] || !is_boilerplate(&blocks[i], &stats[i]));
+    }
+    let article_chars: u64 = (0..blocks.len())
+        .filter(|&i| inside[i])
+        .map(|i| u64::from(blocks[i].text_chars - blocks[i].anchor_chars))
+        .sum();
+    if article_chars < MIN_ARTICLE {
+        if let Some(body) = json_ld_article_body(&s.meta.json_ld) {
+            return Some(body);
+        }
+        // No article: the page's text without link-dense blocks.
+        for (i, b) in blocks.iter().enumerate() {
+            inside[i] = b.ratio() < 0.5 && !matches!(b.tag, BlockTag::Nav | BlockTag::Footer);
+        }
+    }
+    let text = render(s, &inside, format);
+    (!text.is_empty()).then_some(text)
+}
+
+fn link_density(st: &Stats) -> f64 {
+    if st.sub_text == 0 {
+        1.0
+    } else {
+        #[allow(clippy::cast_precision_loss)]
+        let d = st.sub_anchor as f64 / st.sub_text as f64;
+        d
+    }
+}
+
+fn is_paragraph(b: &Block) -> bool {
+    b.text_chars >= b.anchor_chars + MIN_PARAGRAPH && b.anchor_chars * 2 < b.text_chars
+}
+
+/// What the element and its names add to a container's score.
+fn bias(b: &Block) -> f64 {
+    let tag = match b.tag {
+        BlockTag::Article => 10.0,
+        BlockTag::Main => 5.0,
+        BlockTag::Nav | BlockTag::Aside | BlockTag::Form | BlockTag::Footer => -25.0,
+        BlockTag::Header => -10.0,
+        _ => 0.0,
+    };
+    tag + f64::from(b.hint) * 15.0
+}
+
+/// Blocks dropped inside the main content.
+fn is_boilerplate(b: &Block, st: &Stats) -> bool {
+    matches!(b.tag, BlockTag::Nav | BlockTag::Aside | BlockTag::Form | BlockTag::Footer)
+        || b.hint < 0
+        || (b.tag != BlockTag::Paragraph && st.sub_text > 0 && link_density(st) > 0.5)
+}
+
+/// The text of the runs whose block is inside, one line each.
+fn render(s: &Structure, inside: &[bool], format: TextFormat) -> String {
+    let mut out = String::with_capacity(s.text.len() / 2);
+    let mut in_code = false;
+    for seg in &s.segments {
+        if !inside[seg.block] || seg.end <= seg.start {
+            continue;
+        }
+        let line = &s.text[seg.start..seg.end];
+        if format == TextFormat::Markdown {
+            let code = seg.kind == SegKind::Pre;
+            if code != in_code {
+                push_line(&mut out, "```");
+                in_code = code;
+            }
+            match seg.kind {
+                SegKind::Heading(level) => {
+                    push_line(&mut out, &format!("{} {line}", "#".repeat(usize::from(level.clamp(1, 6)))));
+                }
+                SegKind::Item => push_line(&mut out, &format!("- {line}")),
+                SegKind::Quote => push_line(&mut out, &format!("> {line}")),
+                _ => push_line(&mut out, line),
+            }
+        } else {
+            push_line(&mut out, line);
+        }
+    }
+    if in_code {
+        push_line(&mut out, "```");
+    }
+    out
+}
+
+fn push_line(out: &mut String, line: &str) {
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(line);
+}
+
+/// The `articleBody` of the page's JSON-LD, when one is long enough to be
+/// an article.
+fn json_ld_article_body(scripts: &[String]) -> Option<String> {
+    fn find(v: &serde_json::Value) -> Option<&str> {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.get("articleBody").and_then(serde_json::Value::as_str).or_else(|| m.values().find_map(find))
+            }
+            serde_json::Value::Array(a) => a.iter().find_map(find),
+            _ => None,
+        }
+    }
+    scripts.iter().find_map(|s| {
+        let v: serde_json::Value = serde_json::from_str(s.trim()).ok()?;
+        let body = find(&v)?.split_whitespace().collect::<Vec<_>>().join(" ");
+        (body.len() as u64 >= MIN_ARTICLE).then_some(body)
+    })
+}
+
+#[cfg(test)]
+mod tests;

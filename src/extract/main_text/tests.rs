@@ -1,0 +1,123 @@
+//! Hard cases of the main text, each a small page written for the case.
+
+use super::{main_text, TextFormat};
+use crate::parse::{parse_html, ParseConfig};
+
+fn text_of(html: &str, format: TextFormat) -> String {
+    let url = url::Url::parse("https://news.example/a/1").expect("url");
+    let page = parse_html(html.as_bytes(), Some("text/html"), &url, &ParseConfig::default());
+    main_text(&page.structure, format).unwrap_or_default()
+}
+
+fn plain(html: &str) -> String {
+    text_of(html, TextFormat::Plain)
+}
+
+const ARTICLE: &str = "The council voted on Tuesday to extend the tram line to the harbour, a project that has \
+    been debated for a decade, costs more than planned, and will close two streets for a year.";
+const SECOND: &str = "Residents of the old quarter, who had campaigned against the route, said they would ask \
+    the court to review the decision, citing noise, dust and the loss of a market square.";
+
+fn chrome(body: &str) -> String {
+    format!(
+        "<html><head><title>Tram</title></head><body>\
+         <nav><ul><li><a href=/>Home</a></li><li><a href=/news>News</a></li><li><a href=/sport>Sport</a></li></ul></nav>\
+         <div id=cookie-banner><p>We use cookies to improve your experience on our site. Accept all cookies?</p></div>\
+         {body}\
+         <aside class=related><h3>Related</h3><ul><li><a href=/b>Buses run late again this winter</a></li>\
+         <li><a href=/c>Harbour festival returns with fireworks</a></li></ul></aside>\
+         <footer><p>Copyright 2026 The Example News. All rights reserved. Contact us for licensing.</p></footer>\
+         </body></html>"
+    )
+}
+
+#[test]
+fn an_article_is_kept_and_the_chrome_around_it_dropped() {
+    let html = chrome(&format!("<article><h1>Tram line extended</h1><p>{ARTICLE}</p><p>{SECOND}</p></article>"));
+    let t = plain(&html);
+    assert!(t.contains("Tram line extended") && t.contains("decade") && t.contains("market square"), "{t}");
+    for noise in ["cookies", "Harbour festival", "Copyright", "Sport"] {
+        assert!(!t.contains(noise), "{noise} in: {t}");
+    }
+}
+
+#[test]
+fn comments_below_an_article_are_not_main_text() {
+    let html = chrome(&format!(
+        "<div class=story><p>{ARTICLE}</p><p>{SECOND}</p></div>\
+         <div id=comments><div class=comment><p>I have lived here for forty years and this is a disgrace, frankly.</p></div>\
+         <div class=comment><p>Finally some progress for the city, about time the council did something useful.</p></div></div>"
+    ));
+    let t = plain(&html);
+    assert!(t.contains("decade") && t.contains("market square"), "{t}");
+    assert!(!t.contains("forty years") && !t.contains("about time"), "{t}");
+}
+
+#[test]
+fn a_page_without_an_article_keeps_its_text_but_not_its_menus() {
+    let html = chrome("<div><p>Opening hours: 9 to 5.</p><p>Closed on Sundays.</p></div>");
+    let t = plain(&html);
+    assert!(t.contains("Opening hours") && t.contains("Closed on Sundays"), "{t}");
+    assert!(!t.contains("Sport"), "{t}");
+}
+
+#[test]
+fn lists_tables_and_code_keep_their_structure_in_markdown() {
+    let html = chrome(&format!(
+        "<main><h2>How to build</h2><p>{ARTICLE}</p><ul><li>Clone the repository first</li><li>Run the build</li></ul>\
+         <table><tr><th>Line</th><th>Stops</th></tr><tr><td>Harbour</td><td>12</td></tr></table>\
+         <pre>cargo build --release\ncargo test</pre><p>{SECOND}</p></main>"
+    ));
+    let md = text_of(&html, TextFormat::Markdown);
+    assert!(md.contains("## How to build"), "{md}");
+    assert!(md.contains("- Clone the repository first") && md.contains("- Run the build"), "{md}");
+    assert!(md.contains("Harbour") && md.contains("12"), "table cells are kept: {md}");
+    assert!(md.contains("```\ncargo build --release"), "{md}");
+    let t = plain(&html);
+    assert!(!t.contains("##") && !t.contains("```") && t.contains("Clone the repository first"), "{t}");
+}
+
+#[test]
+fn of_several_articles_the_text_of_each_is_kept() {
+    let html = chrome(&format!(
+        "<div class=content><article><h2>One</h2><p>{ARTICLE}</p></article><article><h2>Two</h2><p>{SECOND}</p></article></div>"
+    ));
+    let t = plain(&html);
+    assert!(t.contains("decade") && t.contains("market square"), "{t}");
+}
+
+#[test]
+fn json_ld_article_body_stands_in_when_the_page_renders_none() {
+    let body = format!("{ARTICLE} {SECOND}");
+    let html = format!(
+        "<html><head><script type=\"application/ld+json\">{{\"@type\":\"NewsArticle\",\"headline\":\"Tram\",\
+         \"articleBody\":\"{body}\"}}</script></head><body><div id=app></div>\
+         <nav><a href=/>Home</a> <a href=/news>News</a></nav></body></html>"
+    );
+    let t = plain(&html);
+    assert!(t.contains("decade") && t.contains("market square"), "{t}");
+}
+
+#[test]
+fn a_legacy_encoded_page_reads_right() {
+    let html = chrome(
+        "<article><p>Le conseil municipal a voté mardi la prolongation du tramway jusqu'au port, \
+        un projet débattu depuis dix ans, plus cher que prévu, et qui fermera deux rues pendant un an.</p></article>",
+    )
+    .replace("<head>", "<head><meta charset=windows-1252>");
+    let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode(&html);
+    let url = url::Url::parse("https://news.example/fr").expect("url");
+    let page = parse_html(&bytes, Some("text/html"), &url, &ParseConfig::default());
+    let t = main_text(&page.structure, TextFormat::Plain).unwrap_or_default();
+    assert!(t.contains("débattu depuis dix ans"), "{t}");
+}
+
+#[test]
+fn a_very_long_page_is_handled_in_bounded_time_and_kept_whole_up_to_the_text_limit() {
+    let paragraphs: String = (0..20_000).map(|i| format!("<p>Paragraph {i}: {ARTICLE}</p>")).collect();
+    let started = std::time::Instant::now();
+    let t = plain(&chrome(&format!("<article>{paragraphs}</article>")));
+    assert!(t.contains("Paragraph 0:") && t.lines().count() > 1000, "{}", t.len());
+    assert!(!t.contains("cookies"));
+    assert!(started.elapsed().as_secs() < 20, "took {:?}", started.elapsed());
+}
