@@ -11,12 +11,14 @@
 //! `benches/peers/setup.sh`) extracts the same files in the same run, and
 //! one scorer scores both (precision, recall, F1 and accuracy over the
 //! snippets, as trafilatura's own comparison does). Prints one table.
-//! `EXTRACT_EVAL_FORMAT=markdown` scores the Markdown rendering instead.
+//! `EXTRACT_EVAL_FORMAT=markdown` scores the Markdown rendering instead;
+//! `EXTRACT_EVAL_EXPLAIN=FILE` prints why each block of one page is main
+//! text or not.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use layercrawl::extract::main_text::{main_text, TextFormat};
+use layercrawl::extract::main_text::{explain, main_text, TextFormat};
 use layercrawl::parse::{parse_html, ParseConfig};
 use serde_json::{json, Value};
 
@@ -49,6 +51,13 @@ fn main() {
         _ => TextFormat::Plain,
     };
     let cfg = ParseConfig::default();
+    // EXTRACT_EVAL_EXPLAIN=FILE: why each block of that page is in or out.
+    if let Ok(file) = std::env::var("EXTRACT_EVAL_EXPLAIN") {
+        let body = std::fs::read(teval.join("pages").join(&file)).expect("the page");
+        let url = url::Url::parse("https://example.invalid/").expect("url");
+        print!("{}", explain(&parse_html(&body, None, &url, &cfg).structure));
+        return;
+    }
     let (mut parse_s, mut main_s, mut bytes) = (0.0, 0.0, 0u64);
     let mut texts = serde_json::Map::new();
     for (url, entry) in eval.as_object().expect("an object") {

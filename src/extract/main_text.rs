@@ -75,6 +75,61 @@ struct Stats {
 /// The main text of the page, or `None` when it has no text at all.
 #[must_use]
 pub fn main_text(s: &Structure, format: TextFormat) -> Option<String> {
+    match select(s)? {
+        Selected::Blocks(inside) => Some(render(s, &inside.inside, format)).filter(|t| !t.is_empty()),
+        Selected::ArticleBody(body) => Some(body),
+    }
+}
+
+/// Why each block is or is not main text, one line per block with text
+/// (element, hint, own and link characters, score, in or out): for
+/// finding out why a page's text came out as it did.
+#[must_use]
+pub fn explain(s: &Structure) -> String {
+    let Some(Selected::Blocks(sel)) = select(s) else { return "no blocks, or the JSON-LD articleBody".into() };
+    let mut out = String::new();
+    let mut first_line = vec![None; s.blocks.len()];
+    for seg in &s.segments {
+        if first_line[seg.block].is_none() && seg.end > seg.start {
+            let t = &s.text[seg.start..seg.end];
+            first_line[seg.block] = Some(t.chars().take(60).collect::<String>());
+        }
+    }
+    for (i, b) in s.blocks.iter().enumerate() {
+        if sel.stats[i].sub_text == 0 {
+            continue;
+        }
+        out.push_str(&format!(
+            "{i:>5} <{:?}> parent {} hint {} own {} links {} sub {} score {:.1} {}{} {}\n",
+            b.tag,
+            b.parent,
+            b.hint,
+            b.text_chars,
+            b.anchor_chars,
+            sel.stats[i].sub_text,
+            sel.final_scores[i],
+            if sel.top == i { "TOP " } else { "" },
+            if sel.inside[i] { "in" } else { "out" },
+            first_line[i].as_deref().unwrap_or("")
+        ));
+    }
+    out
+}
+
+/// What the main text is made of.
+enum Selected {
+    Blocks(Selection),
+    ArticleBody(String),
+}
+
+struct Selection {
+    inside: Vec<bool>,
+    stats: Vec<Stats>,
+    final_scores: Vec<f64>,
+    top: usize,
+}
+
+fn select(s: &Structure) -> Option<Selected> {
     let blocks = &s.blocks;
     if blocks.is_empty() || s.text.is_empty() {
         return None;
@@ -121,8 +176,9 @@ pub fn main_text(s: &Structure, format: TextFormat) -> Option<String> {
         let density = link_density(st);
         st.score * (1.0 - density) + bias(&blocks[i])
     };
-    let top = (0..blocks.len()).max_by(|&a, &b| final_score(a).total_cmp(&final_score(b)))?;
-    let top_score = final_score(top);
+    let best = (0..blocks.len()).max_by(|&a, &b| final_score(a).total_cmp(&final_score(b)))?;
+    let top_score = final_score(best);
+    let top = semantic_container(blocks, &stats, climb(blocks, &stats, best));
     let mut chosen = vec![false; blocks.len()];
     if top_score > 0.0 {
         chosen[top] = true;
@@ -152,15 +208,73 @@ pub fn main_text(s: &Structure, format: TextFormat) -> Option<String> {
         .sum();
     if article_chars < MIN_ARTICLE {
         if let Some(body) = json_ld_article_body(&s.meta.json_ld) {
-            return Some(body);
+            return Some(Selected::ArticleBody(body));
         }
         // No article: the page's text without link-dense blocks.
         for (i, b) in blocks.iter().enumerate() {
             inside[i] = b.ratio() < 0.5 && !matches!(b.tag, BlockTag::Nav | BlockTag::Footer);
         }
     }
-    let text = render(s, &inside, format);
-    (!text.is_empty()).then_some(text)
+    let final_scores = (0..blocks.len()).map(final_score).collect();
+    Some(Selected::Blocks(Selection { inside, stats, final_scores, top }))
+}
+
+/// Climbs from the densest container to the ancestor that holds the whole
+/// article: a long article is often split into sections of which one is
+/// densest. Each step up must add a quarter more clean text (boilerplate
+/// children left out) and keep links under a third of it.
+fn climb(blocks: &[Block], stats: &[Stats], from: usize) -> usize {
+    // Text outside links and inside links, without boilerplate subtrees.
+    let mut clean = vec![(0u64, 0u64); blocks.len()];
+    for (i, b) in blocks.iter().enumerate() {
+        clean[i] = (u64::from(b.text_chars - b.anchor_chars), u64::from(b.anchor_chars));
+    }
+    for i in (1..blocks.len()).rev() {
+        if is_boilerplate(&blocks[i], &stats[i]) {
+            continue;
+        }
+        let p = blocks[i].parent as usize;
+        let (t, a) = clean[i];
+        clean[p].0 += t;
+        clean[p].1 += a;
+    }
+    let mut cur = from;
+    while cur != 0 {
+        let p = blocks[cur].parent as usize;
+        if p == 0 || is_boilerplate(&blocks[p], &stats[p]) {
+            break;
+        }
+        let (t, a) = clean[p];
+        #[allow(clippy::cast_precision_loss)]
+        let links = a as f64 / (t + a).max(1) as f64;
+        if t * 4 >= clean[cur].0 * 5 && links < 1.0 / 3.0 {
+            cur = p;
+        } else {
+            break;
+        }
+    }
+    cur
+}
+
+/// The `<article>` or `<main>` (or a block named the article body) that
+/// holds the chosen container, when there is one and it is not mostly
+/// other text: its headline, lead and sections belong to the article too.
+fn semantic_container(blocks: &[Block], stats: &[Stats], from: usize) -> usize {
+    let mut cur = from;
+    let mut best = from;
+    while cur != 0 {
+        let b = &blocks[cur];
+        if is_boilerplate(b, &stats[cur]) {
+            break;
+        }
+        let semantic = matches!(b.tag, BlockTag::Article | BlockTag::Main) || b.hint >= 2;
+        if semantic && stats[cur].sub_text <= stats[from].sub_text.saturating_mul(3) && link_density(&stats[cur]) < 0.5
+        {
+            best = cur;
+        }
+        cur = b.parent as usize;
+    }
+    best
 }
 
 fn link_density(st: &Stats) -> f64 {
@@ -201,7 +315,7 @@ fn render(s: &Structure, inside: &[bool], format: TextFormat) -> String {
     let mut out = String::with_capacity(s.text.len() / 2);
     let mut in_code = false;
     for seg in &s.segments {
-        if !inside[seg.block] || seg.end <= seg.start {
+        if !inside[seg.block] || seg.end <= seg.start || seg.kind == SegKind::Caption {
             continue;
         }
         let line = &s.text[seg.start..seg.end];

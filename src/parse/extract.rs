@@ -28,7 +28,8 @@ const BLOCKS: &[&str] = &[
     "table", "menu",
 ];
 /// Elements that only break a line of text.
-const BREAKS: &[&str] = &["br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "dt", "dd", "blockquote", "pre", "hr"];
+const BREAKS: &[&str] =
+    &["br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "dt", "dd", "blockquote", "pre", "hr", "figcaption"];
 /// Elements without an end tag.
 const VOID: &[&str] =
     &["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr", "param"];
@@ -117,6 +118,8 @@ pub enum SegKind {
     Quote,
     /// A table cell (`td`, `th`).
     Cell,
+    /// A picture's caption or credit (`figcaption`): not main text.
+    Caption,
 }
 
 /// A run of text of one block and kind: `text[start..end]`.
@@ -199,7 +202,9 @@ struct State {
     seg_block: usize,
     /// The kind of the next text run, and the open elements that set it.
     kind: SegKind,
-    kinds: Vec<(&'static str, SegKind)>,
+    /// Each with the depth of the block stack it was opened at: a kind
+    /// left open ends with its block (`<li>` without `</li>`).
+    kinds: Vec<(&'static str, SegKind, usize)>,
     /// Inside a JSON-LD script: its text is kept.
     in_json_ld: bool,
     /// Reused buffer of [`State::push_ascii`].
@@ -237,24 +242,25 @@ impl State {
             "pre" => SegKind::Pre,
             "blockquote" => SegKind::Quote,
             "td" | "th" => SegKind::Cell,
+            "figcaption" => SegKind::Caption,
             _ => return,
         };
         let name = KIND_ELEMENTS.iter().find(|k| **k == name).copied().unwrap_or("");
         // Unclosed list items and cells end at the next one.
         if matches!(kind, SegKind::Item | SegKind::Cell) {
-            if let Some(pos) = self.kinds.iter().rposition(|(_, k)| *k == kind) {
+            if let Some(pos) = self.kinds.iter().rposition(|k| k.1 == kind) {
                 self.kinds.truncate(pos);
             }
         }
         if self.kinds.len() < 256 {
-            self.kinds.push((name, kind));
+            self.kinds.push((name, kind, self.stack.len()));
         }
         self.kind = kind;
         self.pending_break = true;
     }
 
     fn close_kind(&mut self, name: &str) {
-        if let Some(pos) = self.kinds.iter().rposition(|(n, _)| *n == name) {
+        if let Some(pos) = self.kinds.iter().rposition(|k| k.0 == name) {
             self.kinds.truncate(pos);
             self.kind = self.kinds.last().map_or(SegKind::Text, |k| k.1);
             self.pending_break = true;
@@ -267,6 +273,11 @@ impl State {
             if pos > 0 {
                 self.stack.truncate(pos);
                 self.pending_break = true;
+                // Kinds opened inside the closed blocks end with them.
+                if self.kinds.last().is_some_and(|k| k.2 > pos) {
+                    self.kinds.retain(|k| k.2 <= pos);
+                    self.kind = self.kinds.last().map_or(SegKind::Text, |k| k.1);
+                }
             }
         }
     }
@@ -544,7 +555,8 @@ impl State {
 }
 
 /// The elements that set a run's kind (their names, to close them by).
-const KIND_ELEMENTS: &[&str] = &["h1", "h2", "h3", "h4", "h5", "h6", "li", "dt", "dd", "pre", "blockquote", "td", "th"];
+const KIND_ELEMENTS: &[&str] =
+    &["h1", "h2", "h3", "h4", "h5", "h6", "li", "dt", "dd", "pre", "blockquote", "td", "th", "figcaption"];
 
 /// Words of class names and ids that mark content, and boilerplate
 /// (matched as parts of a name: `post-body`, `commentList`).
@@ -575,7 +587,6 @@ const BOILERPLATE_WORDS: &[&str] = &[
     "breadcrumb",
     "popup",
     "modal",
-    "teaser",
     "recommend",
     "outbrain",
     "taboola",
@@ -590,7 +601,6 @@ const BOILERPLATE_WORDS: &[&str] = &[
     "rating",
     "meta",
     "author",
-    "header",
     "hidden",
     "print",
 ];

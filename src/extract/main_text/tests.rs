@@ -121,3 +121,15 @@ fn a_very_long_page_is_handled_in_bounded_time_and_kept_whole_up_to_the_text_lim
     assert!(!t.contains("cookies"));
     assert!(started.elapsed().as_secs() < 20, "took {:?}", started.elapsed());
 }
+
+#[test]
+fn picture_captions_are_not_main_text_and_end_with_their_element() {
+    let html = chrome(&format!(
+        "<article><figure><img src=a.jpg alt=\"\"><figcaption></figcaption></figure>\
+         <div class=text><figure class=wp-block-image><img src=b.jpg><figcaption>Foto: Anita Example</figcaption></figure>\
+         <p>{ARTICLE}</p><figure><img src=c.jpg><figcaption>Foto: Frank Example</figcaption></figure><p>{SECOND}</p></div></article>"
+    ));
+    let t = plain(&html);
+    assert!(t.contains("decade") && t.contains("market square"), "{t}");
+    assert!(!t.contains("Foto:"), "{t}");
+}
