@@ -46,6 +46,14 @@ dataset = ds.dataset(f"{data}/doc", format="parquet", partitioning="hive")
 out["content_hash_arrow_type"] = str(dataset.schema.field("content_hash").type)
 table = dataset.to_table(columns=["url", "status", "fetched_at"])
 out["pyarrow_rows"] = table.num_rows
+# The main text and metadata columns, as notebooks see them.
+out["main_text_rows"] = one(f"SELECT count(*) FROM '{doc}' WHERE main_text IS NOT NULL")
+out["lang"] = {l: n for l, n in rows(f"SELECT lang, count(*) FROM '{doc}' WHERE lang IS NOT NULL GROUP BY lang")}
+out["published_at_duckdb_type"] = one(f"SELECT typeof(published_at) FROM '{doc}' LIMIT 1")
+meta = dataset.to_table(columns=["main_text", "lang", "published_at", "json_ld", "canonical_url"])
+out["main_text_arrow_type"] = str(meta.schema.field("main_text").type)
+out["published_at_arrow_type"] = str(meta.schema.field("published_at").type)
+out["pyarrow_main_text_rows"] = meta.num_rows - meta.column("main_text").null_count
 frame = pd.read_parquet(f"{data}/doc", columns=["url", "status", "title"])
 out["pandas_rows"] = len(frame)
 out["pandas_200"] = int((frame["status"] == 200).sum())

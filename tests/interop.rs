@@ -7,6 +7,8 @@ mod common;
 use std::collections::BTreeMap;
 use std::process::Command;
 
+use arrow::array::{Array, AsArray};
+
 use testweb::{Farm, FarmConfig};
 
 fn python() -> String {
@@ -85,4 +87,25 @@ fn duckdb_pyarrow_and_pandas_read_the_crawl() {
         .count();
     assert_eq!(got["ok_with_text"], with_text as u64);
     assert!(with_text > 20);
+
+    // The main text and metadata columns.
+    let (mut main_rows, mut langs) = (0u64, BTreeMap::<String, u64>::new());
+    for (_, b) in common::read_all(&data.join("doc")) {
+        let main = b.column_by_name("main_text").expect("main_text").as_string::<i32>();
+        let lang = b.column_by_name("lang").expect("lang").as_string::<i32>();
+        for i in 0..b.num_rows() {
+            main_rows += u64::from(!main.is_null(i));
+            if !lang.is_null(i) {
+                *langs.entry(lang.value(i).to_string()).or_default() += 1;
+            }
+        }
+    }
+    assert!(main_rows > 20, "pages have a main text: {main_rows}");
+    assert_eq!(got["main_text_rows"], main_rows);
+    assert_eq!(got["pyarrow_main_text_rows"], main_rows);
+    assert_eq!(got["lang"], serde_json::to_value(&langs).expect("json"));
+    assert!(langs.contains_key("en"), "the test web is in English: {langs:?}");
+    assert_eq!(got["main_text_arrow_type"], "string");
+    assert_eq!(got["published_at_arrow_type"], "timestamp[us, tz=UTC]");
+    assert_eq!(got["published_at_duckdb_type"], "TIMESTAMP WITH TIME ZONE");
 }

@@ -101,6 +101,11 @@ pub struct RunArgs {
     /// [default: drop]
     #[arg(long, value_name = "off|mark|drop|strict")]
     pub denoise: Option<String>,
+    /// How the `main_text` column is rendered: plain (one line per
+    /// paragraph, heading, list item) or markdown (headings, lists, quotes
+    /// and code marked). [default: plain]
+    #[arg(long, value_name = "plain|markdown")]
+    pub text_format: Option<String>,
     /// Link-text ratio above which a DOM block is navigation. [default: 0.25]
     #[arg(long, value_name = "R")]
     pub noise_ratio: Option<f32>,

@@ -31,6 +31,7 @@ pub struct JobFile {
     pub retries: Option<u32>,
     pub denoise: Option<String>,
     pub noise_ratio: Option<f32>,
+    pub text_format: Option<String>,
     pub cluster_sim: Option<f32>,
     pub noise_patterns: Option<PathBuf>,
     pub max_query_variants: Option<usize>,

@@ -268,6 +268,10 @@ impl CrawlConfig {
         if !(noise_ratio > 0.0 && noise_ratio <= 1.0) {
             return Err(bad("noise-ratio", format!("{noise_ratio}; allowed 0 < r <= 1 (default 0.25)")));
         }
+        let text_format = match args.text_format.clone().or(job.text_format) {
+            Some(s) => s.parse().map_err(|e| bad("text-format", e))?,
+            None => crate::extract::main_text::TextFormat::Plain,
+        };
         let cluster_sim =
             args.cluster_sim.or(job.cluster_sim).unwrap_or(crate::denoise::cluster::ClusterConfig::default().sim);
         if !(cluster_sim > 0.0 && cluster_sim <= 1.0) {
@@ -364,7 +368,12 @@ impl CrawlConfig {
                 straggler_after,
                 urls: std::sync::Arc::clone(&urls),
             },
-            parse: ParseConfig { noise_ratio, urls: std::sync::Arc::clone(&urls), ..ParseConfig::default() },
+            parse: ParseConfig {
+                noise_ratio,
+                urls: std::sync::Arc::clone(&urls),
+                text_format,
+                ..ParseConfig::default()
+            },
             urls,
             optimise: OptimiseConfig {
                 denoise,
@@ -378,7 +387,7 @@ impl CrawlConfig {
             dry_run: args.dry_run,
             json: args.json,
             quiet: args.quiet,
-            extractors: crate::extract::Extractors::none(),
+            extractors: crate::extract::Extractors::builtin(text_format),
         })
     }
 }

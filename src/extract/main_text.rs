@@ -30,8 +30,29 @@
 //! item, cell or code line; [`TextFormat::Markdown`] marks headings, list
 //! items, quotes and code.
 
+use super::{Column, ColumnType, Extractor, PageInput, Tuning, Value};
 use crate::parse::extract::{Block, BlockTag, SegKind};
 use crate::parse::Structure;
+
+/// The `main_text` column (a built-in extractor).
+pub struct MainText {
+    pub format: TextFormat,
+}
+
+impl Extractor for MainText {
+    fn name(&self) -> &str {
+        "main_text"
+    }
+
+    fn columns(&self) -> Vec<Column> {
+        vec![Column::new("main_text", ColumnType::Utf8).tuned(Tuning::DISTINCT)]
+    }
+
+    fn extract(&self, input: &PageInput<'_>, out: &mut Vec<Value>) {
+        let text = input.parsed.and_then(|p| main_text(&p.page().structure, self.format));
+        out.push(text.map_or(Value::Null, Value::Utf8));
+    }
+}
 
 /// How the main text is rendered (`--text-format`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

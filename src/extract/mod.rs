@@ -71,6 +71,7 @@
 //! ```
 
 pub mod main_text;
+pub mod metadata;
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
@@ -231,6 +232,21 @@ impl Extractors {
     #[must_use]
     pub fn none() -> Self {
         Self(Arc::new(Registry { list: Vec::new(), widths: Vec::new(), width: 0, schema: schema::doc_schema() }))
+    }
+
+    /// The built-in extractors, which every run has unless a library
+    /// caller replaces them: the main text ([`main_text::MainText`],
+    /// rendered as `format`) and the page's metadata
+    /// ([`metadata::PageMetadata`]).
+    #[must_use]
+    pub fn builtin(format: main_text::TextFormat) -> Self {
+        Self::new(Self::builtin_list(format)).unwrap_or_else(|_| Self::none())
+    }
+
+    /// The built-in extractors as a list, to put others after them.
+    #[must_use]
+    pub fn builtin_list(format: main_text::TextFormat) -> Vec<Arc<dyn Extractor>> {
+        vec![Arc::new(main_text::MainText { format }), Arc::new(metadata::PageMetadata)]
     }
 
     /// The registry of `list`, in this order.

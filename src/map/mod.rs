@@ -89,7 +89,8 @@ pub struct MapCtx {
     pub progress: Arc<dyn MapProgress>,
     /// The extract stage's extractors, whose columns follow the core
     /// columns of `doc`: code, not settings, so a caller that registered
-    /// some for the run sets them here too (`open` sets none).
+    /// its own for the run sets them here too (`open` sets the built-in
+    /// ones, main text and metadata).
     pub extract: Extractors,
 }
 
@@ -123,6 +124,7 @@ impl MapCtx {
     pub async fn open(store: Store) -> Result<Self, StageError> {
         let (state, settings) = load_run(&store).await?;
         let seeds: Vec<Url> = state.seeds.iter().filter_map(|s| Url::parse(s).ok()).collect();
+        let extract = Extractors::builtin(settings.pages.parse.text_format);
         let fetcher = Fetcher::new(&settings.fetch)
             .map_err(|e| StageError::Internal(format!("cannot build the HTTP client: {e}")))?;
         Ok(Self {
@@ -135,7 +137,7 @@ impl MapCtx {
             deadline: settings.layer_timeout.map(|t| Instant::now() + t),
             tail: None,
             progress: Arc::new(Silent),
-            extract: Extractors::none(),
+            extract,
         })
     }
 }

@@ -457,12 +457,8 @@ impl State {
             "html" if self.out.meta.lang.is_none() => {
                 self.out.meta.lang = attr(tag, "lang").or_else(|| attr(tag, "xml:lang")).map(|l| l.trim().to_string());
             }
-            "link" if self.out.meta.canonical.is_none() => {
-                if attr(tag, "rel")
-                    .is_some_and(|r| r.split_ascii_whitespace().any(|t| t.eq_ignore_ascii_case("canonical")))
-                {
-                    self.out.meta.canonical = attr(tag, "href").map(|h| h.trim().to_string());
-                }
+            "link" if self.out.meta.canonical.is_none() && is_canonical(tag) => {
+                self.out.meta.canonical = attr(tag, "href").map(|h| h.trim().to_string());
             }
             "time" if self.out.meta.time.is_none() => {
                 self.out.meta.time = attr(tag, "datetime").map(|d| d.trim().to_string());
@@ -654,6 +650,11 @@ fn raw_kind(name: &str) -> Option<RawKind> {
 
 fn attr<'t>(tag: &'t Tag, name: &str) -> Option<&'t str> {
     tag.attrs.iter().find(|a| &*a.name.local == name).map(|a| &*a.value)
+}
+
+/// `<link rel=canonical>`.
+fn is_canonical(tag: &Tag) -> bool {
+    attr(tag, "rel").is_some_and(|r| r.split_ascii_whitespace().any(|t| t.eq_ignore_ascii_case("canonical")))
 }
 
 /// `hidden`, or an inline style that hides the element.

@@ -117,6 +117,8 @@ pub enum ColumnType {
     Binary,
     /// A list of strings (every match of a rule, every entity of a page).
     Utf8List,
+    /// An instant: microseconds since the Unix epoch, UTC.
+    TimestampMicros,
 }
 
 impl ColumnType {
@@ -131,15 +133,25 @@ impl ColumnType {
             Self::Utf8 => DataType::Utf8,
             Self::Binary => DataType::Binary,
             Self::Utf8List => DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true))),
+            Self::TimestampMicros => DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, Some("UTC".into())),
         }
     }
 
     /// The column type of an Arrow type, if it is one of these.
     #[must_use]
     pub fn of(data_type: &DataType) -> Option<Self> {
-        [Self::Bool, Self::Int32, Self::Int64, Self::Float64, Self::Utf8, Self::Binary, Self::Utf8List]
-            .into_iter()
-            .find(|t| t.data_type() == *data_type)
+        [
+            Self::Bool,
+            Self::Int32,
+            Self::Int64,
+            Self::Float64,
+            Self::Utf8,
+            Self::Binary,
+            Self::Utf8List,
+            Self::TimestampMicros,
+        ]
+        .into_iter()
+        .find(|t| t.data_type() == *data_type)
     }
 }
 
@@ -155,6 +167,8 @@ pub enum Value {
     Utf8(String),
     Binary(Vec<u8>),
     Utf8List(Vec<String>),
+    /// Microseconds since the Unix epoch, UTC.
+    TimestampMicros(i64),
 }
 
 /// Encodes one extractor column of `field`'s type from each row's value
@@ -213,6 +227,12 @@ pub fn build_column<'a>(
         }
         ColumnType::Utf8 => build!(StringBuilder::new(), Utf8, |b, v| b.append_value(v), |z| z.append_value("")),
         ColumnType::Binary => build!(BinaryBuilder::new(), Binary, |b, v| b.append_value(v), |z| z.append_value(b"")),
+        ColumnType::TimestampMicros => build!(
+            arrow::array::TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC"),
+            TimestampMicros,
+            |b, v| b.append_value(*v),
+            |z| z.append_value(0)
+        ),
         ColumnType::Utf8List => build!(
             ListBuilder::new(StringBuilder::new()),
             Utf8List,

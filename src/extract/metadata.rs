@@ -1,0 +1,327 @@
+//! Page metadata that analysts can use as is (README, "Main text and
+//! metadata"): the page's language, description, author, publication
+//! time, canonical URL, robots directives, Open Graph title and image, and
+//! its raw JSON-LD. Everything comes from the crawl's single tokenizer pass
+//! ([`crate::parse::extract::Meta`]): `<meta>` tags, `<link
+//! rel=canonical>`, `<html lang>`, the first `<time datetime>`, and the
+//! `application/ld+json` scripts. Where a value can come from several
+//! places, the page's own `<meta>` tags win, then JSON-LD, then the markup.
+
+use serde_json::Value as Json;
+
+use super::{Column, ColumnType, Extractor, PageInput, Tuning, Value};
+use crate::parse::extract::Meta;
+
+/// The metadata columns.
+pub struct PageMetadata;
+
+const COLUMNS: [(&str, ColumnType, Tuning); 9] = [
+    ("lang", ColumnType::Utf8, Tuning::SMALL),
+    ("description", ColumnType::Utf8, Tuning::DISTINCT),
+    ("author", ColumnType::Utf8, Tuning::DEFAULT),
+    ("published_at", ColumnType::TimestampMicros, Tuning::DEFAULT),
+    ("canonical_url", ColumnType::Utf8, Tuning::DISTINCT),
+    ("meta_robots", ColumnType::Utf8, Tuning::SMALL),
+    ("og_title", ColumnType::Utf8, Tuning::DISTINCT),
+    ("og_image", ColumnType::Utf8, Tuning::DISTINCT),
+    ("json_ld", ColumnType::Utf8, Tuning::DISTINCT),
+];
+
+/// Characters of text the language is told from.
+const LANG_SAMPLE: usize = 2000;
+
+impl Extractor for PageMetadata {
+    fn name(&self) -> &str {
+        "metadata"
+    }
+
+    fn columns(&self) -> Vec<Column> {
+        COLUMNS.iter().map(|(name, kind, tuning)| Column::new(*name, *kind).tuned(*tuning)).collect()
+    }
+
+    fn extract(&self, input: &PageInput<'_>, out: &mut Vec<Value>) {
+        let Some(parsed) = input.parsed else { return };
+        let page = parsed.page();
+        let meta = &page.structure.meta;
+        let ld = json_ld(meta);
+        let text = |v: Option<String>| v.filter(|s| !s.is_empty()).map_or(Value::Null, Value::Utf8);
+        let url = |v: Option<String>| {
+            v.and_then(|u| input.final_url.join(u.trim()).ok())
+                .filter(|u| matches!(u.scheme(), "http" | "https"))
+                .map_or(Value::Null, |u| Value::Utf8(u.to_string()))
+        };
+        out.push(text(lang(&page.text, meta)));
+        out.push(text(
+            tag(meta, &["description", "og:description", "twitter:description", "dc.description"])
+                .or_else(|| ld_str(&ld, "description")),
+        ));
+        out.push(text(
+            tag(meta, &["author", "article:author", "parsely-author", "dc.creator", "sailthru.author", "byl"])
+                .filter(|a| !a.starts_with("http"))
+                .or_else(|| ld_author(&ld)),
+        ));
+        let published = tag(
+            meta,
+            &[
+                "article:published_time",
+                "datepublished",
+                "og:published_time",
+                "date",
+                "pubdate",
+                "publishdate",
+                "dc.date.issued",
+                "dc.date",
+                "parsely-pub-date",
+                "sailthru.date",
+            ],
+        )
+        .or_else(|| ld_str(&ld, "datePublished"))
+        .or_else(|| meta.time.clone());
+        out.push(published.as_deref().and_then(parse_instant).map_or(Value::Null, Value::TimestampMicros));
+        out.push(url(meta.canonical.clone()));
+        out.push(text(tag(meta, &["robots"]).map(|r| r.to_ascii_lowercase())));
+        out.push(text(tag(meta, &["og:title", "twitter:title"])));
+        out.push(url(tag(meta, &["og:image", "og:image:url", "og:image:secure_url", "twitter:image"])));
+        out.push(if ld.is_empty() {
+            Value::Null
+        } else {
+            serde_json::to_string(&Json::Array(ld)).map_or(Value::Null, Value::Utf8)
+        });
+    }
+}
+
+/// The first of `keys` among the page's `<meta>` tags.
+fn tag(meta: &Meta, keys: &[&str]) -> Option<String> {
+    keys.iter().find_map(|k| meta.tags.iter().find(|(key, _)| key == k).map(|(_, v)| v.trim().to_string()))
+}
+
+/// Every JSON-LD object of the page (the items of `@graph` lists and of
+/// top-level arrays as objects of their own); scripts that are not JSON
+/// are skipped.
+fn json_ld(meta: &Meta) -> Vec<Json> {
+    let mut out = Vec::new();
+    for script in &meta.json_ld {
+        let Ok(v) = serde_json::from_str::<Json>(script.trim()) else { continue };
+        match v {
+            Json::Array(items) => out.extend(items),
+            v => out.push(v),
+        }
+    }
+    out
+}
+
+/// Objects of the JSON-LD, `@graph` items included.
+fn ld_objects(ld: &[Json]) -> impl Iterator<Item = &serde_json::Map<String, Json>> {
+    ld.iter().flat_map(|v| {
+        let graph = v.get("@graph").and_then(Json::as_array).map(|g| g.iter().collect::<Vec<_>>()).unwrap_or_default();
+        std::iter::once(v).chain(graph).filter_map(Json::as_object)
+    })
+}
+
+fn ld_str(ld: &[Json], key: &str) -> Option<String> {
+    ld_objects(ld).find_map(|o| o.get(key).and_then(Json::as_str)).map(|s| s.trim().to_string())
+}
+
+/// `author` of JSON-LD: a name, a person, or a list of them.
+fn ld_author(ld: &[Json]) -> Option<String> {
+    fn name(v: &Json) -> Option<String> {
+        match v {
+            Json::String(s) => Some(s.trim().to_string()),
+            Json::Object(o) => o.get("name").and_then(Json::as_str).map(|s| s.trim().to_string()),
+            Json::Array(a) => {
+                let names: Vec<String> = a.iter().filter_map(name).filter(|n| !n.is_empty()).collect();
+                (!names.is_empty()).then(|| names.join(", "))
+            }
+            _ => None,
+        }
+    }
+    ld_objects(ld).find_map(|o| o.get("author").and_then(name))
+}
+
+/// The page's language: told from its text by trigram statistics, with the
+/// `<html lang>` (or `og:locale`, `content-language`) as the hint that wins
+/// when the text is too short or mixed to tell; an ISO 639-1 code where
+/// one exists (`en`, `de`), else the ISO 639-3 one.
+fn lang(text: &str, meta: &Meta) -> Option<String> {
+    let hint = meta
+        .lang
+        .clone()
+        .or_else(|| tag(meta, &["og:locale", "content-language", "language", "dc.language"]))
+        .map(|l| l.split(['-', '_']).next().unwrap_or_default().trim().to_ascii_lowercase())
+        .filter(|l| (2..=3).contains(&l.len()) && l.chars().all(|c| c.is_ascii_alphabetic()));
+    let end = text.char_indices().nth(LANG_SAMPLE).map_or(text.len(), |(i, _)| i);
+    let detected = whatlang::detect(&text[..end]).filter(whatlang::Info::is_reliable).map(|i| iso639_1(i.lang()));
+    detected.or(hint)
+}
+
+/// The two-letter code of a language, where it has one.
+fn iso639_1(lang: whatlang::Lang) -> String {
+    use whatlang::Lang::*;
+    let two = match lang {
+        Eng => "en",
+        Rus => "ru",
+        Cmn => "zh",
+        Spa => "es",
+        Por => "pt",
+        Ita => "it",
+        Ben => "bn",
+        Fra => "fr",
+        Deu => "de",
+        Ukr => "uk",
+        Kat => "ka",
+        Ara => "ar",
+        Hin => "hi",
+        Jpn => "ja",
+        Heb => "he",
+        Yid => "yi",
+        Pol => "pl",
+        Amh => "am",
+        Jav => "jv",
+        Kor => "ko",
+        Nob => "nb",
+        Dan => "da",
+        Swe => "sv",
+        Fin => "fi",
+        Tur => "tr",
+        Nld => "nl",
+        Hun => "hu",
+        Ces => "cs",
+        Ell => "el",
+        Bul => "bg",
+        Bel => "be",
+        Mar => "mr",
+        Kan => "kn",
+        Ron => "ro",
+        Slv => "sl",
+        Hrv => "hr",
+        Srp => "sr",
+        Mkd => "mk",
+        Lit => "lt",
+        Lav => "lv",
+        Est => "et",
+        Tam => "ta",
+        Vie => "vi",
+        Urd => "ur",
+        Tha => "th",
+        Guj => "gu",
+        Uzb => "uz",
+        Pan => "pa",
+        Aze => "az",
+        Ind => "id",
+        Tel => "te",
+        Pes => "fa",
+        Mal => "ml",
+        Ori => "or",
+        Mya => "my",
+        Nep => "ne",
+        Sin => "si",
+        Khm => "km",
+        Tuk => "tk",
+        Aka => "ak",
+        Zul => "zu",
+        Sna => "sn",
+        Afr => "af",
+        Lat => "la",
+        Slk => "sk",
+        Cat => "ca",
+        Tgl => "tl",
+        Hye => "hy",
+        Epo => "eo",
+        other => return other.code().to_string(),
+    };
+    two.to_string()
+}
+
+/// An ISO 8601 / RFC 3339 date or instant as found in pages
+/// (`2020-01-23`, `2020-01-23T10:05:00+01:00`, `2020-01-23 10:05:00Z`,
+/// fractions of a second), in microseconds since the epoch, UTC; a date
+/// alone is its midnight UTC, a time without an offset is taken as UTC.
+#[must_use]
+pub fn parse_instant(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let b = s.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let part = s.get(r)?;
+        part.bytes().all(|c| c.is_ascii_digit()).then(|| part.parse().ok())?
+    };
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || !(1000..=9999).contains(&year) {
+        return None;
+    }
+    let mut secs = days_from_civil(year, month, day) * 86_400;
+    let mut micros = 0i64;
+    let rest = &s[10..];
+    if let Some(t) = rest.strip_prefix(['T', 't', ' ']) {
+        let tb = t.as_bytes();
+        if tb.len() < 5 || tb[2] != b':' {
+            return None;
+        }
+        let (h, m) = (t[0..2].parse::<i64>().ok()?, t[3..5].parse::<i64>().ok()?);
+        let mut at = 5;
+        let mut sec = 0;
+        if tb.get(5) == Some(&b':') {
+            sec = t.get(6..8)?.parse::<i64>().ok()?;
+            at = 8;
+            if tb.get(8) == Some(&b'.') || tb.get(8) == Some(&b',') {
+                let digits: String = t[9..].chars().take_while(char::is_ascii_digit).collect();
+                at = 9 + digits.len();
+                let mut frac = digits.chars().take(6).collect::<String>();
+                while frac.len() < 6 {
+                    frac.push('0');
+                }
+                micros = frac.parse().ok()?;
+            }
+        }
+        if h > 23 || m > 59 || sec > 60 {
+            return None;
+        }
+        secs += h * 3600 + m * 60 + sec;
+        let zone = t[at..].trim();
+        if !zone.is_empty() && zone != "Z" && zone != "z" {
+            let sign = match zone.as_bytes()[0] {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let z = zone[1..].replace(':', "");
+            if z.len() != 4 {
+                return None;
+            }
+            let (zh, zm) = (z[0..2].parse::<i64>().ok()?, z[2..4].parse::<i64>().ok()?);
+            secs -= sign * (zh * 3600 + zm * 60);
+        }
+    } else if !rest.trim().is_empty() {
+        return None;
+    }
+    Some(secs * 1_000_000 + micros)
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instants_as_pages_write_them() {
+        assert_eq!(parse_instant("1970-01-01"), Some(0));
+        assert_eq!(parse_instant("2020-01-23T10:05:00Z"), Some(1_579_773_900_000_000));
+        assert_eq!(parse_instant("2020-01-23T11:05:00+01:00"), Some(1_579_773_900_000_000));
+        assert_eq!(parse_instant("2020-01-23 10:05:00.25"), Some(1_579_773_900_250_000));
+        assert_eq!(parse_instant("2020-01-23T10:05"), Some(1_579_773_900_000_000));
+        for bad in ["23.01.2020", "2020-13-01", "yesterday", "2020-01-23T25:00", ""] {
+            assert_eq!(parse_instant(bad), None, "{bad}");
+        }
+    }
+}
