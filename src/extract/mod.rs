@@ -246,7 +246,7 @@ impl Extractors {
     /// The built-in extractors as a list, to put others after them.
     #[must_use]
     pub fn builtin_list(format: main_text::TextFormat) -> Vec<Arc<dyn Extractor>> {
-        vec![Arc::new(main_text::MainText { format }), Arc::new(metadata::PageMetadata)]
+        vec![Arc::new(main_text::MainText { format }), Arc::new(metadata::PageMetadata::default())]
     }
 
     /// The registry of `list`, in this order.
