@@ -21,6 +21,13 @@ use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::states::RawKind;
 use html5ever::tokenizer::{BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts};
 
+mod structure;
+mod words;
+
+use structure::{hint, KIND_ELEMENTS};
+pub use structure::{Block, BlockTag, Meta, SegKind, Segment};
+use words::{is_ascii_space, truncate_chars, Words};
+
 /// Elements that open a block: `td`, `p` and `div`, which the link-text-ratio
 /// method names, plus the semantic containers its "etc." leaves open.
 const BLOCKS: &[&str] = &[
@@ -45,120 +52,6 @@ pub struct RawLink {
     pub anchor: String,
     pub nofollow: bool,
     pub block: usize,
-}
-
-/// Per-block character counts, and where the block sits.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Block {
-    /// Non-space characters of text directly in this block (not in a
-    /// nested block), and of those, inside links.
-    pub text_chars: u32,
-    pub anchor_chars: u32,
-    /// The enclosing block (0, the document, for top-level blocks and
-    /// for the document itself).
-    pub parent: u32,
-    pub tag: BlockTag,
-    /// What the block's class, id, role and itemprop say it is: above 0
-    /// content (`article`, `post-body`, `itemprop=articleBody`), below 0
-    /// boilerplate (`comments`, `sidebar`, `cookie-banner`); see [`hint`].
-    pub hint: i8,
-}
-
-/// The element that opened a block.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum BlockTag {
-    #[default]
-    Document,
-    Paragraph,
-    Div,
-    Section,
-    Article,
-    Main,
-    Nav,
-    Header,
-    Footer,
-    Aside,
-    Form,
-    List,
-    Table,
-    Cell,
-}
-
-impl BlockTag {
-    fn of(name: &str) -> Self {
-        match name {
-            "p" => Self::Paragraph,
-            "section" => Self::Section,
-            "article" => Self::Article,
-            "main" => Self::Main,
-            "nav" | "menu" => Self::Nav,
-            "header" => Self::Header,
-            "footer" => Self::Footer,
-            "aside" => Self::Aside,
-            "form" => Self::Form,
-            "ul" | "ol" | "dl" => Self::List,
-            "table" => Self::Table,
-            "td" | "th" => Self::Cell,
-            _ => Self::Div,
-        }
-    }
-}
-
-/// What a run of text is, for the main text's structure.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum SegKind {
-    #[default]
-    Text,
-    /// `h1`..`h6`.
-    Heading(u8),
-    /// `li`, `dt`, `dd`.
-    Item,
-    /// `pre`: code or preformatted text.
-    Pre,
-    Quote,
-    /// A table cell (`td`, `th`).
-    Cell,
-    /// A picture's caption or credit (`figcaption`): not main text.
-    Caption,
-}
-
-/// A run of text of one block and kind: `text[start..end]`.
-#[derive(Clone, Copy, Debug)]
-pub struct Segment {
-    pub block: usize,
-    pub start: usize,
-    pub end: usize,
-    pub kind: SegKind,
-}
-
-/// The page's meta data as found (raw; the extract stage interprets it).
-#[derive(Clone, Debug, Default)]
-pub struct Meta {
-    /// `<html lang>`.
-    pub lang: Option<String>,
-    /// `<meta name|property|itemprop=K content=V>`, lower-case keys, the
-    /// first value of each key.
-    pub tags: Vec<(String, String)>,
-    /// `<link rel=canonical href>`.
-    pub canonical: Option<String>,
-    /// The first `<time datetime>` of the page.
-    pub time: Option<String>,
-    /// The text of each `<script type="application/ld+json">`.
-    pub json_ld: Vec<String>,
-}
-
-impl Block {
-    /// Link-text ratio; a block with links but no text at all is all link.
-    #[must_use]
-    pub fn ratio(self) -> f32 {
-        if self.text_chars == 0 {
-            1.0
-        } else {
-            #[allow(clippy::cast_precision_loss)]
-            let r = self.anchor_chars as f32 / self.text_chars as f32;
-            r.min(1.0)
-        }
-    }
 }
 
 /// What one pass produced.
@@ -550,93 +443,6 @@ impl State {
     }
 }
 
-/// The elements that set a run's kind (their names, to close them by).
-const KIND_ELEMENTS: &[&str] =
-    &["h1", "h2", "h3", "h4", "h5", "h6", "li", "dt", "dd", "pre", "blockquote", "td", "th", "figcaption"];
-
-/// Words of class names and ids that mark content, and boilerplate
-/// (matched as parts of a name: `post-body`, `commentList`).
-const CONTENT_WORDS: &[&str] =
-    &["article", "content", "entry", "post", "story", "text", "body", "prose", "blog", "hentry", "main", "page"];
-const BOILERPLATE_WORDS: &[&str] = &[
-    "comment",
-    "footer",
-    "footnote",
-    "nav",
-    "menu",
-    "sidebar",
-    "widget",
-    "related",
-    "share",
-    "sharing",
-    "social",
-    "cookie",
-    "consent",
-    "gdpr",
-    "banner",
-    "newsletter",
-    "subscribe",
-    "signup",
-    "promo",
-    "advert",
-    "sponsor",
-    "breadcrumb",
-    "popup",
-    "modal",
-    "recommend",
-    "outbrain",
-    "taboola",
-    "tags",
-    "byline",
-    "masthead",
-    "pagination",
-    "pager",
-    "login",
-    "toolbar",
-    "disqus",
-    "rating",
-    "meta",
-    "author",
-    "hidden",
-    "print",
-];
-
-/// What an element's `class`, `id`, `role` and `itemprop` say: +2 for
-/// `itemprop=articleBody` or `role=main|article`, +1 for a content word,
-/// -1 for a boilerplate word, -2 for `role=navigation|banner|contentinfo|
-/// complementary`. A name with both kinds of words (`comment-content`)
-/// counts as boilerplate.
-fn hint(tag: &Tag) -> i8 {
-    if attr(tag, "itemprop").is_some_and(|p| p.eq_ignore_ascii_case("articlebody")) {
-        return 2;
-    }
-    if let Some(role) = attr(tag, "role") {
-        match role.trim().to_ascii_lowercase().as_str() {
-            "main" | "article" => return 2,
-            "navigation" | "banner" | "contentinfo" | "complementary" | "menu" | "menubar" | "dialog" => return -2,
-            _ => {}
-        }
-    }
-    let mut names = String::new();
-    for key in ["class", "id"] {
-        if let Some(v) = attr(tag, key) {
-            names.push_str(v);
-            names.push(' ');
-        }
-    }
-    if names.is_empty() {
-        return 0;
-    }
-    let names = names.to_ascii_lowercase();
-    if BOILERPLATE_WORDS.iter().any(|w| names.contains(w)) {
-        -1
-    } else if CONTENT_WORDS.iter().any(|w| names.contains(w)) {
-        1
-    } else {
-        0
-    }
-}
-
 /// The raw-text mode the tokenizer must switch to after this start tag
 /// (the tree builder's job, which we do not run).
 fn raw_kind(name: &str) -> Option<RawKind> {
@@ -648,7 +454,7 @@ fn raw_kind(name: &str) -> Option<RawKind> {
     }
 }
 
-fn attr<'t>(tag: &'t Tag, name: &str) -> Option<&'t str> {
+pub(super) fn attr<'t>(tag: &'t Tag, name: &str) -> Option<&'t str> {
     tag.attrs.iter().find(|a| &*a.name.local == name).map(|a| &*a.value)
 }
 
@@ -734,96 +540,4 @@ pub fn extract(html: &str, max_links: usize, max_text: usize) -> Extracted {
         st.out.title = Some(collapse(&st.title, MAX_TITLE)).filter(|t| !t.is_empty());
     }
     st.out
-}
-
-/// The prefix of `s` of `max` bytes, when longer, cut on a char
-/// boundary, rounded up to the next boundary (the text limit is soft by
-/// one char, as it always was).
-fn truncate_chars(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end += 1;
-    }
-    &s[..end]
-}
-
-/// Splits text into words at Unicode whitespace, scanning bytes: ASCII
-/// (nearly all of a page) never goes through char decoding.
-struct Words<'a> {
-    s: &'a str,
-    at: usize,
-}
-
-impl<'a> Words<'a> {
-    /// The next word, whether whitespace came before it, and its length in
-    /// chars. A trailing whitespace run yields an empty word.
-    #[inline]
-    fn next_word(&mut self) -> Option<(bool, &'a str, u32)> {
-        let bytes = self.s.as_bytes();
-        if self.at >= bytes.len() {
-            return None;
-        }
-        let mut space = false;
-        while self.at < bytes.len() {
-            let len = self.space_len(bytes[self.at]);
-            if len == 0 {
-                break;
-            }
-            space = true;
-            self.at += len;
-        }
-        let start = self.at;
-        let mut chars = 0u32;
-        while self.at < bytes.len() {
-            let b = bytes[self.at];
-            if b < 0x80 {
-                if is_ascii_space(b) {
-                    break;
-                }
-                self.at += 1;
-            } else {
-                if self.space_len(b) > 0 {
-                    break;
-                }
-                self.at += utf8_len(b);
-            }
-            chars += 1;
-        }
-        Some((space, &self.s[start..self.at], chars))
-    }
-
-    /// The byte length of the whitespace char at `self.at`, whose first
-    /// byte is `b`, or 0 when it is not whitespace.
-    #[inline]
-    fn space_len(&self, b: u8) -> usize {
-        if b < 0x80 {
-            return usize::from(is_ascii_space(b));
-        }
-        match self.s[self.at..].chars().next() {
-            Some(c) if c.is_whitespace() => c.len_utf8(),
-            _ => 0,
-        }
-    }
-}
-
-/// `char::is_whitespace` for ASCII (which includes vertical tab).
-#[inline]
-fn is_ascii_space(b: u8) -> bool {
-    // Branch-free: a bit mask of \t \n \x0b \x0c \r and space.
-    const MASK: u64 = (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12) | (1 << 13) | (1 << 32);
-    (b <= b' ') & ((MASK >> (b & 63)) & 1 == 1)
-}
-
-/// Length of the UTF-8 sequence that starts with `lead`.
-#[inline]
-fn utf8_len(lead: u8) -> usize {
-    match lead {
-        0..=0x7f => 1,
-        0xc0..=0xdf => 2,
-        0xe0..=0xef => 3,
-        _ => 4,
-    }
 }

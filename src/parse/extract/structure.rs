@@ -1,0 +1,208 @@
+//! What the tokenizer pass records for the extract stage besides text and
+//! links: each block's element, parent and class/id hint, each text run's
+//! kind, and the page's meta data (README, "Main text and metadata").
+
+use html5ever::tokenizer::Tag;
+
+use super::attr;
+
+/// Per-block character counts, and where the block sits.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Block {
+    /// Non-space characters of text directly in this block (not in a
+    /// nested block), and of those, inside links.
+    pub text_chars: u32,
+    pub anchor_chars: u32,
+    /// The enclosing block (0, the document, for top-level blocks and
+    /// for the document itself).
+    pub parent: u32,
+    pub tag: BlockTag,
+    /// What the block's class, id, role and itemprop say it is: above 0
+    /// content (`article`, `post-body`, `itemprop=articleBody`), below 0
+    /// boilerplate (`comments`, `sidebar`, `cookie-banner`); see [`hint`].
+    pub hint: i8,
+}
+
+/// The element that opened a block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BlockTag {
+    #[default]
+    Document,
+    Paragraph,
+    Div,
+    Section,
+    Article,
+    Main,
+    Nav,
+    Header,
+    Footer,
+    Aside,
+    Form,
+    List,
+    Table,
+    Cell,
+}
+
+impl BlockTag {
+    pub(super) fn of(name: &str) -> Self {
+        match name {
+            "p" => Self::Paragraph,
+            "section" => Self::Section,
+            "article" => Self::Article,
+            "main" => Self::Main,
+            "nav" | "menu" => Self::Nav,
+            "header" => Self::Header,
+            "footer" => Self::Footer,
+            "aside" => Self::Aside,
+            "form" => Self::Form,
+            "ul" | "ol" | "dl" => Self::List,
+            "table" => Self::Table,
+            "td" | "th" => Self::Cell,
+            _ => Self::Div,
+        }
+    }
+}
+
+/// What a run of text is, for the main text's structure.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SegKind {
+    #[default]
+    Text,
+    /// `h1`..`h6`.
+    Heading(u8),
+    /// `li`, `dt`, `dd`.
+    Item,
+    /// `pre`: code or preformatted text.
+    Pre,
+    Quote,
+    /// A table cell (`td`, `th`).
+    Cell,
+    /// A picture's caption or credit (`figcaption`): not main text.
+    Caption,
+}
+
+/// A run of text of one block and kind: `text[start..end]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Segment {
+    pub block: usize,
+    pub start: usize,
+    pub end: usize,
+    pub kind: SegKind,
+}
+
+/// The page's meta data as found (raw; the extract stage interprets it).
+#[derive(Clone, Debug, Default)]
+pub struct Meta {
+    /// `<html lang>`.
+    pub lang: Option<String>,
+    /// `<meta name|property|itemprop=K content=V>`, lower-case keys, the
+    /// first value of each key.
+    pub tags: Vec<(String, String)>,
+    /// `<link rel=canonical href>`.
+    pub canonical: Option<String>,
+    /// The first `<time datetime>` of the page.
+    pub time: Option<String>,
+    /// The text of each `<script type="application/ld+json">`.
+    pub json_ld: Vec<String>,
+}
+
+impl Block {
+    /// Link-text ratio; a block with links but no text at all is all link.
+    #[must_use]
+    pub fn ratio(self) -> f32 {
+        if self.text_chars == 0 {
+            1.0
+        } else {
+            #[allow(clippy::cast_precision_loss)]
+            let r = self.anchor_chars as f32 / self.text_chars as f32;
+            r.min(1.0)
+        }
+    }
+}
+
+/// The elements that set a run's kind (their names, to close them by).
+pub(super) const KIND_ELEMENTS: &[&str] =
+    &["h1", "h2", "h3", "h4", "h5", "h6", "li", "dt", "dd", "pre", "blockquote", "td", "th", "figcaption"];
+
+/// Words of class names and ids that mark content, and boilerplate
+/// (matched as parts of a name: `post-body`, `commentList`).
+const CONTENT_WORDS: &[&str] =
+    &["article", "content", "entry", "post", "story", "text", "body", "prose", "blog", "hentry", "main", "page"];
+const BOILERPLATE_WORDS: &[&str] = &[
+    "comment",
+    "footer",
+    "footnote",
+    "nav",
+    "menu",
+    "sidebar",
+    "widget",
+    "related",
+    "share",
+    "sharing",
+    "social",
+    "cookie",
+    "consent",
+    "gdpr",
+    "banner",
+    "newsletter",
+    "subscribe",
+    "signup",
+    "promo",
+    "advert",
+    "sponsor",
+    "breadcrumb",
+    "popup",
+    "modal",
+    "recommend",
+    "outbrain",
+    "taboola",
+    "tags",
+    "byline",
+    "masthead",
+    "pagination",
+    "pager",
+    "login",
+    "toolbar",
+    "disqus",
+    "rating",
+    "meta",
+    "author",
+    "hidden",
+    "print",
+];
+
+/// What an element's `class`, `id`, `role` and `itemprop` say: +2 for
+/// `itemprop=articleBody` or `role=main|article`, +1 for a content word,
+/// -1 for a boilerplate word, -2 for `role=navigation|banner|contentinfo|
+/// complementary`. A name with both kinds of words (`comment-content`)
+/// counts as boilerplate.
+pub(super) fn hint(tag: &Tag) -> i8 {
+    if attr(tag, "itemprop").is_some_and(|p| p.eq_ignore_ascii_case("articlebody")) {
+        return 2;
+    }
+    if let Some(role) = attr(tag, "role") {
+        match role.trim().to_ascii_lowercase().as_str() {
+            "main" | "article" => return 2,
+            "navigation" | "banner" | "contentinfo" | "complementary" | "menu" | "menubar" | "dialog" => return -2,
+            _ => {}
+        }
+    }
+    let mut names = String::new();
+    for key in ["class", "id"] {
+        if let Some(v) = attr(tag, key) {
+            names.push_str(v);
+            names.push(' ');
+        }
+    }
+    if names.is_empty() {
+        return 0;
+    }
+    let names = names.to_ascii_lowercase();
+    if BOILERPLATE_WORDS.iter().any(|w| names.contains(w)) {
+        -1
+    } else if CONTENT_WORDS.iter().any(|w| names.contains(w)) {
+        1
+    } else {
+        0
+    }
+}
