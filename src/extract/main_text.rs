@@ -91,6 +91,8 @@ struct Stats {
     commas: u32,
     /// Score received from paragraphs.
     score: f64,
+    /// Characters outside links of the paragraphs in the subtree.
+    para: u64,
 }
 
 /// The main text of the page, or `None` when it has no text at all.
@@ -163,13 +165,17 @@ fn select(s: &Structure) -> Option<Selected> {
     for (i, b) in blocks.iter().enumerate() {
         stats[i].sub_text += u64::from(b.text_chars);
         stats[i].sub_anchor += u64::from(b.anchor_chars);
+        if is_paragraph(b) {
+            stats[i].para += u64::from(b.text_chars - b.anchor_chars);
+        }
     }
     // Children come after their parents: one backward pass sums subtrees.
     for i in (1..blocks.len()).rev() {
         let p = blocks[i].parent as usize;
-        let (t, a) = (stats[i].sub_text, stats[i].sub_anchor);
+        let (t, a, para) = (stats[i].sub_text, stats[i].sub_anchor, stats[i].para);
         stats[p].sub_text += t;
         stats[p].sub_anchor += a;
+        stats[p].para += para;
     }
     for (i, b) in blocks.iter().enumerate() {
         if !is_paragraph(b) {
@@ -195,7 +201,7 @@ fn select(s: &Structure) -> Option<Selected> {
             return 0.0;
         }
         let density = link_density(st);
-        st.score * (1.0 - density) + bias(&blocks[i])
+        st.score * (1.0 - density) + bias(&blocks[i], st)
     };
     let best = (0..blocks.len()).max_by(|&a, &b| final_score(a).total_cmp(&final_score(b)))?;
     let top_score = final_score(best);
@@ -231,9 +237,12 @@ fn select(s: &Structure) -> Option<Selected> {
         if let Some(body) = json_ld_article_body(&s.meta.json_ld) {
             return Some(Selected::ArticleBody(body));
         }
-        // No article: the page's text without link-dense blocks.
+        // No article: the page's text without boilerplate and link-dense blocks.
+        let mut kept = vec![true; blocks.len()];
         for (i, b) in blocks.iter().enumerate() {
-            inside[i] = b.ratio() < 0.5 && !matches!(b.tag, BlockTag::Nav | BlockTag::Footer);
+            let dropped = i != 0 && (is_boilerplate(b, &stats[i]) || !kept[b.parent as usize]);
+            kept[i] = !dropped;
+            inside[i] = kept[i] && b.ratio() < 0.5;
         }
     }
     let final_scores = (0..blocks.len()).map(final_score).collect();
@@ -259,7 +268,7 @@ fn climb(blocks: &[Block], stats: &[Stats], from: usize) -> usize {
         clean[p].0 += t;
         clean[p].1 += a;
     }
-    let mut cur = from;
+    let (mut cur, mut reached) = (from, from);
     while cur != 0 {
         let p = blocks[cur].parent as usize;
         if p == 0 || is_boilerplate(&blocks[p], &stats[p]) {
@@ -268,13 +277,20 @@ fn climb(blocks: &[Block], stats: &[Stats], from: usize) -> usize {
         let (t, a) = clean[p];
         #[allow(clippy::cast_precision_loss)]
         let links = a as f64 / (t + a).max(1) as f64;
-        if t * 4 >= clean[cur].0 * 5 && links < 1.0 / 3.0 {
+        if links >= 1.0 / 3.0 {
+            break;
+        }
+        if t * 4 >= clean[cur].0 * 5 {
+            (cur, reached) = (p, p);
+        } else if t * 10 <= clean[reached].0 * 11 {
+            // A wrapper, with next to no text besides: climbed through, but
+            // only kept if a step above it adds text.
             cur = p;
         } else {
             break;
         }
     }
-    cur
+    reached
 }
 
 /// The `<article>` or `<main>` (or a block named the article body) that
@@ -313,20 +329,28 @@ fn is_paragraph(b: &Block) -> bool {
 }
 
 /// What the element and its names add to a container's score.
-fn bias(b: &Block) -> f64 {
+fn bias(b: &Block, st: &Stats) -> f64 {
     let tag = match b.tag {
         BlockTag::Article => 10.0,
         BlockTag::Main => 5.0,
-        BlockTag::Nav | BlockTag::Aside | BlockTag::Form | BlockTag::Footer => -25.0,
+        BlockTag::Nav | BlockTag::Aside | BlockTag::Footer => -25.0,
+        BlockTag::Form if !wraps_text(st) => -25.0,
         BlockTag::Header => -10.0,
         _ => 0.0,
     };
     tag + f64::from(b.hint) * 15.0
 }
 
+/// A form that holds paragraphs of text: a page wrapped in one form (as
+/// ASP.NET pages are) or a shop's product text inside its order form.
+fn wraps_text(st: &Stats) -> bool {
+    st.para >= 200
+}
+
 /// Blocks dropped inside the main content.
 fn is_boilerplate(b: &Block, st: &Stats) -> bool {
-    matches!(b.tag, BlockTag::Nav | BlockTag::Aside | BlockTag::Form | BlockTag::Footer)
+    matches!(b.tag, BlockTag::Nav | BlockTag::Aside | BlockTag::Footer)
+        || (b.tag == BlockTag::Form && !wraps_text(st))
         || b.hint < 0
         || (b.tag != BlockTag::Paragraph && st.sub_text > 0 && link_density(st) > 0.5)
 }

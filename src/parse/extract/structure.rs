@@ -125,7 +125,8 @@ pub(super) const KIND_ELEMENTS: &[&str] =
     &["h1", "h2", "h3", "h4", "h5", "h6", "li", "dt", "dd", "pre", "blockquote", "td", "th", "figcaption"];
 
 /// Words of class names and ids that mark content, and boilerplate
-/// (matched as parts of a name: `post-body`, `commentList`).
+/// (matched as words of a name: `post-body`, `commentList`; see
+/// [`name_hint`]).
 const CONTENT_WORDS: &[&str] =
     &["article", "content", "entry", "post", "story", "text", "body", "prose", "blog", "hentry", "main", "page"];
 const BOILERPLATE_WORDS: &[&str] = &[
@@ -167,9 +168,12 @@ const BOILERPLATE_WORDS: &[&str] = &[
     "rating",
     "meta",
     "author",
-    "hidden",
     "print",
 ];
+/// Prefixes of names skipped by [`name_hint`].
+const SKIPPED_PREFIXES: &[&str] = &["category-", "tag-", "has-", "with-", "no-", "without-"];
+/// Words that begin or end with a listed word but mean something else.
+const NOT_HINTS: &[&str] = &["commentary", "domain", "context", "navigator", "shared", "operating", "poster"];
 
 /// What an element's `class`, `id`, `role` and `itemprop` say: +2 for
 /// `itemprop=articleBody` or `role=main|article`, +1 for a content word,
@@ -187,20 +191,71 @@ pub(super) fn hint(tag: &Tag) -> i8 {
             _ => {}
         }
     }
-    let mut names = String::new();
+    let mut content = false;
     for key in ["class", "id"] {
-        if let Some(v) = attr(tag, key) {
-            names.push_str(v);
-            names.push(' ');
+        let Some(v) = attr(tag, key) else { continue };
+        match name_hint(v) {
+            -1 => return -1,
+            1 => content = true,
+            _ => {}
         }
     }
-    if names.is_empty() {
+    i8::from(content)
+}
+
+/// What a `class` or `id` value says: -1 for a boilerplate word, +1 for a
+/// content word, else 0. Each name is cut into words at anything not a
+/// letter or digit and where lower case turns upper (`commentList`:
+/// comment, list); a word matches a listed one that begins or ends it
+/// (`comments`, `mainnav`). Names that say what a post is about
+/// (WordPress' `category-*`, `tag-*`) or what a layout holds (`has-sidebar`,
+/// `no-comments`) rather than what the block is are skipped.
+fn name_hint(value: &str) -> i8 {
+    let mut content = false;
+    for name in value.split_ascii_whitespace() {
+        let lower = name.as_bytes().first().is_some_and(u8::is_ascii_lowercase);
+        if lower && SKIPPED_PREFIXES.iter().any(|p| name.starts_with(p)) {
+            continue;
+        }
+        let mut word = [0u8; 24];
+        let mut len = 0;
+        let mut prev_lower = false;
+        for &c in name.as_bytes() {
+            let boundary = !c.is_ascii_alphanumeric() || (prev_lower && c.is_ascii_uppercase());
+            if boundary && len > 0 {
+                match word_hint(&word[..len]) {
+                    -1 => return -1,
+                    1 => content = true,
+                    _ => {}
+                }
+                len = 0;
+            }
+            if c.is_ascii_alphanumeric() && len < word.len() {
+                word[len] = c.to_ascii_lowercase();
+                len += 1;
+            }
+            prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        }
+        if len > 0 {
+            match word_hint(&word[..len]) {
+                -1 => return -1,
+                1 => content = true,
+                _ => {}
+            }
+        }
+    }
+    i8::from(content)
+}
+
+/// One lower-case word of a name against the lists.
+fn word_hint(word: &[u8]) -> i8 {
+    if NOT_HINTS.iter().any(|w| w.as_bytes() == word) {
         return 0;
     }
-    let names = names.to_ascii_lowercase();
-    if BOILERPLATE_WORDS.iter().any(|w| names.contains(w)) {
+    let has = |w: &&str| word.starts_with(w.as_bytes()) || word.ends_with(w.as_bytes());
+    if BOILERPLATE_WORDS.iter().any(has) {
         -1
-    } else if CONTENT_WORDS.iter().any(|w| names.contains(w)) {
+    } else if CONTENT_WORDS.iter().any(has) {
         1
     } else {
         0
