@@ -347,7 +347,8 @@ fn wraps_text(st: &Stats) -> bool {
     st.para >= 200
 }
 
-/// Blocks dropped inside the main content.
+/// Blocks dropped inside the main content: named boilerplate, and link
+/// lists.
 fn is_boilerplate(b: &Block, st: &Stats) -> bool {
     matches!(b.tag, BlockTag::Nav | BlockTag::Aside | BlockTag::Footer)
         || (b.tag == BlockTag::Form && !wraps_text(st))

@@ -157,7 +157,6 @@ const BOILERPLATE_WORDS: &[&str] = &[
     "recommend",
     "outbrain",
     "taboola",
-    "tags",
     "byline",
     "masthead",
     "pagination",
@@ -171,7 +170,7 @@ const BOILERPLATE_WORDS: &[&str] = &[
     "print",
 ];
 /// Prefixes of names skipped by [`name_hint`].
-const SKIPPED_PREFIXES: &[&str] = &["category-", "tag-", "has-", "with-", "no-", "without-"];
+const SKIPPED_PREFIXES: &[&str] = &["category-", "tag-", "has-", "with-", "no-", "without-", "elementor-"];
 /// Words that begin or end with a listed word but mean something else.
 const NOT_HINTS: &[&str] = &["commentary", "domain", "context", "navigator", "shared", "operating", "poster"];
 
@@ -208,8 +207,8 @@ pub(super) fn hint(tag: &Tag) -> i8 {
 /// letter or digit and where lower case turns upper (`commentList`:
 /// comment, list); a word matches a listed one that begins or ends it
 /// (`comments`, `mainnav`). Names that say what a post is about
-/// (WordPress' `category-*`, `tag-*`) or what a layout holds (`has-sidebar`,
-/// `no-comments`) rather than what the block is are skipped.
+/// (WordPress' `category-*`, `tag-*`), what a layout holds (`has-sidebar`,
+/// `no-comments`) or which page builder made it (`elementor-widget`) rather than what the block is are skipped.
 fn name_hint(value: &str) -> i8 {
     let mut content = false;
     for name in value.split_ascii_whitespace() {
