@@ -31,7 +31,7 @@
 //! items, quotes and code.
 
 use super::{Column, ColumnType, Extractor, PageInput, Tuning, Value};
-use crate::parse::extract::{Block, BlockTag, SegKind};
+use crate::parse::extract::{Block, BlockTag, SegKind, Segment};
 use crate::parse::Structure;
 
 /// The `main_text` column (a built-in extractor).
@@ -360,33 +360,53 @@ fn is_boilerplate(b: &Block, st: &Stats) -> bool {
 fn render(s: &Structure, inside: &[bool], format: TextFormat) -> String {
     let mut out = String::with_capacity(s.text.len() / 2);
     let mut in_code = false;
+    // Headings wait for text of their own: one whose section was all
+    // boilerplate ("Related articles" over a dropped link list) is dropped.
+    let mut pending: Vec<&Segment> = Vec::new();
     for seg in &s.segments {
         if !inside[seg.block] || seg.end <= seg.start || seg.kind == SegKind::Caption {
             continue;
         }
-        let line = &s.text[seg.start..seg.end];
-        if format == TextFormat::Markdown {
-            let code = seg.kind == SegKind::Pre;
-            if code != in_code {
-                push_line(&mut out, "```");
-                in_code = code;
+        if let SegKind::Heading(level) = seg.kind {
+            let continues =
+                pending.last().is_some_and(|p| p.kind == seg.kind && p.block == seg.block && p.end + 1 >= seg.start);
+            if !continues {
+                pending.retain(|p| matches!(p.kind, SegKind::Heading(l) if l < level));
             }
-            match seg.kind {
-                SegKind::Heading(level) => {
-                    push_line(&mut out, &format!("{} {line}", "#".repeat(usize::from(level.clamp(1, 6)))));
-                }
-                SegKind::Item => push_line(&mut out, &format!("- {line}")),
-                SegKind::Quote => push_line(&mut out, &format!("> {line}")),
-                _ => push_line(&mut out, line),
-            }
-        } else {
-            push_line(&mut out, line);
+            pending.push(seg);
+            continue;
         }
+        for heading in pending.drain(..) {
+            emit(&mut out, s, heading, format, &mut in_code);
+        }
+        emit(&mut out, s, seg, format, &mut in_code);
     }
     if in_code {
         push_line(&mut out, "```");
     }
     out
+}
+
+/// One run of text as a line of the main text.
+fn emit(out: &mut String, s: &Structure, seg: &Segment, format: TextFormat, in_code: &mut bool) {
+    let line = &s.text[seg.start..seg.end];
+    if format == TextFormat::Plain {
+        push_line(out, line);
+        return;
+    }
+    let code = seg.kind == SegKind::Pre;
+    if code != *in_code {
+        push_line(out, "```");
+        *in_code = code;
+    }
+    match seg.kind {
+        SegKind::Heading(level) => {
+            push_line(out, &format!("{} {line}", "#".repeat(usize::from(level.clamp(1, 6)))));
+        }
+        SegKind::Item => push_line(out, &format!("- {line}")),
+        SegKind::Quote => push_line(out, &format!("> {line}")),
+        _ => push_line(out, line),
+    }
 }
 
 fn push_line(out: &mut String, line: &str) {

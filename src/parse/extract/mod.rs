@@ -135,7 +135,7 @@ impl State {
             "pre" => SegKind::Pre,
             "blockquote" => SegKind::Quote,
             "td" | "th" => SegKind::Cell,
-            "figcaption" => SegKind::Caption,
+            "figcaption" | "figure" => SegKind::Caption,
             _ => return,
         };
         let name = KIND_ELEMENTS.iter().find(|k| **k == name).copied().unwrap_or("");

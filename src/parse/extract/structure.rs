@@ -77,7 +77,8 @@ pub enum SegKind {
     Quote,
     /// A table cell (`td`, `th`).
     Cell,
-    /// A picture's caption or credit (`figcaption`): not main text.
+    /// A picture's caption or credit (`figure`, `figcaption`): not main
+    /// text.
     Caption,
 }
 
@@ -122,7 +123,7 @@ impl Block {
 
 /// The elements that set a run's kind (their names, to close them by).
 pub(super) const KIND_ELEMENTS: &[&str] =
-    &["h1", "h2", "h3", "h4", "h5", "h6", "li", "dt", "dd", "pre", "blockquote", "td", "th", "figcaption"];
+    &["h1", "h2", "h3", "h4", "h5", "h6", "li", "dt", "dd", "pre", "blockquote", "td", "th", "figcaption", "figure"];
 
 /// Words of class names and ids that mark content, and boilerplate
 /// (matched as words of a name: `post-body`, `commentList`; see
@@ -168,6 +169,9 @@ const BOILERPLATE_WORDS: &[&str] = &[
     "meta",
     "author",
     "print",
+    "caption",
+    "credit",
+    "copyright",
 ];
 /// Prefixes of names skipped by [`name_hint`].
 const SKIPPED_PREFIXES: &[&str] = &["category-", "tag-", "has-", "with-", "no-", "without-", "elementor-"];
