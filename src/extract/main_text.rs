@@ -348,12 +348,12 @@ fn wraps_text(st: &Stats) -> bool {
 }
 
 /// Blocks dropped inside the main content: named boilerplate, and link
-/// lists.
+/// lists (mostly links, and no paragraphs to speak of).
 fn is_boilerplate(b: &Block, st: &Stats) -> bool {
     matches!(b.tag, BlockTag::Nav | BlockTag::Aside | BlockTag::Footer)
         || (b.tag == BlockTag::Form && !wraps_text(st))
         || b.hint < 0
-        || (b.tag != BlockTag::Paragraph && st.sub_text > 0 && link_density(st) > 0.5)
+        || (b.tag != BlockTag::Paragraph && st.sub_text > 0 && link_density(st) > 0.5 && st.para < MIN_ARTICLE)
 }
 
 /// The text of the runs whose block is inside, one line each.
