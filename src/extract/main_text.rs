@@ -201,7 +201,13 @@ fn select(s: &Structure) -> Option<Selected> {
             return 0.0;
         }
         let density = link_density(st);
-        st.score * (1.0 - density) + bias(&blocks[i], st)
+        // Boilerplate by name keeps a quarter of its score: a long comment
+        // thread must not outscore the article.
+        let named_down = if blocks[i].hint < 0 { 0.25 } else { 1.0 };
+        // Names and elements count for as much as the text inside at most:
+        // a teaser in an <article> of its own is still a teaser.
+        let bias = bias(&blocks[i], st);
+        st.score * (1.0 - density) * named_down + bias.min(st.score * 2.0)
     };
     let best = (0..blocks.len()).max_by(|&a, &b| final_score(a).total_cmp(&final_score(b)))?;
     let top_score = final_score(best);
