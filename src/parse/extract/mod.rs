@@ -34,6 +34,40 @@ const BLOCKS: &[&str] = &[
     "td", "th", "p", "div", "nav", "header", "footer", "aside", "ul", "ol", "dl", "section", "article", "main", "form",
     "table", "menu",
 ];
+/// Start tags that end an open `<p>`.
+const CLOSE_P: &[&str] = &[
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "details",
+    "dialog",
+    "div",
+    "dl",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "header",
+    "hgroup",
+    "hr",
+    "main",
+    "menu",
+    "nav",
+    "ol",
+    "p",
+    "pre",
+    "section",
+    "table",
+    "ul",
+];
 /// Elements that only break a line of text.
 const BREAKS: &[&str] =
     &["br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "dt", "dd", "blockquote", "pre", "hr", "figcaption"];
@@ -373,6 +407,11 @@ impl State {
         if let Some(kind) = raw_kind(name) {
             self.raw = true;
             return TokenSinkResult::RawData(kind);
+        }
+        // A paragraph ends where a block starts, end tag or not (HTML's
+        // implied end of `<p>`).
+        if CLOSE_P.contains(&name) && self.stack.last().is_some_and(|(n, _)| n == "p") {
+            self.close_block("p");
         }
         if !void && BLOCKS.contains(&name) {
             self.open_block(name, tag);
