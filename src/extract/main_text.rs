@@ -159,8 +159,10 @@ fn select(s: &Structure) -> Option<Selected> {
     }
     let mut stats = vec![Stats::default(); blocks.len()];
     for seg in &s.segments {
-        let t = &s.text[seg.start..seg.end];
-        stats[seg.block].commas += u32::try_from(t.matches([',', '，', '、', '،']).count()).unwrap_or(u32::MAX);
+        let st = &mut stats[seg.block];
+        if st.commas < MAX_COMMAS && is_paragraph(&blocks[seg.block]) {
+            st.commas += commas(&s.text.as_bytes()[seg.start..seg.end], MAX_COMMAS - st.commas);
+        }
     }
     for (i, b) in blocks.iter().enumerate() {
         stats[i].sub_text += u64::from(b.text_chars);
@@ -182,7 +184,7 @@ fn select(s: &Structure) -> Option<Selected> {
             continue;
         }
         let own = f64::from(b.text_chars - b.anchor_chars);
-        let score = 1.0 + (own / 100.0).min(3.0) + f64::from(stats[i].commas.min(20));
+        let score = 1.0 + (own / 100.0).min(3.0) + f64::from(stats[i].commas);
         let parent = b.parent as usize;
         if matches!(b.tag, BlockTag::Paragraph | BlockTag::Cell) || i == 0 {
             stats[parent].score += score;
@@ -209,6 +211,8 @@ fn select(s: &Structure) -> Option<Selected> {
         let bias = bias(&blocks[i], st);
         st.score * (1.0 - density) * named_down + bias.min(st.score * 2.0)
     };
+    let final_scores: Vec<f64> = (0..blocks.len()).map(final_score).collect();
+    let final_score = |i: usize| final_scores[i];
     let best = (0..blocks.len()).max_by(|&a, &b| final_score(a).total_cmp(&final_score(b)))?;
     let top_score = final_score(best);
     let top = semantic_container(blocks, &stats, climb(blocks, &stats, best));
@@ -251,7 +255,6 @@ fn select(s: &Structure) -> Option<Selected> {
             inside[i] = kept[i] && b.ratio() < 0.5;
         }
     }
-    let final_scores = (0..blocks.len()).map(final_score).collect();
     Some(Selected::Blocks(Selection { inside, stats, final_scores, top }))
 }
 
@@ -320,6 +323,25 @@ fn semantic_container(blocks: &[Block], stats: &[Stats], from: usize) -> usize {
     best
 }
 
+/// Commas a paragraph scores for, at most.
+const MAX_COMMAS: u32 = 20;
+
+/// Commas in `text` (`,` and the CJK and Arabic ones), counted up to
+/// `max`, with SIMD byte search: the wide ones are looked for only where
+/// their lead bytes occur.
+fn commas(text: &[u8], max: u32) -> u32 {
+    const WIDE: [&[u8]; 3] = ["，".as_bytes(), "、".as_bytes(), "،".as_bytes()];
+    let max = max as usize;
+    let mut n = memchr::memchr_iter(b',', text).take(max).count();
+    if n < max {
+        n += memchr::memchr3_iter(WIDE[0][0], WIDE[1][0], WIDE[2][0], text)
+            .filter(|&i| WIDE.iter().any(|w| text[i..].starts_with(w)))
+            .take(max - n)
+            .count();
+    }
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
 fn link_density(st: &Stats) -> f64 {
     if st.sub_text == 0 {
         1.0
@@ -364,7 +386,8 @@ fn is_boilerplate(b: &Block, st: &Stats) -> bool {
 
 /// The text of the runs whose block is inside, one line each.
 fn render(s: &Structure, inside: &[bool], format: TextFormat) -> String {
-    let mut out = String::with_capacity(s.text.len() / 2);
+    // The page's text bounds the main text: one allocation, no growing.
+    let mut out = String::with_capacity(s.text.len() + 1);
     let mut in_code = false;
     // Headings wait for text of their own: one whose section was all
     // boilerplate ("Related articles" over a dropped link list) is dropped.
@@ -389,6 +412,11 @@ fn render(s: &Structure, inside: &[bool], format: TextFormat) -> String {
     }
     if in_code {
         push_line(&mut out, "```");
+    }
+    // Rows wait in memory for their batch: room left over is given back
+    // (a copy of a text much shorter than the page's).
+    if out.capacity() > out.len() * 2 {
+        out.shrink_to_fit();
     }
     out
 }

@@ -181,7 +181,7 @@ pub enum Value {
 /// When `field`'s type is not a [`ColumnType`].
 pub fn build_column<'a>(
     field: &Field,
-    values: impl ExactSizeIterator<Item = Option<&'a Value>>,
+    values: impl ExactSizeIterator<Item = Option<&'a Value>> + Clone,
 ) -> Result<ArrayRef, StoreError> {
     let kind = ColumnType::of(field.data_type()).ok_or_else(|| StoreError::Schema {
         path: "<batch>".into(),
@@ -225,8 +225,16 @@ pub fn build_column<'a>(
         ColumnType::Float64 => {
             build!(Float64Builder::with_capacity(n), Float64, |b, v| b.append_value(*v), |z| z.append_value(0.0))
         }
-        ColumnType::Utf8 => build!(StringBuilder::new(), Utf8, |b, v| b.append_value(v), |z| z.append_value("")),
-        ColumnType::Binary => build!(BinaryBuilder::new(), Binary, |b, v| b.append_value(v), |z| z.append_value(b"")),
+        // Sized up front: a column of page texts is a large copy, not to be
+        // made twice by growing.
+        ColumnType::Utf8 => {
+            let bytes = values.clone().map(|v| if let Some(Value::Utf8(s)) = v { s.len() } else { 0 }).sum();
+            build!(StringBuilder::with_capacity(n, bytes), Utf8, |b, v| b.append_value(v), |z| z.append_value(""))
+        }
+        ColumnType::Binary => {
+            let bytes = values.clone().map(|v| if let Some(Value::Binary(s)) = v { s.len() } else { 0 }).sum();
+            build!(BinaryBuilder::with_capacity(n, bytes), Binary, |b, v| b.append_value(v), |z| z.append_value(b""))
+        }
         ColumnType::TimestampMicros => build!(
             arrow::array::TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC"),
             TimestampMicros,

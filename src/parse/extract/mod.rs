@@ -410,7 +410,7 @@ impl State {
         }
         // A paragraph ends where a block starts, end tag or not (HTML's
         // implied end of `<p>`).
-        if CLOSE_P.contains(&name) && self.stack.last().is_some_and(|(n, _)| n == "p") {
+        if self.stack.last().is_some_and(|(n, _)| n == "p") && CLOSE_P.contains(&name) {
             self.close_block("p");
         }
         if !void && BLOCKS.contains(&name) {

@@ -252,15 +252,16 @@ fn name_hint(value: &str) -> i8 {
 
 /// One lower-case word of a name against the lists.
 fn word_hint(word: &[u8]) -> i8 {
-    if NOT_HINTS.iter().any(|w| w.as_bytes() == word) {
-        return 0;
-    }
-    let has = |w: &&str| word.starts_with(w.as_bytes()) || word.ends_with(w.as_bytes());
-    if BOILERPLATE_WORDS.iter().any(has) {
-        -1
-    } else if CONTENT_WORDS.iter().any(has) {
-        1
-    } else {
+    let (Some(&first), Some(&last)) = (word.first(), word.last()) else { return 0 };
+    // First and last bytes before any comparison: most words match none.
+    let has = |w: &&str| {
+        let w = w.as_bytes();
+        (w[0] == first && word.starts_with(w)) || (w[w.len() - 1] == last && word.ends_with(w))
+    };
+    let hint = if BOILERPLATE_WORDS.iter().any(has) { -1 } else { i8::from(CONTENT_WORDS.iter().any(has)) };
+    if hint != 0 && NOT_HINTS.iter().any(|w| w.as_bytes() == word) {
         0
+    } else {
+        hint
     }
 }
