@@ -133,3 +133,59 @@ fn picture_captions_are_not_main_text_and_end_with_their_element() {
     assert!(t.contains("decade") && t.contains("market square"), "{t}");
     assert!(!t.contains("Foto:"), "{t}");
 }
+
+#[test]
+fn a_comment_thread_longer_than_the_article_does_not_win() {
+    let comment = |n: u32| {
+        format!(
+            "<li class=comment><p>Reader {n} wrote: the tram will help, but the works will hurt the shops, \
+             the cafes, the market and everyone who lives along the route, for at least a year or more.</p></li>"
+        )
+    };
+    let thread: String = (0..12).map(comment).collect();
+    let html = chrome(&format!(
+        "<article><h1>Tram line extended</h1><p>{ARTICLE}</p><p>{SECOND}</p></article>\
+         <section class=comments><h2>Comments</h2><ol class=comment-list>{thread}</ol></section>"
+    ));
+    let t = plain(&html);
+    assert!(t.contains("decade") && t.contains("market square"), "{t}");
+    assert!(!t.contains("Reader 3 wrote"), "{t}");
+}
+
+#[test]
+fn class_names_are_read_as_words() {
+    // "commentary" is not a comment, "has-sidebar" describes a layout and
+    // "field--label-hidden" is a visible field: none of them is boilerplate.
+    let html = chrome(&format!(
+        "<div class='layout has-sidebar'><div class='news commentary'>\
+         <div class='field field--label-hidden'><p>{ARTICLE}</p><p>{SECOND}</p></div></div></div>"
+    ));
+    let t = plain(&html);
+    assert!(t.contains("decade") && t.contains("market square"), "{t}");
+}
+
+#[test]
+fn a_heading_over_dropped_links_goes_with_them() {
+    let html = chrome(&format!(
+        "<article><h1>Tram line extended</h1><p>{ARTICLE}</p><p>{SECOND}</p>\
+         <h2>More on this story</h2><ul><li><a href=/x>Tram fares to rise</a></li>\
+         <li><a href=/y>Harbour works begin in spring</a></li></ul></article>"
+    ));
+    let t = plain(&html);
+    assert!(t.contains("Tram line extended") && t.contains("market square"), "{t}");
+    assert!(!t.contains("More on this story") && !t.contains("fares"), "{t}");
+}
+
+#[test]
+fn paragraphs_left_unclosed_end_at_the_next_block() {
+    // Without the implied end of <p>, the first paragraph would hold the
+    // whole page, its menus and footer included.
+    let html = format!(
+        "<html><body><div class=menu><a href=/>Home</a> <a href=/n>News</a></div>\
+         <div class=story><p>{ARTICLE}<p>{SECOND}<div class=share><a href=/s>Share this</a></div></div>\
+         <div class=footer><p>Copyright 2026 The Example News. All rights reserved.</div></body></html>"
+    );
+    let t = plain(&html);
+    assert!(t.contains("decade") && t.contains("market square"), "{t}");
+    assert!(!t.contains("Copyright") && !t.contains("Share this"), "{t}");
+}
