@@ -12,19 +12,25 @@
 //!    to the one above: dense text makes its container dense.
 //! 2. **Containers** are scored by what they received, times one minus
 //!    their link density (text inside links over all text, the whole
-//!    subtree), plus what their element and names say: `<article>`,
-//!    `<main>`, `itemprop=articleBody`, `class="post-body"` up;
-//!    `<nav>`, `<aside>`, `<footer>`, `<form>`, `class="comments"`,
-//!    `cookie-banner`, `related` down.
-//! 3. The **densest container** is the main content; its siblings join it
-//!    when they score at least a fifth of it, or are paragraphs of their
-//!    own (a long one, or one without links).
+//!    subtree), plus what their element and names say (never more than
+//!    twice what the text earned): `<article>`, `<main>`,
+//!    `itemprop=articleBody`, `class="post-body"` up; `<nav>`, `<aside>`,
+//!    `<footer>`, a `<form>` without paragraphs, `class="comments"`,
+//!    `cookie-banner`, `related` down. A block named as boilerplate keeps
+//!    a quarter of its score: a long comment thread must not win.
+//! 3. The **densest container** is the main content, widened to the
+//!    ancestor that holds the whole article (through wrappers, and up
+//!    steps that add a quarter more clean text) and to its `<article>` or
+//!    `<main>`; its siblings join it when they score at least a fifth of
+//!    it, or are paragraphs of their own (a long one, or one without
+//!    links).
 //! 4. Inside, boilerplate is dropped: navigation, asides, forms, footers,
-//!    blocks named as comments, share bars, teasers, and link lists
-//!    (blocks whose text is mostly links).
+//!    blocks named as comments, share bars, captions, and link lists
+//!    (mostly links, no paragraphs); a heading whose section was all
+//!    dropped goes with it.
 //! 5. Pages whose densest container holds little text fall back to the
 //!    JSON-LD `articleBody` when there is one, else to the page's text
-//!    without link-dense blocks.
+//!    without boilerplate and link-dense blocks.
 //!
 //! The result keeps the structure: one line per paragraph, heading, list
 //! item, cell or code line; [`TextFormat::Markdown`] marks headings, list

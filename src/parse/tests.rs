@@ -152,3 +152,10 @@ fn whitespace_collapses_the_same_on_the_ascii_and_the_general_path() {
     let blank = page("<p>a<b>   </b>b</p>");
     assert_eq!(blank.text, "a b");
 }
+
+#[test]
+fn invisible_break_hints_and_ruby_readings_are_not_text() {
+    let p = page("<p>Mag&shy;da\u{ad}le\u{200b}na</p><p><ruby>子<rp>(</rp><rt>こ</rt><rp>)</rp></ruby>ども</p>");
+    assert!(p.text.contains("Magdalena"), "{:?}", p.text);
+    assert!(p.text.contains("子ども") && !p.text.contains('こ') && !p.text.contains('('), "{:?}", p.text);
+}

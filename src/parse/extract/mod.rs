@@ -34,6 +34,9 @@ const BLOCKS: &[&str] = &[
     "td", "th", "p", "div", "nav", "header", "footer", "aside", "ul", "ol", "dl", "section", "article", "main", "form",
     "table", "menu",
 ];
+/// Characters that are dropped from text: the soft hyphen and the
+/// zero-width space.
+const INVISIBLE: [char; 2] = ['\u{ad}', '\u{200b}'];
 /// Start tags that end an open `<p>`.
 const CLOSE_P: &[&str] = &[
     "address",
@@ -293,6 +296,14 @@ impl State {
             if space_before {
                 self.pending_space = true;
             }
+            // Soft hyphens and zero-width spaces are break hints, not text.
+            let visible;
+            let (word, n) = if word.contains(INVISIBLE) {
+                visible = word.replace(INVISIBLE, "");
+                (visible.as_str(), u32::try_from(visible.chars().count()).unwrap_or(n))
+            } else {
+                (word, n)
+            };
             if word.is_empty() {
                 continue;
             }
@@ -342,7 +353,9 @@ impl State {
             return raw_kind(name).map_or(TokenSinkResult::Continue, TokenSinkResult::RawData);
         }
         let void = VOID.contains(&name) || tag.self_closing;
-        if !void && (name == "template" || is_hidden(tag)) {
+        // Ruby annotations (`<rt>`, `<rp>`: a reading over the text, as
+        // furigana) are not part of the sentence.
+        if !void && (matches!(name, "template" | "rt" | "rp") || is_hidden(tag)) {
             self.skip = Some((name.to_string(), 1));
             return raw_kind(name).map_or(TokenSinkResult::Continue, TokenSinkResult::RawData);
         }
