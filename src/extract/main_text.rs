@@ -25,8 +25,8 @@
 //!    it, or are paragraphs of their own (a long one, or one without
 //!    links).
 //! 4. Inside, boilerplate is dropped: navigation, asides, forms, footers,
-//!    blocks named as comments, share bars, captions, and link lists
-//!    (mostly links, no paragraphs); a heading whose section was all
+//!    blocks named as comments, share bars, captions, link lists
+//!    (mostly links, no paragraphs) and short paragraphs all of link; a heading whose section was all
 //!    dropped goes with it.
 //! 5. Pages whose densest container holds little text fall back to the
 //!    JSON-LD `articleBody` when there is one, else to the page's text
