@@ -388,7 +388,10 @@ fn is_boilerplate(b: &Block, st: &Stats) -> bool {
         || (b.tag == BlockTag::Form && !wraps_text(st))
         || b.hint < 0
         || (b.tag != BlockTag::Paragraph && st.sub_text > 0 && link_density(st) > 0.5 && st.para < MIN_ARTICLE)
-        || (b.tag == BlockTag::Paragraph && b.text_chars > 0 && b.anchor_chars * 10 >= b.text_chars * 9 && b.text_chars < 100)
+        || (b.tag == BlockTag::Paragraph
+            && b.text_chars > 0
+            && b.anchor_chars * 10 >= b.text_chars * 9
+            && b.text_chars < 100)
 }
 
 /// The text of the runs whose block is inside, one line each.
