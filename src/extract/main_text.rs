@@ -21,7 +21,9 @@
 //! 3. The **densest container** is the main content, widened to the
 //!    ancestor that holds the whole article (through wrappers, and up
 //!    steps that add a quarter more clean text) and to its `<article>` or
-//!    `<main>`; its siblings join it when they score at least a fifth of
+//!    `<main>`, or replaced by the page's marked article (`<article>`,
+//!    `itemprop=articleBody`) when that holds over twice its paragraph
+//!    text; its siblings join it when they score at least a fifth of
 //!    it, or are paragraphs of their own (a long one, or one without
 //!    links).
 //! 4. Inside, boilerplate is dropped: navigation, asides, forms, footers,
@@ -221,7 +223,18 @@ fn select(s: &Structure) -> Option<Selected> {
     let final_score = |i: usize| final_scores[i];
     let best = (0..blocks.len()).max_by(|&a, &b| final_score(a).total_cmp(&final_score(b)))?;
     let top_score = final_score(best);
-    let top = semantic_container(blocks, &stats, climb(blocks, &stats, best));
+    let mut top = semantic_container(blocks, &stats, climb(blocks, &stats, best));
+    // A second opinion: the block marked as the article (`<article>`,
+    // `itemprop=articleBody`, `role=main`) holding the most paragraph text
+    // wins when it holds far more of it than the densest block.
+    let marked = (1..blocks.len())
+        .filter(|&i| matches!(blocks[i].tag, BlockTag::Article) || blocks[i].hint >= 2)
+        .max_by_key(|&i| stats[i].para);
+    if let Some(m) = marked {
+        if stats[m].para > stats[top].para.saturating_mul(2) && stats[m].para >= 300 {
+            top = climb(blocks, &stats, m);
+        }
+    }
     let mut chosen = vec![false; blocks.len()];
     if top_score > 0.0 {
         chosen[top] = true;

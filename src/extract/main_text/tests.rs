@@ -189,3 +189,19 @@ fn paragraphs_left_unclosed_end_at_the_next_block() {
     assert!(t.contains("decade") && t.contains("market square"), "{t}");
     assert!(!t.contains("Copyright") && !t.contains("Share this"), "{t}");
 }
+
+#[test]
+fn the_marked_article_wins_over_a_denser_block_with_far_less_text() {
+    // A block of comma-heavy text (a tag cloud written out) is denser than
+    // an article of plain sentences; the <article>, with far more
+    // paragraph text, is the main content.
+    let cloud: String = (0..24).map(|i| format!("topic{i}, ")).collect();
+    let sentence = "The harbour works start in spring and the new quay opens to ferries the year after";
+    let body: String = (0..6).map(|i| format!("<p>{sentence} as paragraph {i} of the plan says.</p>")).collect();
+    let html = chrome(&format!(
+        "<div class=x><p>{cloud}</p></div><div class=wrap><article><h1>Harbour plan</h1>{body}</article></div>"
+    ));
+    let t = plain(&html);
+    assert!(t.contains("Harbour plan") && t.contains("paragraph 5 of the plan"), "{t}");
+    assert!(!t.contains("topic3,"), "{t}");
+}
