@@ -205,3 +205,14 @@ fn the_marked_article_wins_over_a_denser_block_with_far_less_text() {
     assert!(t.contains("Harbour plan") && t.contains("paragraph 5 of the plan"), "{t}");
     assert!(!t.contains("topic3,"), "{t}");
 }
+
+#[test]
+fn a_credit_inside_a_figure_is_not_main_text() {
+    let html = chrome(&format!(
+        "<article><p>{ARTICLE}</p><figure><img src=t.jpg><span>Photo: Jane Doe / Example Agency</span></figure>\
+         <p>{SECOND}</p></article>"
+    ));
+    let t = plain(&html);
+    assert!(t.contains("decade") && t.contains("market square"), "{t}");
+    assert!(!t.contains("Jane Doe"), "{t}");
+}

@@ -72,8 +72,24 @@ const CLOSE_P: &[&str] = &[
     "ul",
 ];
 /// Elements that only break a line of text.
-const BREAKS: &[&str] =
-    &["br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "dt", "dd", "blockquote", "pre", "hr", "figcaption"];
+const BREAKS: &[&str] = &[
+    "br",
+    "li",
+    "tr",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "dt",
+    "dd",
+    "blockquote",
+    "pre",
+    "hr",
+    "figcaption",
+    "figure",
+];
 /// Elements without an end tag.
 const VOID: &[&str] =
     &["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr", "param"];
