@@ -16,6 +16,16 @@ use testweb::FarmConfig;
 const DELAY_MS: u64 = 80;
 const PER_HOST: usize = 2;
 
+/// The politeness test measures gaps at the server, so it runs alone: the
+/// other tests of this file (each a crawler process and a server) take the
+/// read side, the politeness test the write side. On 2 cores, a crawl
+/// beside it once delayed one request's arrival by 60 ms.
+static MACHINE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn shared_machine() -> std::sync::RwLockReadGuard<'static, ()> {
+    MACHINE.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 struct Crawl {
     web: Web,
     data: std::path::PathBuf,
@@ -42,6 +52,7 @@ fn by_url(docs: &[Doc]) -> BTreeMap<&str, &Doc> {
 
 #[test]
 fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
+    let _alone = MACHINE.write().unwrap_or_else(std::sync::PoisonError::into_inner);
     let cfg = FarmConfig {
         sites: 5,
         pages: 80,
@@ -295,6 +306,7 @@ fn check_fault(name: &str, text: Option<&str>, d: &Doc) {
 
 #[test]
 fn loopback_is_refused_by_default_and_nothing_reaches_the_server() {
+    let _shared = shared_machine();
     let web = Web::start(FarmConfig { sites: 2, pages: 10, faults: false, ..FarmConfig::default() });
     let data = web.dir("data");
     // The same arguments as every other test, less --allow-private.
@@ -317,6 +329,7 @@ fn loopback_is_refused_by_default_and_nothing_reaches_the_server() {
 
 #[test]
 fn bad_input_gets_exit_code_2_and_names_the_line_or_key() {
+    let _shared = shared_machine();
     let tmp = tempfile::tempdir().expect("tempdir");
     let seeds = tmp.path().join("seeds.txt");
     std::fs::write(&seeds, "# only junk\nftp://a.test/\nnot a url\n").expect("seeds");
@@ -347,6 +360,7 @@ fn bad_input_gets_exit_code_2_and_names_the_line_or_key() {
 
 #[test]
 fn a_second_run_resumes_and_changes_nothing_and_other_settings_are_refused() {
+    let _shared = shared_machine();
     let web = Web::start(FarmConfig { sites: 3, pages: 30, faults: false, seed: 3, ..FarmConfig::default() });
     let farm = &web.farm;
     let data = web.dir("data");
@@ -375,6 +389,7 @@ fn a_second_run_resumes_and_changes_nothing_and_other_settings_are_refused() {
 
 #[test]
 fn the_demo_runs_offline() {
+    let _shared = shared_machine();
     let tmp = tempfile::tempdir().expect("tempdir");
     let data = tmp.path().join("demo");
     // As in a fresh clone of the repository, whose data/doc/ holds a .gitkeep.
