@@ -53,6 +53,7 @@ pub mod merge;
 pub mod optimise;
 pub mod parse;
 pub mod partition;
+pub mod rules;
 pub mod scope;
 pub mod seeds;
 pub mod store;
