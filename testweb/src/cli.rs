@@ -44,6 +44,12 @@ pub struct WebfarmArgs {
     /// Keep a per-host request log in /__farm/stats.
     #[arg(long)]
     pub log_requests: bool,
+    /// Serve the shop host shop.test (product pages with typed fields; truth at /__farm/shop).
+    #[arg(long, value_enum, default_value_t = OnOff::Off)]
+    pub shop: OnOff,
+    /// Products of the shop (1-99999).
+    #[arg(long, default_value_t = 60)]
+    pub shop_products: u32,
 }
 
 impl WebfarmArgs {
@@ -60,6 +66,8 @@ impl WebfarmArgs {
             listen: self.listen,
             slow_ms: self.slow_ms,
             log_requests: self.log_requests,
+            shop: self.shop == OnOff::On,
+            shop_products: self.shop_products,
         }
     }
 }
@@ -98,6 +106,9 @@ pub fn run_webfarm(args: WebfarmArgs) -> Result<(), FarmError> {
         let _ = writeln!(out, "#   layercrawl run --seeds SEEDS --depth 3 --resolve '{}' --allow-private", farm.resolve_rule());
         let _ = writeln!(out, "#   curl --resolve s000.test:{0}:127.0.0.1 http://s000.test:{0}/   (or: curl -H 'Host: s000.test' http://{1}/)", addr.port(), addr);
         let _ = writeln!(out, "# stats: http://{addr}/__farm/stats  truth: http://{addr}/__farm/truth?depth=3  faults: http://{addr}/__farm/faults");
+        if cfg.shop {
+            let _ = writeln!(out, "# shop: http://shop.test/ with {} products, truth: http://{addr}/__farm/shop", cfg.shop_products);
+        }
         let _ = writeln!(out, "# start URLs (Ctrl-C stops):");
         for u in farm.start_urls() {
             let _ = writeln!(out, "{u}");
@@ -121,5 +132,20 @@ mod tests {
         assert_eq!(parse_latency("50"), Ok((50, 50)));
         assert!(parse_latency("300-100").is_err());
         assert!(parse_latency("x").is_err());
+    }
+
+    #[test]
+    fn shop_flags_default_to_off_and_sixty_products() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: WebfarmArgs,
+        }
+        let cfg = |argv: &[&str]| <Cli as clap::Parser>::try_parse_from(argv).map(|c| c.args.config());
+        let off = cfg(&["webfarm"]).expect("defaults");
+        assert_eq!((off.shop, off.shop_products), (false, 60));
+        let on = cfg(&["webfarm", "--shop", "on", "--shop-products", "25"]).expect("shop flags");
+        assert_eq!((on.shop, on.shop_products), (true, 25));
+        assert!(cfg(&["webfarm", "--shop", "yes"]).is_err());
     }
 }

@@ -1,6 +1,8 @@
 //! The vocabulary of the URL space: hosts, page kinds, URL variants,
 //! routing outcomes and traps. Pure data; [`super::site`] computes them.
 
+use super::shop::ShopPage;
+
 /// What kind of HTML page a URL shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Page {
@@ -43,6 +45,8 @@ pub enum Page {
     Private,
     /// A page of a special host's small site (`/p/K`).
     Mini(u32),
+    /// A page of the shop host (`shop.test`, see [`super::shop`]).
+    Shop(ShopPage),
 }
 
 impl Page {
@@ -60,6 +64,7 @@ impl Page {
             Self::Calendar { .. } | Self::DeepPath { .. } | Self::Facets => "trap",
             Self::Private => "private",
             Self::Mini(_) => "mini",
+            Self::Shop(p) => p.kind(),
         }
     }
 }
@@ -182,15 +187,17 @@ pub enum HostId {
     Site(u32),
     Blog(u32),
     Special(Special),
+    /// `shop.test`, with the shop on.
+    Shop,
 }
 
 impl HostId {
-    /// The regular site this host belongs to (0 for special hosts).
+    /// The regular site this host belongs to (0 for special hosts and the shop).
     #[must_use]
     pub fn site_number(self) -> u32 {
         match self {
             Self::Site(n) | Self::Blog(n) => n,
-            Self::Special(_) => 0,
+            Self::Special(_) | Self::Shop => 0,
         }
     }
 
@@ -201,6 +208,8 @@ impl HostId {
             Self::Site(n) => n as usize,
             Self::Blog(n) => (sites + n) as usize,
             Self::Special(s) => 2 * sites as usize + s as usize,
+            // After every special host, whether faults are on or not.
+            Self::Shop => 2 * sites as usize + Special::ALL.len(),
         }
     }
 }

@@ -10,7 +10,8 @@
 //! registrable domain, some with a `blog.sNNN.test` sub-host) and, with
 //! [`FarmConfig::faults`] on, `faults.test`, `charset.test`,
 //! `robots500.test`, `crawldelay.test`, `ratelimit.test` and
-//! `norobots.test`. A crawler reaches them with the resolve rule
+//! `norobots.test`, and with [`FarmConfig::shop`] on, `shop.test`. A
+//! crawler reaches them with the resolve rule
 //! `*.test=127.0.0.1:PORT` ([`Farm::resolve_rule`]); any other host answers
 //! 404, so nothing leaves loopback. Pages are generated on request from
 //! `xxh3(seed, site, page)`; nothing is materialised, and the same seed
@@ -32,6 +33,17 @@
 //! [`Farm::fault_cases`] lists every fault URL with what a correct crawler
 //! records for it.
 //!
+//! **Shop.** With [`FarmConfig::shop`] on, `shop.test` is an online shop:
+//! a home page, paginated listings (`/products?page=N`, ten product cards
+//! each), product pages (`/product/K`) whose typed fields (price in four
+//! formats, currency, availability, release date, authors, rating, stock
+//! count, and the same as schema.org JSON-LD) sit in markup made awkward on
+//! purpose (generated ids, varying layout, products without a price or with
+//! `Call us`), promotion, about and help pages, and a cart robots.txt
+//! disallows. [`Farm::shop_products`] is its ground truth, field by field,
+//! for scoring crawl rules that extract fields; [`Farm::shop_listing_pages`]
+//! lists the listings.
+//!
 //! **Ground truth.** [`Farm::truth`] runs a BFS over the same renderer that
 //! serves the pages, so truth and served HTML cannot drift apart: the
 //! content pages and pages reachable within a depth, duplicate and
@@ -41,7 +53,7 @@
 //! [`Farm::stats`] is the politeness audit: per host the request count,
 //! the smallest gap between requests, the most in flight at once and
 //! requests for disallowed paths. The same is served as JSON under
-//! `/__farm/` (`stats`, `reset`, `faults`, `truth`, `links`) for
+//! `/__farm/` (`stats`, `reset`, `faults`, `truth`, `links`, `shop`) for
 //! processes that only have the URL, e.g. `layercrawl webfarm`.
 //!
 //! **How tests use it.** A test starts a farm on a free port (synchronous
@@ -70,6 +82,7 @@ mod pages;
 mod render;
 mod rng;
 mod server;
+mod shop;
 mod site;
 mod stats;
 mod traps;
@@ -84,6 +97,7 @@ use tokio::sync::watch;
 
 pub use cli::{run_webfarm, OnOff, WebfarmArgs};
 pub use faults::FaultCase;
+pub use shop::ShopProduct;
 pub use stats::{FarmStats, HostStats, RequestLog};
 pub use truth::{LinkRole, TrapFamily, Truth, TruthLink};
 
@@ -109,6 +123,10 @@ pub struct FarmConfig {
     pub slow_ms: u64,
     /// Keep a bounded per-host request log in the stats.
     pub log_requests: bool,
+    /// Serve the shop host `shop.test` (off: the web is exactly as without it).
+    pub shop: bool,
+    /// Products of the shop, `1..=99999` (with `shop` on).
+    pub shop_products: u32,
 }
 
 impl Default for FarmConfig {
@@ -123,6 +141,8 @@ impl Default for FarmConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             slow_ms: 3000,
             log_requests: false,
+            shop: false,
+            shop_products: 60,
         }
     }
 }
@@ -171,7 +191,17 @@ impl Core {
         if cfg.pages == 0 {
             return Err(FarmError::Config("pages must be at least 1".into()));
         }
-        let world = World::new(cfg.seed, cfg.sites, cfg.pages, cfg.faults, cfg.page_kb);
+        if cfg.shop && !(1..=shop::MAX_PRODUCTS).contains(&cfg.shop_products) {
+            return Err(FarmError::Config(format!(
+                "shop products must be 1..={}, not {}",
+                shop::MAX_PRODUCTS,
+                cfg.shop_products
+            )));
+        }
+        let mut world = World::new(cfg.seed, cfg.sites, cfg.pages, cfg.faults, cfg.page_kb);
+        if cfg.shop {
+            world = world.with_shop(cfg.shop_products);
+        }
         let mut names = Vec::with_capacity(2 * cfg.sites as usize + Special::ALL.len());
         for n in 0..cfg.sites {
             names.push(host_name(&world, HostId::Site(n)));
@@ -180,6 +210,10 @@ impl Core {
             names.push(host_name(&world, HostId::Blog(n)));
         }
         names.extend(Special::ALL.iter().map(|s| s.host().to_string()));
+        if cfg.shop {
+            // The slot of `HostId::Shop`, right after the special hosts.
+            names.push(shop::HOST.to_string());
+        }
         Ok(Self {
             stats: Arc::new(LiveStats::new(names, cfg.log_requests)),
             world,
@@ -196,6 +230,9 @@ impl Core {
         let mut out: Vec<String> = (0..w.sites).map(|n| w.origin(HostId::Site(n)) + "/").collect();
         if w.faults {
             out.extend(Special::ALL.iter().map(|s| format!("http://{}/", s.host())));
+        }
+        if w.shop.is_some() {
+            out.push(format!("http://{}/", shop::HOST));
         }
         out
     }
@@ -293,7 +330,8 @@ impl Farm {
         a
     }
 
-    /// One home URL per regular site, then the special hosts when faults are on.
+    /// One home URL per regular site, then the special hosts when faults
+    /// are on, then `http://shop.test/` when the shop is on.
     #[must_use]
     pub fn start_urls(&self) -> Vec<String> {
         self.core.start_urls()
@@ -325,8 +363,10 @@ impl Farm {
     /// What the page at `url` is, by the test web's own routing: `home`,
     /// `list`, `tag`, `article`, `print` (an article's print view), `reply`
     /// (an article's comment-reply URL), `share` (a redirect to a share
-    /// form), `mirror`, `amp`, `utility`, `trap`, `private`, `mini`, or
-    /// `None` for anything else (files, faults, 404s).
+    /// form), `mirror`, `amp`, `utility`, `trap`, `private`, `mini`, on
+    /// the shop `home`, `listing`, `product`, `promo` and `utility` (about
+    /// and help), or `None` for anything else (files, faults, 404s, and
+    /// pages robots.txt disallows, such as the shop's cart).
     /// Tests use it to tell content pages from navigation targets.
     #[must_use]
     pub fn page_kind(&self, url: &str) -> Option<&'static str> {
@@ -346,6 +386,22 @@ impl Farm {
     #[must_use]
     pub fn fault_cases(&self) -> Vec<FaultCase> {
         faults::cases(&self.core.world)
+    }
+
+    /// The shop's ground truth: every product, `http://shop.test/product/1`
+    /// first, with the fields its page shows (empty when the shop is off).
+    /// The JSON of `/__farm/shop` holds the same under `products`.
+    #[must_use]
+    pub fn shop_products(&self) -> Vec<ShopProduct> {
+        shop::products(&self.core.world)
+    }
+
+    /// The URL of every shop listing page, `http://shop.test/products?page=1`
+    /// first; together they list every product exactly once (empty when
+    /// the shop is off). `/__farm/shop` serves them under `listing_pages`.
+    #[must_use]
+    pub fn shop_listing_pages(&self) -> Vec<String> {
+        shop::listing_urls(&self.core.world)
     }
 
     /// Stops serving and waits for the serving thread, if any.

@@ -1,6 +1,7 @@
 //! The page kinds of a regular site: home, section/tag/blog lists with
 //! pagination, articles (full, print, AMP), utility pages, the members
-//! area and the three traps. [`render`] is the single entry point.
+//! area and the three traps. [`render`] is the single entry point (it
+//! also hands the shop's pages to [`super::shop`]).
 
 use std::fmt::Write as _;
 
@@ -9,6 +10,7 @@ use url::Url;
 use super::article::{self, Mode};
 use super::render::{breadcrumb, footer, head, header, sentence, sidebar_partners, sidebar_popular, Ctx, Html};
 use super::rng::{self, tag, Rng};
+use super::shop;
 use super::site::{self, HostId, Page, Utility, Variant, World, PER_LIST, TAGS};
 use super::traps;
 use super::truth::LinkRole;
@@ -49,6 +51,7 @@ pub fn render(
         Page::DeepPath { .. } => traps::docs(&mut h, &Ctx::new(world, host, page)),
         Page::Facets => traps::facets(&mut h, &Ctx::new(world, host, page), query.unwrap_or("")),
         Page::Mini(_) => simple(&mut h, &Ctx::new(world, host, page), "Page", 12),
+        Page::Shop(p) => shop::render(&mut h, world, p),
     }
     h
 }

@@ -51,9 +51,21 @@ impl Html {
     /// Writes `<a href=…>` whose href `build` writes; the caller writes the
     /// anchor text and then calls [`Html::close`].
     pub fn open(&mut self, role: LinkRole, nofollow: bool, build: impl FnOnce(&mut String)) {
+        self.open_class(role, nofollow, None, build);
+    }
+
+    /// [`Html::open`] with a `class` attribute first (`<a class="name" href=…>`).
+    pub fn open_class(&mut self, role: LinkRole, nofollow: bool, class: Option<&str>, build: impl FnOnce(&mut String)) {
         self.href.clear();
         build(&mut self.href);
-        self.out.push_str("<a href=\"");
+        if let Some(c) = class {
+            self.out.push_str("<a class=\"");
+            escape_attr(c, &mut self.out);
+            self.out.push_str("\" ");
+        } else {
+            self.out.push_str("<a ");
+        }
+        self.out.push_str("href=\"");
         escape_attr(&self.href, &mut self.out);
         self.out.push('"');
         if nofollow {

@@ -17,6 +17,7 @@ pub mod tag {
     pub const TRAP: u64 = 6;
     pub const LATENCY: u64 = 7;
     pub const SID: u64 = 8;
+    pub const SHOP: u64 = 9;
 }
 
 /// Hashes a farm seed and a few integers into one 64-bit value.

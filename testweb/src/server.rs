@@ -22,7 +22,7 @@ use super::body::FarmBody;
 use super::rng::{self, tag};
 use super::site::{self, HostId, Route};
 use super::stats::Slot;
-use super::{faults, files, pages, Core};
+use super::{faults, files, pages, shop, Core};
 
 pub const HTML: &str = "text/html; charset=utf-8";
 
@@ -145,6 +145,7 @@ pub async fn answer(
     match host {
         None => not_found(),
         Some(HostId::Special(s)) => faults::respond(core, s, path, gap).await,
+        Some(HostId::Shop) => shop::respond(&core.world, path, query),
         Some(h) => site_response(core, h, path, query),
     }
 }
@@ -163,7 +164,7 @@ fn site_response(core: &Core, host: HostId, path: &str, query: Option<&str>) -> 
     }
 }
 
-/// `/__farm/…` on any host: stats, reset, truth, fault cases, page links.
+/// `/__farm/…` on any host: stats, reset, truth, fault cases, page links, shop truth.
 async fn farm_endpoint(core: &Arc<Core>, path: &str, query: Option<&str>) -> Response<FarmBody> {
     let params: Vec<(String, String)> =
         url::form_urlencoded::parse(query.unwrap_or("").as_bytes()).into_owned().collect();
@@ -175,6 +176,7 @@ async fn farm_endpoint(core: &Arc<Core>, path: &str, query: Option<&str>) -> Res
             typed(StatusCode::OK, "text/plain", Bytes::from_static(b"stats reset\n"))
         }
         "/__farm/faults" => json(StatusCode::OK, &faults::cases(&core.world)),
+        "/__farm/shop" => json(StatusCode::OK, &shop::truth(&core.world)),
         "/__farm/truth" => {
             let depth = param("depth").and_then(|d| d.parse::<u32>().ok()).unwrap_or(3);
             let mut seeds: Vec<String> = params.iter().filter(|(k, _)| k == "seed").map(|(_, v)| v.clone()).collect();
@@ -195,7 +197,7 @@ async fn farm_endpoint(core: &Arc<Core>, path: &str, query: Option<&str>) -> Res
         _ => typed(
             StatusCode::OK,
             "text/plain",
-            Bytes::from_static(b"test web endpoints: /__farm/stats /__farm/reset /__farm/faults /__farm/truth?depth=N[&seed=URL...] /__farm/links?url=URL\n"),
+            Bytes::from_static(b"test web endpoints: /__farm/stats /__farm/reset /__farm/faults /__farm/truth?depth=N[&seed=URL...] /__farm/links?url=URL /__farm/shop\n"),
         ),
     }
 }

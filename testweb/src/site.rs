@@ -5,11 +5,12 @@
 //!
 //! Regular sites are `sNNN.test` (each its own registrable domain under
 //! the `.test` TLD), some with a `blog.sNNN.test` sub-host. The fault and
-//! charset hosts live in [`super::faults`].
+//! charset hosts live in [`super::faults`], the shop host in [`super::shop`].
 
 use std::fmt::Write as _;
 
 use super::rng::{self, tag, Rng, SECTIONS, WORDS};
+use super::shop;
 
 pub use super::kinds::*;
 
@@ -30,13 +31,21 @@ pub struct World {
     pub page_kb: u32,
     /// Digits in a site number (`s007` has 3); wider only past 1,000 sites.
     pub width: usize,
+    /// Products of the shop host when it is on (`None`: no `shop.test`).
+    pub shop: Option<u32>,
 }
 
 impl World {
     #[must_use]
     pub fn new(seed: u64, sites: u32, pages: u32, faults: bool, page_kb: u32) -> Self {
         let width = sites.saturating_sub(1).to_string().len().max(3);
-        Self { seed, sites, pages, faults, page_kb, width }
+        Self { seed, sites, pages, faults, page_kb, width, shop: None }
+    }
+
+    /// The same world with the shop host on, selling `products` products.
+    #[must_use]
+    pub fn with_shop(self, products: u32) -> Self {
+        Self { shop: Some(products), ..self }
     }
 
     /// `s007.test`.
@@ -61,6 +70,7 @@ impl World {
                 self.site_host(n, out);
             }
             HostId::Special(s) => out.push_str(s.host()),
+            HostId::Shop => out.push_str(shop::HOST),
         }
     }
 
@@ -78,6 +88,9 @@ impl World {
         if name.len() > 5 && name[..5].eq_ignore_ascii_case("blog.") {
             let n = self.parse_site(&name[5..])?;
             return self.site(n).has_blog.then_some(HostId::Blog(n));
+        }
+        if self.shop.is_some() && host.eq_ignore_ascii_case(shop::HOST) {
+            return Some(HostId::Shop);
         }
         if self.faults {
             return Special::ALL
@@ -153,6 +166,7 @@ impl World {
             HostId::Special(Special::Robots500) => true,
             HostId::Special(Special::CrawlDelay) => path.starts_with("/hidden/"),
             HostId::Special(_) => false,
+            HostId::Shop => shop::disallows(path),
         }
     }
 
@@ -162,7 +176,7 @@ impl World {
         match host {
             HostId::Blog(_) => (self.pages / 10).max(MIN_BLOG_POSTS),
             HostId::Site(_) => self.pages,
-            HostId::Special(_) => 0,
+            HostId::Special(_) | HostId::Shop => 0,
         }
     }
 
@@ -172,7 +186,7 @@ impl World {
         let (blog, n) = match host {
             HostId::Blog(n) => (1, n),
             HostId::Site(n) => (0, n),
-            HostId::Special(_) => (2, 0),
+            HostId::Special(_) | HostId::Shop => (2, 0),
         };
         let mut r = Rng::from_parts(self.seed, &[tag::TITLE, u64::from(n), blog, u64::from(id)]);
         let len = r.range(3, 6) as usize;
@@ -222,6 +236,12 @@ impl World {
     /// canonical form of their own (traps, private pages).
     #[must_use]
     pub fn canonical_url(&self, host: HostId, page: &Page) -> Option<String> {
+        if host == HostId::Shop {
+            return match page {
+                Page::Shop(p) => Some(p.url()),
+                _ => None,
+            };
+        }
         let mut s = self.origin(host);
         if let HostId::Special(_) = host {
             match page {
@@ -258,9 +278,12 @@ impl World {
                 self.push_article_path(host, &site, id, &mut s);
             }
             Page::Utility(u) => s.push_str(u.path()),
-            Page::Calendar { .. } | Page::DeepPath { .. } | Page::Facets | Page::Private | Page::Mini(_) => {
-                return None
-            }
+            Page::Calendar { .. }
+            | Page::DeepPath { .. }
+            | Page::Facets
+            | Page::Private
+            | Page::Mini(_)
+            | Page::Shop(_) => return None,
         }
         Some(s)
     }

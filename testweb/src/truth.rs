@@ -13,6 +13,7 @@ use url::Url;
 
 use super::faults;
 use super::pages;
+use super::shop;
 use super::site::{HostId, Page, Route, TrapKind, Variant, World};
 
 /// What a link is for, by where it sits on the page.
@@ -75,7 +76,7 @@ pub struct TrapFamily {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Truth {
     pub depth: u32,
-    /// Canonical URL of each article (or blog post) reached → its min depth.
+    /// Canonical URL of each article (or blog post, or shop product) reached → its min depth.
     pub content_pages: BTreeMap<String, u32>,
     /// Every HTML page reached (home, list, tag, article, utility, …) → min depth.
     pub pages: BTreeMap<String, u32>,
@@ -128,6 +129,14 @@ pub fn classify(world: &World, url: &Url) -> Target {
             }
             None if path == "/robots.txt" => Target::Other,
             None => Target::Fault,
+        },
+        HostId::Shop => match shop::route(world.shop.unwrap_or(0), path, url.query()) {
+            Some(p) => {
+                let page = Page::Shop(p);
+                let variant = if decoded.is_some() { Variant::PercentEncoded } else { Variant::Canonical };
+                Target::Page { host, page, variant, canonical: world.canonical_url(host, &page) }
+            }
+            None => Target::Other,
         },
         _ => match world.route(host, path, url.query()) {
             Route::Page(page @ (Page::Calendar { .. } | Page::DeepPath { .. } | Page::Facets), _) => {
@@ -211,7 +220,7 @@ pub fn compute(world: &World, seeds: &[String], depth: u32) -> Truth {
     }
     while let Some((url, host, page, d)) = queue.pop_front() {
         truth.pages.insert(url.to_string(), d);
-        if page.kind() == "article" {
+        if matches!(page.kind(), "article" | "product") {
             truth.content_pages.insert(url.to_string(), d);
             if let (HostId::Site(_), Page::Article { id }) = (host, page) {
                 if id % 25 == 24 {
