@@ -2,6 +2,7 @@
 //! exit codes (0 success, 1 run failure, 2 bad input or settings).
 
 mod demo;
+mod rules_cmd;
 
 use std::process::ExitCode;
 
@@ -53,6 +54,8 @@ enum Command {
     /// Run one unit of work of a layer on its own (what executors start):
     /// idempotent, needing nothing but the data store.
     Task(TaskArgs),
+    /// Check a rules file, or try it on pages (README, "Rules").
+    Rules(rules_cmd::RulesArgs),
 }
 
 #[derive(clap::Args)]
@@ -102,6 +105,7 @@ fn main() -> ExitCode {
         Command::Webfarm(args) => testweb::run_webfarm(args).map_err(Into::into),
         Command::Forget(args) => forget(&args),
         Command::Task(args) => task(&args),
+        Command::Rules(args) => rules_cmd::rules(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -118,6 +122,7 @@ fn main() -> ExitCode {
                     e.downcast_ref::<TaskError>().map(|t| if matches!(t, TaskError::OutOfRange(_)) { 2 } else { 1 })
                 })
                 .or_else(|| e.downcast_ref::<BadTask>().map(|_| 2))
+                .or_else(|| e.downcast_ref::<rules_cmd::BadRules>().map(|_| 2))
                 .unwrap_or(1);
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }

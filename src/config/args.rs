@@ -106,6 +106,10 @@ pub struct RunArgs {
     /// and code marked). [default: plain]
     #[arg(long, value_name = "plain|markdown")]
     pub text_format: Option<String>,
+    /// Rules file (TOML): typed fields per URL pattern into
+    /// `items/rule=NAME/`, and which links matched pages follow.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
     /// Link-text ratio above which a DOM block is navigation. [default: 0.25]
     #[arg(long, value_name = "R")]
     pub noise_ratio: Option<f32>,

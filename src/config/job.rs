@@ -34,6 +34,8 @@ pub struct JobFile {
     pub text_format: Option<String>,
     pub cluster_sim: Option<f32>,
     pub noise_patterns: Option<PathBuf>,
+    /// The rules file (README, "Rules").
+    pub rules: Option<PathBuf>,
     pub max_query_variants: Option<usize>,
     pub strip_params: Option<Vec<String>>,
     pub cache_entries: Option<usize>,
@@ -61,7 +63,7 @@ impl JobFile {
         let mut job: Self =
             toml::from_str(&text).map_err(|e| ConfigError::Job { path: path.to_path_buf(), reason: e.to_string() })?;
         if let Some(dir) = path.parent() {
-            for file in [job.seeds.as_mut(), job.noise_patterns.as_mut()].into_iter().flatten() {
+            for file in [job.seeds.as_mut(), job.noise_patterns.as_mut(), job.rules.as_mut()].into_iter().flatten() {
                 if file.is_relative() {
                     *file = dir.join(&*file);
                 }

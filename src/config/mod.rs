@@ -170,6 +170,8 @@ pub struct CrawlConfig {
     /// The extract stage's extractors, whose columns follow the core
     /// columns of `doc`; none unless a library caller registers some.
     pub extractors: crate::extract::Extractors,
+    /// The rules file (`--rules`), checked.
+    pub rules: Option<crate::map::RulesSource>,
 }
 
 /// A configuration problem, naming the option and what is allowed.
@@ -182,6 +184,9 @@ pub enum ConfigError {
     Value { option: &'static str, reason: String },
     #[error("option `{0}` is required (give the flag --{0} or set it in the job file)")]
     Missing(&'static str),
+    /// Every problem of the rules file, one a line with its position.
+    #[error("{0}")]
+    Rules(#[from] crate::rules::RulesError),
 }
 
 fn bad(option: &'static str, reason: impl Into<String>) -> ConfigError {
@@ -271,6 +276,16 @@ impl CrawlConfig {
         let text_format = match args.text_format.clone().or(job.text_format) {
             Some(s) => s.parse().map_err(|e| bad("text-format", e))?,
             None => crate::extract::main_text::TextFormat::Plain,
+        };
+        let rules = match args.rules.clone().or(job.rules) {
+            Some(path) => {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| bad("rules", format!("cannot read {}: {e}", path.display())))?;
+                let source = crate::map::RulesSource { file: path.display().to_string(), text };
+                source.compile()?;
+                Some(source)
+            }
+            None => None,
         };
         let cluster_sim =
             args.cluster_sim.or(job.cluster_sim).unwrap_or(crate::denoise::cluster::ClusterConfig::default().sim);
@@ -388,6 +403,7 @@ impl CrawlConfig {
             json: args.json,
             quiet: args.quiet,
             extractors: crate::extract::Extractors::builtin(text_format),
+            rules,
         })
     }
 }

@@ -39,6 +39,7 @@ impl RunSettings {
                 store_body: cfg.store_body,
                 denoise: cfg.optimise.denoise,
                 extract_columns: cfg.extractors.column_names(),
+                rules: cfg.rules.clone(),
             },
             fetch: cfg.fetch.clone(),
             optimise: cfg.optimise.clone(),

@@ -22,12 +22,15 @@ pub enum NoiseLabel {
     LcsCluster,
     /// The target is a crawler trap (ever-deeper path, query explosion).
     Trap,
+    /// The rule that matched the page does not follow this link (its
+    /// `follow`, `deny`, `scopes` or `max_depth`; README, "Rules").
+    Rule,
 }
 
 impl NoiseLabel {
     /// Every label, in declaration order.
-    pub const ALL: [Self; 6] =
-        [Self::Nofollow, Self::Scope, Self::DomRatio, Self::Barren, Self::LcsCluster, Self::Trap];
+    pub const ALL: [Self; 7] =
+        [Self::Nofollow, Self::Scope, Self::DomRatio, Self::Barren, Self::LcsCluster, Self::Trap, Self::Rule];
 
     /// The stable name written to the `noise` column.
     #[must_use]
@@ -39,6 +42,7 @@ impl NoiseLabel {
             Self::Barren => "barren",
             Self::LcsCluster => "lcs_cluster",
             Self::Trap => "trap",
+            Self::Rule => "rule",
         }
     }
 
@@ -78,6 +82,7 @@ impl FromStr for NoiseLabel {
             "scope" => Self::Scope,
             "dom_ratio" => Self::DomRatio,
             "barren" => Self::Barren,
+            "rule" => Self::Rule,
             "lcs_cluster" => Self::LcsCluster,
             "trap" => Self::Trap,
             _ => return Err(UnknownLabel(s.to_string())),
@@ -96,7 +101,7 @@ mod tests {
         }
         // The README's vocabulary: these strings are in users' files.
         let names: Vec<&str> = NoiseLabel::ALL.iter().map(|l| l.as_str()).collect();
-        assert_eq!(names, ["nofollow", "scope", "dom_ratio", "barren", "lcs_cluster", "trap"]);
+        assert_eq!(names, ["nofollow", "scope", "dom_ratio", "barren", "lcs_cluster", "trap", "rule"]);
         assert_eq!("robots".parse::<NoiseLabel>(), Err(UnknownLabel("robots".into())));
     }
 }

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::fetch::ErrorKind;
+use crate::rules::items::RuleCounts;
 use crate::store::manifest::{MapManifest, MergeManifest, NextManifest};
 
 /// One layer's figures, summed over its partitions.
@@ -60,6 +61,9 @@ pub struct LayerSummary {
     pub partition_seconds: f64,
     /// Wall time of the layer in this invocation (0 when it was resumed as done).
     pub seconds: f64,
+    /// Per rule (`--rules`): pages matched, items, items with errors, field fill.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub rules: BTreeMap<String, RuleCounts>,
 }
 
 impl LayerSummary {
@@ -86,6 +90,9 @@ impl LayerSummary {
         self.robots_requests += m.robots_requests;
         self.retries += m.retries;
         self.hosts_given_up += m.hosts_given_up;
+        for (name, c) in &m.rules {
+            self.rules.entry(name.clone()).or_default().merge(c);
+        }
         #[allow(clippy::cast_precision_loss)]
         {
             self.partition_seconds += m.elapsed_ms as f64 / 1000.0;
@@ -144,6 +151,19 @@ pub struct RunSummary {
     pub bytes: u64,
     pub seconds: f64,
     pub pages_per_second: f64,
+    /// Per rule, over every layer: what the rule matched and made, with
+    /// each field's fill rate (items with a value / items).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub rules: BTreeMap<String, RuleSummary>,
+}
+
+/// One rule's figures over the run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RuleSummary {
+    #[serde(flatten)]
+    pub counts: RuleCounts,
+    /// Per field, items with a value / items.
+    pub fill_rate: BTreeMap<String, f64>,
 }
 
 impl RunSummary {
@@ -153,6 +173,24 @@ impl RunSummary {
         self.errors = self.layers.iter().map(|l| l.errors.values().sum::<u64>()).sum();
         self.robots = self.layers.iter().map(|l| l.robots).sum();
         self.bytes = self.layers.iter().map(|l| l.bytes).sum();
+        let mut rules: BTreeMap<String, RuleCounts> = BTreeMap::new();
+        for l in &self.layers {
+            for (name, c) in &l.rules {
+                rules.entry(name.clone()).or_default().merge(c);
+            }
+        }
+        self.rules = rules
+            .into_iter()
+            .map(|(name, counts)| {
+                #[allow(clippy::cast_precision_loss)]
+                let fill_rate = counts
+                    .filled
+                    .iter()
+                    .map(|(f, n)| (f.clone(), if counts.items == 0 { 0.0 } else { *n as f64 / counts.items as f64 }))
+                    .collect();
+                (name, RuleSummary { counts, fill_rate })
+            })
+            .collect();
         let worked: f64 = self.layers.iter().map(|l| l.seconds).sum();
         #[allow(clippy::cast_precision_loss)]
         {
@@ -220,6 +258,18 @@ impl RunSummary {
         );
         if let Some(m) = &self.merged {
             let _ = writeln!(s, "merged: {} doc rows, {} link rows; read with: duckdb -c \"SELECT host, count(*) FROM '{}/doc/*/*.parquet' GROUP BY host\"", m.doc_rows, m.link_rows, self.data);
+        }
+        for (name, r) in &self.rules {
+            let fills: Vec<String> = r.fill_rate.iter().map(|(f, v)| format!("{f} {:.0}%", v * 100.0)).collect();
+            let _ = writeln!(
+                s,
+                "rule {name}: {} pages, {} items ({} with errors), {} links not followed; filled: {}",
+                r.counts.pages,
+                r.counts.items,
+                r.counts.items_with_errors,
+                r.counts.links_dropped,
+                if fills.is_empty() { "-".to_string() } else { fills.join(", ") }
+            );
         }
         if !self.seed_problems.is_empty() {
             let _ = writeln!(s, "seed lines skipped: {}", self.seed_problems.len());

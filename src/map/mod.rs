@@ -27,6 +27,8 @@ use crate::extract::Extractors;
 use crate::fetch::{ErrorKind, Fetched, Fetcher, LayerTail, UrlSource};
 use crate::parse::ParseConfig;
 use crate::partition::partition_of_host;
+use crate::rules::items::{self as rule_items, ItemRow};
+use crate::rules::Rules;
 use crate::scope::ScopeFilter;
 use crate::store::attempt::{self, Attempt};
 use crate::store::manifest::{MapManifest, RunState};
@@ -51,6 +53,28 @@ pub struct PageSettings {
     /// shards that the run's others would not match.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extract_columns: Vec<String>,
+    /// The rules file (`--rules`): its name and text, compiled by each map
+    /// task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<RulesSource>,
+}
+
+/// A rules file as the run's settings carry it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RulesSource {
+    pub file: String,
+    pub text: String,
+}
+
+impl RulesSource {
+    /// The compiled rules.
+    ///
+    /// # Errors
+    /// Every problem of the file (checked when the run started, so only a
+    /// settings file edited by hand gets here).
+    pub fn compile(&self) -> Result<Rules, crate::rules::RulesError> {
+        crate::rules::parse_rules(&self.file, &self.text)
+    }
 }
 
 /// Where a map task reports its progress (the driver's progress bars);
@@ -230,6 +254,16 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         return commit(ctx, &attempt, manifest).await;
     }
     let mut first_urls = load_content_hashes(store, part, layer).await?;
+    let rules = match &ctx.pages.rules {
+        Some(src) => Some(Arc::new(src.compile().map_err(|e| StageError::Internal(format!("the run's rules: {e}")))?)),
+        None => None,
+    };
+    // One items dataset per rule, each shard made on its first row.
+    let mut item_sinks: Vec<(Sink<'_>, Vec<ItemRow>)> = rules
+        .iter()
+        .flat_map(|r| r.list.iter())
+        .map(|rule| (Sink::new(store, layout::items(&rule.name, layer, part), rule_items::schema(rule)), Vec::new()))
+        .collect();
 
     let partitions = ctx.partitions;
     let scope = ctx.scope.clone();
@@ -248,6 +282,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         scope: ctx.scope.clone(),
         denoise: ctx.pages.denoise,
         extract: ctx.extract.clone(),
+        rules: rules.clone(),
     });
     let doc_schema = ctx.extract.doc_schema();
     let mut docs = Sink::new(store, layout::doc(layer, part), Arc::clone(&doc_schema));
@@ -277,7 +312,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
                 None => fetch_open = false,
             },
             Some(done) = pending.next(), if !pending.is_empty() => {
-                let Ok(Processed { mut doc, links: mut l, sample }) = done else {
+                let Ok(Processed { mut doc, links: mut l, sample, rule }) = done else {
                     return Err(StageError::Internal("a parse worker died".into()));
                 };
                 if let (Some(h), true) = (doc.content_hash, (200..300).contains(&doc.status)) {
@@ -289,6 +324,20 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
                 if samples.len() >= SAMPLE_BATCH {
                     sample_sink.write(&samples_batch(&samples, &sample_sink.path)?).await?;
                     samples.clear();
+                }
+                if let (Some((page_items, dropped)), Some(rules)) = (rule, rules.as_deref()) {
+                    let r = &rules.list[page_items.rule];
+                    let counts = manifest.rules.entry(r.name.clone()).or_default();
+                    counts.add_page(r, &page_items.items);
+                    counts.links_dropped += dropped;
+                    let (sink, buf) = &mut item_sinks[page_items.rule];
+                    for item in page_items.items {
+                        buf.push(ItemRow { url: doc.url.clone(), fetched_at_us: doc.fetched_at_us, item });
+                    }
+                    if buf.len() >= BATCH_ROWS {
+                        sink.write(&rule_items::batch(r, &sink.schema, buf)?).await?;
+                        buf.clear();
+                    }
                 }
                 tally(&mut manifest, &doc);
                 let skipped = doc.error == Some(ErrorKind::Robots);
@@ -320,6 +369,12 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     }
     docs.finish().await?;
     links.finish().await?;
+    for (i, (mut sink, buf)) in item_sinks.into_iter().enumerate() {
+        if let (false, Some(rules)) = (buf.is_empty(), rules.as_deref()) {
+            sink.write(&rule_items::batch(&rules.list[i], &sink.schema, &buf)?).await?;
+        }
+        sink.finish().await?;
+    }
     if !report.carried.is_empty() {
         let carried =
             report.carried.iter().map(|&id| input.row(id)).collect::<Result<Vec<InRow>, _>>().map_err(input_err)?;
@@ -403,6 +458,7 @@ fn process_guarded(pctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<S
                 },
                 links: Vec::new(),
                 sample: None,
+                rule: None,
             }
         }
     }

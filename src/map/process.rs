@@ -1,6 +1,8 @@
 //! Turning one fetched URL into its `doc` row and `links` rows (CPU work,
 //! run on the rayon pool, never on an async worker thread).
 
+use std::sync::Arc;
+
 use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -10,6 +12,7 @@ use crate::denoise::NoiseLabel;
 use crate::extract::{Extractors, PageInput, ParsedPage};
 use crate::fetch::{ErrorKind, Fetched};
 use crate::parse::{self, ParseConfig};
+use crate::rules::{PageItems, Rules};
 use crate::store::schema::{DocRow, LinkRow};
 use crate::urlnorm;
 
@@ -25,6 +28,8 @@ pub struct ProcessCtx {
     pub denoise: Denoise,
     /// The run's extractors (none by default).
     pub extract: Extractors,
+    /// The run's rules (`--rules`), if any.
+    pub rules: Option<Arc<Rules>>,
 }
 
 /// The rows of one fetched URL.
@@ -34,6 +39,9 @@ pub struct Processed {
     pub links: Vec<LinkRow>,
     /// What the noise filter learns from this page (none with `--denoise off`).
     pub sample: Option<Sample>,
+    /// The rule that matched the page, with its items (none for `nav`
+    /// rules) and the count of links it did not follow.
+    pub rule: Option<(PageItems, u64)>,
 }
 
 /// Builds the rows of `f`, fetched at `depth` with `referrer`.
@@ -56,6 +64,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
         ..DocRow::default()
     };
     let mut links = Vec::new();
+    let mut rule_out = None;
     let mut sample =
         (ctx.denoise != Denoise::Off).then(|| Sample { redirect_out: f.redirect_out.is_some(), ..Sample::default() });
     if let Some(target) = &f.redirect_out {
@@ -85,6 +94,15 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
                 parsed: parsed.as_ref(),
             });
         }
+        // Rules run on the same parse (README, "Rules"): the first rule
+        // matching the page's final URL makes its items and may hold some
+        // of its links back.
+        let matched = ctx.rules.as_deref().and_then(|r| r.matching(f.final_url.as_str()));
+        let mut decision = None;
+        if let (Some((index, rule)), Some(p)) = (matched, parsed.as_ref()) {
+            rule_out = Some((rule.items(index, p, &f.final_url), 0));
+            decision = rule.link_decision(Some(p), &f.final_url, depth, &ctx.parse.urls);
+        }
         if let Some(page) = parsed.map(ParsedPage::into_page) {
             doc.charset = Some(page.encoding.name().to_ascii_lowercase());
             doc.title = page.title;
@@ -104,7 +122,17 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
             let nofollow_page = page.meta_nofollow;
             links.reserve(page.links.len());
             for l in page.links {
-                links.push(link(ctx, &doc.url, &l.url, l.anchor, depth, nofollow_page || l.nofollow, l.block_ratio));
+                let mut row = link(ctx, &doc.url, &l.url, l.anchor, depth, nofollow_page || l.nofollow, l.block_ratio);
+                if let Some(d) = &decision {
+                    if row.noise.is_none_or(|n| n == NoiseLabel::DomRatio) && !d.follows(&row.dst_url) {
+                        row.noise = Some(NoiseLabel::Rule);
+                        row.followed = false;
+                        if let Some((_, dropped)) = rule_out.as_mut() {
+                            *dropped += 1;
+                        }
+                    }
+                }
+                links.push(row);
             }
         } else if ok && !resp.body.is_empty() {
             doc.content_hash = Some(xxh3_64(&resp.body));
@@ -125,7 +153,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
         s.url.clone_from(&doc.url);
         s.status = doc.status;
     }
-    Processed { doc, links, sample }
+    Processed { doc, links, sample, rule: rule_out }
 }
 
 /// A link row with its noise label: hard reasons (`nofollow`, `scope`)

@@ -1,7 +1,7 @@
 //! The merge stage: after the last layer, compact each layer's shards for
 //! analytics (README, "How it works", step 4).
 //!
-//! Per dataset (`doc`, `links`) and layer, the `part-*.parquet` shards are
+//! Per dataset (`doc`, `links`, each rule's `items/rule=NAME`) and layer, the `part-*.parquet` shards are
 //! concatenated into one `data-00000.parquet` in the same `layer=L` folder,
 //! so one glob still reads the whole crawl exactly once. Row groups are
 //! copied, not re-encoded (see [`concat_shards`]): they stay as the map
@@ -37,25 +37,25 @@ pub async fn merge_layers(store: &Store, layers: u32) -> Result<MergeManifest, S
     let mut m = MergeManifest { layers, files: BTreeMap::new(), ..MergeManifest::default() };
     // Each (dataset, layer) is independent: copy them concurrently, one
     // per core, so one file's reads and writes overlap another's.
-    // Datasets by index: a stream of futures over borrowed names cannot
-    // be moved to another task (a limit of the compiler's lifetime checks).
-    const DATASETS: [&str; 2] = ["doc", "links"];
-    let jobs: Vec<(usize, u32)> = (0..DATASETS.len()).flat_map(|d| (0..layers).map(move |l| (d, l))).collect();
+    let datasets = datasets(store).await?;
+    // Owned names: a stream of futures over borrowed ones cannot be moved
+    // to another task (a limit of the compiler's lifetime checks).
+    let jobs: Vec<(String, u32)> = datasets.iter().flat_map(|d| (0..layers).map(move |l| (d.clone(), l))).collect();
     let cores = cores();
-    let mut done: Vec<(&str, u32, Merged)> = futures::stream::iter(jobs)
-        .map(|(d, layer)| async move { merge_one(store, DATASETS[d], layer).await.map(|r| (DATASETS[d], layer, r)) })
+    let mut done: Vec<(String, u32, Merged)> = futures::stream::iter(jobs)
+        .map(|(d, layer)| async move { merge_one(store, &d, layer).await.map(|r| (d, layer, r)) })
         .buffer_unordered(cores)
         .try_collect()
         .await?;
-    done.sort_by_key(|(d, l, _)| (*d, *l));
+    done.sort_by(|(d, l, _), (e, k, _)| (d, l).cmp(&(e, k)));
     for (dataset, _, merged) in done {
         let Some((path, rows)) = merged else { continue };
-        if dataset == "doc" {
-            m.doc_rows += rows;
-        } else {
-            m.link_rows += rows;
+        match dataset.as_str() {
+            "doc" => m.doc_rows += rows,
+            "links" => m.link_rows += rows,
+            _ => *m.item_rows.entry(dataset.to_string()).or_default() += rows,
         }
-        m.files.entry(dataset.to_string()).or_default().push(path);
+        m.files.entry(dataset).or_default().push(path);
     }
     // A manifest of an earlier, shallower merge is replaced (a deepened
     // crawl merges again); otherwise it is written only if absent.
@@ -96,8 +96,26 @@ async fn shards_of(store: &Store, dataset: &str, layer: u32) -> Result<Vec<Strin
         .collect())
 }
 
+/// The datasets to merge: `doc`, `links`, and each rule's items
+/// (`items/rule=NAME`) found in the store.
+async fn datasets(store: &Store) -> Result<Vec<String>, StoreError> {
+    let mut out = vec!["doc".to_string(), "links".to_string()];
+    let mut rules = std::collections::BTreeSet::new();
+    for path in store.parquet_files(layout::ITEMS).await? {
+        let mut parts = path.split('/');
+        if let (Some(items), Some(rule)) = (parts.next(), parts.next()) {
+            if items == layout::ITEMS && rule.starts_with("rule=") {
+                rules.insert(format!("{items}/{rule}"));
+            }
+        }
+    }
+    out.extend(rules);
+    Ok(out)
+}
+
 async fn delete_shards(store: &Store, layers: u32) -> Result<(), StoreError> {
-    for dataset in ["doc", "links"] {
+    for dataset in datasets(store).await? {
+        let dataset = dataset.as_str();
         for layer in 0..layers {
             for shard in shards_of(store, dataset, layer).await? {
                 store.delete(&shard).await?;

@@ -1,1 +1,615 @@
-//! placeholder
+//! A field's text, as a page shows it, to the typed value of its column.
+//!
+//! Pages write values for readers, not parsers: prices with currency signs
+//! and the site's own grouping (`€1,299.00`, `1.299,00 €`), stock as words
+//! or schema.org URLs, dates in prose. Each conversion takes the value out
+//! of its decoration and fails with a message for the rules file's author
+//! (it lands in the item's `_errors`) when there is none to take.
+
+use std::fmt;
+
+use jiff::civil::{Date, DateTime};
+use jiff::tz::Offset;
+use jiff::Timestamp;
+
+use crate::store::column::{ColumnType, Value};
+
+/// The type of a rule's field (`type = "float"` in the rules file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FieldType {
+    String,
+    Int,
+    Float,
+    Bool,
+    /// A calendar day.
+    Date,
+    /// An instant, in UTC.
+    DateTime,
+    /// An absolute http(s) URL, relative links resolved against the page's.
+    Url,
+}
+
+impl FieldType {
+    /// Every type, in the order the rules file's documentation lists them.
+    pub const ALL: [Self; 7] =
+        [Self::String, Self::Int, Self::Float, Self::Bool, Self::Date, Self::DateTime, Self::Url];
+
+    /// The type named `name` in a rules file.
+    #[must_use]
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// Its name in a rules file.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::String => "string",
+            Self::Int => "int",
+            Self::Float => "float",
+            Self::Bool => "bool",
+            Self::Date => "date",
+            Self::DateTime => "datetime",
+            Self::Url => "url",
+        }
+    }
+
+    /// The column of a field of this type: a list of them when the field
+    /// keeps every match (`multiple`).
+    #[must_use]
+    pub fn column(self, multiple: bool) -> ColumnType {
+        match (self, multiple) {
+            (Self::String | Self::Url, false) => ColumnType::Utf8,
+            (Self::String | Self::Url, true) => ColumnType::Utf8List,
+            (Self::Int, false) => ColumnType::Int64,
+            (Self::Int, true) => ColumnType::Int64List,
+            (Self::Float, false) => ColumnType::Float64,
+            (Self::Float, true) => ColumnType::Float64List,
+            (Self::Bool, false) => ColumnType::Bool,
+            (Self::Bool, true) => ColumnType::BoolList,
+            (Self::Date, false) => ColumnType::Date32,
+            (Self::Date, true) => ColumnType::Date32List,
+            (Self::DateTime, false) => ColumnType::TimestampMicros,
+            (Self::DateTime, true) => ColumnType::TimestampMicrosList,
+        }
+    }
+}
+
+impl fmt::Display for FieldType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `raw` as a value of type `ty`. `format` is a `strptime` format for dates
+/// and datetimes (ignored by the other types); `base` is the page's URL,
+/// which relative links resolve against.
+///
+/// - string: whitespace collapsed and trimmed.
+/// - int: the first number in the text, grouping separators removed
+///   (`1,299`, `1.299`, `1'299`, `1 299` with a thin or no-break space); a
+///   number with a fraction is refused rather than cut.
+/// - float: the first number in the text, whatever surrounds it (currency
+///   signs and codes, units, `/ 5`); the decimal separator is told from
+///   grouping as people read it: the last of two different separators
+///   (`1.299,00`, `1,299.00`); a lone `,` or `.` followed by exactly three
+///   digits groups (`1,299` is 1299), otherwise it is the decimal point
+///   (`12,5`, `24.50`, `0.299`).
+/// - bool: true/yes/y/1/on/checked/in stock, false/no/n/0/off/out of
+///   stock/sold out, any case, also schema.org's `https://schema.org/InStock`.
+/// - date: `format`, else an ISO 8601 date (the date part of a timestamp, as
+///   written), `14 March 2026`, `March 14, 2026`, RFC 2822; days since 1970.
+/// - datetime: `format` (UTC unless it reads an offset), else RFC 3339 /
+///   ISO 8601 (UTC without an offset; a date alone is its midnight), RFC
+///   2822, the prose dates above; microseconds since 1970, UTC.
+/// - url: resolved against `base`; http and https only.
+///
+/// # Errors
+/// Why `raw` is not of the type, quoting it, e.g. "`Call us` is not a float".
+pub fn convert(raw: &str, ty: FieldType, format: Option<&str>, base: &url::Url) -> Result<Value, String> {
+    let s = raw.trim();
+    if s.is_empty() {
+        return Err("empty".into());
+    }
+    match ty {
+        FieldType::String => Ok(Value::Utf8(s.split_whitespace().collect::<Vec<_>>().join(" "))),
+        FieldType::Int => int(s).map(Value::Int64),
+        FieldType::Float => float(s).map(Value::Float64),
+        FieldType::Bool => boolean(s).map(Value::Bool),
+        FieldType::Date => date(s, format).map(Value::Date32),
+        FieldType::DateTime => datetime(s, format).map(Value::TimestampMicros),
+        FieldType::Url => link(s, base).map(Value::Utf8),
+    }
+}
+
+/// `s` as an error message shows it: one line, not too long.
+fn shown(s: &str) -> String {
+    let line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(40) {
+        Some((i, _)) => format!("{}…", &line[..i]),
+        None => line,
+    }
+}
+
+/// A number found in a text: sign, digits before and after the decimal
+/// point (grouping removed), and the power of ten (`e2`).
+#[derive(Debug, PartialEq)]
+struct Number {
+    negative: bool,
+    int: String,
+    frac: String,
+    exp: Option<String>,
+}
+
+/// Characters that group digits in threes: `1,299`, `1.299`, `1'299`
+/// (Swiss), `1 299` with a no-break, narrow no-break or thin space
+/// (French, and what typography tools insert). An ordinary space is not
+/// one: `2 100 ml bottles` is two numbers.
+const GROUPING: [char; 6] = [',', '.', '\'', '\u{a0}', '\u{202f}', '\u{2009}'];
+
+/// The first number in `s`: a run of digits and grouping characters (each
+/// between two digits), read as the longest prefix that makes sense as one
+/// number (see [`split_decimal`]), with a sign right before it and, when
+/// `exponent`, an exponent right after.
+fn first_number(s: &str, exponent: bool) -> Option<Number> {
+    let chars: Vec<char> = s.chars().collect();
+    let digit = |i: usize| chars.get(i).is_some_and(char::is_ascii_digit);
+    // The first digit, or a decimal point that starts a number (`.5`).
+    let start =
+        (0..chars.len()).find(|&i| digit(i) || (chars[i] == '.' && digit(i + 1) && (i == 0 || !digit(i - 1))))?;
+    // A sign, unless it joins a word to the number (`SKU-123`, `A-4`).
+    let negative =
+        start > 0 && matches!(chars[start - 1], '-' | '\u{2212}') && (start < 2 || !chars[start - 2].is_alphanumeric());
+    let mut groups: Vec<String> = Vec::new();
+    let mut seps: Vec<char> = Vec::new();
+    let mut i = start;
+    if chars[i] == '.' {
+        groups.push(String::new());
+        seps.push('.');
+        i += 1;
+    }
+    loop {
+        let from = i;
+        while digit(i) {
+            i += 1;
+        }
+        groups.push(chars[from..i].iter().collect());
+        if i < chars.len() && GROUPING.contains(&chars[i]) && digit(i + 1) {
+            seps.push(chars[i]);
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    let exp = if exponent && matches!(chars.get(i), Some('e' | 'E')) {
+        let sign = usize::from(matches!(chars.get(i + 1), Some('+' | '-')));
+        let from = i + 1 + sign;
+        let mut end = from;
+        while digit(end) {
+            end += 1;
+        }
+        (end > from).then(|| chars[i + 1..end].iter().collect::<String>())
+    } else {
+        None
+    };
+    // The longest prefix of the run that reads as one number.
+    let mut n = seps.len();
+    loop {
+        if let Some((int, frac)) = split_decimal(&groups[..=n], &seps[..n], exp.is_some()) {
+            // The exponent belongs to the whole run only.
+            let exp = if n == seps.len() { exp } else { None };
+            return Some(Number { negative, int, frac, exp });
+        }
+        n -= 1;
+    }
+}
+
+/// The integer and fraction digits of digit `groups` joined by `seps`
+/// (one fewer), or `None` when they do not read as one number: grouped
+/// digits come in threes after a first group of one to three, with one
+/// grouping character throughout, and a decimal separator, if any, is the
+/// last separator and differs from the grouping one.
+fn split_decimal(groups: &[String], seps: &[char], has_exponent: bool) -> Option<(String, String)> {
+    let Some((&last, grouping)) = seps.split_last() else {
+        return Some((groups[0].clone(), String::new()));
+    };
+    let decimal_char = |c: char| c == '.' || c == ',';
+    let threes = |gs: &[String]| gs.iter().all(|g| g.len() == 3);
+    let head_ok = !groups[0].is_empty() && groups[0].len() <= 3;
+    let n = seps.len();
+    if grouping.is_empty() {
+        // One separator: it groups when three digits follow (and there is a
+        // head it could group), else it is the decimal point.
+        let groups_here = groups[1].len() == 3 && head_ok && groups[0] != "0" && !(has_exponent && last == '.');
+        return if groups_here {
+            Some((format!("{}{}", groups[0], groups[1]), String::new()))
+        } else if decimal_char(last) {
+            Some((groups[0].clone(), groups[1].clone()))
+        } else {
+            None
+        };
+    }
+    let g = grouping[0];
+    if !head_ok || grouping.iter().any(|&c| c != g) || !threes(&groups[1..n]) {
+        return None;
+    }
+    if last == g {
+        return threes(&groups[n..]).then(|| (groups.concat(), String::new()));
+    }
+    decimal_char(last).then(|| (groups[..n].concat(), groups[n].clone()))
+}
+
+fn int(s: &str) -> Result<i64, String> {
+    let n = first_number(s, false).ok_or_else(|| format!("`{}` is not an int", shown(s)))?;
+    if n.frac.bytes().any(|b| b != b'0') {
+        return Err(format!("`{}` is not an int: it has a fraction", shown(s)));
+    }
+    let digits = if n.int.is_empty() { "0" } else { &n.int };
+    let v: i64 = digits.parse().map_err(|_| format!("`{}` is too large for an int", shown(s)))?;
+    Ok(if n.negative { -v } else { v })
+}
+
+fn float(s: &str) -> Result<f64, String> {
+    let n = first_number(s, true).ok_or_else(|| format!("`{}` is not a float", shown(s)))?;
+    let text = format!(
+        "{}{}.{}e{}",
+        if n.negative { "-" } else { "" },
+        if n.int.is_empty() { "0" } else { &n.int },
+        if n.frac.is_empty() { "0" } else { &n.frac },
+        n.exp.as_deref().unwrap_or("0"),
+    );
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        _ => Err(format!("`{}` is out of range for a float", shown(s))),
+    }
+}
+
+fn boolean(s: &str) -> Result<bool, String> {
+    let lower = s.to_lowercase();
+    // `https://schema.org/InStock`, `http://schema.org/OutOfStock`, `schema:InStock`.
+    let word = match lower.rsplit_once("schema.org/").or_else(|| lower.rsplit_once("schema:")) {
+        Some((_, w)) => w,
+        None => &lower,
+    };
+    let word: String = word.chars().filter(|c| !c.is_whitespace() && *c != '-' && *c != '_').collect();
+    match word.as_str() {
+        "true" | "yes" | "y" | "1" | "on" | "checked" | "instock" => Ok(true),
+        "false" | "no" | "n" | "0" | "off" | "outofstock" | "soldout" => Ok(false),
+        _ => Err(format!("`{}` is not a bool (true/false, yes/no, in stock/out of stock)", shown(s))),
+    }
+}
+
+/// Days from 1970-01-01 to `d`.
+fn days(d: Date) -> Result<i32, String> {
+    let span = jiff::civil::date(1970, 1, 1).until(d).map_err(|e| e.to_string())?;
+    Ok(span.get_days())
+}
+
+/// `s` read with the `strptime` format `format`.
+fn with_format(s: &str, format: &str) -> Result<jiff::fmt::strtime::BrokenDownTime, String> {
+    jiff::fmt::strtime::parse(format, s)
+        .map_err(|e| format!("`{}` does not match the format `{format}` ({e})", shown(s)))
+}
+
+fn date(s: &str, format: Option<&str>) -> Result<i32, String> {
+    if let Some(format) = format {
+        let tm = with_format(s, format)?;
+        let d = tm.to_date().map_err(|e| format!("`{}` with the format `{format}`: {e}", shown(s)))?;
+        return days(d);
+    }
+    // The date as written, also of a timestamp with an offset; a `Z`
+    // timestamp is refused as a civil date, and written in UTC anyway.
+    let d = s
+        .parse::<Date>()
+        .ok()
+        .or_else(|| s.parse::<Timestamp>().ok().map(|t| t.to_zoned(jiff::tz::TimeZone::UTC).date()))
+        .or_else(|| jiff::fmt::rfc2822::parse(s).ok().map(|z| z.date()))
+        .or_else(|| prose_date(s));
+    match d {
+        Some(d) => days(d),
+        None => Err(format!(
+            "`{}` is not a date (e.g. 2026-03-14, 14 March 2026, March 14, 2026; or give a `format`)",
+            shown(s)
+        )),
+    }
+}
+
+fn datetime(s: &str, format: Option<&str>) -> Result<i64, String> {
+    let utc = |dt: DateTime| Offset::UTC.to_timestamp(dt).ok();
+    let t = if let Some(format) = format {
+        let tm = with_format(s, format)?;
+        let t = if tm.offset().is_some() {
+            tm.to_timestamp()
+        } else {
+            tm.to_datetime().and_then(|dt| Offset::UTC.to_timestamp(dt))
+        };
+        t.map_err(|e| format!("`{}` with the format `{format}`: {e}", shown(s)))?
+    } else {
+        s.parse::<Timestamp>()
+            .ok()
+            .or_else(|| s.parse::<DateTime>().ok().and_then(utc))
+            .or_else(|| jiff::fmt::rfc2822::parse(s).ok().map(|z| z.timestamp()))
+            .or_else(|| prose_date(s).and_then(|d| utc(d.to_datetime(jiff::civil::Time::midnight()))))
+            .ok_or_else(|| {
+                format!(
+                    "`{}` is not a date and time (e.g. 2026-03-14T10:30:00+01:00, \
+                     Sat, 14 Mar 2026 10:30:00 +0100; or give a `format`)",
+                    shown(s)
+                )
+            })?
+    };
+    Ok(t.as_microsecond())
+}
+
+/// English dates in prose: `14 March 2026`, `March 14, 2026`, `14th Mar.
+/// 2026`, `Saturday, 14 March 2026`.
+fn prose_date(s: &str) -> Option<Date> {
+    const MONTHS: [&str; 12] = [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    const DAYS: [&str; 7] = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+    let lower = s.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .map(|w| w.trim_end_matches('.'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    // `mar`, `sept`, `march`: a name or an abbreviation of three letters or more.
+    let named = |w: &str, names: &[&str]| (w.len() >= 3).then(|| names.iter().position(|n| n.starts_with(w))).flatten();
+    let words = match words.split_first() {
+        Some((first, rest)) if named(first, &DAYS).is_some() => rest,
+        _ => &words[..],
+    };
+    let day = |w: &str| -> Option<i8> {
+        let w = ["st", "nd", "rd", "th"].iter().find_map(|x| w.strip_suffix(x)).unwrap_or(w);
+        (w.len() <= 2).then(|| w.parse().ok()).flatten()
+    };
+    let year = |w: &str| -> Option<i16> { (w.len() == 4).then(|| w.parse().ok()).flatten() };
+    let (d, m, y) = match words {
+        [a, b, c] => match (day(a), named(b, &MONTHS)) {
+            (Some(d), Some(m)) => (d, m, year(c)?),
+            _ => (day(b)?, named(a, &MONTHS)?, year(c)?),
+        },
+        _ => return None,
+    };
+    Date::new(y, i8::try_from(m + 1).ok()?, d).ok()
+}
+
+fn link(s: &str, base: &url::Url) -> Result<String, String> {
+    let u = base.join(s).map_err(|e| format!("`{}` is not a URL ({e})", shown(s)))?;
+    match u.scheme() {
+        "http" | "https" => Ok(u.into()),
+        _ => Err(format!("`{}` is not an http(s) URL", shown(s))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> url::Url {
+        url::Url::parse("https://shop.example/products/shoe?ref=1").expect("a URL")
+    }
+
+    fn conv(raw: &str, ty: FieldType) -> Result<Value, String> {
+        convert(raw, ty, None, &base())
+    }
+
+    fn f(raw: &str) -> f64 {
+        match conv(raw, FieldType::Float) {
+            Ok(Value::Float64(v)) => v,
+            other => panic!("{raw:?}: {other:?}"),
+        }
+    }
+
+    fn i(raw: &str) -> i64 {
+        match conv(raw, FieldType::Int) {
+            Ok(Value::Int64(v)) => v,
+            other => panic!("{raw:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn type_names_and_columns() {
+        for t in FieldType::ALL {
+            assert_eq!(FieldType::parse(t.name()), Some(t));
+        }
+        assert_eq!(FieldType::parse("integer"), None);
+        assert_eq!(FieldType::DateTime.to_string(), "datetime");
+        assert_eq!(FieldType::Url.column(false), ColumnType::Utf8);
+        assert_eq!(FieldType::String.column(true), ColumnType::Utf8List);
+        assert_eq!(FieldType::Int.column(true), ColumnType::Int64List);
+        assert_eq!(FieldType::Float.column(false), ColumnType::Float64);
+        assert_eq!(FieldType::Bool.column(true), ColumnType::BoolList);
+        assert_eq!(FieldType::Date.column(false), ColumnType::Date32);
+        assert_eq!(FieldType::Date.column(true), ColumnType::Date32List);
+        assert_eq!(FieldType::DateTime.column(false), ColumnType::TimestampMicros);
+        assert_eq!(FieldType::DateTime.column(true), ColumnType::TimestampMicrosList);
+    }
+
+    #[test]
+    fn strings_are_collapsed_and_must_not_be_empty() {
+        assert_eq!(conv("  Trail \n\t shoe ", FieldType::String), Ok(Value::Utf8("Trail shoe".into())));
+        assert_eq!(conv(" \u{a0}\n ", FieldType::String), Err("empty".into()));
+        assert_eq!(conv("", FieldType::Float), Err("empty".into()));
+    }
+
+    #[test]
+    fn ints_are_the_first_number_without_grouping() {
+        assert_eq!(i("12 items"), 12);
+        assert_eq!(i("1,299"), 1299);
+        assert_eq!(i("1.299"), 1299);
+        assert_eq!(i("1'299'000 CHF"), 1_299_000);
+        assert_eq!(i("1\u{202f}299 €"), 1299);
+        assert_eq!(i("2,000,000 views"), 2_000_000);
+        assert_eq!(i("Page 3 of 10"), 3);
+        assert_eq!(i("-42"), -42);
+        assert_eq!(i("(−7)"), -7);
+        assert_eq!(i("SKU-123"), 123, "a hyphen inside a word is no sign");
+        assert_eq!(i("1.299,00 €"), 1299, "a fraction of zeros is whole");
+        assert_eq!(i("0012"), 12);
+        assert_eq!(i("2 100 ml"), 2, "an ordinary space does not group");
+        assert_eq!(conv("12.5", FieldType::Int), Err("`12.5` is not an int: it has a fraction".into()));
+        assert_eq!(conv("12,5 kg", FieldType::Int), Err("`12,5 kg` is not an int: it has a fraction".into()));
+        assert_eq!(conv("Call us", FieldType::Int), Err("`Call us` is not an int".into()));
+        assert_eq!(
+            conv("99999999999999999999", FieldType::Int),
+            Err("`99999999999999999999` is too large for an int".into())
+        );
+    }
+
+    #[test]
+    fn floats_are_the_first_number_whatever_its_decoration() {
+        assert_eq!(f("€1,299.00"), 1299.0);
+        assert_eq!(f("1.299,00 €"), 1299.0);
+        assert_eq!(f("$24.50"), 24.5);
+        assert_eq!(f("12,5"), 12.5);
+        assert_eq!(f("1,299"), 1299.0);
+        assert_eq!(f("1.299"), 1299.0);
+        assert_eq!(f("0.299"), 0.299);
+        assert_eq!(f("1.2990"), 1.299);
+        assert_eq!(f("-3.2e2"), -320.0);
+        assert_eq!(f("1.5E-3"), 0.0015);
+        assert_eq!(f("4.5 / 5"), 4.5);
+        assert_eq!(f("Rated 4.5 out of 5 stars"), 4.5);
+        assert_eq!(f("USD 1,234,567.89"), 1_234_567.89);
+        assert_eq!(f("1 234 567,89\u{a0}€"), 1.0, "an ordinary space ends the number");
+        assert_eq!(f("1\u{a0}234\u{a0}567,89\u{a0}€"), 1_234_567.89);
+        assert_eq!(f("CHF 1'299.50"), 1299.5);
+        assert_eq!(f(".5 l"), 0.5);
+        assert_eq!(f("Price: 19.-"), 19.0);
+        assert_eq!(f("-€5"), 5.0, "a sign before the currency is not read");
+        assert_eq!(f("12px"), 12.0);
+        assert_eq!(f("3e"), 3.0);
+        assert_eq!(f("1,2,3"), 1.2, "the longest prefix that is one number");
+        assert_eq!(f("1,299,00"), 1299.0);
+        assert_eq!(conv("Call us", FieldType::Float), Err("`Call us` is not a float".into()));
+        assert_eq!(conv("1e999", FieldType::Float), Err("`1e999` is out of range for a float".into()));
+        let long = "Call our friendly team for a quote, any day of the week";
+        assert_eq!(
+            conv(long, FieldType::Float),
+            Err("`Call our friendly team for a quote, any …` is not a float".into())
+        );
+    }
+
+    #[test]
+    fn bools_are_words_and_stock_states() {
+        for t in [
+            "true",
+            "Yes",
+            "y",
+            "1",
+            "ON",
+            "checked",
+            "In stock",
+            "instock",
+            "https://schema.org/InStock",
+            " in_stock ",
+        ] {
+            assert_eq!(conv(t, FieldType::Bool), Ok(Value::Bool(true)), "{t}");
+        }
+        for t in [
+            "false",
+            "No",
+            "n",
+            "0",
+            "off",
+            "Out of stock",
+            "OutOfStock",
+            "http://schema.org/OutOfStock",
+            "sold out",
+            "SoldOut",
+        ] {
+            assert_eq!(conv(t, FieldType::Bool), Ok(Value::Bool(false)), "{t}");
+        }
+        assert_eq!(
+            conv("maybe", FieldType::Bool),
+            Err("`maybe` is not a bool (true/false, yes/no, in stock/out of stock)".into())
+        );
+    }
+
+    #[test]
+    fn dates_are_days_since_1970() {
+        let d = |raw: &str, format: Option<&str>| convert(raw, FieldType::Date, format, &base());
+        let march_14 = Ok(Value::Date32(20_526));
+        assert_eq!(d("1970-01-02", None), Ok(Value::Date32(1)));
+        assert_eq!(d("1969-12-31", None), Ok(Value::Date32(-1)));
+        for raw in [
+            "2026-03-14",
+            "20260314",
+            "2026-03-14T23:30:00",
+            "2026-03-14T23:30:00-05:00",
+            "2026-03-14T10:00:00Z",
+            "14 March 2026",
+            "14th Mar. 2026",
+            "March 14, 2026",
+            "Sat, 14 Mar 2026 10:00:00 +0100",
+            "Saturday, 14 March 2026",
+        ] {
+            assert_eq!(d(raw, None), march_14, "{raw}");
+        }
+        assert_eq!(d("14/03/2026", Some("%d/%m/%Y")), march_14);
+        assert_eq!(d("14 March 2026", Some("%d %B %Y")), march_14);
+        assert_eq!(
+            d("2026-14-03", Some("%Y-%m-%d")).map_err(|e| e.split(" (").next().map(str::to_string)),
+            Err(Some("`2026-14-03` does not match the format `%Y-%m-%d`".into()))
+        );
+        assert_eq!(
+            d("soon", None),
+            Err("`soon` is not a date (e.g. 2026-03-14, 14 March 2026, March 14, 2026; or give a `format`)".into())
+        );
+        assert!(d("31 February 2026", None).is_err());
+        assert!(d("March 2026", None).is_err());
+    }
+
+    #[test]
+    fn datetimes_are_utc_microseconds() {
+        let t = |raw: &str, format: Option<&str>| convert(raw, FieldType::DateTime, format, &base());
+        // 2026-03-14T09:30:00Z
+        let at = Ok(Value::TimestampMicros(1_773_480_600_000_000));
+        for raw in [
+            "2026-03-14T09:30:00Z",
+            "2026-03-14T10:30:00+01:00",
+            "2026-03-14T10:30:00+0100",
+            "2026-03-14T09:30:00",
+            "2026-03-14 09:30:00",
+            "2026-03-14T09:30:00.000Z",
+            "Sat, 14 Mar 2026 10:30:00 +0100",
+            "14 Mar 2026 09:30:00 GMT",
+        ] {
+            assert_eq!(t(raw, None), at, "{raw}");
+        }
+        assert_eq!(t("2026-03-14T09:30:00.123456Z", None), Ok(Value::TimestampMicros(1_773_480_600_123_456)));
+        let midnight = Ok(Value::TimestampMicros(1_773_446_400_000_000));
+        assert_eq!(t("2026-03-14", None), midnight);
+        assert_eq!(t("March 14, 2026", None), midnight);
+        assert_eq!(t("14/03/2026 09:30", Some("%d/%m/%Y %H:%M")), at, "UTC without an offset in the format");
+        assert_eq!(t("14/03/2026 10:30 +0100", Some("%d/%m/%Y %H:%M %z")), at);
+        assert_eq!(t("14/03/2026", Some("%d/%m/%Y")), midnight);
+        assert!(t("14/03/2026", Some("%Y-%m-%d")).is_err_and(|e| e.starts_with("`14/03/2026` does not match")));
+        assert!(t("yesterday", None).is_err_and(|e| e.starts_with("`yesterday` is not a date and time")));
+    }
+
+    #[test]
+    fn urls_are_absolute_http() {
+        let u = |raw: &str| conv(raw, FieldType::Url);
+        assert_eq!(u(" /cart?id=1 "), Ok(Value::Utf8("https://shop.example/cart?id=1".into())));
+        assert_eq!(u("boot"), Ok(Value::Utf8("https://shop.example/products/boot".into())));
+        assert_eq!(u("//cdn.example/i.jpg"), Ok(Value::Utf8("https://cdn.example/i.jpg".into())));
+        assert_eq!(u("HTTP://Other.Example"), Ok(Value::Utf8("http://other.example/".into())));
+        assert_eq!(u("mailto:a@b.example"), Err("`mailto:a@b.example` is not an http(s) URL".into()));
+        assert_eq!(u("javascript:void(0)"), Err("`javascript:void(0)` is not an http(s) URL".into()));
+        assert!(u("http://[::1").is_err_and(|e| e.starts_with("`http://[::1` is not a URL (")));
+    }
+}

@@ -1,1 +1,818 @@
-//! placeholder
+//! XPath 1.0 over the `scraper` DOM that CSS selectors use, so a rule may
+//! pick its fields either way from the one parse of a page.
+//!
+//! `xpath-eval` evaluates; this module adapts the tree to its data model.
+//! [`XDoc`] lays the page's nodes out once, in document order: html5ever's
+//! tree builder moves nodes after creating them (foster parenting out of
+//! tables, the adoption agency for misnested formatting tags), so the
+//! tree's node ids are not document order, while XPath sorts every
+//! node-set by it. With the nodes in preorder, a node's position is its
+//! document order, its subtree is the range up to its `end`, and its text
+//! content is the text nodes in that range: no lookups, no recursion.
+//!
+//! Names follow lxml's HTML parser, which the XPath of most scraping
+//! recipes was written against: elements and attributes have no
+//! namespace, so `//svg`, `//a/@href` and `@lang` match by local name
+//! (html5ever puts SVG and MathML elements in their namespaces, and
+//! `xlink:href` is the attribute `href` here). A prefixed name test could
+//! never match and is refused by [`compile`].
+
+use std::cell::OnceCell;
+use std::cmp::Ordering;
+use std::fmt;
+
+use scraper::{ElementRef, Html};
+use xpath_eval::{
+    EvaluationContext, ExpandedName, Expr, FilterExpr, LocationPath, Node, NodeKind, NodeTest, PathExpr, PrimaryExpr,
+    Value,
+};
+
+/// A compiled XPath expression, checked against what evaluation supports
+/// (functions, their arities, names) so that a mistake in a rules file is
+/// reported when the file is read, not on every page.
+#[derive(Clone)]
+pub struct XPath {
+    source: String,
+    expr: Expr,
+}
+
+impl XPath {
+    /// The expression as written.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+}
+
+impl fmt::Debug for XPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("XPath").field(&self.source).finish()
+    }
+}
+
+impl fmt::Display for XPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.source)
+    }
+}
+
+/// Parses and checks `expr`.
+///
+/// # Errors
+/// What is wrong with it, for the author of the rules file: a syntax error
+/// with the character it was found at, an unknown function, a wrong number
+/// of arguments, a variable, or a namespace prefix.
+pub fn compile(expr: &str) -> Result<XPath, String> {
+    if expr.trim().is_empty() {
+        return Err("empty expression".into());
+    }
+    let parsed = xpath_eval::parse(expr).map_err(|e| {
+        let at = expr.get(..e.position).map_or(e.position, |s| s.chars().count()) + 1;
+        match expr.get(e.position..).filter(|rest| !rest.is_empty()) {
+            Some(rest) => format!("{} at character {at} (`{}`)", e.message, clip(rest, 20)),
+            None => format!("{}, at the end", e.message),
+        }
+    })?;
+    check_expr(&parsed)?;
+    Ok(XPath { source: expr.to_string(), expr: parsed })
+}
+
+/// At most `max` characters of `s`, with an ellipsis when cut.
+fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// XPath 1.0's core function library, which is what `xpath-eval`
+/// implements: name, least and most arguments.
+const FUNCTIONS: [(&str, usize, usize); 27] = [
+    ("last", 0, 0),
+    ("position", 0, 0),
+    ("count", 1, 1),
+    ("id", 1, 1),
+    ("local-name", 0, 1),
+    ("namespace-uri", 0, 1),
+    ("name", 0, 1),
+    ("string", 0, 1),
+    ("concat", 2, usize::MAX),
+    ("starts-with", 2, 2),
+    ("contains", 2, 2),
+    ("substring-before", 2, 2),
+    ("substring-after", 2, 2),
+    ("substring", 2, 3),
+    ("string-length", 0, 1),
+    ("normalize-space", 0, 1),
+    ("translate", 3, 3),
+    ("boolean", 1, 1),
+    ("not", 1, 1),
+    ("true", 0, 0),
+    ("false", 0, 0),
+    ("lang", 1, 1),
+    ("number", 0, 1),
+    ("sum", 1, 1),
+    ("floor", 1, 1),
+    ("ceiling", 1, 1),
+    ("round", 1, 1),
+];
+
+/// The checks `xpath-eval` would only make while evaluating (it accepts
+/// any function name when parsing), and the name tests that cannot match
+/// an HTML page.
+fn check_expr(e: &Expr) -> Result<(), String> {
+    match e {
+        Expr::Or(l, r)
+        | Expr::And(l, r)
+        | Expr::Equality(l, _, r)
+        | Expr::Relational(l, _, r)
+        | Expr::Additive(l, _, r)
+        | Expr::Multiplicative(l, _, r)
+        | Expr::Union(l, r) => {
+            check_expr(l)?;
+            check_expr(r)
+        }
+        Expr::Negate(e) => check_expr(e),
+        Expr::Path(PathExpr::Location(loc)) => check_path(loc),
+        Expr::Path(PathExpr::Filter(f)) => check_filter(f),
+        Expr::Path(PathExpr::FilterLocation(f, loc)) => {
+            check_filter(f)?;
+            check_path(loc)
+        }
+    }
+}
+
+fn check_filter(f: &FilterExpr) -> Result<(), String> {
+    match &f.primary {
+        PrimaryExpr::Variable(name) => {
+            return Err(format!("`${}`: rules have no variables", name.local));
+        }
+        PrimaryExpr::Parenthesized(e) => check_expr(e)?,
+        PrimaryExpr::Literal(_) | PrimaryExpr::Number(_) => {}
+        PrimaryExpr::Function(call) => {
+            let name = match &call.name.prefix {
+                Some(p) => format!("{p}:{}", call.name.local),
+                None => call.name.local.clone(),
+            };
+            let known = FUNCTIONS.iter().find(|(n, ..)| call.name.prefix.is_none() && *n == name);
+            let Some(&(_, least, most)) = known else {
+                return Err(format!(
+                    "unknown function `{name}()` (XPath 1.0 has `contains()`, `normalize-space()`, …)"
+                ));
+            };
+            let got = call.args.len();
+            if got < least || got > most {
+                let takes = match (least, most) {
+                    (l, m) if l == m => format!("{l}"),
+                    (l, usize::MAX) => format!("at least {l}"),
+                    (l, m) => format!("{l} or {m}"),
+                };
+                return Err(format!("`{name}()` takes {takes} argument(s), not {got}"));
+            }
+            call.args.iter().try_for_each(check_expr)?;
+        }
+    }
+    f.predicates.iter().try_for_each(check_expr)
+}
+
+fn check_path(loc: &LocationPath) -> Result<(), String> {
+    for step in &loc.steps {
+        match &step.node_test {
+            NodeTest::QName(q) => {
+                if let Some(p) = &q.prefix {
+                    return Err(format!(
+                        "`{p}:{}`: names on an HTML page have no namespace prefix; write `{}`",
+                        q.local, q.local
+                    ));
+                }
+            }
+            NodeTest::NamespaceWildcard(p) => {
+                return Err(format!("`{p}:*`: names on an HTML page have no namespace prefix; write `*`"));
+            }
+            _ => {}
+        }
+        step.predicates.iter().try_for_each(check_expr)?;
+    }
+    Ok(())
+}
+
+/// A page's nodes in document order (preorder), for XPath. Built once per
+/// page, in one walk of the tree; every evaluation against the page shares
+/// it.
+pub struct XDoc<'a> {
+    nodes: Vec<Entry<'a>>,
+    /// Element addresses, sorted, to their position: finds the node of a
+    /// context element. Built on the first evaluation that has one.
+    by_address: OnceCell<Vec<(usize, usize)>>,
+}
+
+/// One node of the page; its attributes are not entries, they are
+/// addressed through their element.
+struct Entry<'a> {
+    data: Data<'a>,
+    /// `NONE` for the root.
+    parent: usize,
+    /// One past the last node of its subtree.
+    end: usize,
+}
+
+/// What XPath sees of a node: its kind, and where its name and text are.
+enum Data<'a> {
+    Root,
+    Element(ElementRef<'a>),
+    Text(&'a str),
+    Comment(&'a str),
+    Pi(&'a scraper::node::ProcessingInstruction),
+}
+
+/// The root's parent.
+const NONE: usize = usize::MAX;
+/// [`XNode::attr`] of a node of the tree, not of an attribute.
+const NO_ATTR: u32 = u32::MAX;
+
+impl<'a> XDoc<'a> {
+    /// Lays out `html`'s nodes. The doctype is left out: XPath has no such
+    /// node (lxml does not show it either).
+    #[must_use]
+    pub fn new(html: &'a Html) -> Self {
+        let root = html.tree.root();
+        let mut nodes: Vec<Entry<'a>> = Vec::new();
+        // The ancestors of the node being visited, innermost last, with
+        // their positions: preorder meets a node right after its parent's
+        // earlier subtrees, so its parent is on this stack and whatever is
+        // above the parent has been left for good.
+        let mut open = vec![(root, 0usize)];
+        for node in root.descendants() {
+            let data = if let Some(el) = ElementRef::wrap(node) {
+                Data::Element(el)
+            } else {
+                match node.value() {
+                    scraper::Node::Text(t) => Data::Text(&t.text),
+                    scraper::Node::Comment(c) => Data::Comment(&c.comment),
+                    scraper::Node::ProcessingInstruction(p) => Data::Pi(p),
+                    scraper::Node::Doctype(_) => continue,
+                    scraper::Node::Document | scraper::Node::Fragment | scraper::Node::Element(_) => Data::Root,
+                }
+            };
+            let idx = nodes.len();
+            let parent = if idx == 0 {
+                NONE
+            } else {
+                while open.len() > 1 && Some(open[open.len() - 1].0) != node.parent() {
+                    if let Some((_, closed)) = open.pop() {
+                        nodes[closed].end = idx;
+                    }
+                }
+                open[open.len() - 1].1
+            };
+            nodes.push(Entry { data, parent, end: idx + 1 });
+            if idx > 0 {
+                open.push((node, idx));
+            }
+        }
+        let len = nodes.len();
+        for (_, closed) in open {
+            if let Some(e) = nodes.get_mut(closed) {
+                e.end = len;
+            }
+        }
+        Self { nodes, by_address: OnceCell::new() }
+    }
+
+    /// The position of `el`'s node, if it belongs to this page.
+    fn position_of(&self, el: ElementRef<'_>) -> Option<usize> {
+        let table = self.by_address.get_or_init(|| {
+            let mut t: Vec<(usize, usize)> = (self.nodes.iter().enumerate())
+                .filter_map(|(i, e)| match e.data {
+                    Data::Element(el) => Some((address(el), i)),
+                    _ => None,
+                })
+                .collect();
+            // Nearly sorted already: html5ever allocates most nodes in
+            // document order.
+            t.sort_unstable();
+            t
+        });
+        let at = table.binary_search_by_key(&address(el), |&(a, _)| a).ok()?;
+        let idx = table[at].1;
+        // The address found it; equality proves it is this page's node.
+        matches!(self.nodes[idx].data, Data::Element(mine) if mine == el).then_some(idx)
+    }
+
+    fn node(&self, idx: usize) -> XNode<'_> {
+        XNode { doc: self, idx, attr: NO_ATTR }
+    }
+}
+
+/// Where the element's data lives in its tree: stable for the tree's
+/// lifetime, and the one identity of a node that `scraper` lets out
+/// without naming `ego_tree`'s types.
+fn address(el: ElementRef<'_>) -> usize {
+    std::ptr::from_ref(el.value()).addr()
+}
+
+impl fmt::Debug for XDoc<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("XDoc").field("nodes", &self.nodes.len()).finish_non_exhaustive()
+    }
+}
+
+/// A node for `xpath-eval`: a node of the page, or an attribute of an
+/// element (its index among the element's attributes).
+#[derive(Clone, Copy)]
+struct XNode<'x> {
+    doc: &'x XDoc<'x>,
+    idx: usize,
+    attr: u32,
+}
+
+impl PartialEq for XNode<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.doc, other.doc) && self.idx == other.idx && self.attr == other.attr
+    }
+}
+
+impl Eq for XNode<'_> {}
+
+impl<'x> XNode<'x> {
+    fn entry(self) -> &'x Entry<'x> {
+        &self.doc.nodes[self.idx]
+    }
+
+    fn element(self) -> Option<ElementRef<'x>> {
+        match self.entry().data {
+            Data::Element(el) => Some(el),
+            _ => None,
+        }
+    }
+
+    /// Name and value of the attribute this node is.
+    fn attribute(self) -> Option<(&'x str, &'x str)> {
+        if self.attr == NO_ATTR {
+            return None;
+        }
+        self.element()?.value().attrs().nth(self.attr as usize)
+    }
+
+    /// The text nodes of this node's subtree, in document order.
+    fn texts(self) -> impl Iterator<Item = &'x str> {
+        let end = if self.attr == NO_ATTR { self.entry().end } else { self.idx };
+        self.doc.nodes[self.idx..end].iter().filter_map(|e| match e.data {
+            Data::Text(t) => Some(t),
+            _ => None,
+        })
+    }
+
+    /// The node's own text, for the kinds that have one (not elements or
+    /// the root, whose text is their subtree's).
+    fn own_text(self) -> Option<&'x str> {
+        if self.attr != NO_ATTR {
+            return self.attribute().map(|(_, v)| v);
+        }
+        match self.entry().data {
+            Data::Text(t) | Data::Comment(t) => Some(t),
+            Data::Pi(p) => Some(&*p.data),
+            Data::Root | Data::Element(_) => None,
+        }
+    }
+}
+
+/// The children of a node: the next one is past the subtree of the last.
+struct Children<'x> {
+    doc: &'x XDoc<'x>,
+    next: usize,
+    end: usize,
+}
+
+impl<'x> Iterator for Children<'x> {
+    type Item = XNode<'x>;
+
+    fn next(&mut self) -> Option<XNode<'x>> {
+        if self.next >= self.end {
+            return None;
+        }
+        let idx = self.next;
+        self.next = self.doc.nodes[idx].end;
+        Some(XNode { doc: self.doc, idx, attr: NO_ATTR })
+    }
+}
+
+impl<'x> Node<'x> for XNode<'x> {
+    fn kind(self) -> NodeKind {
+        if self.attr != NO_ATTR {
+            return NodeKind::Attribute;
+        }
+        match self.entry().data {
+            Data::Root => NodeKind::Root,
+            Data::Element(_) => NodeKind::Element,
+            Data::Text(_) => NodeKind::Text,
+            Data::Comment(_) => NodeKind::Comment,
+            Data::Pi(_) => NodeKind::ProcessingInstruction,
+        }
+    }
+
+    fn parent(self) -> Option<Self> {
+        if self.attr != NO_ATTR {
+            return Some(XNode { attr: NO_ATTR, ..self });
+        }
+        let parent = self.entry().parent;
+        (parent != NONE).then_some(XNode { idx: parent, ..self })
+    }
+
+    fn children(self) -> impl Iterator<Item = Self> + 'x {
+        let (next, end) = if self.attr == NO_ATTR { (self.idx + 1, self.entry().end) } else { (0, 0) };
+        Children { doc: self.doc, next, end }
+    }
+
+    fn attributes(self) -> impl Iterator<Item = Self> + 'x {
+        let n = match self.element() {
+            Some(el) if self.attr == NO_ATTR => u32::try_from(el.value().attrs.len()).unwrap_or(0),
+            _ => 0,
+        };
+        (0..n).map(move |attr| XNode { attr, ..self })
+    }
+
+    fn namespaces(self) -> impl Iterator<Item = Self> + 'x {
+        std::iter::empty()
+    }
+
+    fn expanded_name(self) -> Option<ExpandedName> {
+        let local = if self.attr != NO_ATTR {
+            self.attribute()?.0
+        } else {
+            match self.entry().data {
+                Data::Element(el) => el.value().name(),
+                Data::Pi(p) => &*p.target,
+                Data::Root | Data::Text(_) | Data::Comment(_) => return None,
+            }
+        };
+        Some(ExpandedName { namespace_uri: None, local_name: local.to_string() })
+    }
+
+    /// Without building the name: every name test runs this.
+    fn has_expanded_name(self, namespace_uri: Option<&str>, local_name: &str) -> bool {
+        if namespace_uri.is_some() {
+            return false;
+        }
+        if self.attr != NO_ATTR {
+            return self.attribute().is_some_and(|(name, _)| name == local_name);
+        }
+        match self.entry().data {
+            Data::Element(el) => el.value().name() == local_name,
+            Data::Pi(p) => &*p.target == local_name,
+            Data::Root | Data::Text(_) | Data::Comment(_) => false,
+        }
+    }
+
+    fn string_value(self) -> String {
+        match self.own_text() {
+            Some(t) => t.to_string(),
+            None => self.texts().collect(),
+        }
+    }
+
+    /// Lends the text instead of copying it where the node has it in one
+    /// piece: attributes, text, and elements with a single text node
+    /// (`[.='In stock']`, `contains(., 'x')` on most elements).
+    fn with_string_value<R>(self, f: impl FnOnce(&str) -> R) -> R {
+        if let Some(t) = self.own_text() {
+            return f(t);
+        }
+        let mut texts = self.texts();
+        match (texts.next(), texts.next()) {
+            (None, _) => f(""),
+            (Some(t), None) => f(t),
+            (Some(a), Some(b)) => {
+                let mut s = String::with_capacity(a.len() + b.len());
+                s.push_str(a);
+                s.push_str(b);
+                texts.for_each(|t| s.push_str(t));
+                f(&s)
+            }
+        }
+    }
+
+    /// An element, then its attributes, then its children: attribute `i`
+    /// sorts as `(element, i + 1)`, the element itself as `(element, 0)`,
+    /// and the children come at later positions.
+    fn document_order(self, other: Self) -> Ordering {
+        (self.idx, self.attr.wrapping_add(1)).cmp(&(other.idx, other.attr.wrapping_add(1)))
+    }
+
+    /// HTML's `id` attributes, so that `id('main')` finds `<div id="main">`.
+    fn is_id_attribute(self) -> bool {
+        self.attribute().is_some_and(|(name, _)| name == "id")
+    }
+}
+
+/// Evaluates `xpath` at the page's root, or at `context` (one of the page's
+/// elements), so relative paths such as `.//span` start there.
+fn evaluate<'x>(doc: &'x XDoc<'_>, xpath: &XPath, context: Option<ElementRef<'_>>) -> Result<Value<XNode<'x>>, String> {
+    let idx = match context {
+        None => 0,
+        Some(el) => doc.position_of(el).ok_or("the context element is not on this page")?,
+    };
+    let node = doc.node(idx);
+    xpath_eval::evaluate(&xpath.expr, &EvaluationContext::new(node)).map_err(|e| e.to_string())
+}
+
+/// The texts `xpath` selects: for a node-set, one per node in document
+/// order (an element's or the root's text content, an attribute's value,
+/// a text node's or comment's text); for a string, number or boolean, that
+/// one value (a whole number without `.0`, booleans as `true`/`false`).
+/// Whitespace is collapsed and trimmed, as the CSS selectors' texts are,
+/// and empty texts are dropped: a field sees the same text whichever way
+/// it selects it.
+///
+/// # Errors
+/// When evaluation fails (a function given a value of the wrong type, such
+/// as `count('a')`), or `context` is not an element of `doc`'s page.
+pub fn eval_strings(doc: &XDoc<'_>, xpath: &XPath, context: Option<ElementRef<'_>>) -> Result<Vec<String>, String> {
+    let out = match evaluate(doc, xpath, context)? {
+        Value::NodeSet(mut nodes) => {
+            // Location paths come back sorted; a filter expression over
+            // one may not.
+            nodes.sort_by(|a, b| a.document_order(*b));
+            let mut out = Vec::with_capacity(nodes.len());
+            for n in nodes {
+                let mut text = Collapsed::default();
+                match n.own_text() {
+                    Some(t) => text.push(t),
+                    None => n.texts().for_each(|t| text.push(t)),
+                }
+                if !text.0.is_empty() {
+                    out.push(text.0);
+                }
+            }
+            out
+        }
+        v @ (Value::Number(_) | Value::Boolean(_) | Value::String(_)) => {
+            let mut text = Collapsed::default();
+            text.push(&v.to_xpath_string());
+            if text.0.is_empty() {
+                Vec::new()
+            } else {
+                vec![text.0]
+            }
+        }
+    };
+    Ok(out)
+}
+
+/// The elements `xpath` selects, in document order (its text and attribute
+/// nodes are left out): the items of a rule with `each`.
+///
+/// # Errors
+/// When evaluation fails, the result is a string, number or boolean rather
+/// than nodes, or `context` is not an element of `doc`'s page.
+pub fn eval_elements<'a>(
+    doc: &XDoc<'a>,
+    xpath: &XPath,
+    context: Option<ElementRef<'_>>,
+) -> Result<Vec<ElementRef<'a>>, String> {
+    let mut nodes = match evaluate(doc, xpath, context)? {
+        Value::NodeSet(nodes) => nodes,
+        Value::Number(_) => return Err("gives a number, not elements".into()),
+        Value::Boolean(_) => return Err("gives a boolean, not elements".into()),
+        Value::String(_) => return Err("gives a string, not elements".into()),
+    };
+    nodes.sort_by(|a, b| a.document_order(*b));
+    Ok(nodes
+        .into_iter()
+        .filter(|n| n.attr == NO_ATTR)
+        .filter_map(|n| match doc.nodes[n.idx].data {
+            Data::Element(el) => Some(el),
+            _ => None,
+        })
+        .collect())
+}
+
+/// Text with its whitespace runs collapsed to one space and trimmed, fed in
+/// pieces: a word split across text nodes (`foo<b>bar</b>`) stays one word.
+#[derive(Default)]
+struct Collapsed(String, bool);
+
+impl Collapsed {
+    fn push(&mut self, piece: &str) {
+        for c in piece.chars() {
+            if c.is_whitespace() {
+                self.1 = !self.0.is_empty();
+            } else {
+                if self.1 {
+                    self.0.push(' ');
+                    self.1 = false;
+                }
+                self.0.push(c);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PRODUCT: &str = r#"<!DOCTYPE html>
+<html lang="en">
+<head><title>  Trail shoe  |  Shop </title>
+<meta property="og:title" content="Trail shoe"></head>
+<body>
+  <!-- product -->
+  <h1 class="title main">
+     The   Trail
+     shoe
+  </h1>
+  <div class="offer">
+    <span class="price" content="129.90">€129,90</span>
+    <span class="price old" content="149.00">€149,00</span>
+  </div>
+  <ul class="authors">
+    <li>Ann <b>Lee</b></li>
+    <li id="second">Bo Chen</li>
+    <li>  </li>
+  </ul>
+  <ul class="items">
+    <li class="item x"><a href="/a">A</a><span class="price">1</span></li>
+    <li class="item"><a href="/b">B</a><span class="price">2</span></li>
+    <li class="item x"><a href="/c">C</a><span class="price">3</span></li>
+  </ul>
+</body></html>"#;
+
+    fn strings(html: &str, expr: &str) -> Vec<String> {
+        let dom = Html::parse_document(html);
+        let doc = XDoc::new(&dom);
+        eval_strings(&doc, &compile(expr).expect("compiles"), None).expect("evaluates")
+    }
+
+    #[test]
+    fn node_sets_give_one_text_per_node_in_document_order() {
+        assert_eq!(strings(PRODUCT, "//h1/text()"), ["The Trail shoe"]);
+        assert_eq!(strings(PRODUCT, "//h1"), ["The Trail shoe"]);
+        assert_eq!(strings(PRODUCT, "//span[@class='price']/@content"), ["129.90"]);
+        assert_eq!(strings(PRODUCT, "//ul[@class='authors']/li"), ["Ann Lee", "Bo Chen"], "the blank item is dropped");
+        assert_eq!(strings(PRODUCT, "//li[contains(@class,'x')]/a/@href"), ["/a", "/c"]);
+        assert_eq!(strings(PRODUCT, "//ul[@class='items']/li[2]/a"), ["B"]);
+        assert_eq!(strings(PRODUCT, "//ul[@class='items']/li[last()]/a"), ["C"]);
+        assert_eq!(strings(PRODUCT, "(//li)[position() <= 2]"), ["Ann Lee", "Bo Chen"]);
+        assert_eq!(strings(PRODUCT, "//comment()"), ["product"]);
+        assert_eq!(strings(PRODUCT, "id('second')"), ["Bo Chen"]);
+        assert_eq!(strings(PRODUCT, "/html/@lang"), ["en"]);
+        assert_eq!(strings(PRODUCT, "//meta[@property='og:title']/@content"), ["Trail shoe"]);
+        // A union is in document order, whatever order it was written in.
+        assert_eq!(strings(PRODUCT, "//h1 | //title"), ["Trail shoe | Shop", "The Trail shoe"]);
+        assert_eq!(strings(PRODUCT, "//b/ancestor::ul/@class"), ["authors"]);
+        assert_eq!(strings(PRODUCT, "//li[@id='second']/preceding-sibling::li"), ["Ann Lee"]);
+        assert_eq!(strings(PRODUCT, "//li[@id='second']/following::a[1]"), ["A"]);
+        assert!(strings(PRODUCT, "//table").is_empty());
+    }
+
+    #[test]
+    fn strings_numbers_and_booleans_give_one_text() {
+        assert_eq!(strings(PRODUCT, "count(//li)"), ["6"]);
+        assert_eq!(strings(PRODUCT, "count(//li) div 4"), ["1.5"]);
+        assert_eq!(strings(PRODUCT, "sum(//ul[@class='items']//span)"), ["6"]);
+        assert_eq!(strings(PRODUCT, "string(//title)"), ["Trail shoe | Shop"]);
+        assert_eq!(strings(PRODUCT, "normalize-space(//h1)"), ["The Trail shoe"]);
+        assert_eq!(strings(PRODUCT, "boolean(//h1)"), ["true"]);
+        assert_eq!(strings(PRODUCT, "name(//*[@lang])"), ["html"]);
+        assert_eq!(strings(PRODUCT, "substring-after(//span[@class='price'], '€')"), ["129,90"]);
+        assert!(strings(PRODUCT, "string(//table)").is_empty(), "an empty string is dropped");
+    }
+
+    #[test]
+    fn relative_paths_start_at_the_context_element() {
+        let dom = Html::parse_document(PRODUCT);
+        let doc = XDoc::new(&dom);
+        let items = eval_elements(&doc, &compile("//li[contains(@class, 'item')]").expect("compiles"), None)
+            .expect("evaluates");
+        assert_eq!(items.len(), 3);
+        assert!(items.iter().all(|el| el.value().name() == "li"));
+        let price = compile(".//span[@class='price']").expect("compiles");
+        let link = compile("a/@href").expect("compiles");
+        let got: Vec<(Vec<String>, Vec<String>)> = items
+            .iter()
+            .map(|&el| {
+                (
+                    eval_strings(&doc, &price, Some(el)).expect("evaluates"),
+                    eval_strings(&doc, &link, Some(el)).expect("evaluates"),
+                )
+            })
+            .collect();
+        assert_eq!(got[1], (vec!["2".to_string()], vec!["/b".to_string()]));
+        assert_eq!(got[2].0, ["3"]);
+        // Absolute paths still start at the root, as XPath has it.
+        assert_eq!(eval_strings(&doc, &compile("//h1").expect("compiles"), Some(items[0])).expect("ok").len(), 1);
+        // An element of another page is refused, not confused with this one's.
+        let other = Html::parse_document(PRODUCT);
+        let foreign = other.root_element();
+        assert!(eval_strings(&doc, &price, Some(foreign)).is_err());
+        // Elements only: text and attribute nodes are left out.
+        let mixed = compile("//ul[@class='authors']/li[1]/node() | //h1/@class").expect("compiles");
+        let els = eval_elements(&doc, &mixed, None).expect("evaluates");
+        assert_eq!(els.iter().map(|e| e.value().name()).collect::<Vec<_>>(), ["b"]);
+        assert_eq!(
+            eval_elements(&doc, &compile("count(//li)").expect("compiles"), None).err().as_deref(),
+            Some("gives a number, not elements")
+        );
+    }
+
+    #[test]
+    fn document_order_is_reading_order_after_the_tree_builder_moved_nodes() {
+        // Foster parenting: the text and the <p> written inside the table
+        // are moved before it; html5ever creates them after the table's
+        // cells, so their node ids come later than the cells'.
+        let fostered = "<body><div id=d><table><tr><td>a</td></tr>fostered<p>b</p></table><i>c</i></div></body>";
+        assert_eq!(strings(fostered, "//div[@id='d']//text()"), ["fostered", "b", "a", "c"]);
+        assert_eq!(strings(fostered, "//td | //p | //i"), ["b", "a", "c"]);
+        assert_eq!(strings(fostered, "//div"), ["fosteredbac"]);
+        assert_eq!(strings(fostered, "//td/preceding::*[1]"), ["b"], "the <p> now precedes the cell");
+        assert_eq!(strings(fostered, "//p/following::text()"), ["a", "c"]);
+        // The adoption agency: </b> inside <p> closes the <b> and clones it.
+        let misnested = "<body><b>1<p>2</b>3</p>4</body>";
+        let dom = Html::parse_document(misnested);
+        let doc = XDoc::new(&dom);
+        let body = eval_elements(&doc, &compile("//body").expect("compiles"), None).expect("ok");
+        assert_eq!(body[0].text().collect::<String>(), "1234");
+        assert_eq!(strings(misnested, "//body//text()"), ["1", "2", "3", "4"]);
+        assert_eq!(strings(misnested, "//b"), ["1", "2"]);
+        assert_eq!(strings(misnested, "//p/b/following-sibling::text()"), ["3"]);
+        // Every node-set the evaluator sorts agrees with the tree's own walk.
+        for html in [fostered, misnested, PRODUCT] {
+            let dom = Html::parse_document(html);
+            let doc = XDoc::new(&dom);
+            let walk: Vec<String> =
+                dom.root_element().descendent_elements().map(|e| e.value().name().to_string()).collect();
+            let x = compile("//*").expect("compiles");
+            let found: Vec<String> =
+                eval_elements(&doc, &x, None).expect("ok").iter().map(|e| e.value().name().to_string()).collect();
+            assert_eq!(found, walk, "{html}");
+        }
+    }
+
+    #[test]
+    fn attributes_sort_between_their_element_and_its_children() {
+        let html = r#"<div a="1" b="2"><p c="3">t</p></div>"#;
+        assert_eq!(strings(html, "//div/@* | //div | //p/@c | //p/text()"), ["t", "1", "2", "3", "t"]);
+        assert_eq!(strings(html, "count(//@b/following-sibling::node())"), ["0"], "attributes have no siblings");
+        assert_eq!(strings(html, "name(//@c/preceding::*)"), ["head"]);
+        assert_eq!(strings(html, "//@b/following::text()"), ["t"]);
+        assert_eq!(strings(html, "//@c/parent::p"), ["t"]);
+        assert_eq!(strings(html, "name(//@c)"), ["c"]);
+        assert_eq!(strings(html, "count(//p/@*)"), ["1"]);
+    }
+
+    #[test]
+    fn html_names_match_by_local_name() {
+        let html = r##"<body><svg viewBox="0 0 1 1"><a xlink:href="#top">s</a></svg><math><mi>x</mi></math></body>"##;
+        assert_eq!(strings(html, "//svg/a/@href"), ["#top"]);
+        assert_eq!(strings(html, "//svg/@viewBox"), ["0 0 1 1"]);
+        assert_eq!(strings(html, "//math/mi"), ["x"]);
+        assert_eq!(strings(html, "namespace-uri(//svg)"), Vec::<String>::new());
+        assert_eq!(strings("<p>x</p>", "count(//node())"), ["5"], "html, head, body, p and its text");
+        assert_eq!(strings("<!DOCTYPE html><p>x</p>", "count(/node())"), ["1"]);
+    }
+
+    #[test]
+    fn bad_expressions_say_what_is_wrong() {
+        let err = |e: &str| compile(e).expect_err(e);
+        assert_eq!(err("//h1[@class='x'"), "unexpected end of input, expected ']', at the end");
+        assert_eq!(err("//p[1]]"), "unexpected trailing input at character 7 (`]`)");
+        assert_eq!(err("//a[@href='x]"), "unterminated string literal at character 11 (`'x]`)");
+        assert_eq!(err(" "), "empty expression");
+        assert!(err("//li[foo(.)]").starts_with("unknown function `foo()`"), "{}", err("//li[foo(.)]"));
+        assert_eq!(err("contains(@class)"), "`contains()` takes 2 argument(s), not 1");
+        assert_eq!(err("concat('a')"), "`concat()` takes at least 2 argument(s), not 1");
+        assert_eq!(err("//svg:path"), "`svg:path`: names on an HTML page have no namespace prefix; write `path`");
+        assert_eq!(err("//a[@xlink:*]"), "`xlink:*`: names on an HTML page have no namespace prefix; write `*`");
+        assert_eq!(err("//a[$x]"), "`$x`: rules have no variables");
+        // Type errors are found on evaluation.
+        let dom = Html::parse_document(PRODUCT);
+        let doc = XDoc::new(&dom);
+        let e = eval_strings(&doc, &compile("count('a')").expect("compiles"), None).expect_err("a string");
+        assert!(e.contains("node-set"), "{e}");
+        assert_eq!(format!("{:?}", compile("//h1").expect("compiles")), r#"XPath("//h1")"#);
+    }
+
+    #[test]
+    fn a_large_page() {
+        let mut html = String::from("<html><body><table>");
+        for i in 0..2_500 {
+            html.push_str(&format!(
+                "<tr class='r{}'><td>{i}</td><td><a href='/p/{i}'>item {i}</a></td><td>x</td></tr>",
+                i % 2
+            ));
+        }
+        html.push_str("</table></body></html>");
+        let dom = Html::parse_document(&html);
+        let doc = XDoc::new(&dom);
+        assert_eq!(eval_strings(&doc, &compile("count(//*)").expect("ok"), None).expect("ok"), ["12505"]);
+        let rows = eval_elements(&doc, &compile("//tr[@class='r1']").expect("ok"), None).expect("ok");
+        assert_eq!(rows.len(), 1_250);
+        let href = compile("td/a/@href").expect("ok");
+        assert_eq!(eval_strings(&doc, &href, Some(rows[1_249])).expect("ok"), ["/p/2499"]);
+        let all = eval_strings(&doc, &compile("//td[1]").expect("ok"), None).expect("ok");
+        assert_eq!(all.len(), 2_500);
+        assert!(all.iter().enumerate().all(|(i, s)| *s == i.to_string()));
+        assert_eq!(eval_strings(&doc, &compile("count(//td)").expect("ok"), None).expect("ok"), ["7500"]);
+    }
+}

@@ -12,9 +12,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayRef, BinaryBuilder, BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, ListBuilder, StringBuilder,
+    ArrayRef, BinaryBuilder, BooleanBuilder, Date32Builder, Float64Builder, Int32Builder, Int64Builder, ListBuilder,
+    StringBuilder, TimestampMicrosecondBuilder,
 };
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 
 use super::StoreError;
 
@@ -119,6 +120,16 @@ pub enum ColumnType {
     Utf8List,
     /// An instant: microseconds since the Unix epoch, UTC.
     TimestampMicros,
+    /// A calendar day: days since the Unix epoch (a date has no time zone,
+    /// so a rule's `date` field is not forced to a midnight in UTC).
+    Date32,
+    /// Lists of the scalar types above: a rule's field with `multiple`
+    /// keeps every match, converted, in page order.
+    Int64List,
+    Float64List,
+    BoolList,
+    Date32List,
+    TimestampMicrosList,
 }
 
 impl ColumnType {
@@ -132,8 +143,14 @@ impl ColumnType {
             Self::Float64 => DataType::Float64,
             Self::Utf8 => DataType::Utf8,
             Self::Binary => DataType::Binary,
-            Self::Utf8List => DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true))),
-            Self::TimestampMicros => DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, Some("UTC".into())),
+            Self::Utf8List => list_of(DataType::Utf8),
+            Self::TimestampMicros => utc_micros(),
+            Self::Date32 => DataType::Date32,
+            Self::Int64List => list_of(DataType::Int64),
+            Self::Float64List => list_of(DataType::Float64),
+            Self::BoolList => list_of(DataType::Boolean),
+            Self::Date32List => list_of(DataType::Date32),
+            Self::TimestampMicrosList => list_of(utc_micros()),
         }
     }
 
@@ -149,10 +166,27 @@ impl ColumnType {
             Self::Binary,
             Self::Utf8List,
             Self::TimestampMicros,
+            Self::Date32,
+            Self::Int64List,
+            Self::Float64List,
+            Self::BoolList,
+            Self::Date32List,
+            Self::TimestampMicrosList,
         ]
         .into_iter()
         .find(|t| t.data_type() == *data_type)
     }
+}
+
+/// A list whose items are `item`s, nullable, named as Arrow names list
+/// items (what `ListBuilder` writes, so built arrays match the schema).
+fn list_of(item: DataType) -> DataType {
+    DataType::List(Arc::new(Field::new_list_field(item, true)))
+}
+
+/// Microseconds since the epoch, in UTC: every instant a column holds.
+fn utc_micros() -> DataType {
+    DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
 }
 
 /// One value of an extractor's column in one row.
@@ -169,6 +203,15 @@ pub enum Value {
     Utf8List(Vec<String>),
     /// Microseconds since the Unix epoch, UTC.
     TimestampMicros(i64),
+    /// Days since the Unix epoch.
+    Date32(i32),
+    Int64List(Vec<i64>),
+    Float64List(Vec<f64>),
+    BoolList(Vec<bool>),
+    /// Days since the Unix epoch, each.
+    Date32List(Vec<i32>),
+    /// Microseconds since the Unix epoch, UTC, each.
+    TimestampMicrosList(Vec<i64>),
 }
 
 /// Encodes one extractor column of `field`'s type from each row's value
@@ -236,11 +279,14 @@ pub fn build_column<'a>(
             build!(BinaryBuilder::with_capacity(n, bytes), Binary, |b, v| b.append_value(v), |z| z.append_value(b""))
         }
         ColumnType::TimestampMicros => build!(
-            arrow::array::TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC"),
+            TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC"),
             TimestampMicros,
             |b, v| b.append_value(*v),
             |z| z.append_value(0)
         ),
+        ColumnType::Date32 => {
+            build!(Date32Builder::with_capacity(n), Date32, |b, v| b.append_value(*v), |z| z.append_value(0))
+        }
         ColumnType::Utf8List => build!(
             ListBuilder::new(StringBuilder::new()),
             Utf8List,
@@ -250,6 +296,38 @@ pub fn build_column<'a>(
                 }
                 b.append(true);
             },
+            |z| z.append(true)
+        ),
+        // A list of a primitive type: the row's items copied in one go; the
+        // zero value of a column that is not nullable is the empty list.
+        ColumnType::Int64List => build!(
+            ListBuilder::with_capacity(Int64Builder::new(), n),
+            Int64List,
+            |b, v| b.append_value(v.iter().map(|x| Some(*x))),
+            |z| z.append(true)
+        ),
+        ColumnType::Float64List => build!(
+            ListBuilder::with_capacity(Float64Builder::new(), n),
+            Float64List,
+            |b, v| b.append_value(v.iter().map(|x| Some(*x))),
+            |z| z.append(true)
+        ),
+        ColumnType::BoolList => build!(
+            ListBuilder::with_capacity(BooleanBuilder::new(), n),
+            BoolList,
+            |b, v| b.append_value(v.iter().map(|x| Some(*x))),
+            |z| z.append(true)
+        ),
+        ColumnType::Date32List => build!(
+            ListBuilder::with_capacity(Date32Builder::new(), n),
+            Date32List,
+            |b, v| b.append_value(v.iter().map(|x| Some(*x))),
+            |z| z.append(true)
+        ),
+        ColumnType::TimestampMicrosList => build!(
+            ListBuilder::with_capacity(TimestampMicrosecondBuilder::new().with_timezone("UTC"), n),
+            TimestampMicrosList,
+            |b, v| b.append_value(v.iter().map(|x| Some(*x))),
             |z| z.append(true)
         ),
     };
@@ -293,6 +371,70 @@ mod tests {
             .expect("built");
         assert_eq!(l.as_list::<i32>().value(0).as_string::<i32>().value(1), "b");
         assert!(l.is_null(1));
-        assert!(build_column(&Field::new("d", DataType::Date32, true), [None].into_iter()).is_err());
+        assert!(build_column(&Field::new("d", DataType::Date64, true), [None].into_iter()).is_err());
+    }
+
+    #[test]
+    fn dates_and_typed_lists_build_arrays_of_their_schema_type() {
+        use arrow::datatypes::{Date32Type, Float64Type, TimestampMicrosecondType};
+
+        let all = [
+            ColumnType::Bool,
+            ColumnType::Int32,
+            ColumnType::Int64,
+            ColumnType::Float64,
+            ColumnType::Utf8,
+            ColumnType::Binary,
+            ColumnType::Utf8List,
+            ColumnType::TimestampMicros,
+            ColumnType::Date32,
+            ColumnType::Int64List,
+            ColumnType::Float64List,
+            ColumnType::BoolList,
+            ColumnType::Date32List,
+            ColumnType::TimestampMicrosList,
+        ];
+        for t in all {
+            assert_eq!(ColumnType::of(&t.data_type()), Some(t), "{t:?}");
+        }
+
+        let build = |t: ColumnType, nullable: bool, rows: &[Option<&Value>]| {
+            let a = build_column(&Field::new("c", t.data_type(), nullable), rows.iter().copied()).expect("built");
+            assert_eq!(a.data_type(), &t.data_type(), "{t:?}: the array has the schema's type");
+            a
+        };
+        let day = Value::Date32(20_526);
+        let d = build(ColumnType::Date32, true, &[Some(&day), Some(&Value::Int64(1)), None]);
+        assert_eq!((d.as_primitive::<Date32Type>().value(0), d.null_count()), (20_526, 2));
+
+        let ints = Value::Int64List(vec![1, 2, 3]);
+        let l = build(ColumnType::Int64List, true, &[Some(&ints), Some(&Value::Int64List(vec![])), None]);
+        let l = l.as_list::<i32>();
+        assert_eq!(l.value(0).as_primitive::<Int64Type>().values().to_vec(), vec![1, 2, 3]);
+        assert_eq!((l.value(1).len(), l.is_null(1), l.is_null(2)), (0, false, true));
+
+        let floats = Value::Float64List(vec![1.5, -2.0]);
+        let f = build(ColumnType::Float64List, true, &[Some(&floats)]);
+        assert_eq!(f.as_list::<i32>().value(0).as_primitive::<Float64Type>().value(1), -2.0);
+
+        let bools = Value::BoolList(vec![true, false]);
+        let b = build(ColumnType::BoolList, true, &[Some(&bools), Some(&ints)]);
+        let b = b.as_list::<i32>();
+        assert!(b.value(0).as_boolean().value(0) && !b.value(0).as_boolean().value(1));
+        assert!(b.is_null(1), "an Int64List in a BoolList column is null");
+
+        let days = Value::Date32List(vec![0, 1]);
+        let dl = build(ColumnType::Date32List, true, &[Some(&days)]);
+        assert_eq!(dl.as_list::<i32>().value(0).as_primitive::<Date32Type>().value(1), 1);
+
+        let instants = Value::TimestampMicrosList(vec![1_700_000_000_000_000]);
+        let tl = build(ColumnType::TimestampMicrosList, true, &[Some(&instants)]);
+        let tl = tl.as_list::<i32>();
+        assert_eq!(tl.value(0).as_primitive::<TimestampMicrosecondType>().value(0), 1_700_000_000_000_000);
+
+        // Not nullable: a missing or mistyped row is the empty list.
+        let z = build(ColumnType::TimestampMicrosList, false, &[None, Some(&day)]);
+        let z = z.as_list::<i32>();
+        assert_eq!((z.null_count(), z.value(0).len(), z.value(1).len()), (0, 0, 0));
     }
 }

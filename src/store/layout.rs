@@ -18,6 +18,19 @@ pub fn doc(layer: u32, part: u32) -> String {
 pub fn links(layer: u32, part: u32) -> String {
     format!("links/layer={layer}/part-{part:05}.parquet")
 }
+/// `items/rule=NAME/layer=L/part-PPPPP.parquet`: the items rule `NAME`
+/// made from the pages of layer `L` (README, "Rules").
+#[must_use]
+pub fn items(rule: &str, layer: u32, part: u32) -> String {
+    format!("{}/layer={layer}/part-{part:05}.parquet", items_dataset(rule))
+}
+/// The dataset of one rule's items: `items/rule=NAME` (its layers below).
+#[must_use]
+pub fn items_dataset(rule: &str) -> String {
+    format!("{ITEMS}/rule={rule}")
+}
+/// Every rule's items.
+pub const ITEMS: &str = "items";
 /// URLs a partition could not fetch in its layer (time or host budget),
 /// carried into the next layer.
 #[must_use]

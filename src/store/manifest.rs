@@ -43,6 +43,9 @@ pub struct MapManifest {
     pub robots: u64,
     /// Body bytes received.
     pub bytes: u64,
+    /// Per rule (`--rules`), what it matched and made.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub rules: BTreeMap<String, crate::rules::items::RuleCounts>,
     /// Rows written to `links`.
     pub links: u64,
     /// URLs carried to the next layer (time or host budget).
@@ -181,6 +184,9 @@ pub struct MergeManifest {
     pub files: BTreeMap<String, Vec<String>>,
     pub doc_rows: u64,
     pub link_rows: u64,
+    /// Rows of each rule's items dataset (`items/rule=NAME`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub item_rows: BTreeMap<String, u64>,
 }
 
 /// Settings fixed for the life of a data location (`state/run.json`).

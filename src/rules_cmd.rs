@@ -1,0 +1,329 @@
+//! `layercrawl rules check|test`: a rules file checked, or tried on pages
+//! (fetched now, or stored by a crawl) before a crawl runs it.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use arrow::array::{Array, AsArray};
+use serde_json::json;
+use url::Url;
+
+use layercrawl::fetch::resolve::ResolveRule;
+use layercrawl::fetch::{FetchConfig, Fetcher};
+use layercrawl::parse::ParseConfig;
+use layercrawl::rules::{parse_rules, Applied, Rules, RulesError};
+use layercrawl::store::column::Value;
+
+#[derive(clap::Args)]
+pub struct RulesArgs {
+    #[command(subcommand)]
+    command: RulesCommand,
+}
+
+#[derive(clap::Subcommand)]
+enum RulesCommand {
+    /// Check a rules file: every problem with its line and column (exit 2).
+    Check {
+        file: PathBuf,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Apply a rules file to pages: URLs fetched now (one GET each, redirects
+    /// followed), or pages a crawl stored (`--data`); prints the items.
+    Test(TestArgs),
+}
+
+#[derive(clap::Args)]
+struct TestArgs {
+    file: PathBuf,
+    /// Pages to fetch and apply the rules to.
+    #[arg(value_name = "URL")]
+    urls: Vec<String>,
+    /// Instead of fetching: the pages of this crawl's `doc` (bodies stored,
+    /// as by default), those a rule matches.
+    #[arg(long, value_name = "DIR|URL", conflicts_with = "urls")]
+    data: Option<String>,
+    /// At most this many pages from `--data`.
+    #[arg(long, default_value_t = 20)]
+    limit: usize,
+    /// Print the items as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Connect to a host at a fixed address (as `run --resolve`).
+    #[arg(long, value_name = "HOST=IP:PORT")]
+    resolve: Vec<String>,
+    /// Allow loopback and private addresses (as `run --allow-private`).
+    #[arg(long)]
+    allow_private: bool,
+}
+
+/// Why `rules` failed in a way that is the user's to fix (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadRules(pub String);
+
+pub fn rules(args: RulesArgs) -> anyhow::Result<()> {
+    match args.command {
+        RulesCommand::Check { file, json } => check(&file, json),
+        RulesCommand::Test(t) => test(&t),
+    }
+}
+
+fn load(file: &PathBuf) -> anyhow::Result<Result<Rules, RulesError>> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| BadRules(format!("cannot read the rules file {}: {e}", file.display())))?;
+    Ok(parse_rules(&file.display().to_string(), &text))
+}
+
+fn check(file: &PathBuf, json: bool) -> anyhow::Result<()> {
+    match load(file)? {
+        Ok(rules) => {
+            if json {
+                let list: Vec<_> = rules
+                    .list
+                    .iter()
+                    .map(|r| {
+                        json!({
+                            "name": r.name,
+                            "role": format!("{:?}", r.role).to_lowercase(),
+                            "urls": r.urls.iter().map(|p| p.text.clone()).collect::<Vec<_>>(),
+                            "fields": r.fields.iter().map(|f| json!({"name": f.name, "type": f.kind.name(), "multiple": f.multiple, "required": f.required})).collect::<Vec<_>>(),
+                        })
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&json!({"file": rules.file, "ok": true, "rules": list}))?);
+            } else {
+                println!("{}: {} rules, no problems", rules.file, rules.list.len());
+                for r in &rules.list {
+                    let fields: Vec<String> =
+                        r.fields.iter().map(|f| format!("{} ({})", f.name, f.kind.name())).collect();
+                    println!(
+                        "  {} [{:?}] {} URL patterns; fields: {}",
+                        r.name,
+                        r.role,
+                        r.urls.len(),
+                        if fields.is_empty() { "-".into() } else { fields.join(", ") }
+                    );
+                }
+            }
+            Ok(())
+        }
+        Err(e) => {
+            if json {
+                let problems: Vec<_> = e
+                    .problems
+                    .iter()
+                    .map(|p| json!({"line": p.line, "column": p.column, "message": p.message}))
+                    .collect();
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&json!({"file": e.file, "ok": false, "problems": problems}))?
+                );
+            }
+            Err(BadRules(format!("{} problem(s) in the rules file:\n{e}", e.problems.len())).into())
+        }
+    }
+}
+
+fn test(args: &TestArgs) -> anyhow::Result<()> {
+    let rules =
+        load(&args.file)?.map_err(|e| BadRules(format!("{} problem(s) in the rules file:\n{e}", e.problems.len())))?;
+    if args.urls.is_empty() && args.data.is_none() {
+        return Err(BadRules("give URLs to fetch, or --data DIR for the pages of a crawl".into()).into());
+    }
+    let parse = ParseConfig::default();
+    let mut pages: Vec<(Url, Option<String>, Vec<u8>)> = Vec::new();
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
+    if let Some(data) = &args.data {
+        pages = rt.block_on(stored_pages(data, &rules, args.limit))?;
+    } else {
+        let mut resolve = Vec::new();
+        for r in &args.resolve {
+            resolve.push(ResolveRule::parse(r).map_err(|e| BadRules(format!("--resolve {r}: {e}")))?);
+        }
+        let urls = std::sync::Arc::new(layercrawl::urlnorm::UrlPolicy::default());
+        let cfg = FetchConfig {
+            concurrency: 4,
+            per_host: 1,
+            delay: std::time::Duration::ZERO,
+            user_agent: format!("layercrawl/{}", env!("CARGO_PKG_VERSION")),
+            connect_timeout: std::time::Duration::from_secs(10),
+            timeout: std::time::Duration::from_secs(30),
+            max_body: 10 << 20,
+            max_redirects: 10,
+            retries: 0,
+            backoff: std::time::Duration::from_millis(500),
+            resolve,
+            allow_private: args.allow_private,
+            max_pages_per_host: None,
+            straggler_after: None,
+            urls,
+        };
+        let fetcher = Fetcher::new(&cfg).context("building the HTTP client")?;
+        for u in &args.urls {
+            let url = Url::parse(u).map_err(|e| BadRules(format!("`{u}` is not a URL: {e}")))?;
+            pages.push(rt.block_on(fetch(&fetcher, url))?);
+        }
+    }
+    let mut out = Vec::new();
+    for (url, content_type, body) in &pages {
+        let applied = rules.apply(url, content_type.as_deref(), body, 0, &parse);
+        out.push((url, applied));
+    }
+    if args.json {
+        let list: Vec<_> = out.iter().map(|(url, a)| page_json(url, a.as_ref())).collect();
+        println!("{}", serde_json::to_string_pretty(&list)?);
+    } else {
+        for (url, a) in &out {
+            print!("{}", page_table(url, a.as_ref()));
+        }
+    }
+    Ok(())
+}
+
+/// One GET, redirects followed (up to 10), of a page to test.
+async fn fetch(fetcher: &Fetcher, mut url: Url) -> anyhow::Result<(Url, Option<String>, Vec<u8>)> {
+    for _ in 0..10 {
+        let resp =
+            fetcher.get_once(&url).await.map_err(|(kind, why)| anyhow::anyhow!("{url}: {} ({why})", kind.as_str()))?;
+        if (300..400).contains(&resp.status) {
+            if let Some(next) = resp.location.as_deref().and_then(|l| url.join(l).ok()) {
+                url = next;
+                continue;
+            }
+        }
+        if !(200..300).contains(&resp.status) {
+            anyhow::bail!("{url}: HTTP status {}", resp.status);
+        }
+        return Ok((url, resp.content_type, resp.body.to_vec()));
+    }
+    anyhow::bail!("{url}: more than 10 redirects")
+}
+
+/// Up to `limit` stored pages of the crawl at `data` that a rule matches.
+async fn stored_pages(data: &str, rules: &Rules, limit: usize) -> anyhow::Result<Vec<(Url, Option<String>, Vec<u8>)>> {
+    let store = layercrawl::store::Store::open(data).with_context(|| format!("opening {data}"))?;
+    let mut out = Vec::new();
+    for path in store.parquet_files("doc").await? {
+        let path: String = path;
+        let batches = layercrawl::store::read_batches(&store, &path, None).await?;
+        for b in batches {
+            let (Some(url), Some(body)) = (b.column_by_name("final_url"), b.column_by_name("body")) else {
+                anyhow::bail!("{path}: no `final_url` or `body` column");
+            };
+            let url = url.as_string::<i32>();
+            let body = body.as_binary::<i32>();
+            let ct = b.column_by_name("content_type").map(|c| c.as_string::<i32>().clone());
+            for i in 0..b.num_rows() {
+                if out.len() >= limit {
+                    return Ok(out);
+                }
+                if body.is_null(i) || rules.matching(url.value(i)).is_none() {
+                    continue;
+                }
+                let Ok(u) = Url::parse(url.value(i)) else { continue };
+                let content_type = ct.as_ref().filter(|c| !c.is_null(i)).map(|c| c.value(i).to_string());
+                out.push((u, content_type, body.value(i).to_vec()));
+            }
+        }
+    }
+    if out.is_empty() {
+        anyhow::bail!(
+            "{data}: no stored page matches a rule (bodies are stored unless the crawl ran with --store-body none)"
+        );
+    }
+    Ok(out)
+}
+
+fn value_json(v: &Value) -> serde_json::Value {
+    match v {
+        Value::Null => serde_json::Value::Null,
+        Value::Bool(b) => json!(b),
+        Value::Int32(n) => json!(n),
+        Value::Int64(n) => json!(n),
+        Value::Float64(x) => json!(x),
+        Value::Utf8(s) => json!(s),
+        Value::Binary(b) => json!(format!("<{} bytes>", b.len())),
+        Value::Utf8List(l) => json!(l),
+        Value::Int64List(l) => json!(l),
+        Value::Float64List(l) => json!(l),
+        Value::BoolList(l) => json!(l),
+        Value::Date32(d) => json!(date(*d)),
+        Value::Date32List(l) => json!(l.iter().map(|d| date(*d)).collect::<Vec<_>>()),
+        Value::TimestampMicros(t) => json!(instant(*t)),
+        Value::TimestampMicrosList(l) => json!(l.iter().map(|t| instant(*t)).collect::<Vec<_>>()),
+    }
+}
+
+/// Days since the epoch as `YYYY-MM-DD`.
+fn date(days: i32) -> String {
+    jiff::civil::date(1970, 1, 1)
+        .checked_add(jiff::Span::new().days(i64::from(days)))
+        .map_or_else(|_| days.to_string(), |d| d.to_string())
+}
+
+/// Microseconds since the epoch as RFC 3339, UTC.
+fn instant(us: i64) -> String {
+    jiff::Timestamp::from_microsecond(us).map_or_else(|_| us.to_string(), |t| t.to_string())
+}
+
+fn page_json(url: &Url, a: Option<&Applied<'_>>) -> serde_json::Value {
+    let Some(a) = a else { return json!({"url": url.as_str(), "rule": null}) };
+    let items: Vec<_> = a
+        .items
+        .items
+        .iter()
+        .map(|it| {
+            let mut m = serde_json::Map::new();
+            for (f, v) in a.rule.fields.iter().zip(&it.values) {
+                m.insert(f.name.clone(), value_json(v));
+            }
+            if let Some(i) = it.index {
+                m.insert("item".into(), json!(i));
+            }
+            m.insert("_errors".into(), if it.errors.is_empty() { serde_json::Value::Null } else { json!(it.errors) });
+            serde_json::Value::Object(m)
+        })
+        .collect();
+    let followed = a.links.iter().filter(|(_, f)| *f).count();
+    json!({
+        "url": url.as_str(),
+        "rule": a.rule.name,
+        "items": items,
+        "links": a.links.len(),
+        "links_followed": followed,
+        "links_not_followed": a.links.iter().filter(|(_, f)| !*f).map(|(u, _)| u.clone()).collect::<Vec<_>>(),
+    })
+}
+
+fn page_table(url: &Url, a: Option<&Applied<'_>>) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let Some(a) = a else {
+        let _ = writeln!(s, "{url}: no rule matches (or not HTML)\n");
+        return s;
+    };
+    let followed = a.links.iter().filter(|(_, f)| *f).count();
+    let _ = writeln!(
+        s,
+        "{url}: rule {} [{:?}], {} item(s), links followed {}/{}",
+        a.rule.name,
+        a.rule.role,
+        a.items.items.len(),
+        followed,
+        a.links.len()
+    );
+    let width = a.rule.fields.iter().map(|f| f.name.len()).max().unwrap_or(0).max(7);
+    for (n, it) in a.items.items.iter().enumerate() {
+        let _ = writeln!(s, "  item {}", it.index.unwrap_or(i32::try_from(n).unwrap_or(0)));
+        for (f, v) in a.rule.fields.iter().zip(&it.values) {
+            let _ = writeln!(s, "    {:<width$}  {}", f.name, value_json(v));
+        }
+        for e in &it.errors {
+            let _ = writeln!(s, "    {:<width$}  {e}", "_errors");
+        }
+    }
+    s.push('\n');
+    s
+}

@@ -1,0 +1,279 @@
+//! Rules end to end: the real binary crawls the test web's shop with a
+//! rules file; the items it wrote are read back by DuckDB and compared with
+//! the shop's ground truth; bad rules files are refused with their
+//! problems' lines and columns.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use common::{layercrawl, read_links, Web};
+use testweb::{FarmConfig, ShopProduct};
+
+const RULES: &str = r#"
+# Product pages make one item each; only their related products are followed.
+[[rule]]
+name = "product"
+urls = ["http://shop.test/product/*"]
+
+[[rule.field]]
+name = "name"
+css = "h1.product-title"
+required = true
+
+[[rule.field]]
+name = "price"
+css = ".buy-box .price"
+type = "float"
+required = true
+
+[[rule.field]]
+name = "currency"
+jsonld = "Product.offers.priceCurrency"
+
+[[rule.field]]
+name = "in_stock"
+css = ".availability"
+type = "bool"
+
+[[rule.field]]
+name = "released"
+xpath = "//time[@class='released']/@datetime"
+type = "date"
+
+[[rule.field]]
+name = "authors"
+css = "ul.authors li"
+multiple = true
+
+[[rule.field]]
+name = "rating"
+css = ".rating"
+type = "float"
+
+[[rule.field]]
+name = "stock"
+css = ".stock-count"
+type = "int"
+
+[[rule.field]]
+name = "sku"
+jsonld = "Product.sku"
+
+[rule.links]
+scopes = [".related"]
+
+# Listing pages: one item per card; only results and pagination are followed.
+[[rule]]
+name = "listing"
+urls = ["http://shop.test/products?page=*"]
+each = "li.card"
+
+[[rule.field]]
+name = "sku"
+xpath = "@data-sku"
+required = true
+
+[[rule.field]]
+name = "link"
+css = "a.name"
+attr = "href"
+type = "url"
+
+[rule.links]
+scopes = [".results", ".pagination"]
+"#;
+
+fn shop() -> Web {
+    let cfg = FarmConfig { sites: 1, pages: 10, faults: false, shop: true, shop_products: 40, ..FarmConfig::default() };
+    let farm = testweb::Farm::start_background(cfg).expect("farm");
+    Web::with_seeds(farm, &["http://shop.test/".to_string()])
+}
+
+#[test]
+fn a_crawl_with_rules_writes_typed_items_that_duckdb_reads_as_the_truth() {
+    let web = shop();
+    let rules = web.dir("rules.toml");
+    std::fs::write(&rules, RULES).expect("rules");
+    let data = web.dir("data");
+    let rules_arg = rules.display().to_string();
+    let summary = web.crawl(&data, 4, &["--delay", "0", "--per-host", "4", "--partitions", "2", "--rules", &rules_arg]);
+    let truth: BTreeMap<String, ShopProduct> =
+        web.farm.shop_products().into_iter().map(|p| (p.url.clone(), p)).collect();
+
+    // Every product page was reached (through listings and related links) and made one item.
+    let product = &summary["rules"]["product"];
+    assert_eq!(product["pages"], truth.len() as u64, "{summary:#}");
+    assert_eq!(product["items"], truth.len() as u64);
+    let anomalies = truth.values().filter(|p| p.price.is_none()).count() as u64;
+    assert!(anomalies >= 3, "the shop has products without a usable price");
+    assert_eq!(product["items_with_errors"], anomalies, "exactly the products without a usable price");
+    assert_eq!(product["fill_rate"]["name"], 1.0);
+    let listing = &summary["rules"]["listing"];
+    assert_eq!(listing["items"], truth.len() as u64, "every card of every listing page: {listing}");
+
+    // DuckDB reads the items with their types, and the values are the truth.
+    let script = r#"
+import duckdb, json, sys
+data = sys.argv[1]
+con = duckdb.connect()
+rel = f"read_parquet('{data}/items/rule=product/*/*.parquet', hive_partitioning=true)"
+types = {r[0]: r[1] for r in con.execute(f"DESCRIBE SELECT * FROM {rel}").fetchall()}
+rows = con.execute(f"SELECT url, name, price, currency, in_stock, strftime(released, '%Y-%m-%d'), authors, rating, stock, sku, _errors, layer FROM {rel} ORDER BY url").fetchall()
+cards = con.execute(f"SELECT count(*), count(DISTINCT sku), min(item) FROM read_parquet('{data}/items/rule=listing/*/*.parquet', hive_partitioning=true)").fetchone()
+print(json.dumps({"types": types, "rows": rows, "cards": cards}, default=str))
+"#;
+    let out = Command::new(common::pyenv_python()).arg("-c").arg(script).arg(&data).output().expect("python");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let types = &got["types"];
+    for (col, ty) in [
+        ("url", "VARCHAR"),
+        ("fetched_at", "TIMESTAMP WITH TIME ZONE"),
+        ("price", "DOUBLE"),
+        ("in_stock", "BOOLEAN"),
+        ("released", "DATE"),
+        ("authors", "VARCHAR[]"),
+        ("stock", "BIGINT"),
+        ("_errors", "VARCHAR[]"),
+    ] {
+        assert_eq!(types[col], ty, "{col}: {types}");
+    }
+    let rows = got["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), truth.len());
+    for r in rows {
+        let url = r[0].as_str().expect("url");
+        let t = &truth[url];
+        assert_eq!(r[1], t.name.as_str(), "{url}");
+        match t.price {
+            Some(p) => {
+                assert!((r[2].as_f64().expect("price") - p).abs() < 1e-9, "{url}: {} vs {p}", r[2]);
+                assert!(r[10].is_null(), "{url}: {}", r[10]);
+            }
+            None => {
+                assert!(r[2].is_null(), "{url}");
+                let errors = r[10].to_string();
+                assert!(errors.contains("price:"), "{url}: {errors}");
+            }
+        }
+        assert_eq!(r[3], t.currency.as_str(), "{url}");
+        assert_eq!(r[4], t.in_stock, "{url}");
+        assert_eq!(r[5], t.released.as_str(), "{url}");
+        assert_eq!(r[6], serde_json::json!(t.authors), "{url}");
+        assert!((r[7].as_f64().expect("rating") - t.rating).abs() < 1e-9, "{url}");
+        assert_eq!(r[8], t.stock, "{url}");
+        assert_eq!(r[9], t.sku.as_str(), "{url}");
+    }
+    let cards = &got["cards"];
+    assert_eq!(
+        (cards[0].as_u64(), cards[1].as_u64(), cards[2].as_u64()),
+        (Some(truth.len() as u64), Some(truth.len() as u64), Some(0))
+    );
+
+    // Links outside a rule's scopes are recorded and not followed.
+    let links = read_links(&data);
+    let from_listing_to_promo: Vec<_> =
+        links.iter().filter(|l| l.src_url.contains("/products?page=") && l.dst_url.contains("/promo/")).collect();
+    assert!(!from_listing_to_promo.is_empty());
+    assert!(from_listing_to_promo.iter().all(|l| !l.followed && l.noise.as_deref() == Some("rule")));
+    let related = links.iter().filter(|l| l.src_url.contains("/product/") && l.dst_url.contains("/product/")).count();
+    assert!(related > 0 && links.iter().any(|l| l.src_url.contains("/product/") && l.followed));
+}
+
+#[test]
+fn rules_check_and_run_name_every_problem_with_line_and_column() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let good = tmp.path().join("good.toml");
+    std::fs::write(&good, RULES).expect("write");
+    let out = layercrawl(&["rules", "check", good.to_str().expect("utf8")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("2 rules, no problems"));
+
+    let bad = tmp.path().join("bad.toml");
+    std::fs::write(&bad, "[[rule]]\nname = \"p\"\nurls = [\"**\"]\n\n[[rule.field]]\nname = \"price\"\ncss = \"..x\"\ntype = \"money\"\n")
+        .expect("write");
+    let out = layercrawl(&["rules", "check", bad.to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let b = bad.display();
+    assert!(err.contains(&format!("{b}:7:7: CSS selector `..x`")), "{err}");
+    assert!(err.contains(&format!("{b}:8:8: type `money`")), "{err}");
+    let out = layercrawl(&["rules", "check", "--json", bad.to_str().expect("utf8")]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(json["problems"].as_array().map(Vec::len), Some(2), "{json}");
+
+    // A crawl refuses the same file before it starts, with the same positions.
+    let seeds = tmp.path().join("seeds.txt");
+    std::fs::write(&seeds, "http://a.test/\n").expect("seeds");
+    let data = tmp.path().join("data");
+    let out = layercrawl(&[
+        "run",
+        "--seeds",
+        seeds.to_str().expect("utf8"),
+        "--depth",
+        "1",
+        "--data",
+        data.to_str().expect("utf8"),
+        "--rules",
+        bad.to_str().expect("utf8"),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(":8:8: type `money`"));
+    assert!(!data.join("doc").exists(), "nothing was crawled");
+}
+
+#[test]
+fn rules_test_shows_the_items_of_live_and_stored_pages() {
+    let web = shop();
+    let rules = web.dir("rules.toml");
+    std::fs::write(&rules, RULES).expect("rules");
+    let rules_arg = rules.display().to_string();
+    let truth = web.farm.shop_products();
+    let one = &truth[0];
+    let out = layercrawl(&["rules", "test", &rules_arg, &one.url, "--resolve", &web.rule, "--allow-private", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(got[0]["rule"], "product");
+    assert_eq!(got[0]["items"][0]["name"], one.name.as_str());
+    assert_eq!(got[0]["items"][0]["released"], one.released.as_str());
+    assert_eq!(got[0]["items"][0]["sku"], one.sku.as_str());
+
+    let data = web.dir("data");
+    web.crawl(&data, 2, &["--delay", "0", "--partitions", "1"]);
+    let out = layercrawl(&["rules", "test", &rules_arg, "--data", data.to_str().expect("utf8"), "--limit", "3"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("rule ").count(), 3, "{text}");
+    assert!(text.contains("item 0"), "{text}");
+}
+
+/// The README's worked example is a valid rules file, and on the shop it
+/// makes the items the README says.
+#[test]
+fn the_readme_example_checks_and_extracts() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
+    let section = &readme[readme.find("### Rules: typed fields").expect("the Rules section")..];
+    let start = section.find("```toml\n").expect("a toml block") + "```toml\n".len();
+    let example = &section[start..start + section[start..].find("```").expect("its end")];
+    let web = shop();
+    let rules = web.dir("readme.toml");
+    std::fs::write(&rules, example).expect("write");
+    let rules_arg = rules.display().to_string();
+    let out = layercrawl(&["rules", "check", &rules_arg]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let truth = web.farm.shop_products();
+    let priced = truth.iter().find(|p| p.price.is_some()).expect("a priced product");
+    let out =
+        layercrawl(&["rules", "test", &rules_arg, &priced.url, "--resolve", &web.rule, "--allow-private", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let item = &got[0]["items"][0];
+    assert_eq!((item["name"].as_str(), item["price"].as_f64()), (Some(priced.name.as_str()), priced.price));
+    assert_eq!(item["authors"], serde_json::json!(priced.authors));
+    assert!(item["_errors"].is_null(), "{item}");
+    assert!(
+        got[0]["links_not_followed"].as_array().is_some_and(|l| !l.is_empty()),
+        "only related products are followed"
+    );
+}
