@@ -57,4 +57,5 @@ pub mod rules;
 pub mod scope;
 pub mod seeds;
 pub mod store;
+pub mod studio;
 pub mod urlnorm;

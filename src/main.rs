@@ -56,6 +56,9 @@ enum Command {
     Task(TaskArgs),
     /// Check a rules file, or try it on pages (README, "Rules").
     Rules(rules_cmd::RulesArgs),
+    /// The rule editor: a local web page to write a rules file by clicking
+    /// a page's elements (127.0.0.1 only, with a token in its address).
+    Studio(layercrawl::studio::StudioArgs),
 }
 
 #[derive(clap::Args)]
@@ -106,6 +109,7 @@ fn main() -> ExitCode {
         Command::Forget(args) => forget(&args),
         Command::Task(args) => task(&args),
         Command::Rules(args) => rules_cmd::rules(args),
+        Command::Studio(args) => studio(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -160,6 +164,21 @@ fn dry_run(cfg: &CrawlConfig) -> anyhow::Result<()> {
         let job = layercrawl::exec::job_object(k, &cfg.data, cfg.partitions, phase, layer);
         println!("---\n{}", serde_json::to_string_pretty(&job).context("encoding a Job")?);
     }
+    Ok(())
+}
+
+fn studio(args: layercrawl::studio::StudioArgs) -> anyhow::Result<()> {
+    let json = args.json;
+    runtime()?.block_on(layercrawl::studio::serve(args, |url| {
+        if json {
+            println!("{}", serde_json::json!({ "url": url }));
+        } else {
+            println!("layercrawl studio: open {url}");
+            println!("(127.0.0.1 only; the token in the address is required; Ctrl-C to stop)");
+        }
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+    }))?;
     Ok(())
 }
 

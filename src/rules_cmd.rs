@@ -11,8 +11,8 @@ use url::Url;
 use layercrawl::fetch::resolve::ResolveRule;
 use layercrawl::fetch::{FetchConfig, Fetcher};
 use layercrawl::parse::ParseConfig;
+use layercrawl::rules::show::value_json;
 use layercrawl::rules::{parse_rules, Applied, Rules, RulesError};
-use layercrawl::store::column::Value;
 
 #[derive(clap::Args)]
 pub struct RulesArgs {
@@ -236,56 +236,9 @@ async fn stored_pages(data: &str, rules: &Rules, limit: usize) -> anyhow::Result
     Ok(out)
 }
 
-fn value_json(v: &Value) -> serde_json::Value {
-    match v {
-        Value::Null => serde_json::Value::Null,
-        Value::Bool(b) => json!(b),
-        Value::Int32(n) => json!(n),
-        Value::Int64(n) => json!(n),
-        Value::Float64(x) => json!(x),
-        Value::Utf8(s) => json!(s),
-        Value::Binary(b) => json!(format!("<{} bytes>", b.len())),
-        Value::Utf8List(l) => json!(l),
-        Value::Int64List(l) => json!(l),
-        Value::Float64List(l) => json!(l),
-        Value::BoolList(l) => json!(l),
-        Value::Date32(d) => json!(date(*d)),
-        Value::Date32List(l) => json!(l.iter().map(|d| date(*d)).collect::<Vec<_>>()),
-        Value::TimestampMicros(t) => json!(instant(*t)),
-        Value::TimestampMicrosList(l) => json!(l.iter().map(|t| instant(*t)).collect::<Vec<_>>()),
-    }
-}
-
-/// Days since the epoch as `YYYY-MM-DD`.
-fn date(days: i32) -> String {
-    jiff::civil::date(1970, 1, 1)
-        .checked_add(jiff::Span::new().days(i64::from(days)))
-        .map_or_else(|_| days.to_string(), |d| d.to_string())
-}
-
-/// Microseconds since the epoch as RFC 3339, UTC.
-fn instant(us: i64) -> String {
-    jiff::Timestamp::from_microsecond(us).map_or_else(|_| us.to_string(), |t| t.to_string())
-}
-
 fn page_json(url: &Url, a: Option<&Applied<'_>>) -> serde_json::Value {
     let Some(a) = a else { return json!({"url": url.as_str(), "rule": null}) };
-    let items: Vec<_> = a
-        .items
-        .items
-        .iter()
-        .map(|it| {
-            let mut m = serde_json::Map::new();
-            for (f, v) in a.rule.fields.iter().zip(&it.values) {
-                m.insert(f.name.clone(), value_json(v));
-            }
-            if let Some(i) = it.index {
-                m.insert("item".into(), json!(i));
-            }
-            m.insert("_errors".into(), if it.errors.is_empty() { serde_json::Value::Null } else { json!(it.errors) });
-            serde_json::Value::Object(m)
-        })
-        .collect();
+    let items = layercrawl::rules::show::items_json(a);
     let followed = a.links.iter().filter(|(_, f)| *f).count();
     json!({
         "url": url.as_str(),

@@ -277,3 +277,118 @@ fn the_readme_example_checks_and_extracts() {
         "only related products are followed"
     );
 }
+
+/// The rule editor's server: the token and the Host are required, live
+/// pages are fetched politely (robots.txt obeyed, the delay kept, as the
+/// test web's own counters show), and a save writes only a valid file.
+#[test]
+fn the_editor_server_is_private_polite_and_saves_only_valid_rules() {
+    let web = shop();
+    let rules = web.dir("rules.toml");
+    std::fs::write(&rules, RULES).expect("rules");
+    let mut child = Kill(
+        std::process::Command::new(env!("CARGO_BIN_EXE_layercrawl"))
+            .args(["studio", "--rules", rules.to_str().expect("utf8"), "--resolve", &web.rule, "--allow-private"])
+            .args(["--delay", "300", "--json"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("studio"),
+    );
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.0.stdout.take().expect("stdout")), &mut line)
+        .expect("its address");
+    let url = serde_json::from_str::<serde_json::Value>(&line).expect("json")["url"].as_str().expect("url").to_string();
+    let (base, token) = url.split_once("/?token=").expect("token in the address");
+    let (base, token) = (base.to_string(), token.to_string());
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let http = reqwest::Client::new();
+        let post = |path: &str, body: serde_json::Value| {
+            http.post(format!("{base}{path}")).header("X-Studio-Token", &token).body(body.to_string()).send()
+        };
+        assert_eq!(http.get(format!("{base}/api/state")).send().await.expect("get").status(), 403);
+        let wrong = http.get(format!("{base}/api/state")).header("Host", "evil.test").header("X-Studio-Token", &token);
+        assert_eq!(wrong.send().await.expect("get").status(), 421);
+        let page = http.get(format!("{base}/?token={token}")).send().await.expect("app");
+        assert_eq!(page.status(), 200);
+
+        let cart = post("/api/open", serde_json::json!({"url": "http://shop.test/cart"})).await.expect("open");
+        let cart: serde_json::Value = cart.text().await.map(|t| json_of(&t)).expect("body");
+        assert!(cart["error"].as_str().is_some_and(|e| e.contains("robots.txt")), "{cart}");
+        let products = web.farm.shop_products();
+        for p in &products[..3] {
+            let got: serde_json::Value = post("/api/open", serde_json::json!({"url": p.url}))
+                .await
+                .expect("open")
+                .text()
+                .await
+                .map(|t| json_of(&t))
+                .expect("body");
+            assert_eq!((got["rule"].as_str(), got["source"].as_str()), (Some("product"), Some("live")), "{got}");
+            let frame = http.get(format!("{base}{}?token={token}", got["frame"].as_str().expect("frame")));
+            let frame = frame.send().await.expect("frame");
+            let csp = frame.headers()["content-security-policy"].to_str().expect("csp").to_string();
+            assert!(csp.contains("script-src 'none'"), "{csp}");
+            assert!(frame.text().await.expect("html").contains(&p.name));
+        }
+
+        let text = std::fs::read_to_string(&rules).expect("read");
+        let field = serde_json::json!({"name": "stock_left", "css": ".stock-count", "type": "int"});
+        let added: serde_json::Value =
+            post("/api/add_field", serde_json::json!({"text": text, "rule": "product", "field": field}))
+                .await
+                .expect("add")
+                .text()
+                .await
+                .map(|t| json_of(&t))
+                .expect("body");
+        assert_eq!(added["check"]["ok"], true, "{added}");
+        let new = added["text"].as_str().expect("text").to_string();
+        let urls: Vec<&str> = products[..3].iter().map(|p| p.url.as_str()).collect();
+        let eval: serde_json::Value = post("/api/eval", serde_json::json!({"text": new, "urls": urls}))
+            .await
+            .expect("eval")
+            .text()
+            .await
+            .map(|t| json_of(&t))
+            .expect("body");
+        for (page, p) in eval["pages"].as_array().expect("pages").iter().zip(&products) {
+            assert_eq!(page["items"][0]["stock_left"], p.stock, "{page}");
+        }
+        let diff: serde_json::Value = post("/api/diff", serde_json::json!({"text": new}))
+            .await
+            .expect("diff")
+            .text()
+            .await
+            .map(|t| json_of(&t))
+            .expect("body");
+        assert!(diff["diff"].as_str().is_some_and(|d| d.contains("+name = \"stock_left\"")), "{diff}");
+        let bad = post("/api/save", serde_json::json!({"text": "[[rule]]\nname = 1\n"})).await.expect("save");
+        assert_eq!(bad.status(), 400);
+        assert_eq!(std::fs::read_to_string(&rules).expect("read"), text, "a bad file is not written");
+        let saved = post("/api/save", serde_json::json!({"text": new})).await.expect("save");
+        assert_eq!(saved.status(), 200);
+        assert_eq!(std::fs::read_to_string(&rules).expect("read"), new);
+    });
+    drop(child);
+    drop(rt);
+    let stats = web.farm.stats();
+    let shop = &stats.hosts["shop.test"];
+    assert!(shop.disallowed_requests.is_empty(), "{:?}", shop.disallowed_requests);
+    assert_eq!(shop.robots_requests, 1);
+    assert!(shop.min_gap_ms.is_some_and(|g| g >= 300.0 * 0.8), "{shop:?}");
+}
+
+fn json_of(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// A child process killed when the test ends, however it ends.
+struct Kill(std::process::Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -201,7 +201,8 @@ fn compile_rule(check: &mut Check<'_>, r: RawRule, span: Range<usize>, names: &m
         }
     }
     let links = r.links.map(|l| compile_links(check, l.into_inner()));
-    (check.problems.len() == before).then(|| Rule { name, urls, role, each, fields, links })
+    let each_text = r.each.map(Spanned::into_inner);
+    (check.problems.len() == before).then(|| Rule { name, urls, role, each, each_text, fields, links })
 }
 
 fn valid_rule_name(name: &str) -> bool {
@@ -318,9 +319,14 @@ fn compile_field(
         .as_ref()
         .and_then(|d| default_value(check, d, kind, f.format.as_ref().map(|s| s.get_ref().as_str()), f.multiple));
     let source = source?;
+    let selector = [&f.css, &f.xpath, &f.jsonld, &f.regex]
+        .into_iter()
+        .find_map(|s| s.as_ref().map(|s| s.get_ref().clone()))
+        .unwrap_or_default();
     (check.problems.len() == before).then(|| Field {
         name,
         source,
+        selector,
         attr: f.attr.map(Spanned::into_inner),
         filter,
         kind,

@@ -18,6 +18,7 @@ pub mod convert;
 mod extract;
 pub mod file;
 pub mod items;
+pub mod show;
 pub mod xpath;
 
 use std::sync::Arc;
@@ -110,6 +111,8 @@ pub struct Rule {
     pub role: Role,
     /// One item per element this selects; none: one item per page.
     pub each: Option<Arc<scraper::Selector>>,
+    /// `each` as written.
+    pub each_text: Option<String>,
     pub fields: Vec<Field>,
     pub links: Option<LinkRules>,
 }
@@ -119,6 +122,8 @@ pub struct Rule {
 pub struct Field {
     pub name: String,
     pub source: Source,
+    /// The selector, XPath, JSON-LD path or regex as written.
+    pub selector: String,
     /// With `css`: the attribute to read instead of the element's text.
     pub attr: Option<String>,
     /// With a selector: keeps what it matches of each value (its one
