@@ -86,7 +86,7 @@ fn check(file: &PathBuf, json: bool) -> anyhow::Result<()> {
                     .map(|r| {
                         json!({
                             "name": r.name,
-                            "role": format!("{:?}", r.role).to_lowercase(),
+                            "role": r.role.as_str(),
                             "urls": r.urls.iter().map(|p| p.text.clone()).collect::<Vec<_>>(),
                             "fields": r.fields.iter().map(|f| json!({"name": f.name, "type": f.kind.name(), "multiple": f.multiple, "required": f.required})).collect::<Vec<_>>(),
                         })
@@ -99,9 +99,9 @@ fn check(file: &PathBuf, json: bool) -> anyhow::Result<()> {
                     let fields: Vec<String> =
                         r.fields.iter().map(|f| format!("{} ({})", f.name, f.kind.name())).collect();
                     println!(
-                        "  {} [{:?}] {} URL patterns; fields: {}",
+                        "  {} [{}] {} URL patterns; fields: {}",
                         r.name,
-                        r.role,
+                        r.role.as_str(),
                         r.urls.len(),
                         if fields.is_empty() { "-".into() } else { fields.join(", ") }
                     );
@@ -260,9 +260,9 @@ fn page_table(url: &Url, a: Option<&Applied<'_>>) -> String {
     let followed = a.links.iter().filter(|(_, f)| *f).count();
     let _ = writeln!(
         s,
-        "{url}: rule {} [{:?}], {} item(s), links followed {}/{}",
+        "{url}: rule {} [{}], {} item(s), links followed {}/{}",
         a.rule.name,
-        a.rule.role,
+        a.rule.role.as_str(),
         a.items.items.len(),
         followed,
         a.links.len()

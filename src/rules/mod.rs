@@ -103,6 +103,17 @@ pub enum Role {
     Nav,
 }
 
+impl Role {
+    /// The name the rules file uses.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Content => "content",
+            Self::Nav => "nav",
+        }
+    }
+}
+
 /// One rule of the file.
 #[derive(Debug)]
 pub struct Rule {

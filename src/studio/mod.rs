@@ -266,7 +266,10 @@ async fn handle(s: &Studio, req: Request<Incoming>) -> Reply {
     let text = input["text"].as_str().unwrap_or_default();
     match path.as_str() {
         "/api/check" => json_reply(StatusCode::OK, &check_json(&s.file, text)),
-        "/api/open" => json_reply(StatusCode::OK, &open(s, input["url"].as_str().unwrap_or_default()).await),
+        "/api/open" => {
+            let url = input["url"].as_str().unwrap_or_default();
+            json_reply(StatusCode::OK, &open(s, url, input["text"].as_str()).await)
+        }
         "/api/eval" => {
             let urls: Vec<String> = input["urls"]
                 .as_array()
@@ -278,7 +281,8 @@ async fn handle(s: &Studio, req: Request<Incoming>) -> Reply {
             let rule = input["rule"].as_str().unwrap_or_default();
             match edit::add_field(text, rule, &input["field"]) {
                 Ok(new) => json_reply(StatusCode::OK, &json!({"text": new, "check": check_json(&s.file, &new)})),
-                Err(e) => json_reply(StatusCode::BAD_REQUEST, &json!({"error": e})),
+                // 200 with the reason, as `/api/open` does: the page shows it.
+                Err(e) => json_reply(StatusCode::OK, &json!({"error": e})),
             }
         }
         "/api/samples" => json_reply(StatusCode::OK, &json!({"urls": samples(s, text, input["rule"].as_str())})),
@@ -340,7 +344,7 @@ fn check_json(file: &std::path::Path, text: &str) -> Json {
                         .collect();
                     json!({
                         "name": r.name,
-                        "role": match r.role { crate::rules::Role::Content => "content", crate::rules::Role::Nav => "nav" },
+                        "role": r.role.as_str(),
                         "urls": r.urls.iter().map(|p| p.text.clone()).collect::<Vec<_>>(),
                         "each": r.each_text,
                         "fields": fields,
@@ -353,14 +357,15 @@ fn check_json(file: &std::path::Path, text: &str) -> Json {
     }
 }
 
-/// Opens `url`: stored by the crawl, seen already, or fetched now.
-async fn open(s: &Studio, url: &str) -> Json {
+/// Opens `url`: stored by the crawl, seen already, or fetched now; names
+/// the rule of `text` (the editor's, else the file's) that matches it.
+async fn open(s: &Studio, url: &str, text: Option<&str>) -> Json {
     let Ok(parsed) = Url::parse(url.trim()) else {
         return json!({"error": format!("`{url}` is not a URL (write it whole, with http:// or https://)")});
     };
     match page(s, &parsed).await {
         Ok((id, p)) => {
-            let text = std::fs::read_to_string(&s.file).unwrap_or_default();
+            let text = text.map_or_else(|| std::fs::read_to_string(&s.file).unwrap_or_default(), str::to_string);
             let rule =
                 compile(&s.file, &text).ok().and_then(|r| r.matching(p.url.as_str()).map(|(_, r)| r.name.clone()));
             json!({"url": p.url.as_str(), "source": p.source, "rule": rule, "frame": format!("/frame/{id}"), "error": null})
@@ -530,14 +535,14 @@ async fn eval(s: &Studio, text: &str, urls: &[String]) -> Json {
     json!({"ok": true, "pages": pages})
 }
 
-/// Pages to try `rule` on: stored ones and those opened in this session
-/// that it matches.
+/// Pages to try `rule` on: those opened in this session (latest first),
+/// then stored ones, that it matches.
 fn samples(s: &Studio, text: &str, rule: Option<&str>) -> Vec<String> {
     let Ok(rules) = compile(&s.file, text) else { return Vec::new() };
     let wanted = |u: &str| rules.matching(u).is_some_and(|(_, r)| rule.is_none_or(|name| r.name == name));
     let opened: Vec<String> = {
         let pages = s.pages.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        pages.iter().map(|p| p.url.to_string()).collect()
+        pages.iter().rev().map(|p| p.url.to_string()).collect()
     };
     let mut out: Vec<String> = Vec::new();
     for u in opened.iter().chain(&s.stored) {
