@@ -141,6 +141,19 @@ impl<'a> ParsedPage<'a> {
         Self { html, page, dom: OnceCell::new() }
     }
 
+    /// [`Self::parse`] with the DOM built by the same tokenizer pass, for
+    /// a page that will need it (a rule matched its URL): one tokenization
+    /// instead of two.
+    #[must_use]
+    pub fn parse_with_dom(body: &'a [u8], content_type: Option<&str>, url: &Url, cfg: &ParseConfig) -> Self {
+        let (html, page, tree) = parse::parse_source(body, content_type, url, cfg, true);
+        let dom = OnceCell::new();
+        if let Some(tree) = tree {
+            let _ = dom.set(tree);
+        }
+        Self { html, page, dom }
+    }
+
     /// The page as UTF-8 text, decoded from its charset.
     #[must_use]
     pub fn html(&self) -> &str {

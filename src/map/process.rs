@@ -80,8 +80,18 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
         // A body cut by a reset is kept but not parsed for links: half a
         // page's links are real, but its text and hash would mislead.
         let parse_it = html && !matches!(f.error, Some((ErrorKind::Reset | ErrorKind::Decode | ErrorKind::Timeout, _)));
-        let parsed =
-            parse_it.then(|| ParsedPage::parse(&resp.body, resp.content_type.as_deref(), &f.final_url, &ctx.parse));
+        // A page a rule matches and reads through its DOM gets the DOM from
+        // the same tokenizer pass (README, "Rules").
+        let matched = ctx.rules.as_deref().and_then(|r| r.matching(f.final_url.as_str()));
+        let with_dom = matched.is_some_and(|(_, r)| r.needs_dom());
+        let parsed = parse_it.then(|| {
+            let (body, ct) = (&resp.body, resp.content_type.as_deref());
+            if with_dom {
+                ParsedPage::parse_with_dom(body, ct, &f.final_url, &ctx.parse)
+            } else {
+                ParsedPage::parse(body, ct, &f.final_url, &ctx.parse)
+            }
+        });
         // The extract stage: every registered extractor reads the one
         // parsed form of the page (ARCHITECTURE.md, "Extraction").
         if !ctx.extract.is_empty() {
@@ -97,7 +107,6 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
         // Rules run on the same parse (README, "Rules"): the first rule
         // matching the page's final URL makes its items and may hold some
         // of its links back.
-        let matched = ctx.rules.as_deref().and_then(|r| r.matching(f.final_url.as_str()));
         let mut decision = None;
         if let (Some((index, rule)), Some(p)) = (matched, parsed.as_ref()) {
             rule_out = Some((rule.items(index, p, &f.final_url), 0));

@@ -164,9 +164,28 @@ pub fn parse_html_keeping_source<'a>(
     url: &Url,
     cfg: &ParseConfig,
 ) -> (std::borrow::Cow<'a, str>, Page) {
+    let (html, page, _) = parse_source(body, content_type, url, cfg, false);
+    (html, page)
+}
+
+/// [`parse_html_keeping_source`], and the page's DOM built by the same
+/// tokenizer pass ([`extract::extract_with_dom`]) when `dom` is set.
+#[must_use]
+pub fn parse_source<'a>(
+    body: &'a [u8],
+    content_type: Option<&str>,
+    url: &Url,
+    cfg: &ParseConfig,
+    dom: bool,
+) -> (std::borrow::Cow<'a, str>, Page, Option<scraper::Html>) {
     let (encoding, encoding_source, bom) = charset::sniff(body, content_type);
     let html = charset::decode(body, encoding, bom);
-    let ex = extract::extract(&html, cfg.max_links, cfg.max_text);
+    let (ex, tree) = if dom {
+        let (ex, tree) = extract::extract_with_dom(&html, cfg.max_links, cfg.max_text);
+        (ex, Some(tree))
+    } else {
+        (extract::extract(&html, cfg.max_links, cfg.max_text), None)
+    };
     let base = ex
         .base
         .as_deref()
@@ -195,7 +214,7 @@ pub fn parse_html_keeping_source<'a>(
     let structure = Structure { text: ex.text, segments: ex.segments, blocks: ex.blocks, meta: ex.meta };
     let page =
         Page { encoding, encoding_source, title: ex.title, text, links, meta_nofollow: ex.meta_nofollow, structure };
-    (html, page)
+    (html, page, tree)
 }
 
 #[cfg(test)]

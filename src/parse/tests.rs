@@ -159,3 +159,36 @@ fn invisible_break_hints_and_ruby_readings_are_not_text() {
     assert!(p.text.contains("Magdalena"), "{:?}", p.text);
     assert!(p.text.contains("子ども") && !p.text.contains('こ') && !p.text.contains('('), "{:?}", p.text);
 }
+
+/// The one-pass DOM: the same DOM as a parse of its own, and the same
+/// pass result, on ordinary and on hostile pages (no panic where the tree
+/// builder and the pass disagree on raw text).
+#[test]
+fn the_dom_built_in_the_same_pass_equals_a_parse_of_its_own() {
+    let pages = [
+        "<!DOCTYPE html>\n<html lang=en><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Type\" content=\"text/html; charset=utf-8\"><title>M</title></head><body><p>after <a href=/m>meta</a></p></body></html>",
+        "<!doctype html><html><head><title>T &amp; x</title><style>p{}</style><script>if (a<b) {}</script></head><body><p>One <a href=/x>two</a><p>three<table><tr><td>c</table>fostered<b><p>mis</b>nested</p><textarea><b>t</b></textarea><noscript><p>ns</p></noscript></body></html>",
+        "<div hidden><title>a<b>c</title></div><p>after</p>",
+        "<title/>x<b>y</b><p>z",
+        "<svg><style><b>x</b></style><title><i>s</i></title></svg><math><mi><title>m<b>q</b></title></mi></math>",
+        "<template><title>a <b> c</title></template><plaintext><p>raw",
+        "<select><textarea>t</textarea><script>s</script></select><frameset><noframes><p>n</noframes>",
+        "",
+    ];
+    for html in pages {
+        let alone = extract::extract(html, 100, 1 << 20);
+        let (with, dom) = extract::extract_with_dom(html, 100, 1 << 20);
+        let reference = scraper::Html::parse_document(html);
+        assert_eq!(dom.html(), reference.html(), "{html}");
+        // The pass is the same where the two agree on raw text (not on
+        // the pages built to make them disagree).
+        if !html.contains("<title/>")
+            && !html.contains("hidden")
+            && !html.contains("<svg>")
+            && !html.contains("<template>")
+        {
+            assert_eq!((with.text, with.title), (alone.text, alone.title), "{html}");
+            assert_eq!(with.links.len(), alone.links.len(), "{html}");
+        }
+    }
+}

@@ -49,6 +49,17 @@ impl Rules {
     }
 }
 
+impl Rule {
+    /// Whether applying it reads the page's DOM (CSS, XPath, `each`, link
+    /// scopes), so the parse should build one.
+    #[must_use]
+    pub fn needs_dom(&self) -> bool {
+        self.each.is_some()
+            || self.links.as_ref().is_some_and(|l| !l.scopes.is_empty())
+            || self.fields.iter().any(|f| matches!(f.source, Source::Css(_) | Source::XPath(_)))
+    }
+}
+
 /// What a rule made of one page, for `layercrawl rules test` and the
 /// rule editor: the same work the map stage does for a crawled page.
 #[derive(Debug)]
@@ -77,7 +88,11 @@ impl Rules {
         if !crate::parse::is_html(content_type, body) {
             return None;
         }
-        let page = crate::extract::ParsedPage::parse(body, content_type, final_url, cfg);
+        let page = if rule.needs_dom() {
+            crate::extract::ParsedPage::parse_with_dom(body, content_type, final_url, cfg)
+        } else {
+            crate::extract::ParsedPage::parse(body, content_type, final_url, cfg)
+        };
         let items = rule.items(index, &page, final_url);
         let decision = rule.link_decision(Some(&page), final_url, depth, &cfg.urls);
         let links = page

@@ -557,18 +557,49 @@ fn collapse(s: &str, max: usize) -> String {
     out
 }
 
+impl State {
+    fn new(max_links: usize, max_text: usize) -> Self {
+        Self {
+            out: Extracted { blocks: vec![Block::default()], ..Extracted::default() },
+            max_links,
+            max_text,
+            stack: vec![(String::new(), 0)],
+            skip: None,
+            raw: false,
+            in_title: false,
+            title: String::new(),
+            anchor: None,
+            pending_space: false,
+            pending_break: false,
+            seg_block: 0,
+            kind: SegKind::Text,
+            kinds: Vec::new(),
+            in_json_ld: false,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// What the pass found, once the input is done.
+    fn finish(mut self) -> Extracted {
+        self.end_anchor();
+        if self.in_title {
+            self.out.title = Some(collapse(&self.title, MAX_TITLE)).filter(|t| !t.is_empty());
+        }
+        self.out
+    }
+}
+
 struct Sink(RefCell<State>);
 
-impl TokenSink for Sink {
-    type Handle = ();
-
-    fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
+impl Sink {
+    /// The pass's share of one token; the tokenizer state it asks for.
+    fn take(&self, token: &Token) -> TokenSinkResult<()> {
         let mut st = self.0.borrow_mut();
         match token {
-            Token::CharacterTokens(t) => st.text(&t),
+            Token::CharacterTokens(t) => st.text(t),
             Token::TagToken(tag) => match tag.kind {
-                TagKind::StartTag => return st.start_tag(&tag),
-                TagKind::EndTag => st.end_tag(&tag),
+                TagKind::StartTag => return st.start_tag(tag),
+                TagKind::EndTag => st.end_tag(tag),
             },
             _ => {}
         }
@@ -576,36 +607,77 @@ impl TokenSink for Sink {
     }
 }
 
+impl TokenSink for Sink {
+    type Handle = ();
+
+    fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
+        self.take(&token)
+    }
+}
+
 /// Tokenizes `html` once and collects everything [`super::Page`] needs.
 #[must_use]
 pub fn extract(html: &str, max_links: usize, max_text: usize) -> Extracted {
-    let state = State {
-        out: Extracted { blocks: vec![Block::default()], ..Extracted::default() },
-        max_links,
-        max_text,
-        stack: vec![(String::new(), 0)],
-        skip: None,
-        raw: false,
-        in_title: false,
-        title: String::new(),
-        anchor: None,
-        pending_space: false,
-        pending_break: false,
-        seg_block: 0,
-        kind: SegKind::Text,
-        kinds: Vec::new(),
-        in_json_ld: false,
-        scratch: Vec::new(),
-    };
-    let tok = Tokenizer::new(Sink(RefCell::new(state)), TokenizerOpts::default());
+    let tok = Tokenizer::new(Sink(RefCell::new(State::new(max_links, max_text))), TokenizerOpts::default());
     let input = BufferQueue::default();
     input.push_back(StrTendril::from_slice(html));
     let _ = tok.feed(&input);
     tok.end();
-    let mut st = tok.sink.0.into_inner();
-    st.end_anchor();
-    if st.in_title {
-        st.out.title = Some(collapse(&st.title, MAX_TITLE)).filter(|t| !t.is_empty());
+    tok.sink.0.into_inner().finish()
+}
+
+/// [`extract`], and the page's DOM built from the same tokens: one
+/// tokenizer pass feeds both the pass's state and html5ever's tree builder
+/// (scraper's tree), instead of a second tokenization of the page for the
+/// DOM. Rules that need a DOM take this path (README, "Rules").
+///
+/// The tree builder decides the tokenizer's states (raw text, RCDATA,
+/// plaintext), as in a standalone parse, so the DOM is the one
+/// `scraper::Html::parse_document` gives; the pass sees the same tokens
+/// as alone except on pages where the two disagree on a raw-text element
+/// (e.g. a self-closing `<title/>`, or `<style>` inside `<svg>`).
+#[must_use]
+pub fn extract_with_dom(html: &str, max_links: usize, max_text: usize) -> (Extracted, scraper::Html) {
+    use html5ever::tree_builder::{TreeBuilder, TreeBuilderOpts, TreeSink};
+    use html5ever::TokenizerResult;
+    let tree = TreeBuilder::new(scraper::HtmlTreeSink::new(scraper::Html::new_document()), TreeBuilderOpts::default());
+    let both = Both { pass: Sink(RefCell::new(State::new(max_links, max_text))), tree };
+    let tok = Tokenizer::new(both, TokenizerOpts::default());
+    let input = BufferQueue::default();
+    input.push_back(StrTendril::from_slice(html));
+    // The tree builder pauses the tokenizer at a `</script>` (for script
+    // execution, which a crawler does not do) and at a `<meta charset>`
+    // (to re-decode, which the charset sniffing did already): feed on
+    // until the input is done.
+    while !matches!(tok.feed(&input), TokenizerResult::Done) {}
+    tok.end();
+    let Both { pass, tree } = tok.sink;
+    (pass.0.into_inner().finish(), tree.sink.finish())
+}
+
+/// The tokenizer's sink when the DOM is built in the same pass.
+struct Both {
+    pass: Sink,
+    tree: html5ever::tree_builder::TreeBuilder<
+        <scraper::HtmlTreeSink as html5ever::tree_builder::TreeSink>::Handle,
+        scraper::HtmlTreeSink,
+    >,
+}
+
+impl TokenSink for Both {
+    type Handle = <scraper::HtmlTreeSink as html5ever::tree_builder::TreeSink>::Handle;
+
+    fn process_token(&self, token: Token, line: u64) -> TokenSinkResult<Self::Handle> {
+        // The tree builder's answer sets the tokenizer's state.
+        let _ = self.pass.take(&token);
+        self.tree.process_token(token, line)
     }
-    st.out
+
+    fn end(&self) {
+        self.tree.end();
+    }
+
+    fn adjusted_current_node_present_but_not_in_html_namespace(&self) -> bool {
+        self.tree.adjusted_current_node_present_but_not_in_html_namespace()
+    }
 }
