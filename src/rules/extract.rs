@@ -197,20 +197,22 @@ impl Field {
     /// What the source matched, as text, before conversion; filtered by the
     /// field's regex when it has a selector.
     fn raw(&self, view: &PageView<'_, '_>, within: Option<ElementRef<'_>>) -> Result<Vec<String>, String> {
-        let found = match &self.source {
+        let mut out = Vec::new();
+        match &self.source {
             Source::Css(sel) => {
                 let pick = |el: ElementRef<'_>| match &self.attr {
                     Some(a) => el.value().attr(a).map(collapse),
                     None => Some(collapse(&el.text().collect::<String>())),
                 };
-                let found: Vec<String> = match within {
-                    Some(el) => el.select(sel).filter_map(pick).collect(),
-                    None => view.page.dom().select(sel).filter_map(pick).collect(),
-                };
-                found
+                // Lazily: a single-valued field stops at its first value,
+                // not at the end of the page.
+                match within {
+                    Some(el) => self.keep(el.select(sel).filter_map(pick), &mut out),
+                    None => self.keep(view.page.dom().select(sel).filter_map(pick), &mut out),
+                }
             }
-            Source::XPath(x) => xpath::eval_strings(view.xdoc(), x, within)?,
-            Source::JsonLd(path) => json_ld_values(view.json_ld(), path),
+            Source::XPath(x) => self.keep(xpath::eval_strings(view.xdoc(), x, within)?.into_iter(), &mut out),
+            Source::JsonLd(path) => self.keep(json_ld_values(view.json_ld(), path).into_iter(), &mut out),
             Source::Regex(over) => {
                 let text = match over {
                     TextSource::Text => view.page.page().text.as_str(),
@@ -219,12 +221,22 @@ impl Field {
                 };
                 return Ok(self.filter.as_ref().map(|re| matches(re, text, self.multiple)).unwrap_or_default());
             }
-        };
-        let found = found.into_iter().filter(|s| !s.is_empty());
-        Ok(match &self.filter {
-            Some(re) => found.flat_map(|s| matches(re, &s, false)).collect(),
-            None => found.collect(),
-        })
+        }
+        Ok(out)
+    }
+
+    /// Pushes the non-empty values of `found` onto `out`, through the
+    /// field's regex when it has one: all of them, or the first.
+    fn keep(&self, found: impl Iterator<Item = String>, out: &mut Vec<String>) {
+        for s in found.filter(|s| !s.is_empty()) {
+            match &self.filter {
+                Some(re) => out.extend(matches(re, &s, false)),
+                None => out.push(s),
+            }
+            if !self.multiple && !out.is_empty() {
+                return;
+            }
+        }
     }
 
     fn describe(&self) -> String {
