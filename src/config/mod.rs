@@ -449,6 +449,28 @@ mod tests {
     }
 
     #[test]
+    fn a_job_file_names_its_rules_relative_to_itself_and_bad_rules_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let job = dir.path().join("j.toml");
+        std::fs::write(&job, "seeds = 'seeds.txt'\ndepth = 1\nrules = 'r.toml'\n").expect("write");
+        let rules = dir.path().join("r.toml");
+        std::fs::write(&rules, "[[rule]]\nname = 'p'\nurls = ['**']\n[[rule.field]]\nname = 't'\ncss = 'h1'\n")
+            .expect("write");
+        let c = CrawlConfig::from_sources(&RunArgs { job: Some(job.clone()), ..RunArgs::default() }).expect("config");
+        let src = c.rules.expect("rules from the job file");
+        assert_eq!(src.file, rules.display().to_string());
+        assert_eq!(src.compile().expect("valid").list[0].name, "p");
+        std::fs::write(
+            &rules,
+            "[[rule]]\nname = 'p'\nurls = ['**']\n[[rule.field]]\nname = 't'\ncss = 'h1'\ntype = 'money'\n",
+        )
+        .expect("write");
+        let err = CrawlConfig::from_sources(&RunArgs { job: Some(job), ..RunArgs::default() }).expect_err("bad rules");
+        assert!(matches!(err, ConfigError::Rules(_)));
+        assert!(err.to_string().contains("r.toml:7:8: type `money`"), "{err}");
+    }
+
+    #[test]
     fn flags_win_over_job_and_defaults_apply() {
         let dir = tempfile::tempdir().expect("tempdir");
         let job = dir.path().join("j.toml");
