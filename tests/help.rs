@@ -17,6 +17,7 @@ const WITHOUT_DEFAULT: &[&str] = &[
     "resolve",
     "allow-private",
     "noise-patterns",
+    "rules",
     "json",
     "quiet",
     "help",
