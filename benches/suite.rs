@@ -11,6 +11,8 @@
 //!   (`suite/limit.rs`).
 //! - `peer`: Scrapy (from PyPI, `benches/peers/`) crawling the same web with
 //!   the same seeds, depth, scope and politeness.
+//! - `rules`: the cpu scenario's crawl with a five-field rule on every page
+//!   against the same crawl without, in turn (`SUITE_RUNS` pairs).
 //! - `wan`: a simulated WAN (thousands of hosts, 100-300 ms per response,
 //!   1 s delay and 1 connection per host) against its politeness bound.
 //! - `scale`: a 100 k-page and a 1 M-page crawl with the same settings:
@@ -55,7 +57,7 @@ fn main() {
     if std::env::args().any(|a| a == "--list" || a == "--test") {
         return; // `cargo test --benches` probes; nothing to list.
     }
-    let wanted = std::env::var("SUITE").unwrap_or_else(|_| "cpu,peer,wan,scale,scaleout".into());
+    let wanted = std::env::var("SUITE").unwrap_or_else(|_| "cpu,peer,rules,wan,scale,scaleout".into());
     let wanted: Vec<&str> = wanted.split(',').map(str::trim).collect();
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut table = Table::default();
@@ -63,6 +65,9 @@ fn main() {
     println!("benchmark suite on {}", machine["summary"].as_str().unwrap_or("?"));
     if wanted.contains(&"cpu") || wanted.contains(&"peer") {
         cpu_bound(tmp.path(), &mut table, wanted.contains(&"cpu"), wanted.contains(&"peer"));
+    }
+    if wanted.contains(&"rules") {
+        rules_cost(tmp.path(), &mut table);
     }
     if wanted.contains(&"wan") {
         latency_bound(tmp.path(), &mut table);
@@ -82,6 +87,44 @@ fn main() {
 }
 
 // ---------------------------------------------------------------- scenarios
+
+/// The cpu scenario's crawl with a five-field rule on every page
+/// (`benches/rules/article.toml`) against the same crawl without rules,
+/// in turn, pair by pair: what rules cost (README, "What rules cost").
+fn rules_cost(tmp: &Path, table: &mut Table) {
+    let pairs = env_u32("SUITE_RUNS", 3).max(1);
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/rules/article.toml");
+    let farm = FarmProcess::start(&CPU_WEB, 50);
+    let seeds = farm.write_seeds(tmp, "rules-seeds.txt");
+    let run = |data: &Path, with: bool| {
+        let mut a = farm.crawl_args(&seeds, data, 3);
+        a.extend(CPU_CRAWL.map(String::from));
+        if with {
+            a.extend(["--rules".to_string(), rules.display().to_string()]);
+        }
+        let c = crawl(&a);
+        let _ = std::fs::remove_dir_all(data);
+        c
+    };
+    let (mut cpu, mut wall, mut items) = (vec![], vec![], 0.0);
+    for pair in 0..pairs {
+        let without = run(&tmp.join(format!("rules-without-{pair}")), false);
+        let with = run(&tmp.join(format!("rules-with-{pair}")), true);
+        items = with.summary["rules"]["article"]["items"].as_f64().unwrap_or(0.0);
+        assert!(items > 0.0, "the rule made no items: {}", with.summary);
+        println!(
+            "  rules pair {pair}: without {:.1} CPU s, {:.1} s; with {:.1} CPU s, {:.1} s; {items} items",
+            without.cpu, without.wall, with.cpu, with.wall
+        );
+        cpu.push(with.cpu / without.cpu);
+        wall.push(with.wall / without.wall);
+    }
+    let s = "rules";
+    table.add(s, "items made (one per HTML page)", items, "items");
+    table.add(s, "crawler CPU, with / without a five-field rule (median of pairs)", median(cpu), "ratio");
+    table.add(s, "wall, with / without", median(wall), "ratio");
+    farm.stop();
+}
 
 /// Loopback, no latency: the crawl against the machine's limit, and Scrapy.
 /// The cpu scenario's test web (50 sites) and crawl flags (depth 3).
