@@ -392,3 +392,58 @@ impl Drop for Kill {
         let _ = self.0.wait();
     }
 }
+
+/// The editor's samples from a crawl: the stored pages are listed, opened
+/// from the Parquet without a request, and a rule's samples are drawn from
+/// them.
+#[test]
+fn the_editor_takes_its_samples_from_a_crawl_without_fetching_them_again() {
+    let web = shop();
+    let data = web.dir("data");
+    web.crawl(&data, 3, &["--delay", "0", "--partitions", "2"]);
+    let rules = web.dir("rules.toml");
+    std::fs::write(&rules, RULES).expect("rules");
+    let mut child = Kill(
+        std::process::Command::new(env!("CARGO_BIN_EXE_layercrawl"))
+            .args(["studio", "--rules", rules.to_str().expect("utf8"), "--data", data.to_str().expect("utf8")])
+            .args(["--samples", "3", "--json"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("studio"),
+    );
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.0.stdout.take().expect("stdout")), &mut line)
+        .expect("its address");
+    let url = json_of(&line)["url"].as_str().expect("url").to_string();
+    let (base, token) = url.split_once("/?token=").expect("token");
+    web.farm.reset_stats();
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let http = reqwest::Client::new();
+        let state = http.get(format!("{base}/api/state")).header("X-Studio-Token", token).send().await.expect("state");
+        let state = json_of(&state.text().await.expect("body"));
+        let stored: Vec<&str> =
+            state["samples"].as_array().expect("samples").iter().filter_map(|u| u.as_str()).collect();
+        let product = stored.iter().find(|u| u.contains("/product/")).expect("a stored product page").to_string();
+        let post = |path: &str, body: serde_json::Value| {
+            http.post(format!("{base}{path}")).header("X-Studio-Token", token).body(body.to_string()).send()
+        };
+        let opened = post("/api/open", serde_json::json!({"url": product})).await.expect("open");
+        let opened = json_of(&opened.text().await.expect("body"));
+        assert_eq!((opened["source"].as_str(), opened["rule"].as_str()), (Some("stored"), Some("product")), "{opened}");
+        let samples =
+            post("/api/samples", serde_json::json!({"text": RULES, "rule": "product"})).await.expect("samples");
+        let samples = json_of(&samples.text().await.expect("body"));
+        let urls = samples["urls"].as_array().expect("urls");
+        assert_eq!(urls.len(), 3, "{samples}");
+        assert_eq!(urls[0], product.as_str(), "the page just opened comes first");
+        let eval = post("/api/eval", serde_json::json!({"text": RULES, "urls": urls})).await.expect("eval");
+        let eval = json_of(&eval.text().await.expect("body"));
+        for page in eval["pages"].as_array().expect("pages") {
+            assert!(page["items"][0]["name"].is_string(), "{page}");
+        }
+    });
+    drop(child);
+    let stats = web.farm.stats();
+    assert_eq!(stats.hosts.get("shop.test").map_or(0, |h| h.requests), 0, "stored pages are not fetched again");
+}
