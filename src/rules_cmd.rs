@@ -142,24 +142,7 @@ fn test(args: &TestArgs) -> anyhow::Result<()> {
         for r in &args.resolve {
             resolve.push(ResolveRule::parse(r).map_err(|e| BadRules(format!("--resolve {r}: {e}")))?);
         }
-        let urls = std::sync::Arc::new(layercrawl::urlnorm::UrlPolicy::default());
-        let cfg = FetchConfig {
-            concurrency: 4,
-            per_host: 1,
-            delay: std::time::Duration::ZERO,
-            user_agent: format!("layercrawl/{}", env!("CARGO_PKG_VERSION")),
-            connect_timeout: std::time::Duration::from_secs(10),
-            timeout: std::time::Duration::from_secs(30),
-            max_body: 10 << 20,
-            max_redirects: 10,
-            retries: 0,
-            backoff: std::time::Duration::from_millis(500),
-            resolve,
-            allow_private: args.allow_private,
-            max_pages_per_host: None,
-            straggler_after: None,
-            urls,
-        };
+        let cfg = FetchConfig::single_pages(resolve, args.allow_private, std::time::Duration::ZERO);
         let fetcher = Fetcher::new(&cfg).context("building the HTTP client")?;
         for u in &args.urls {
             let url = Url::parse(u).map_err(|e| BadRules(format!("`{u}` is not a URL: {e}")))?;

@@ -34,3 +34,30 @@ pub struct FetchConfig {
     /// How redirect targets are normalised.
     pub urls: std::sync::Arc<crate::urlnorm::UrlPolicy>,
 }
+
+impl FetchConfig {
+    /// Settings for fetching single pages outside a crawl (`layercrawl
+    /// rules test`, the rule editor): the crawl's defaults for timeouts,
+    /// body size and user agent, no retries, `delay` between two requests
+    /// to one host.
+    #[must_use]
+    pub fn single_pages(resolve: Vec<ResolveRule>, allow_private: bool, delay: Duration) -> Self {
+        Self {
+            concurrency: 8,
+            per_host: 1,
+            delay,
+            user_agent: format!("layercrawl/{}", env!("CARGO_PKG_VERSION")),
+            connect_timeout: Duration::from_secs(10),
+            timeout: Duration::from_secs(30),
+            max_body: 10 << 20,
+            max_redirects: 10,
+            retries: 0,
+            backoff: Duration::from_millis(500),
+            resolve,
+            allow_private,
+            max_pages_per_host: None,
+            straggler_after: None,
+            urls: std::sync::Arc::new(crate::urlnorm::UrlPolicy::default()),
+        }
+    }
+}

@@ -129,24 +129,7 @@ pub async fn serve(args: StudioArgs, ready: impl FnOnce(&str)) -> Result<(), Stu
                 .map_err(|e| StudioError::Setup(format!("--resolve {r}: {e}")))?,
         );
     }
-    let agent = format!("layercrawl/{}", env!("CARGO_PKG_VERSION"));
-    let cfg = FetchConfig {
-        concurrency: 8,
-        per_host: 1,
-        delay: Duration::from_millis(args.delay),
-        user_agent: agent.clone(),
-        connect_timeout: Duration::from_secs(10),
-        timeout: Duration::from_secs(30),
-        max_body: 10 << 20,
-        max_redirects: 10,
-        retries: 0,
-        backoff: Duration::from_millis(500),
-        resolve,
-        allow_private: args.allow_private,
-        max_pages_per_host: None,
-        straggler_after: None,
-        urls: Arc::new(crate::urlnorm::UrlPolicy::default()),
-    };
+    let cfg = FetchConfig::single_pages(resolve, args.allow_private, Duration::from_millis(args.delay));
     let fetcher = Fetcher::new(&cfg).map_err(|e| StudioError::Setup(format!("cannot build the HTTP client: {e}")))?;
     let (data, stored) = match &args.data {
         Some(d) => {
@@ -172,7 +155,7 @@ pub async fn serve(args: StudioArgs, ready: impl FnOnce(&str)) -> Result<(), Stu
         stored,
         pages: Mutex::new(Vec::new()),
         fetcher,
-        agent: crate::fetch::robots::product_token(&agent),
+        agent: crate::fetch::robots::product_token(&cfg.user_agent),
         delay: Duration::from_millis(args.delay),
         robots: tokio::sync::Mutex::default(),
         next: tokio::sync::Mutex::default(),

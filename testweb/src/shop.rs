@@ -94,21 +94,6 @@ static BRANDS: &[&str] = &["Works", "Press", "Goods", "Studio", "Supply", "Editi
 /// Badges some product pages show above the title.
 static BADGES: &[&str] = &["Bestseller", "New", "Staff pick", "Limited edition"];
 
-static MONTHS: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
-
 /// Titles of the promotion pages, `/promo/1` first.
 static PROMO_TITLES: [&str; PROMOS as usize] = ["Spring sale", "Bundle deals", "Clearance"];
 /// Titles of the help pages, `/help/1` first.
@@ -872,7 +857,7 @@ fn product(h: &mut Html, world: &World, p: &Product) {
         h.out,
         "<p class=\"release\">Released <time class=\"released\" datetime=\"{}\">{d} {} {y}</time></p>",
         p.released_iso(),
-        MONTHS[(m as usize).saturating_sub(1) % 12]
+        super::traps::MONTHS[(m as usize).saturating_sub(1) % 12]
     );
     wrap_close(h, p);
     h.push("\n");

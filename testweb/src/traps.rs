@@ -8,7 +8,8 @@ use super::render::{footer, head, header, sentence, Ctx, Html};
 use super::rng::{self, tag, Rng};
 use super::truth::LinkRole;
 
-const MONTHS: [&str; 12] = [
+/// Month names, for archive titles and the shop's release dates.
+pub(crate) const MONTHS: [&str; 12] = [
     "January",
     "February",
     "March",
