@@ -329,6 +329,11 @@ fn the_editor_server_is_private_polite_and_saves_only_valid_rules() {
             let frame = frame.send().await.expect("frame");
             let csp = frame.headers()["content-security-policy"].to_str().expect("csp").to_string();
             assert!(csp.contains("script-src 'none'"), "{csp}");
+            assert_eq!(
+                frame.headers()["referrer-policy"],
+                "no-referrer",
+                "the token in the frame's address stays here"
+            );
             assert!(frame.text().await.expect("html").contains(&p.name));
         }
 

@@ -192,6 +192,12 @@ fn reply(status: StatusCode, ctype: &'static str, body: impl Into<Bytes>) -> Rep
     *r.status_mut() = status;
     r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
     r.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    // The token is in the frame's address: no page the frame loads from
+    // (its images, its styles) is told where it came from, and no other
+    // site may frame the editor.
+    r.headers_mut().insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    r.headers_mut().insert("x-frame-options", HeaderValue::from_static("SAMEORIGIN"));
+    r.headers_mut().insert("x-content-type-options", HeaderValue::from_static("nosniff"));
     r
 }
 
@@ -224,7 +230,7 @@ async fn handle(s: &Studio, req: Request<Incoming>) -> Reply {
         let mut r = reply(StatusCode::OK, "text/html; charset=utf-8", APP);
         r.headers_mut().insert(
             "content-security-policy",
-            HeaderValue::from_static("default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; frame-src 'self'"),
+            HeaderValue::from_static("default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; frame-src 'self'; frame-ancestors 'none'"),
         );
         return r;
     }
@@ -478,7 +484,7 @@ fn frame(s: &Studio, id: &str) -> Reply {
     let html = edit::framed_html(parsed.html(), &p.url);
     let origin = origin_of(&p.url);
     let csp = format!(
-        "default-src 'none'; script-src 'none'; object-src 'none'; frame-src 'none'; form-action 'none'; base-uri {origin}; img-src {origin} data:; style-src {origin} 'unsafe-inline'; font-src {origin}"
+        "default-src 'none'; script-src 'none'; object-src 'none'; frame-src 'none'; form-action 'none'; frame-ancestors 'self'; base-uri {origin}; img-src {origin} data:; style-src {origin} 'unsafe-inline'; font-src {origin}"
     );
     let mut r = reply(StatusCode::OK, "text/html; charset=utf-8", html);
     if let Ok(v) = HeaderValue::from_str(&csp) {
