@@ -24,6 +24,10 @@ pub enum StageError {
     /// shards would not match the other partitions'.
     #[error("the run's doc files have extractor columns {run:?}, but this task was given {given:?}: register the run's extractors (MapCtx::extract)")]
     ExtractorsDiffer { run: Vec<String>, given: Vec<String> },
+    /// The rules file changed while a layer was half done: the layer's
+    /// committed partitions made items with the rules it started with.
+    #[error("layer {layer} was started with another rules file ({started}); its committed partitions made their items with it, so this run cannot finish the layer with {now}: run again with the rules file the layer started with, or start the crawl in a new data folder")]
+    RulesChanged { layer: u32, started: String, now: String },
     /// A crawler bug (a task that panicked, a worker that died).
     #[error("internal error: {0}")]
     Internal(String),

@@ -452,3 +452,54 @@ fn the_editor_takes_its_samples_from_a_crawl_without_fetching_them_again() {
     let stats = web.farm.stats();
     assert_eq!(stats.hosts.get("shop.test").map_or(0, |h| h.requests), 0, "stored pages are not fetched again");
 }
+
+/// A rules file changed while a layer is half done is refused, naming the
+/// layer and both files; the same text is not a change.
+#[test]
+fn a_layer_is_finished_with_the_rules_it_started_with() {
+    let cfg = FarmConfig { sites: 1, pages: 10, faults: false, shop: true, shop_products: 20, ..FarmConfig::default() };
+    let web = Web::start(cfg);
+    // Two sites in two partitions: one partition's manifest is removed
+    // below, the other's stays committed.
+    let parts = (2..16u32)
+        .find(|&p| {
+            layercrawl::partition::partition_of_host("shop.test", p)
+                != layercrawl::partition::partition_of_host("s000.test", p)
+        })
+        .expect("a partition count that separates the two sites");
+    let parts = parts.to_string();
+    let rules = web.dir("rules.toml");
+    std::fs::write(&rules, RULES).expect("rules");
+    let data = web.dir("data");
+    let rules_arg = rules.display().to_string();
+    web.crawl(&data, 1, &["--delay", "0", "--partitions", &parts, "--rules", &rules_arg]);
+    // As if the run had stopped with one partition of layer 1 not committed.
+    let manifests = data.join("state/manifest/layer=1");
+    let committed: Vec<_> = std::fs::read_dir(&manifests)
+        .expect("manifests")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("map-")))
+        .collect();
+    let shop = layercrawl::partition::partition_of_host("shop.test", parts.parse().expect("n"));
+    let victim = committed
+        .iter()
+        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy() == format!("map-{shop:05}.json")))
+        .expect("the shop's partition committed");
+    std::fs::remove_file(victim).expect("unfinish a partition");
+    let _ = std::fs::remove_file(data.join("state/manifest/merge.json"));
+    let changed = web.dir("changed.toml");
+    std::fs::write(&changed, RULES.replace("name = \"stock\"", "name = \"units\"")).expect("rules");
+    let out = layercrawl(&web.run_args(
+        &data,
+        1,
+        &["--delay", "0", "--partitions", &parts, "--rules", changed.to_str().expect("utf8")],
+    ));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("layer 1 was started with another rules file") && err.contains("rules.toml"), "{err}");
+    // The same text under another name finishes the layer.
+    let copy = web.dir("copy.toml");
+    std::fs::write(&copy, RULES).expect("rules");
+    web.crawl(&data, 1, &["--delay", "0", "--partitions", &parts, "--rules", copy.to_str().expect("utf8")]);
+}

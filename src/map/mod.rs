@@ -67,6 +67,13 @@ pub struct RulesSource {
 }
 
 impl RulesSource {
+    /// A hash of the text, then the file's name, as map manifests record
+    /// it (the same text under another path is the same rules).
+    #[must_use]
+    pub fn identity(&self) -> String {
+        format!("{:016x} {}", xxhash_rust::xxh3::xxh3_64(self.text.as_bytes()), self.file)
+    }
+
     /// The compiled rules.
     ///
     /// # Errors
@@ -254,6 +261,8 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         return commit(ctx, &attempt, manifest).await;
     }
     let mut first_urls = load_content_hashes(store, part, layer).await?;
+    manifest.rules_used = ctx.pages.rules.as_ref().map(RulesSource::identity);
+    same_rules_as_the_layer(store, layer, manifest.rules_used.as_deref()).await?;
     let rules = match &ctx.pages.rules {
         Some(src) => Some(Arc::new(src.compile().map_err(|e| StageError::Internal(format!("the run's rules: {e}")))?)),
         None => None,
@@ -421,6 +430,27 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     manifest.adopted = report.adopted;
     manifest.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     commit(ctx, &attempt, manifest).await
+}
+
+/// Refuses to map a partition of `layer` with other rules than the
+/// partitions of the layer already committed: their items would not share
+/// a schema with this one's, and the layer's merge would refuse them (the
+/// README: a changed rules file applies to the layers not yet started).
+async fn same_rules_as_the_layer(store: &Store, layer: u32, now: Option<&str>) -> Result<(), StageError> {
+    let dir = layout::map_manifest(layer, 0);
+    let dir = dir.rsplit_once('/').map_or(dir.as_str(), |(d, _)| d);
+    for (path, _) in store.list(dir).await? {
+        if !path.rsplit('/').next().is_some_and(|f| f.starts_with("map-") && f.ends_with(".json")) {
+            continue;
+        }
+        let Some(done) = store.get_json::<MapManifest>(&path).await? else { continue };
+        let hash = |r: Option<&str>| r.and_then(|r| r.split(' ').next().map(str::to_string));
+        if done.input > 0 && hash(done.rules_used.as_deref()) != hash(now) {
+            let show = |r: Option<&str>| r.map_or_else(|| "no rules".to_string(), str::to_string);
+            return Err(StageError::RulesChanged { layer, started: show(done.rules_used.as_deref()), now: show(now) });
+        }
+    }
+    Ok(())
 }
 
 /// Commits a map attempt by its manifest, written only if none is there:

@@ -43,6 +43,10 @@ pub struct MapManifest {
     pub robots: u64,
     /// Body bytes received.
     pub bytes: u64,
+    /// The rules the task ran with (`--rules`): file name and a hash of the
+    /// text; every partition of a layer must have run with the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules_used: Option<String>,
     /// Per rule (`--rules`), what it matched and made.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub rules: BTreeMap<String, crate::rules::items::RuleCounts>,
