@@ -304,13 +304,32 @@ fn the_editor_server_is_private_polite_and_saves_only_valid_rules() {
     rt.block_on(async {
         let http = reqwest::Client::new();
         let post = |path: &str, body: serde_json::Value| {
-            http.post(format!("{base}{path}")).header("X-Studio-Token", &token).body(body.to_string()).send()
+            http.post(format!("{base}{path}"))
+                .header("X-Studio-Token", &token)
+                .header("Content-Type", "application/json")
+                .body(body.to_string())
+                .send()
         };
         assert_eq!(http.get(format!("{base}/api/state")).send().await.expect("get").status(), 403);
         let wrong = http.get(format!("{base}/api/state")).header("Host", "evil.test").header("X-Studio-Token", &token);
         assert_eq!(wrong.send().await.expect("get").status(), 421);
         let page = http.get(format!("{base}/?token={token}")).send().await.expect("app");
         assert_eq!(page.status(), 200);
+        // The API takes JSON from the editor's own page only: a form or a
+        // text/plain request another site could send, even with the token, is refused.
+        let plain =
+            http.post(format!("{base}/api/save?token={token}")).body(r#"{"text": ""}"#).send().await.expect("post");
+        assert_eq!(plain.status(), 403);
+        let cross = http
+            .post(format!("{base}/api/check"))
+            .header("X-Studio-Token", &token)
+            .header("Content-Type", "application/json")
+            .header("Origin", "http://evil.test")
+            .body(r#"{"text": ""}"#)
+            .send()
+            .await
+            .expect("post");
+        assert_eq!(cross.status(), 403);
 
         let cart = post("/api/open", serde_json::json!({"url": "http://shop.test/cart"})).await.expect("open");
         let cart: serde_json::Value = cart.text().await.map(|t| json_of(&t)).expect("body");
@@ -325,7 +344,10 @@ fn the_editor_server_is_private_polite_and_saves_only_valid_rules() {
                 .map(|t| json_of(&t))
                 .expect("body");
             assert_eq!((got["rule"].as_str(), got["source"].as_str()), (Some("product"), Some("live")), "{got}");
-            let frame = http.get(format!("{base}{}?token={token}", got["frame"].as_str().expect("frame")));
+            // The frame's address is a name of its own, without the token.
+            let frame_path = got["frame"].as_str().expect("frame");
+            assert!(!frame_path.contains(&token) && frame_path.len() > "/frame/".len() + 16, "{frame_path}");
+            let frame = http.get(format!("{base}{frame_path}"));
             let frame = frame.send().await.expect("frame");
             let csp = frame.headers()["content-security-policy"].to_str().expect("csp").to_string();
             assert!(csp.contains("script-src 'none'"), "{csp}");
@@ -431,7 +453,11 @@ fn the_editor_takes_its_samples_from_a_crawl_without_fetching_them_again() {
             state["samples"].as_array().expect("samples").iter().filter_map(|u| u.as_str()).collect();
         let product = stored.iter().find(|u| u.contains("/product/")).expect("a stored product page").to_string();
         let post = |path: &str, body: serde_json::Value| {
-            http.post(format!("{base}{path}")).header("X-Studio-Token", token).body(body.to_string()).send()
+            http.post(format!("{base}{path}"))
+                .header("X-Studio-Token", token)
+                .header("Content-Type", "application/json")
+                .body(body.to_string())
+                .send()
         };
         let opened = post("/api/open", serde_json::json!({"url": product})).await.expect("open");
         let opened = json_of(&opened.text().await.expect("body"));

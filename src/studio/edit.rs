@@ -100,7 +100,7 @@ pub fn framed_html(html: &str, url: &Url) -> String {
     let mut search = 0;
     let mut inserted = false;
     while let Some(pos) = lower[search..].find("<meta").map(|p| p + search) {
-        let end = lower[pos..].find('>').map_or(lower.len(), |e| pos + e + 1);
+        let end = tag_end(&lower, pos);
         let tag = &lower[pos..end];
         if !inserted && insert_at <= pos {
             out.push_str(&html[last..insert_at]);
@@ -121,6 +121,21 @@ pub fn framed_html(html: &str, url: &Url) -> String {
     }
     out.push_str(&html[last..]);
     out
+}
+
+/// The byte after the `>` that ends the tag starting at `start`, quoted
+/// attribute values skipped (`content="0;url=/a>b"` does not end it).
+fn tag_end(html: &str, start: usize) -> usize {
+    let mut quote = None;
+    for (i, b) in html.bytes().enumerate().skip(start) {
+        match (quote, b) {
+            (None, b'"' | b'\'') => quote = Some(b),
+            (Some(q), _) if b == q => quote = None,
+            (None, b'>') => return i + 1,
+            _ => {}
+        }
+    }
+    html.len()
 }
 
 #[cfg(test)]
@@ -159,5 +174,9 @@ mod tests {
         assert!(out.contains("<HEAD><base href=\"http://a.test/p?x=1&amp;y=2\"><meta charset=utf-8><title>"), "{out}");
         assert!(!out.to_ascii_lowercase().contains("refresh"), "{out}");
         assert!(framed_html("<p>bare</p>", &url).starts_with("<base href="));
+        let quoted =
+            "<head><meta content=\"0;url=https://away.test/?a>b\" http-equiv=\"refresh\"><title>t</title></head>";
+        let out = framed_html(quoted, &url);
+        assert!(!out.contains("refresh") && !out.contains("away.test") && out.contains("<title>t</title>"), "{out}");
     }
 }

@@ -81,6 +81,9 @@ pub struct StudioArgs {
 
 /// A page the editor has seen: its body, kept for the session.
 struct Page {
+    /// The frame's name: random, so that the frame's address is a
+    /// capability of its own and never carries the editor's token.
+    nonce: String,
     url: Url,
     content_type: Option<String>,
     body: Bytes,
@@ -216,6 +219,10 @@ async fn handle(s: &Studio, req: Request<Incoming>) -> Reply {
     if host != s.host {
         return reply(StatusCode::MISDIRECTED_REQUEST, "text/plain", "wrong Host\n");
     }
+    let path = req.uri().path().to_string();
+    if req.method() == Method::GET && path.starts_with("/frame/") {
+        return frame(s, &path["/frame/".len()..]);
+    }
     let token = req
         .headers()
         .get("x-studio-token")
@@ -224,8 +231,31 @@ async fn handle(s: &Studio, req: Request<Incoming>) -> Reply {
     if token != Some(s.token.as_str()) {
         return reply(StatusCode::FORBIDDEN, "text/plain", "this editor needs the token printed when it started\n");
     }
-    let path = req.uri().path().to_string();
     let method = req.method().clone();
+    if method == Method::POST {
+        // Only the editor's own page: a JSON body (a cross-site form or
+        // `text/plain` request cannot send one without a preflight, which
+        // this server does not answer) from this origin.
+        let json = req
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json"));
+        let origin_ok =
+            req.headers().get("origin").and_then(|v| v.to_str().ok()).is_none_or(|o| o == format!("http://{}", s.host));
+        let site_ok = req
+            .headers()
+            .get("sec-fetch-site")
+            .and_then(|v| v.to_str().ok())
+            .is_none_or(|v| v == "same-origin" || v == "none");
+        if !(json && origin_ok && site_ok) {
+            return reply(
+                StatusCode::FORBIDDEN,
+                "text/plain",
+                "the editor's API takes JSON from the editor's own page only\n",
+            );
+        }
+    }
     if method == Method::GET && path == "/" {
         let mut r = reply(StatusCode::OK, "text/html; charset=utf-8", APP);
         r.headers_mut().insert(
@@ -233,9 +263,6 @@ async fn handle(s: &Studio, req: Request<Incoming>) -> Reply {
             HeaderValue::from_static("default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; frame-src 'self'; frame-ancestors 'none'"),
         );
         return r;
-    }
-    if method == Method::GET && path.starts_with("/frame/") {
-        return frame(s, &path["/frame/".len()..]);
     }
     if method == Method::GET && path == "/api/state" {
         return json_reply(StatusCode::OK, &state(s));
@@ -353,11 +380,11 @@ async fn open(s: &Studio, url: &str, text: Option<&str>) -> Json {
         return json!({"error": format!("`{url}` is not a URL (write it whole, with http:// or https://)")});
     };
     match page(s, &parsed).await {
-        Ok((id, p)) => {
+        Ok((_, p)) => {
             let text = text.map_or_else(|| std::fs::read_to_string(&s.file).unwrap_or_default(), str::to_string);
             let rule =
                 compile(&s.file, &text).ok().and_then(|r| r.matching(p.url.as_str()).map(|(_, r)| r.name.clone()));
-            json!({"url": p.url.as_str(), "source": p.source, "rule": rule, "frame": format!("/frame/{id}"), "error": null})
+            json!({"url": p.url.as_str(), "source": p.source, "rule": rule, "frame": format!("/frame/{}", p.nonce), "error": null})
         }
         Err(e) => json!({"error": e}),
     }
@@ -401,6 +428,7 @@ async fn stored_page(s: &Studio, url: &Url) -> Result<Option<Page>, String> {
                 if u.value(i) == url.as_str() && !body.is_null(i) {
                     let content_type = ct.as_ref().filter(|c| !c.is_null(i)).map(|c| c.value(i).to_string());
                     return Ok(Some(Page {
+                        nonce: token().map_err(|e| e.to_string())?,
                         url: url.clone(),
                         content_type,
                         body: Bytes::copy_from_slice(body.value(i)),
@@ -434,7 +462,8 @@ async fn live_page(s: &Studio, url: &Url) -> Result<Page, String> {
         if !(200..300).contains(&resp.status) {
             return Err(format!("{url}: HTTP status {}", resp.status));
         }
-        return Ok(Page { url, content_type: resp.content_type, body: resp.body, source: "live" });
+        let nonce = token().map_err(|e| e.to_string())?;
+        return Ok(Page { nonce, url, content_type: resp.content_type, body: resp.body, source: "live" });
     }
     Err(format!("{url}: more than 10 redirects"))
 }
@@ -474,11 +503,11 @@ async fn wait_turn(s: &Studio, url: &Url, crawl_delay: Option<Duration>) {
 /// The page for the sandboxed frame: the page's HTML with a `<base>` so its
 /// relative links and images resolve, served with a policy that forbids
 /// every script, form and frame.
-fn frame(s: &Studio, id: &str) -> Reply {
-    let page = id.parse::<usize>().ok().and_then(|i| {
+fn frame(s: &Studio, nonce: &str) -> Reply {
+    let page = {
         let pages = s.pages.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        pages.get(i).cloned()
-    });
+        pages.iter().find(|p| p.nonce == nonce).cloned()
+    };
     let Some(p) = page else { return reply(StatusCode::NOT_FOUND, "text/plain", "no such page\n") };
     let parsed = crate::extract::ParsedPage::parse(&p.body, p.content_type.as_deref(), &p.url, &s.parse);
     let html = edit::framed_html(parsed.html(), &p.url);
@@ -486,10 +515,17 @@ fn frame(s: &Studio, id: &str) -> Reply {
     let csp = format!(
         "default-src 'none'; script-src 'none'; object-src 'none'; frame-src 'none'; form-action 'none'; frame-ancestors 'self'; base-uri {origin}; img-src {origin} data:; style-src {origin} 'unsafe-inline'; font-src {origin}"
     );
+    // No page without its policy: an origin that cannot be written in a
+    // header is refused, never served without one.
+    let Ok(policy) = HeaderValue::from_str(&csp) else {
+        return reply(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "text/plain",
+            "this page's origin cannot be put in a policy\n",
+        );
+    };
     let mut r = reply(StatusCode::OK, "text/html; charset=utf-8", html);
-    if let Ok(v) = HeaderValue::from_str(&csp) {
-        r.headers_mut().insert("content-security-policy", v);
-    }
+    r.headers_mut().insert("content-security-policy", policy);
     r
 }
 
