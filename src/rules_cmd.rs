@@ -198,11 +198,14 @@ async fn stored_pages(data: &str, rules: &Rules, limit: usize) -> anyhow::Result
             let url = url.as_string::<i32>();
             let body = body.as_binary::<i32>();
             let ct = b.column_by_name("content_type").map(|c| c.as_string::<i32>().clone());
+            // As the crawl: only 2xx pages are parsed (and make items).
+            let status = b.column_by_name("status").map(|c| c.as_primitive::<arrow::datatypes::Int32Type>().clone());
             for i in 0..b.num_rows() {
                 if out.len() >= limit {
                     return Ok(out);
                 }
-                if body.is_null(i) || rules.matching(url.value(i)).is_none() {
+                let ok = status.as_ref().is_some_and(|st| (200..300).contains(&st.value(i)));
+                if !ok || body.is_null(i) || rules.matching(url.value(i)).is_none() {
                     continue;
                 }
                 let Ok(u) = Url::parse(url.value(i)) else { continue };

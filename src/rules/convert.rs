@@ -122,6 +122,38 @@ pub fn convert(raw: &str, ty: FieldType, format: Option<&str>, base: &url::Url) 
     }
 }
 
+/// [`convert`] for values a machine wrote (JSON-LD, a TOML default): a
+/// number is read as written, `.` the decimal point (schema.org's `2.499`
+/// is two and a half, not 2,499 as in a German price); anything else as
+/// [`convert`] reads it.
+///
+/// # Errors
+/// As [`convert`].
+pub fn convert_exact(raw: &str, ty: FieldType, format: Option<&str>, base: &url::Url) -> Result<Value, String> {
+    let s = raw.trim();
+    match ty {
+        FieldType::Float => {
+            if let Ok(x) = s.parse::<f64>().map_err(|_| ()).and_then(|x| if x.is_finite() { Ok(x) } else { Err(()) }) {
+                return Ok(Value::Float64(x));
+            }
+        }
+        FieldType::Int => {
+            if let Ok(n) = s.parse::<i64>() {
+                return Ok(Value::Int64(n));
+            }
+            if let Ok(x) = s.parse::<f64>() {
+                #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+                if x.is_finite() && x.fract() == 0.0 && x.abs() < 9.0e15 {
+                    return Ok(Value::Int64(x as i64));
+                }
+                return Err(format!("`{}` is not an int: it has a fraction", shown(s)));
+            }
+        }
+        _ => {}
+    }
+    convert(raw, ty, format, base)
+}
+
 /// `s` as an error message shows it: one line, not too long.
 fn shown(s: &str) -> String {
     let line = s.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -391,6 +423,26 @@ fn link(s: &str, base: &url::Url) -> Result<String, String> {
     match u.scheme() {
         "http" | "https" => Ok(u.into()),
         _ => Err(format!("`{}` is not an http(s) URL", shown(s))),
+    }
+}
+
+#[cfg(test)]
+mod exact_tests {
+    use super::*;
+
+    #[test]
+    fn machine_written_numbers_are_read_as_written() {
+        let base = url::Url::parse("http://a.test/").expect("url");
+        assert_eq!(convert_exact("2.499", FieldType::Float, None, &base), Ok(Value::Float64(2.499)));
+        assert_eq!(convert("2.499", FieldType::Float, None, &base), Ok(Value::Float64(2499.0)), "page text: grouping");
+        assert_eq!(convert_exact("12", FieldType::Int, None, &base), Ok(Value::Int64(12)));
+        assert_eq!(convert_exact("12.0", FieldType::Int, None, &base), Ok(Value::Int64(12)));
+        assert!(convert_exact("1.125", FieldType::Int, None, &base).is_err());
+        assert_eq!(
+            convert_exact("€ 3,50", FieldType::Float, None, &base),
+            Ok(Value::Float64(3.5)),
+            "not a plain number"
+        );
     }
 }
 

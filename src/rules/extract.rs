@@ -9,7 +9,7 @@ use scraper::ElementRef;
 use serde_json::Value as Json;
 use url::Url;
 
-use super::convert::convert;
+use super::convert::{convert, convert_exact};
 use super::xpath::{self, XDoc};
 use super::{list_value, Field, Role, Rule, Source, TextSource};
 use crate::extract::ParsedPage;
@@ -102,17 +102,28 @@ impl Rule {
             if let Some(page) = page {
                 let dom = page.dom();
                 let base = base_url(dom, final_url);
+                let mut scopes = HashSet::new();
                 for scope in &l.scopes {
-                    for el in dom.select(scope) {
-                        for a in std::iter::once(el).chain(el.descendants().filter_map(ElementRef::wrap)) {
-                            let href = match a.value().name() {
-                                "a" | "area" => a.value().attr("href"),
+                    scopes.extend(dom.select(scope).map(|el| el.id()));
+                }
+                // One walk of the tree, however the scopes nest: `open`
+                // counts the scope elements the walk is inside.
+                let mut open = 0usize;
+                for edge in dom.tree.root().traverse() {
+                    match edge {
+                        ego_tree::iter::Edge::Open(node) => {
+                            open += usize::from(scopes.contains(&node.id()));
+                            let href = match node.value() {
+                                scraper::Node::Element(e) if open > 0 && matches!(e.name(), "a" | "area") => {
+                                    e.attr("href")
+                                }
                                 _ => None,
                             };
                             if let Some(u) = href.and_then(|h| policy.resolve_link(&base, h)) {
                                 inside.insert(u.to_string());
                             }
                         }
+                        ego_tree::iter::Edge::Close(node) => open -= usize::from(scopes.contains(&node.id())),
                     }
                 }
             }
@@ -150,6 +161,8 @@ fn base_url(dom: &scraper::Html, final_url: &Url) -> Url {
         .and_then(|sel| dom.select(sel).next())
         .and_then(|b| b.value().attr("href"))
         .and_then(|h| final_url.join(h.trim()).ok())
+        // As the parse does: a `javascript:` or `data:` base is no base.
+        .filter(|b| matches!(b.scheme(), "http" | "https"))
         .unwrap_or_else(|| final_url.clone())
 }
 
@@ -168,7 +181,9 @@ impl Field {
         let want = if self.multiple { raw.len() } else { raw.len().min(1) };
         let mut values = Vec::with_capacity(want);
         for r in raw.iter().take(want) {
-            match convert(r, self.kind, self.format.as_deref(), view.final_url) {
+            // JSON-LD values are written by a machine: numbers as written.
+            let converted = if matches!(self.source, Source::JsonLd(_)) { convert_exact } else { convert };
+            match converted(r, self.kind, self.format.as_deref(), view.final_url) {
                 Ok(v) => values.push(v),
                 Err(e) => errors.push(format!("{}: {e}", self.name)),
             }

@@ -10,13 +10,15 @@ use regex::Regex;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::convert::{convert, FieldType};
+use super::convert::{convert, convert_exact, FieldType};
 use super::xpath;
 use super::{Field, LinkRules, Pattern, Role, Rule, Rules, Source, TextSource};
 use crate::store::column::Value;
 
 /// Field names every item dataset has already (README, "Rules").
-pub const RESERVED: [&str; 5] = ["url", "fetched_at", "layer", "item", "_errors"];
+/// `rule` and `layer` are the Hive folders' keys, which readers turn into
+/// columns. Compared without regard to case: SQL readers do.
+pub const RESERVED: [&str; 6] = ["url", "fetched_at", "layer", "item", "_errors", "rule"];
 
 /// One problem in a rules file, where it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -191,6 +193,9 @@ fn compile_rule(check: &mut Check<'_>, r: RawRule, span: Range<usize>, names: &m
         ),
         _ => {}
     }
+    if let (Role::Nav, Some(each)) = (role, &r.each) {
+        check.at(each.span(), format!("rule `{name}` is a `nav` rule: `each` makes items, which nav pages do not; drop it or make the rule `content`"));
+    }
     let each = r.each.as_ref().and_then(|s| css(check, s));
     let mut field_names = HashSet::new();
     let mut fields = Vec::new();
@@ -232,13 +237,18 @@ fn compile_field(
             f.name.span(),
             format!("field name `{name}`: use letters, digits and `_`, starting with a letter (it is a column name)"),
         );
-    } else if RESERVED.contains(&name.as_str()) {
+    } else if RESERVED.contains(&name.to_ascii_lowercase().as_str()) {
         check.at(
             f.name.span(),
             format!("field name `{name}` is a column every item has already ({}); pick another", RESERVED.join(", ")),
         );
-    } else if !names.insert(name.clone()) {
-        check.at(f.name.span(), format!("a second field named `{name}` in this rule"));
+    } else if !names.insert(name.to_ascii_lowercase()) {
+        check.at(
+            f.name.span(),
+            format!(
+                "a second field named `{name}` in this rule (names are compared without regard to case, as SQL does)"
+            ),
+        );
     }
     let kind = match &f.kind {
         None => FieldType::String,
@@ -352,7 +362,11 @@ fn default_value(
         toml::Value::Datetime(t) => t.to_string(),
         other => other.to_string(),
     };
-    let one = |v: &toml::Value| convert(&text(v), kind, format, &base);
+    // A TOML number is a number as written; a string is read as a page's text.
+    let one = |v: &toml::Value| match v {
+        toml::Value::Integer(_) | toml::Value::Float(_) => convert_exact(&text(v), kind, format, &base),
+        _ => convert(&text(v), kind, format, &base),
+    };
     let value = if multiple {
         let toml::Value::Array(items) = d.get_ref() else {
             check.at(d.span(), "the default of a `multiple` field is an array, e.g. `default = []`");

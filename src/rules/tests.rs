@@ -331,3 +331,42 @@ fn json_ld_paths_walk_types_graphs_and_arrays() {
     assert_eq!(extract::json_ld_for_tests(&docs, &["headline"]), vec!["Top"]);
     assert!(extract::json_ld_for_tests(&docs, &["Missing", "x"]).is_empty());
 }
+
+#[test]
+fn names_readers_would_confuse_are_refused_and_nav_rules_take_no_each() {
+    let p = problems(
+        "[[rule]]\nname = \"p\"\nurls = [\"**\"]\n[[rule.field]]\nname = \"URL\"\ncss = \"a\"\n[[rule.field]]\nname = \"rule\"\ncss = \"a\"\n[[rule.field]]\nname = \"Price\"\ncss = \"a\"\n[[rule.field]]\nname = \"price\"\ncss = \"a\"\n[[rule]]\nname = \"n\"\nrole = \"nav\"\nurls = [\"**\"]\neach = \"li\"\n",
+    );
+    let lines: Vec<usize> = p.iter().map(|x| x.line).collect();
+    assert_eq!(lines, vec![5, 8, 14, 20], "{p:#?}");
+    assert!(p[2].message.contains("without regard to case"), "{p:#?}");
+    assert!(p[3].message.contains("`each` makes items"), "{p:#?}");
+}
+
+#[test]
+fn nested_scopes_and_a_script_base_still_scope_links_right() {
+    let r = rules("[[rule]]\nname = \"n\"\nrole = \"nav\"\nurls = [\"**\"]\n[rule.links]\nscopes = [\".s\"]\n");
+    let mut html = String::from("<html><head><base href=\"javascript:void(0)\"></head><body>");
+    for _ in 0..2000 {
+        html.push_str("<div class=s>");
+    }
+    html.push_str("<a href=\"/in\">in</a>");
+    for _ in 0..2000 {
+        html.push_str("</div>");
+    }
+    html.push_str("<a href=\"/out\">out</a></body></html>");
+    let url = Url::parse("http://a.test/p").expect("url");
+    let applied = r.apply(&url, Some("text/html"), html.as_bytes(), 0, &ParseConfig::default()).expect("applies");
+    let followed: Vec<&str> = applied.links.iter().filter(|(_, f)| *f).map(|(u, _)| u.as_str()).collect();
+    assert_eq!(followed, vec!["http://a.test/in"], "{:?}", applied.links);
+}
+
+#[test]
+fn json_ld_numbers_are_read_as_written() {
+    let html = r#"<html><head><script type="application/ld+json">{"@type":"Offer","price":"2.499","count":3}</script></head><body><p class=p>2.499</p></body></html>"#;
+    let r = rules("[[rule]]\nname = \"o\"\nurls = [\"**\"]\n[[rule.field]]\nname = \"ld\"\njsonld = \"Offer.price\"\ntype = \"float\"\n[[rule.field]]\nname = \"text\"\ncss = \".p\"\ntype = \"float\"\n[[rule.field]]\nname = \"d\"\ncss = \".none\"\ntype = \"float\"\ndefault = 1.125\n");
+    let (url, p) = page(html);
+    let (i, rule) = r.matching(url.as_str()).expect("matches");
+    let item = &rule.items(i, &p, &url).items[0];
+    assert_eq!(item.values, vec![Value::Float64(2.499), Value::Float64(2499.0), Value::Float64(1.125)]);
+}

@@ -31,9 +31,18 @@ pub fn add_field(text: &str, rule: &str, field: &Json) -> Result<String, String>
             block.push_str(&format!("{flag} = true\n"));
         }
     }
-    // After the section's last non-blank line, so blank lines between rules stay.
+    // After the section's last line that is not blank or a comment: the
+    // comments just before the next `[[rule]]` describe that rule.
     let section = &text[start..end];
-    let keep = section.trim_end().len();
+    let mut keep = 0;
+    let mut at = 0;
+    for line in section.split_inclusive('\n') {
+        at += line.len();
+        let t = line.trim();
+        if !t.is_empty() && !t.starts_with('#') {
+            keep = at - (line.len() - line.trim_end().len());
+        }
+    }
     let mut out = String::with_capacity(text.len() + block.len() + 2);
     out.push_str(&text[..start + keep]);
     out.push('\n');
@@ -48,6 +57,14 @@ pub fn add_field(text: &str, rule: &str, field: &Json) -> Result<String, String>
     Ok(out)
 }
 
+/// Whether `line` is a `[[rule]]` header (`[[ rule ]]`, a comment after it).
+fn is_rule_header(line: &str) -> bool {
+    let t = line.trim_start();
+    let Some(rest) = t.strip_prefix("[[") else { return false };
+    let Some((name, after)) = rest.split_once("]]") else { return false };
+    name.trim() == "rule" && after.trim().split('#').next().is_some_and(str::is_empty)
+}
+
 /// A TOML basic string.
 fn quote(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
@@ -59,7 +76,7 @@ fn rule_section(text: &str, name: &str) -> Option<(usize, usize)> {
     let mut headers = Vec::new();
     let mut at = 0;
     for line in text.split_inclusive('\n') {
-        if line.trim() == "[[rule]]" || line.trim_start().starts_with("[[rule]]") && line.contains('#') {
+        if is_rule_header(line) {
             headers.push(at);
         }
         at += line.len();
@@ -142,7 +159,7 @@ fn tag_end(html: &str, start: usize) -> usize {
 mod tests {
     use super::*;
 
-    const FILE: &str = "# my rules\n[[rule]]\nname = \"product\"\nurls = [\"**/product/*\"]\n\n[[rule.field]]\nname = \"title\"\ncss = \"h1\"\n\n[rule.links]\nscopes = [\".related\"]\n\n[[rule]] # the second\nname = \"listing\"\nurls = [\"**/products*\"]\nrole = \"nav\"\n";
+    const FILE: &str = "# my rules\n[[rule]]\nname = \"product\"\nurls = [\"**/product/*\"]\n\n[[rule.field]]\nname = \"title\"\ncss = \"h1\"\n\n[rule.links]\nscopes = [\".related\"]\n\n# Listings: the second rule.\n[[ rule ]]# the second\nname = \"listing\"\nurls = [\"**/products*\"]\nrole = \"nav\"\n";
 
     #[test]
     fn a_field_lands_at_the_end_of_its_rule_and_the_rest_is_kept() {
@@ -153,7 +170,11 @@ mod tests {
         assert_eq!(product.fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["title", "price"]);
         assert!(product.fields[1].required && product.links.is_some());
         assert_eq!(rules.list[1].name, "listing");
-        assert!(out.starts_with("# my rules\n") && out.contains("[[rule]] # the second\n"), "{out}");
+        assert!(out.starts_with("# my rules\n") && out.contains("[[ rule ]]# the second\n"), "{out}");
+        assert!(
+            out.contains("required = true\n\n# Listings: the second rule.\n[[ rule ]]"),
+            "the comment stays with its rule: {out}"
+        );
         assert!(
             out.contains(
                 "[[rule.field]]\nname = \"price\"\ncss = \".buy-box .price\"\ntype = \"float\"\nrequired = true\n"
