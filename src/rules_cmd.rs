@@ -190,8 +190,12 @@ async fn stored_pages(data: &str, rules: &Rules, limit: usize) -> anyhow::Result
     let mut out = Vec::new();
     for path in store.parquet_files("doc").await? {
         let path: String = path;
-        let batches = layercrawl::store::read_batches(&store, &path, None).await?;
-        for b in batches {
+        // Streamed a row group at a time, four columns: a merged layer
+        // file holds every body of the layer.
+        let columns: &[&str] = &["final_url", "status", "content_type", "body"];
+        let mut batches = layercrawl::store::stream_batches(&store, &path, Some(columns)).await?;
+        while let Some(b) = futures::StreamExt::next(&mut batches).await {
+            let b = b?;
             let (Some(url), Some(body)) = (b.column_by_name("final_url"), b.column_by_name("body")) else {
                 anyhow::bail!("{path}: no `final_url` or `body` column");
             };

@@ -101,6 +101,8 @@ struct Studio {
     data_name: Option<String>,
     /// URLs of the crawl's stored pages (final URLs, in file order).
     stored: Vec<String>,
+    /// The `doc` file holding each of them.
+    stored_in: HashMap<String, String>,
     pages: Mutex<Vec<Arc<Page>>>,
     fetcher: Fetcher,
     agent: String,
@@ -142,6 +144,8 @@ pub async fn serve(args: StudioArgs, ready: impl FnOnce(&str)) -> Result<(), Stu
         }
         None => (None, Vec::new()),
     };
+    let stored_in: HashMap<String, String> = stored.iter().cloned().collect();
+    let stored: Vec<String> = stored.into_iter().map(|(u, _)| u).collect();
     let listener = TcpListener::bind(("127.0.0.1", args.port))
         .await
         .map_err(|source| StudioError::Listen { port: args.port, source })?;
@@ -156,6 +160,7 @@ pub async fn serve(args: StudioArgs, ready: impl FnOnce(&str)) -> Result<(), Stu
         data,
         data_name: args.data.clone(),
         stored,
+        stored_in,
         pages: Mutex::new(Vec::new()),
         fetcher,
         agent: crate::fetch::robots::product_token(&cfg.user_agent),
@@ -412,29 +417,27 @@ impl Studio {
     }
 }
 
-/// The crawl's stored body of `url`, if the crawl stored one.
+/// The crawl's stored body of `url`, if the crawl stored one: its one file
+/// streamed a row group at a time, not the crawl read whole.
 async fn stored_page(s: &Studio, url: &Url) -> Result<Option<Page>, String> {
-    let Some(store) = &s.data else { return Ok(None) };
-    if !s.stored.iter().any(|u| u == url.as_str()) {
-        return Ok(None);
-    }
-    for path in store.parquet_files("doc").await.map_err(|e| e.to_string())? {
-        let batches = crate::store::read_batches(store, &path, None).await.map_err(|e| e.to_string())?;
-        for b in batches {
-            let (Some(u), Some(body)) = (b.column_by_name("final_url"), b.column_by_name("body")) else { continue };
-            let (u, body) = (u.as_string::<i32>(), body.as_binary::<i32>());
-            let ct = b.column_by_name("content_type").map(|c| c.as_string::<i32>().clone());
-            for i in 0..b.num_rows() {
-                if u.value(i) == url.as_str() && !body.is_null(i) {
-                    let content_type = ct.as_ref().filter(|c| !c.is_null(i)).map(|c| c.value(i).to_string());
-                    return Ok(Some(Page {
-                        nonce: token().map_err(|e| e.to_string())?,
-                        url: url.clone(),
-                        content_type,
-                        body: Bytes::copy_from_slice(body.value(i)),
-                        source: "stored",
-                    }));
-                }
+    let (Some(store), Some(path)) = (&s.data, s.stored_in.get(url.as_str())) else { return Ok(None) };
+    let columns: &[&str] = &["final_url", "content_type", "body"];
+    let mut stream = crate::store::stream_batches(store, path, Some(columns)).await.map_err(|e| e.to_string())?;
+    while let Some(b) = futures::StreamExt::next(&mut stream).await {
+        let b = b.map_err(|e| e.to_string())?;
+        let (Some(u), Some(body)) = (b.column_by_name("final_url"), b.column_by_name("body")) else { continue };
+        let (u, body) = (u.as_string::<i32>(), body.as_binary::<i32>());
+        let ct = b.column_by_name("content_type").map(|c| c.as_string::<i32>().clone());
+        for i in 0..b.num_rows() {
+            if u.value(i) == url.as_str() && !body.is_null(i) {
+                let content_type = ct.as_ref().filter(|c| !c.is_null(i)).map(|c| c.value(i).to_string());
+                return Ok(Some(Page {
+                    nonce: token().map_err(|e| e.to_string())?,
+                    url: url.clone(),
+                    content_type,
+                    body: Bytes::copy_from_slice(body.value(i)),
+                    source: "stored",
+                }));
             }
         }
     }
@@ -601,11 +604,15 @@ fn save(s: &Studio, text: &str) -> Reply {
 }
 
 /// Final URLs of the crawl's 2xx HTML pages (whose bodies it stores by
-/// default; a page without one is fetched live when opened).
-async fn stored_urls(store: &crate::store::Store) -> Result<Vec<String>, crate::store::StoreError> {
+/// default; a page without one is fetched live when opened), each with its
+/// file; three small columns streamed, no body read.
+async fn stored_urls(store: &crate::store::Store) -> Result<Vec<(String, String)>, crate::store::StoreError> {
     let mut out = Vec::new();
+    let columns: &[&str] = &["final_url", "status", "content_type"];
     for path in store.parquet_files("doc").await? {
-        for b in crate::store::read_batches(store, &path, Some(&["final_url", "status", "content_type"])).await? {
+        let mut stream = crate::store::stream_batches(store, &path, Some(columns)).await?;
+        while let Some(b) = futures::StreamExt::next(&mut stream).await {
+            let b = b?;
             let (Some(u), Some(status), Some(ct)) =
                 (b.column_by_name("final_url"), b.column_by_name("status"), b.column_by_name("content_type"))
             else {
@@ -615,7 +622,7 @@ async fn stored_urls(store: &crate::store::Store) -> Result<Vec<String>, crate::
                 (u.as_string::<i32>(), status.as_primitive::<arrow::datatypes::Int32Type>(), ct.as_string::<i32>());
             for i in 0..b.num_rows() {
                 if (200..300).contains(&status.value(i)) && !ct.is_null(i) && ct.value(i).contains("html") {
-                    out.push(u.value(i).to_string());
+                    out.push((u.value(i).to_string(), path.clone()));
                 }
             }
         }
