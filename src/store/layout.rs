@@ -54,6 +54,12 @@ pub fn input_manifest(layer: u32) -> String {
 pub fn optimise_manifest(layer: u32, part: u32) -> String {
     format!("state/manifest/layer={layer}/optimise-{part:05}.json")
 }
+/// The rules the map tasks of `layer` run with (their hash), written by the
+/// layer's first task: the others must use the same.
+#[must_use]
+pub fn layer_rules(layer: u32) -> String {
+    format!("state/manifest/layer={layer}/rules.json")
+}
 /// When the map phase of `layer` must end (`--layer-timeout`), as the
 /// driver set it for tasks run in other processes.
 #[must_use]
