@@ -28,6 +28,9 @@ pub enum StageError {
     /// committed partitions made items with the rules it started with.
     #[error("layer {layer} was started with another rules file ({started}); its committed partitions made their items with it, so this run cannot finish the layer with {now}: run again with the rules file the layer started with, or start the crawl in a new data folder")]
     RulesChanged { layer: u32, started: String, now: String },
+    /// Last night's crawl (`--previous`) cannot be used.
+    #[error(transparent)]
+    Previous(#[from] crate::map::previous::PreviousError),
     /// A crawler bug (a task that panicked, a worker that died).
     #[error("internal error: {0}")]
     Internal(String),

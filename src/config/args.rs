@@ -110,6 +110,11 @@ pub struct RunArgs {
     /// `items/rule=NAME/`, and which links matched pages follow.
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
+    /// Last night's crawl (a finished data location): requests carry its
+    /// ETag and Last-Modified, and a page the server says is unchanged
+    /// (304) is carried forward from it with `unchanged = true`.
+    #[arg(long, value_name = "DATA")]
+    pub previous: Option<String>,
     /// Link-text ratio above which a DOM block is navigation. [default: 0.25]
     #[arg(long, value_name = "R")]
     pub noise_ratio: Option<f32>,

@@ -36,6 +36,8 @@ pub struct JobFile {
     pub noise_patterns: Option<PathBuf>,
     /// The rules file (README, "Rules").
     pub rules: Option<PathBuf>,
+    /// Last night's crawl (README, "Nightly recrawls").
+    pub previous: Option<String>,
     pub max_query_variants: Option<usize>,
     pub strip_params: Option<Vec<String>>,
     pub cache_entries: Option<usize>,
@@ -69,9 +71,10 @@ impl JobFile {
                 }
             }
             // A plain relative folder (not a URL) is relative to the job file too.
-            if let Some(data) = job.data.as_mut().filter(|d| !d.contains("://") && Path::new(d.as_str()).is_relative())
-            {
-                *data = dir.join(&*data).display().to_string();
+            for data in [job.data.as_mut(), job.previous.as_mut()].into_iter().flatten() {
+                if !data.contains("://") && Path::new(data.as_str()).is_relative() {
+                    *data = dir.join(&*data).display().to_string();
+                }
             }
         }
         Ok(job)

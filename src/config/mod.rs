@@ -172,6 +172,8 @@ pub struct CrawlConfig {
     pub extractors: crate::extract::Extractors,
     /// The rules file (`--rules`), checked.
     pub rules: Option<crate::map::RulesSource>,
+    /// Last night's crawl (`--previous`): its data location.
+    pub previous: Option<String>,
 }
 
 /// A configuration problem, naming the option and what is allowed.
@@ -404,6 +406,7 @@ impl CrawlConfig {
             quiet: args.quiet,
             extractors: crate::extract::Extractors::builtin(text_format),
             rules,
+            previous: args.previous.clone().or(job.previous),
         })
     }
 }

@@ -40,6 +40,7 @@ impl RunSettings {
                 denoise: cfg.optimise.denoise,
                 extract_columns: cfg.extractors.column_names(),
                 rules: cfg.rules.clone(),
+                previous: cfg.previous.clone(),
             },
             fetch: cfg.fetch.clone(),
             optimise: cfg.optimise.clone(),

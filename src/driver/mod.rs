@@ -133,6 +133,11 @@ async fn run_leased(
     // What this run's units of work read (a unit run on its own included).
     let settings = crate::config::RunSettings::of(cfg);
     settings.save(store).await?;
+    // Last night's crawl, checked before any work starts.
+    let previous = match &cfg.previous {
+        Some(location) => Some(Arc::new(map::previous::Previous::open(location, store.location()).await.map_err(StageError::from)?)),
+        None => None,
+    };
     let progress = Arc::new(Progress::new(!cfg.quiet && !cfg.json));
     let scope = ScopeFilter::from_seeds(cfg.scope, &seeds.urls);
     let optimiser = OptimiseCtx {
@@ -156,6 +161,7 @@ async fn run_leased(
                 tail: None,
                 progress: Arc::clone(&progress) as Arc<dyn map::MapProgress>,
                 extract: cfg.extractors.clone(),
+                previous: previous.clone(),
             },
             optimiser: optimiser.clone(),
             progress: Arc::clone(&progress),

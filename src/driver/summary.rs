@@ -32,6 +32,11 @@ pub struct LayerSummary {
     pub stragglers_in_flight: u64,
     pub adopted: u64,
     pub bytes: u64,
+    /// Pages the server said were unchanged since `--previous` (304),
+    /// carried forward; body bytes and fetch time that saved.
+    pub unchanged: u64,
+    pub bytes_saved: u64,
+    pub seconds_saved: f64,
     pub links: u64,
     pub robots_requests: u64,
     /// Requests repeated after a transient failure.
@@ -86,6 +91,12 @@ impl LayerSummary {
         self.stragglers_in_flight += m.stragglers_in_flight;
         self.adopted += m.adopted;
         self.bytes += m.bytes;
+        self.unchanged += m.unchanged;
+        self.bytes_saved += m.bytes_saved;
+        #[allow(clippy::cast_precision_loss)]
+        {
+            self.seconds_saved += m.ms_saved as f64 / 1000.0;
+        }
         self.links += m.links;
         self.robots_requests += m.robots_requests;
         self.retries += m.retries;
@@ -149,6 +160,12 @@ pub struct RunSummary {
     /// URLs robots.txt disallows (rows without a request).
     pub robots: u64,
     pub bytes: u64,
+    /// Pages carried forward from `--previous` after a 304, the body bytes
+    /// they did not transfer, and the fetch time saved (summed over
+    /// requests, which overlap).
+    pub unchanged: u64,
+    pub bytes_saved: u64,
+    pub seconds_saved: f64,
     pub seconds: f64,
     pub pages_per_second: f64,
     /// Per rule, over every layer: what the rule matched and made, with
@@ -173,6 +190,9 @@ impl RunSummary {
         self.errors = self.layers.iter().map(|l| l.errors.values().sum::<u64>()).sum();
         self.robots = self.layers.iter().map(|l| l.robots).sum();
         self.bytes = self.layers.iter().map(|l| l.bytes).sum();
+        self.unchanged = self.layers.iter().map(|l| l.unchanged).sum();
+        self.bytes_saved = self.layers.iter().map(|l| l.bytes_saved).sum();
+        self.seconds_saved = self.layers.iter().map(|l| l.seconds_saved).sum();
         let mut rules: BTreeMap<String, RuleCounts> = BTreeMap::new();
         for l in &self.layers {
             for (name, c) in &l.rules {
@@ -256,6 +276,15 @@ impl RunSummary {
             "total: {} fetched, {} ok, {} errors, {} skipped by robots.txt, {:.1} MB in {:.1} s ({:.0} pages/s)",
             self.fetched, self.ok, self.errors, self.robots, mb, self.seconds, self.pages_per_second
         );
+        if self.unchanged > 0 {
+            #[allow(clippy::cast_precision_loss)]
+            let (saved, total) = (self.bytes_saved as f64 / 1e6, (self.bytes + self.bytes_saved) as f64 / 1e6);
+            let _ = writeln!(
+                s,
+                "unchanged since the previous crawl: {} pages carried forward (304), {saved:.1} of {total:.1} MB not transferred, {:.1} s of fetch time saved",
+                self.unchanged, self.seconds_saved
+            );
+        }
         if let Some(m) = &self.merged {
             let _ = writeln!(s, "merged: {} doc rows, {} link rows; read with: duckdb -c \"SELECT host, count(*) FROM '{}/doc/*/*.parquet' GROUP BY host\"", m.doc_rows, m.link_rows, self.data);
         }

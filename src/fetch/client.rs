@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use url::Url;
 
 use super::config::FetchConfig;
-use super::exchange::Exchange;
+use super::exchange::{Exchange, Request, Validators};
 use super::resolve::{AddressPolicy, PolicyResolver, ResolveError};
 use super::{ErrorKind, FetchError, Response};
 
@@ -53,8 +53,8 @@ impl HttpExchange {
 }
 
 impl Exchange for HttpExchange {
-    fn get<'a>(&'a self, url: &'a Url, max_body: u64) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>> {
-        Box::pin(exchange(&self.client, self.policy, url, max_body))
+    fn get<'a>(&'a self, req: Request<'a>) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>> {
+        Box::pin(exchange(&self.client, self.policy, req.url, req.max_body, req.validators))
     }
 }
 
@@ -79,6 +79,7 @@ async fn exchange(
     policy: AddressPolicy,
     url: &Url,
     max_body: u64,
+    validators: Option<&Validators>,
 ) -> Result<Response, (ErrorKind, String)> {
     // IP-literal hosts skip the resolver inside the client: check them here.
     if let Some(ip) = literal_ip(url) {
@@ -90,12 +91,23 @@ async fn exchange(
         }
     }
     let start = Instant::now();
-    let mut resp = client.get(url.clone()).send().await.map_err(|e| classify(&e))?;
+    let mut request = client.get(url.clone());
+    if let Some(v) = validators {
+        if let Some(etag) = &v.etag {
+            request = request.header(reqwest::header::IF_NONE_MATCH, etag);
+        }
+        if let Some(date) = &v.last_modified {
+            request = request.header(reqwest::header::IF_MODIFIED_SINCE, date);
+        }
+    }
+    let mut resp = request.send().await.map_err(|e| classify(&e))?;
     let status = resp.status().as_u16();
     let header =
         |name: reqwest::header::HeaderName| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
     let content_type = header(reqwest::header::CONTENT_TYPE);
     let location = header(reqwest::header::LOCATION);
+    let etag = header(reqwest::header::ETAG);
+    let last_modified = header(reqwest::header::LAST_MODIFIED);
     let retry_after =
         header(reqwest::header::RETRY_AFTER).and_then(|v| parse_retry_after(&v, std::time::SystemTime::now()));
     // Sized once from Content-Length (bounded by the body limit), so a
@@ -126,6 +138,8 @@ async fn exchange(
                     content_type,
                     location,
                     retry_after,
+                    etag,
+                    last_modified,
                     body: Bytes::from(body),
                     received,
                     truncated: true,
@@ -140,6 +154,8 @@ async fn exchange(
         content_type,
         location,
         retry_after,
+        etag,
+        last_modified,
         body: body.freeze(),
         received,
         truncated,

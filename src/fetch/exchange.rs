@@ -14,6 +14,41 @@ use url::Url;
 
 use super::{ErrorKind, Response};
 
+/// One request as the scheduler asks for it.
+#[derive(Clone, Copy, Debug)]
+pub struct Request<'a> {
+    pub url: &'a Url,
+    /// At most this many bytes of the decoded body are kept.
+    pub max_body: u64,
+    /// Last night's validators of this URL (`--previous`): the request is
+    /// conditional, and an unchanged page answers 304 without a body.
+    pub validators: Option<&'a Validators>,
+}
+
+impl<'a> Request<'a> {
+    /// A plain GET of `url`.
+    #[must_use]
+    pub fn get(url: &'a Url, max_body: u64) -> Self {
+        Self { url, max_body, validators: None }
+    }
+}
+
+/// What a server said identifies the version of a page it sent: sent back
+/// as `If-None-Match` and `If-Modified-Since` (RFC 9110 §13.1).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Validators {
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+}
+
+impl Validators {
+    /// Whether there is anything to send.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.etag.is_none() && self.last_modified.is_none()
+    }
+}
+
 /// Performs single requests for the scheduler.
 ///
 /// The scheduler calls [`Exchange::get`] once per request it starts and
@@ -27,6 +62,10 @@ use super::{ErrorKind, Response};
 /// - **One request, no redirects.** A 3xx comes back as the response with
 ///   its `location`; the scheduler queues the target on its own host so
 ///   every hop is polite and robots-checked (README, "How it works").
+/// - **Conditional requests.** With `validators`, the request carries
+///   `If-None-Match` (the ETag) and `If-Modified-Since` (the date) as
+///   given; the response's own `ETag` and `Last-Modified` come back in
+///   [`Response`] whatever the status.
 /// - **Body limit.** At most `max_body` bytes of the decoded body are kept;
 ///   a longer one is cut there with `truncated` set and `received` counting
 ///   what arrived.
@@ -46,6 +85,8 @@ use super::{ErrorKind, Response};
 ///   its resolver ([`super::resolve::PolicyResolver`]) and checks IP-literal
 ///   hosts before connecting.
 pub trait Exchange: Send + Sync + 'static {
-    /// Performs one GET of `url`, keeping at most `max_body` bytes of its body.
-    fn get<'a>(&'a self, url: &'a Url, max_body: u64) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>>;
+    /// Performs one GET of `req.url`, keeping at most `req.max_body` bytes
+    /// of its body; conditional when `req.validators` is set (a 304 comes
+    /// back as the response, without a body).
+    fn get<'a>(&'a self, req: Request<'a>) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>>;
 }

@@ -28,7 +28,7 @@ use robots::RobotsCache;
 
 pub use client::HttpExchange;
 pub use config::FetchConfig;
-pub use exchange::Exchange;
+pub use exchange::{Exchange, Request, Validators};
 pub use scheduler::{Handover, LayerTail, PartitionFetch, TailSeat, UrlSource};
 
 /// Why a URL has no usable response; the `error` column's vocabulary.
@@ -141,6 +141,9 @@ pub struct Response {
     pub location: Option<String>,
     /// Seconds from a numeric Retry-After header.
     pub retry_after: Option<u64>,
+    /// The `ETag` and `Last-Modified` headers, as sent.
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
     /// The body, decompressed, at most `max_body` bytes.
     pub body: Bytes,
     /// Bytes received before the cap (≥ `body.len()`).
@@ -236,7 +239,7 @@ impl Fetcher {
 
     /// One GET without redirects, outside the scheduler's politeness.
     pub async fn get_once(&self, url: &Url) -> Result<Response, (ErrorKind, String)> {
-        self.exchange.get(url, self.cfg.max_body).await
+        self.exchange.get(Request::get(url, self.cfg.max_body)).await
     }
 
     /// Fetches a partition's URLs politely; see [`scheduler`].

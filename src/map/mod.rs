@@ -38,7 +38,9 @@ use crate::store::{layout, stream_batches, Created, ShardWriter, Store, StoreErr
 use crate::urlnorm;
 
 pub use process::{process, ProcessCtx, Processed};
+use previous::{PartitionIndex, Previous};
 
+pub mod previous;
 mod process;
 
 /// How fetched pages become rows: the run's settings for the parse, the
@@ -57,6 +59,9 @@ pub struct PageSettings {
     /// task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules: Option<RulesSource>,
+    /// Last night's crawl (`--previous`), opened by each map task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous: Option<String>,
 }
 
 /// A rules file as the run's settings carry it.
@@ -123,6 +128,9 @@ pub struct MapCtx {
     /// its own for the run sets them here too (`open` sets the built-in
     /// ones, main text and metadata).
     pub extract: Extractors,
+    /// Last night's crawl (`--previous`): requests are conditional, and a
+    /// 304 carries last night's page forward.
+    pub previous: Option<Arc<Previous>>,
 }
 
 /// Rows buffered before a batch is handed to the Parquet writer...
@@ -158,6 +166,10 @@ impl MapCtx {
         let extract = Extractors::builtin(settings.pages.parse.text_format);
         let fetcher = Fetcher::new(&settings.fetch)
             .map_err(|e| StageError::Internal(format!("cannot build the HTTP client: {e}")))?;
+        let previous = match &settings.pages.previous {
+            Some(location) => Some(Arc::new(Previous::open(location, store.location()).await?)),
+            None => None,
+        };
         Ok(Self {
             store: store.with_compression(settings.compression),
             partitions: state.partitions,
@@ -169,6 +181,7 @@ impl MapCtx {
             tail: None,
             progress: Arc::new(Silent),
             extract,
+            previous,
         })
     }
 }
@@ -202,8 +215,9 @@ pub async fn read_input(store: &Store, layer: u32, part: u32) -> Result<InputRow
     Ok(rows)
 }
 
-/// The scheduler reads the URLs from the input's temporary file.
-struct Urls(Arc<InputRows>);
+/// The scheduler reads the URLs from the input's temporary file, and
+/// last night's validators from the partition's index (`--previous`).
+struct Urls(Arc<InputRows>, Option<Arc<PartitionIndex>>);
 
 impl UrlSource for Urls {
     fn len(&self) -> usize {
@@ -212,7 +226,13 @@ impl UrlSource for Urls {
     fn url(&self, id: usize) -> std::io::Result<String> {
         self.0.url(id)
     }
+    fn validators(&self, url: &Url) -> Option<crate::fetch::Validators> {
+        self.1.as_ref()?.get(url.as_str()).map(|e| e.validators.clone())
+    }
 }
+
+/// 304 answers waiting for last night's bodies, read a batch at a time.
+const REPLAY_BATCH: usize = 64;
 
 /// Runs the map task of `part` in `layer` and returns its manifest.
 ///
@@ -281,7 +301,11 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     let deadline = ctx.deadline;
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Fetched>(FETCHED_QUEUE);
     let fetcher = ctx.fetcher.clone();
-    let urls = Urls(Arc::clone(&input));
+    let index = match &ctx.previous {
+        Some(p) => Some(Arc::new(p.index(part, ctx.partitions).await?)),
+        None => None,
+    };
+    let urls = Urls(Arc::clone(&input), index.clone());
     let fetch = tokio::spawn(async move { fetcher.fetch_partition(&urls, follows, deadline, seat, tx).await });
 
     let pctx = std::sync::Arc::new(ProcessCtx {
@@ -306,17 +330,36 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     let mut pending = FuturesOrdered::new();
     let max_pending = rayon::current_num_threads() * 4;
     let mut fetch_open = true;
+    // 304 answers waiting for last night's bodies (`--previous`).
+    let mut replay: Vec<(Fetched, previous::Entry)> = Vec::new();
+    let spawn = |f: Fetched, unchanged: bool| -> Result<_, StageError> {
+        let InRow { depth, referrer, .. } = input.row(f.id).map_err(input_err)?;
+        let pctx = std::sync::Arc::clone(&pctx);
+        let (otx, orx) = tokio::sync::oneshot::channel();
+        rayon::spawn(move || {
+            let mut done = process_guarded(&pctx, f, depth, referrer);
+            done.doc.unchanged = unchanged;
+            let _ = otx.send(done);
+        });
+        Ok(orx)
+    };
     loop {
+        if replay.len() >= REPLAY_BATCH || (!fetch_open && !replay.is_empty()) {
+            let previous = ctx.previous.as_deref().expect("304s are replayed only with --previous");
+            for f in carry_forward(previous, std::mem::take(&mut replay), &mut manifest).await? {
+                pending.push_back(spawn(f, true)?);
+            }
+        }
         tokio::select! {
             got = rx.recv(), if fetch_open && pending.len() < max_pending => match got {
                 Some(f) => {
-                    let InRow { depth, referrer, .. } = input.row(f.id).map_err(input_err)?;
-                    let pctx = std::sync::Arc::clone(&pctx);
-                    let (otx, orx) = tokio::sync::oneshot::channel();
-                    rayon::spawn(move || {
-                        let _ = otx.send(process_guarded(&pctx, f, depth, referrer));
+                    let entry = index.as_deref().zip(f.response.as_ref()).and_then(|(index, r)| {
+                        (r.status == 304).then(|| index.get(f.final_url.as_str())).flatten()
                     });
-                    pending.push_back(orx);
+                    match entry {
+                        Some(e) => replay.push((f, e.clone())),
+                        None => pending.push_back(spawn(f, false)?),
+                    }
                 }
                 None => fetch_open = false,
             },
@@ -514,9 +557,42 @@ fn process_guarded(pctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<S
     }
 }
 
+/// Turns 304 answers into last night's pages: each response becomes the
+/// stored one (status, type, body, size) with tonight's validators when
+/// the server sent new ones, so the page is processed as it was fetched
+/// then. Counts what the 304s saved.
+async fn carry_forward(
+    previous: &Previous,
+    replay: Vec<(Fetched, previous::Entry)>,
+    m: &mut MapManifest,
+) -> Result<Vec<Fetched>, StageError> {
+    let entries: Vec<&previous::Entry> = replay.iter().map(|(_, e)| e).collect();
+    let pages = previous.pages(&entries).await?;
+    let mut out = Vec::with_capacity(replay.len());
+    for ((mut f, entry), page) in replay.into_iter().zip(pages) {
+        if let Some(resp) = f.response.as_mut() {
+            resp.status = page.status;
+            resp.content_type = page.content_type;
+            resp.received = u64::try_from(entry.content_length).unwrap_or(0);
+            resp.body = page.body;
+            resp.truncated = false;
+            resp.etag = resp.etag.take().or(entry.validators.etag);
+            resp.last_modified = resp.last_modified.take().or(entry.validators.last_modified);
+        }
+        m.unchanged += 1;
+        m.bytes_saved += u64::try_from(entry.content_length).unwrap_or(0);
+        let now = i64::try_from(f.elapsed.as_millis()).unwrap_or(i64::MAX);
+        m.ms_saved += u64::try_from(entry.fetch_ms.saturating_sub(now)).unwrap_or(0);
+        out.push(f);
+    }
+    Ok(out)
+}
+
 fn tally(m: &mut MapManifest, doc: &DocRow) {
     m.fetched += 1;
-    m.bytes += u64::try_from(doc.content_length).unwrap_or(0);
+    if !doc.unchanged {
+        m.bytes += u64::try_from(doc.content_length).unwrap_or(0);
+    }
     if doc.error == Some(ErrorKind::Robots) {
         m.robots += 1;
     } else if let Some(kind) = doc.error {

@@ -43,6 +43,16 @@ pub struct MapManifest {
     pub robots: u64,
     /// Body bytes received.
     pub bytes: u64,
+    /// Pages the server said were not modified since last night's crawl
+    /// (`--previous`), carried forward; the body bytes they did not send
+    /// (last night's sizes), and the fetch time they saved (last night's
+    /// time less tonight's 304), milliseconds.
+    #[serde(default)]
+    pub unchanged: u64,
+    #[serde(default)]
+    pub bytes_saved: u64,
+    #[serde(default)]
+    pub ms_saved: u64,
     /// The rules the task ran with (`--rules`): file name and a hash of the
     /// text; every partition of a layer must have run with the same.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -131,6 +131,9 @@ pub fn doc_schema() -> SchemaRef {
             Field::new("outlinks", DataType::Int32, false).tuned(SMALL),
             Field::new("noise_links", DataType::Int32, false).tuned(SMALL),
             Field::new("referrer", DataType::Utf8, true),
+            Field::new("etag", DataType::Utf8, true),
+            Field::new("last_modified", DataType::Utf8, true),
+            Field::new("unchanged", DataType::Boolean, false).tuned(SMALL),
         ]))
     }))
 }
@@ -167,6 +170,14 @@ pub struct DocRow {
     pub outlinks: i32,
     pub noise_links: i32,
     pub referrer: Option<String>,
+    /// The response's `ETag` and `Last-Modified` headers, as sent: the
+    /// next night's conditional request (`--previous`) sends them back.
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+    /// The server answered the conditional request 304 Not Modified: the
+    /// row is last night's page, carried forward (README, "Nightly
+    /// recrawls").
+    pub unchanged: bool,
     /// The values of the run's extractor columns, in their order after the
     /// core columns (see [`doc_schema_with`]); empty when none is registered.
     pub extra: Vec<Value>,
@@ -230,6 +241,9 @@ pub fn doc_batch_with(schema: &SchemaRef, rows: &[DocRow]) -> Result<RecordBatch
     let mut content_hash = Int64Builder::with_capacity(n);
     let mut duplicate_of = StringBuilder::new();
     let mut referrer = StringBuilder::new();
+    let mut etag = StringBuilder::new();
+    let mut last_modified = StringBuilder::new();
+    let mut unchanged = BooleanBuilder::with_capacity(n);
     for r in rows {
         url.append_value(&r.url);
         final_url.append_value(&r.final_url);
@@ -255,6 +269,9 @@ pub fn doc_batch_with(schema: &SchemaRef, rows: &[DocRow]) -> Result<RecordBatch
         outlinks.append_value(r.outlinks);
         noise.append_value(r.noise_links);
         referrer.append_option(r.referrer.as_deref());
+        etag.append_option(r.etag.as_deref());
+        last_modified.append_option(r.last_modified.as_deref());
+        unchanged.append_value(r.unchanged);
     }
     let mut cols: Vec<ArrayRef> = vec![
         Arc::new(url.finish()),
@@ -281,6 +298,9 @@ pub fn doc_batch_with(schema: &SchemaRef, rows: &[DocRow]) -> Result<RecordBatch
         Arc::new(outlinks.finish()),
         Arc::new(noise.finish()),
         Arc::new(referrer.finish()),
+        Arc::new(etag.finish()),
+        Arc::new(last_modified.finish()),
+        Arc::new(unchanged.finish()),
     ];
     let core = cols.len();
     for (i, field) in schema.fields().iter().enumerate().skip(core) {

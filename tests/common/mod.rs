@@ -159,6 +159,10 @@ pub struct Doc {
     pub content_hash: Option<u64>,
     pub duplicate_of: Option<String>,
     pub has_body: bool,
+    pub main_text: Option<String>,
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+    pub unchanged: bool,
 }
 
 fn s(b: &RecordBatch, name: &str, i: usize) -> Option<String> {
@@ -197,6 +201,10 @@ pub fn read_docs(data: &Path) -> Vec<Doc> {
                 content_hash: (!hash.is_null(i)).then(|| u64::from_ne_bytes(hash.value(i).to_ne_bytes())),
                 duplicate_of: s(&b, "duplicate_of", i),
                 has_body: !b.column_by_name("body").expect("body").is_null(i),
+                main_text: b.column_by_name("main_text").and_then(|_| s(&b, "main_text", i)),
+                etag: s(&b, "etag", i),
+                last_modified: s(&b, "last_modified", i),
+                unchanged: b.column_by_name("unchanged").expect("unchanged").as_boolean().value(i),
             });
         }
     }

@@ -39,6 +39,15 @@ impl FarmBody {
         Self { inner: Inner::Stream(Box::pin(s)), guard: None }
     }
 
+    /// The whole body, when it is one piece (not a stream).
+    #[must_use]
+    pub fn whole(&self) -> Option<&[u8]> {
+        match &self.inner {
+            Inner::Full(b) => Some(b.as_deref().unwrap_or_default()),
+            Inner::Stream(_) => None,
+        }
+    }
+
     /// Keeps the request counted as in flight while this body lives.
     pub fn set_guard(&mut self, g: InFlight) {
         self.guard = Some(g);

@@ -87,6 +87,7 @@ mod site;
 mod stats;
 mod traps;
 mod truth;
+mod validators;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -175,6 +176,8 @@ pub(crate) struct Core {
     once_wait: AtomicBool,
     /// Requests so far, the latency PRNG's counter.
     requests: AtomicU64,
+    /// Which night it is (see `validators`): 0 until a test moves it.
+    edition: std::sync::atomic::AtomicU32,
 }
 
 impl Core {
@@ -222,6 +225,7 @@ impl Core {
             once_503: AtomicBool::new(false),
             once_wait: AtomicBool::new(false),
             requests: AtomicU64::new(0),
+            edition: std::sync::atomic::AtomicU32::new(0),
         })
     }
 
@@ -346,6 +350,13 @@ impl Farm {
     /// Clears the stats (and re-arms `/503-once`).
     pub fn reset_stats(&self) {
         self.core.reset();
+    }
+
+    /// Makes a night pass: edition `n` changes one regular page in ten
+    /// (their ETag and Last-Modified with them); edition 0 is the web as
+    /// it starts. Also `/__farm/edition?n=N`.
+    pub fn set_edition(&self, n: u32) {
+        self.core.edition.store(n, Ordering::SeqCst);
     }
 
     /// Ground truth for a crawl from `seeds` to `depth` hops.

@@ -18,6 +18,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+use super::validators;
 use super::body::FarmBody;
 use super::rng::{self, tag};
 use super::site::{self, HostId, Route};
@@ -126,8 +127,14 @@ async fn handle(core: Arc<Core>, req: Request<Incoming>) -> Result<Response<Farm
         let mut r = rng::Rng::from_parts(core.world.seed, &[tag::LATENCY, n]);
         tokio::time::sleep(Duration::from_millis(u64::from(r.range(lo, hi)))).await;
     }
+    let edition = core.edition.load(Ordering::SeqCst);
     let mut resp = answer(&core, host, path, query, arrival.gap).await;
-    core.stats.finish(&slot, pq, arrival.at_ms, resp.status().as_u16());
+    if let Some(HostId::Site(_) | HostId::Blog(_) | HostId::Shop) = host {
+        let changed_in = if validators::edited(edition, path) { edition } else { 0 };
+        validators::apply(req.headers(), &mut resp, changed_in);
+    }
+    let body_bytes = resp.body().whole().map_or(0, |b| b.len() as u64);
+    core.stats.finish(&slot, pq, arrival.at_ms, resp.status().as_u16(), body_bytes);
     resp.body_mut().set_guard(arrival.guard);
     Ok(resp)
 }
@@ -154,7 +161,11 @@ pub async fn answer(
 fn site_response(core: &Core, host: HostId, path: &str, query: Option<&str>) -> Response<FarmBody> {
     let world = &core.world;
     match world.route(host, path, query) {
-        Route::Page(page, variant) => html(StatusCode::OK, pages::render(world, host, page, variant, query, None).out),
+        Route::Page(page, variant) => {
+            let out = pages::render(world, host, page, variant, query, None).out;
+            let edition = core.edition.load(Ordering::SeqCst);
+            html(StatusCode::OK, if validators::edited(edition, path) { validators::edit(out, edition) } else { out })
+        }
         Route::Robots if site::has_robots(host.site_number()) => {
             typed(StatusCode::OK, "text/plain", Bytes::from_static(files::ROBOTS_SITE.as_bytes()))
         }
@@ -176,6 +187,13 @@ async fn farm_endpoint(core: &Arc<Core>, path: &str, query: Option<&str>) -> Res
             typed(StatusCode::OK, "text/plain", Bytes::from_static(b"stats reset\n"))
         }
         "/__farm/faults" => json(StatusCode::OK, &faults::cases(&core.world)),
+        "/__farm/edition" => match param("n").and_then(|n| n.parse::<u32>().ok()) {
+            Some(n) => {
+                core.edition.store(n, Ordering::SeqCst);
+                typed(StatusCode::OK, "text/plain", Bytes::from(format!("edition {n}\n")))
+            }
+            None => typed(StatusCode::BAD_REQUEST, "text/plain", Bytes::from_static(b"usage: /__farm/edition?n=N\n")),
+        },
         "/__farm/shop" => json(StatusCode::OK, &shop::truth(&core.world)),
         "/__farm/truth" => {
             let depth = param("depth").and_then(|d| d.parse::<u32>().ok()).unwrap_or(3);
@@ -197,7 +215,7 @@ async fn farm_endpoint(core: &Arc<Core>, path: &str, query: Option<&str>) -> Res
         _ => typed(
             StatusCode::OK,
             "text/plain",
-            Bytes::from_static(b"test web endpoints: /__farm/stats /__farm/reset /__farm/faults /__farm/truth?depth=N[&seed=URL...] /__farm/links?url=URL /__farm/shop\n"),
+            Bytes::from_static(b"test web endpoints: /__farm/stats /__farm/reset /__farm/faults /__farm/truth?depth=N[&seed=URL...] /__farm/links?url=URL /__farm/shop /__farm/edition?n=N\n"),
         ),
     }
 }

@@ -45,6 +45,9 @@ pub struct HostStats {
     /// Path and query of requests its robots.txt disallows (first 100).
     pub disallowed_requests: Vec<String>,
     pub statuses: BTreeMap<u16, u64>,
+    /// Bytes of response bodies sent whole (streamed bodies not counted).
+    #[serde(default)]
+    pub body_bytes: u64,
     /// With `log_requests`: the first 10,000 requests in arrival order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log: Vec<RequestLog>,
@@ -181,10 +184,11 @@ impl LiveStats {
     }
 
     /// Records the status a request got (when its response head is ready).
-    pub fn finish(&self, slot: &Slot, path_and_query: &str, at_ms: f64, status: u16) {
+    pub fn finish(&self, slot: &Slot, path_and_query: &str, at_ms: f64, status: u16, body_bytes: u64) {
         let log = self.log;
         self.with(slot, |l| {
             *l.s.statuses.entry(status).or_insert(0) += 1;
+            l.s.body_bytes += body_bytes;
             if log && l.s.log.len() < LOG_CAP {
                 l.s.log.push(RequestLog { path: path_and_query.to_string(), at_ms, status });
             }
@@ -235,14 +239,14 @@ mod tests {
     fn counts_gaps_in_flight_and_disallowed() {
         let st = Arc::new(LiveStats::new(vec!["a.test".into(), "b.test".into()], true));
         let a1 = st.arrive(Slot::Known(0), "/robots.txt", true, false);
-        st.finish(&Slot::Known(0), "/robots.txt", a1.at_ms, 200);
+        st.finish(&Slot::Known(0), "/robots.txt", a1.at_ms, 200, 0);
         std::thread::sleep(std::time::Duration::from_millis(20));
         let a2 = st.arrive(Slot::Known(0), "/private/x", false, true);
-        st.finish(&Slot::Known(0), "/private/x", a2.at_ms, 200);
+        st.finish(&Slot::Known(0), "/private/x", a2.at_ms, 200, 0);
         assert!(a2.gap.expect("second request has a gap") >= std::time::Duration::from_millis(20));
         drop(a1);
         let o = st.arrive(Slot::Other("ext.test".into()), "/", false, false);
-        st.finish(&Slot::Other("ext.test".into()), "/", o.at_ms, 404);
+        st.finish(&Slot::Other("ext.test".into()), "/", o.at_ms, 404, 0);
         let snap = st.snapshot();
         let a = &snap.hosts["a.test"];
         assert_eq!((a.requests, a.robots_requests, a.max_in_flight), (2, 1, 2));

@@ -54,6 +54,11 @@ pub trait UrlSource: Send + Sync {
     /// # Errors
     /// When the URL cannot be read.
     fn url(&self, id: usize) -> std::io::Result<String>;
+    /// What makes the request of `url` conditional (last night's ETag and
+    /// date of the page, `--previous`); none by default.
+    fn validators(&self, _url: &Url) -> Option<super::Validators> {
+        None
+    }
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -413,7 +418,7 @@ impl State<'_> {
                 let request = async move {
                     wait_for_slot(&sent, epoch, delay).await;
                     let resp = match url {
-                        Ok(u) => exchange.get(&u, max).await,
+                        Ok(u) => exchange.get(super::Request::get(&u, max)).await,
                         Err(e) => Err((ErrorKind::Connect, format!("no robots.txt URL for this origin: {e}"))),
                     };
                     Done::Robots { host: h, resp }
@@ -462,9 +467,11 @@ impl State<'_> {
             let (exchange, max) = (Arc::clone(&f.exchange), f.cfg.max_body);
             let shadow = job.shadow();
             let (sent, epoch, delay) = (Arc::clone(&self.hosts[h].sent), self.epoch, self.hosts[h].delay);
+            let validators = self.urls.validators(&job.url);
             let request = async move {
                 wait_for_slot(&sent, epoch, delay).await;
-                let result = exchange.get(&job.url, max).await;
+                let req = super::Request { url: &job.url, max_body: max, validators: validators.as_ref() };
+                let result = exchange.get(req).await;
                 Done::Page { host: h, job, result }
             };
             let page = Some((shadow.id, crate::urlnorm::fingerprint(&shadow.orig)));

@@ -15,7 +15,7 @@ use url::Url;
 
 use super::UrlSource;
 use crate::fetch::robots::origin_of;
-use crate::fetch::{ErrorKind, Exchange, FetchConfig, Fetched, Fetcher, Response};
+use crate::fetch::{ErrorKind, Exchange, FetchConfig, Fetched, Fetcher, Request, Response};
 
 const DELAY: Duration = Duration::from_millis(40);
 
@@ -60,7 +60,8 @@ impl Canned {
 }
 
 impl Exchange for Canned {
-    fn get<'a>(&'a self, url: &'a Url, max_body: u64) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>> {
+    fn get<'a>(&'a self, req: Request<'a>) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>> {
+        let (url, max_body) = (req.url, req.max_body);
         // Recorded when called: the scheduler stamps a request as sent right
         // before it calls the exchange, so this is the moment it went out.
         if let Ok(mut calls) = self.calls.lock() {
