@@ -18,6 +18,7 @@ const WITHOUT_DEFAULT: &[&str] = &[
     "allow-private",
     "noise-patterns",
     "rules",
+    "previous",
     "json",
     "quiet",
     "help",

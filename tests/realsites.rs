@@ -71,3 +71,53 @@ fn a_real_documentation_site_is_crawled_whole_by_default() {
     eprintln!("the default dropped {dropped} link targets as barren");
     assert!(summary["layers"][1]["dom_noise"].as_u64().unwrap_or(0) > 0, "the site's menus are suspects, and followed");
 }
+
+/// Real nginx sends `ETag` and `Last-Modified` for static files and answers
+/// conditional requests with 304: a second night against the first
+/// downloads almost nothing and stores the same text.
+#[test]
+fn a_real_site_recrawled_with_previous_answers_304_and_keeps_its_text() {
+    realsites::install(true);
+    let corpus = Corpus::start(realsites::sites(true), None);
+    let seeds_file = corpus.dir.path().join("seeds.txt");
+    std::fs::write(&seeds_file, corpus.seeds().join("\n")).expect("seeds");
+    let night = |name: &str, extra: &[String]| {
+        let data = corpus.dir.path().join(name);
+        let mut args: Vec<String> = [
+            "run",
+            "--seeds",
+            &seeds_file.display().to_string(),
+            "--depth",
+            "2",
+            "--data",
+            &data.display().to_string(),
+        ]
+        .map(String::from)
+        .to_vec();
+        args.extend(corpus.resolve_args());
+        args.extend(["--allow-private", "--json", "--quiet", "--per-host", "8", "--delay", "0"].map(String::from));
+        args.extend(extra.iter().cloned());
+        (crawl_ok(&args), data)
+    };
+    let (first, night1) = night("night1", &[]);
+    let (second, night2) = night("night2", &["--previous".to_string(), night1.display().to_string()]);
+    let html = |d: &common::Doc| d.status == 200 && d.content_type.as_deref().is_some_and(|c| c.contains("html"));
+    let before: std::collections::BTreeMap<String, common::Doc> =
+        read_docs(&night1).into_iter().filter(html).map(|d| (d.url.clone(), d)).collect();
+    let after = read_docs(&night2);
+    assert!(before.len() > 50, "{} pages", before.len());
+    assert!(before.values().all(|d| d.etag.is_some() && d.last_modified.is_some()), "nginx's validators are kept");
+    let carried = after.iter().filter(|d| d.unchanged).count();
+    assert_eq!(carried, before.len(), "every HTML page answered 304 and was carried forward");
+    for d in after.iter().filter(|d| d.unchanged) {
+        assert_eq!((&d.text, &d.main_text), (&before[&d.url].text, &before[&d.url].main_text), "{}", d.url);
+    }
+    let bytes = |v: &serde_json::Value| v["bytes"].as_u64().expect("bytes");
+    eprintln!(
+        "nginx recrawl: {carried} pages carried; {} then {} body bytes; {} bytes saved",
+        bytes(&first),
+        bytes(&second),
+        second["bytes_saved"]
+    );
+    assert!(bytes(&second) * 20 < bytes(&first), "{} then {}", bytes(&first), bytes(&second));
+}

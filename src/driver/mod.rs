@@ -135,7 +135,9 @@ async fn run_leased(
     settings.save(store).await?;
     // Last night's crawl, checked before any work starts.
     let previous = match &cfg.previous {
-        Some(location) => Some(Arc::new(map::previous::Previous::open(location, store.location()).await.map_err(StageError::from)?)),
+        Some(location) => {
+            Some(Arc::new(map::previous::Previous::open(location, store.location()).await.map_err(StageError::from)?))
+        }
         None => None,
     };
     let progress = Arc::new(Progress::new(!cfg.quiet && !cfg.json));

@@ -37,8 +37,8 @@ use crate::store::scratch::InputRows;
 use crate::store::{layout, stream_batches, Created, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
-pub use process::{process, ProcessCtx, Processed};
 use previous::{PartitionIndex, Previous};
+pub use process::{process, ProcessCtx, Processed};
 
 pub mod previous;
 mod process;

@@ -97,8 +97,17 @@ pub struct PreviousPage {
 }
 
 /// Columns the index reads: no body.
-const INDEX_COLUMNS: [&str; 9] =
-    ["final_url", "status", "error", "truncated", "content_type", "etag", "last_modified", "content_length", "fetch_ms"];
+const INDEX_COLUMNS: [&str; 9] = [
+    "final_url",
+    "status",
+    "error",
+    "truncated",
+    "content_type",
+    "etag",
+    "last_modified",
+    "content_length",
+    "fetch_ms",
+];
 /// Columns a carried page is rebuilt from.
 const PAGE_COLUMNS: [&str; 3] = ["status", "content_type", "body"];
 
@@ -111,9 +120,9 @@ impl Previous {
     pub async fn open(location: &str, data: &str) -> Result<Self, PreviousError> {
         let unusable = |reason: String| PreviousError::Unusable { data: location.to_string(), reason };
         if same_location(location, data) {
-            return Err(unusable(format!(
-                "is tonight's own data location; point it at last night's (e.g. --data crawl-$(date +%F) --previous crawl-$(date -d yesterday +%F))"
-            )));
+            return Err(unusable(
+                "is tonight's own data location; point it at last night's (e.g. --data crawl-$(date +%F) --previous crawl-$(date -d yesterday +%F))".to_string(),
+            ));
         }
         let store = Store::open(location)?;
         let state: Option<RunState> = store.get_json(layout::RUN).await?;
@@ -150,10 +159,12 @@ impl Previous {
         let mut index = PartitionIndex::default();
         let same_partitions = partitions == self.partitions;
         for (file, path) in self.files.iter().enumerate() {
-            let keep = |rg: &parquet::file::metadata::RowGroupMetaData, schema: &parquet::schema::types::SchemaDescriptor| {
-                same_partitions.then(|| partition_range(rg, schema)).flatten().is_none_or(|(lo, hi)| {
-                    i64::from(lo) <= i64::from(part) && i64::from(part) <= i64::from(hi)
-                })
+            let keep = |rg: &parquet::file::metadata::RowGroupMetaData,
+                        schema: &parquet::schema::types::SchemaDescriptor| {
+                same_partitions
+                    .then(|| partition_range(rg, schema))
+                    .flatten()
+                    .is_none_or(|(lo, hi)| i64::from(lo) <= i64::from(part) && i64::from(part) <= i64::from(hi))
             };
             let mut stream = stream_row_groups(&self.store, path, &INDEX_COLUMNS, &keep).await?;
             while let Some(got) = stream.next().await {
@@ -235,7 +246,8 @@ impl Previous {
             else {
                 return Err(bad("no status, content_type or body column".to_string()));
             };
-            let (status, ctype, body) = (status.as_primitive::<Int32Type>(), ctype.as_string::<i32>(), body.as_binary::<i32>());
+            let (status, ctype, body) =
+                (status.as_primitive::<Int32Type>(), ctype.as_string::<i32>(), body.as_binary::<i32>());
             for (k, &(row, i)) in wanted.iter().enumerate() {
                 if body.is_null(k) {
                     return Err(bad(format!("row {row} has no body to carry forward")));

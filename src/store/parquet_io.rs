@@ -344,7 +344,8 @@ pub async fn stream_row_groups(
     store: &Store,
     path: &str,
     columns: &[&str],
-    keep: &(dyn Fn(&parquet::file::metadata::RowGroupMetaData, &parquet::schema::types::SchemaDescriptor) -> bool + Sync),
+    keep: &(dyn Fn(&parquet::file::metadata::RowGroupMetaData, &parquet::schema::types::SchemaDescriptor) -> bool
+          + Sync),
 ) -> Result<impl futures::Stream<Item = Result<(u64, RecordBatch), StoreError>> + Send + Unpin + use<>, StoreError> {
     let perr = |source| StoreError::Parquet { path: path.to_string(), source };
     let reader = StoreReader { store: store.backend(), path: Path::from(path) };
@@ -503,7 +504,7 @@ mod tests {
     /// the schema without it.
     #[tokio::test]
     async fn every_schema_keeps_its_column_tuning_and_footers_do_not_carry_it() {
-        const UNIQUE_VALUED: &[&str] = &["url", "final_url", "body", "text", "fetched_at"];
+        const UNIQUE_VALUED: &[&str] = &["url", "final_url", "body", "text", "fetched_at", "etag"];
         const UNCOMPRESSED: &[&str] = &[
             "host",
             "domain",
@@ -520,6 +521,7 @@ mod tests {
             "content_hash",
             "outlinks",
             "noise_links",
+            "unchanged",
         ];
         use crate::denoise::evidence::{samples_schema, templates_schema};
         use crate::store::schema::{content_schema, doc_batch, doc_schema, links_schema, DocRow};

@@ -131,7 +131,7 @@ pub fn doc_schema() -> SchemaRef {
             Field::new("outlinks", DataType::Int32, false).tuned(SMALL),
             Field::new("noise_links", DataType::Int32, false).tuned(SMALL),
             Field::new("referrer", DataType::Utf8, true),
-            Field::new("etag", DataType::Utf8, true),
+            Field::new("etag", DataType::Utf8, true).tuned(DISTINCT),
             Field::new("last_modified", DataType::Utf8, true),
             Field::new("unchanged", DataType::Boolean, false).tuned(SMALL),
         ]))

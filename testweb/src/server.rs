@@ -18,11 +18,11 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use super::validators;
 use super::body::FarmBody;
 use super::rng::{self, tag};
 use super::site::{self, HostId, Route};
 use super::stats::Slot;
+use super::validators;
 use super::{faults, files, pages, shop, Core};
 
 pub const HTML: &str = "text/html; charset=utf-8";
