@@ -13,6 +13,9 @@
 //!   the same seeds, depth, scope and politeness.
 //! - `rules`: the cpu scenario's crawl with a five-field rule on every page
 //!   against the same crawl without, in turn (`SUITE_RUNS` pairs).
+//! - `recrawl`: a recrawl of the cpu scenario's unchanged web against the
+//!   night before (`--previous`) beside a crawl from scratch, in turn:
+//!   body bytes sent, CPU, wall (`suite/recrawl.rs`).
 //! - `wan`: a simulated WAN (thousands of hosts, 100-300 ms per response,
 //!   1 s delay and 1 connection per host) against its politeness bound.
 //! - `scale`: a 100 k-page and a 1 M-page crawl with the same settings:
@@ -46,6 +49,8 @@ use url::Url;
 mod limit;
 #[path = "common/measure.rs"]
 mod measure;
+#[path = "suite/recrawl.rs"]
+mod recrawl;
 #[path = "suite/scaleout.rs"]
 mod scaleout;
 
@@ -57,7 +62,7 @@ fn main() {
     if std::env::args().any(|a| a == "--list" || a == "--test") {
         return; // `cargo test --benches` probes; nothing to list.
     }
-    let wanted = std::env::var("SUITE").unwrap_or_else(|_| "cpu,peer,rules,wan,scale,scaleout".into());
+    let wanted = std::env::var("SUITE").unwrap_or_else(|_| "cpu,peer,rules,recrawl,wan,scale,scaleout".into());
     let wanted: Vec<&str> = wanted.split(',').map(str::trim).collect();
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut table = Table::default();
@@ -68,6 +73,9 @@ fn main() {
     }
     if wanted.contains(&"rules") {
         rules_cost(tmp.path(), &mut table);
+    }
+    if wanted.contains(&"recrawl") {
+        recrawl::recrawl(tmp.path(), &mut table);
     }
     if wanted.contains(&"wan") {
         latency_bound(tmp.path(), &mut table);
