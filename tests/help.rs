@@ -19,6 +19,7 @@ const WITHOUT_DEFAULT: &[&str] = &[
     "noise-patterns",
     "rules",
     "previous",
+    "sitemaps",
     "json",
     "quiet",
     "help",

@@ -37,6 +37,15 @@ pub struct RunArgs {
     /// Crawl-delay raises it). [default: 250]
     #[arg(long, value_name = "MS")]
     pub delay: Option<u64>,
+    /// Adaptive politeness: a host's delay is at least F times the mean time
+    /// of its last 8 responses (0: off); 429, 503 and timeouts back it off
+    /// further, good answers bring it back. [default: 2]
+    #[arg(long, value_name = "F")]
+    pub delay_factor: Option<f64>,
+    /// Longest delay adaptive politeness sets (never lowers --delay or a
+    /// robots.txt Crawl-delay). [default: 30s]
+    #[arg(long, value_name = "DURATION")]
+    pub max_delay: Option<String>,
     /// Which links to follow: same host as a seed, same registrable domain
     /// as a seed, or any. [default: domain]
     #[arg(long, value_name = "host|domain|any")]
@@ -115,6 +124,14 @@ pub struct RunArgs {
     /// (304) is carried forward from it with `unchanged = true`.
     #[arg(long, value_name = "DATA")]
     pub previous: Option<String>,
+    /// Read the seeds' sitemaps (robots.txt `Sitemap:` lines, else
+    /// /sitemap.xml; indexes and gzip followed) and put their URLs into
+    /// layer 1.
+    #[arg(long)]
+    pub sitemaps: bool,
+    /// URLs taken from one host's sitemaps at most. [default: 50000]
+    #[arg(long, value_name = "N")]
+    pub sitemap_urls: Option<usize>,
     /// Link-text ratio above which a DOM block is navigation. [default: 0.25]
     #[arg(long, value_name = "R")]
     pub noise_ratio: Option<f32>,

@@ -27,6 +27,8 @@ pub struct JobFile {
     pub user_agent: Option<String>,
     pub allow_private: Option<bool>,
     pub timeout: Option<String>,
+    pub delay_factor: Option<f64>,
+    pub max_delay: Option<String>,
     pub max_body: Option<u64>,
     pub retries: Option<u32>,
     pub denoise: Option<String>,
@@ -38,6 +40,9 @@ pub struct JobFile {
     pub rules: Option<PathBuf>,
     /// Last night's crawl (README, "Nightly recrawls").
     pub previous: Option<String>,
+    /// Read the seeds' sitemaps (README, "Sitemaps").
+    pub sitemaps: Option<bool>,
+    pub sitemap_urls: Option<usize>,
     pub max_query_variants: Option<usize>,
     pub strip_params: Option<Vec<String>>,
     pub cache_entries: Option<usize>,

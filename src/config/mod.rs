@@ -174,6 +174,8 @@ pub struct CrawlConfig {
     pub rules: Option<crate::map::RulesSource>,
     /// Last night's crawl (`--previous`): its data location.
     pub previous: Option<String>,
+    /// `--sitemaps`: at most this many URLs per host from the seeds' sitemaps.
+    pub sitemaps: Option<usize>,
 }
 
 /// A configuration problem, naming the option and what is allowed.
@@ -255,6 +257,22 @@ impl CrawlConfig {
             .map(|s| parse_duration(&s).map_err(|e| bad("timeout", e)))
             .transpose()?
             .unwrap_or(Duration::from_secs(30));
+        let delay_factor = args.delay_factor.or(job.delay_factor).unwrap_or(crate::fetch::DEFAULT_DELAY_FACTOR);
+        if !(delay_factor.is_finite() && (0.0..=100.0).contains(&delay_factor)) {
+            return Err(bad("delay-factor", format!("{delay_factor}; allowed 0 (off) to 100 (default 2)")));
+        }
+        let max_delay = args
+            .max_delay
+            .clone()
+            .or(job.max_delay)
+            .map(|s| parse_duration(&s).map_err(|e| bad("max-delay", e)))
+            .transpose()?
+            .unwrap_or(crate::fetch::DEFAULT_MAX_DELAY);
+        let sitemap_urls = args.sitemap_urls.or(job.sitemap_urls).unwrap_or(50_000);
+        if sitemap_urls == 0 {
+            return Err(bad("sitemap-urls", "0; allowed 1 or more (default 50000)".to_string()));
+        }
+        let sitemaps = (args.sitemaps || job.sitemaps.unwrap_or(false)).then_some(sitemap_urls);
         let mut resolve = Vec::new();
         for rule in job.resolve.iter().chain(&args.resolve) {
             resolve.push(ResolveRule::parse(rule).map_err(|e| bad("resolve", e))?);
@@ -372,6 +390,8 @@ impl CrawlConfig {
                 concurrency,
                 per_host,
                 delay: Duration::from_millis(args.delay.or(job.delay).unwrap_or(250)),
+                delay_factor,
+                max_delay,
                 user_agent,
                 connect_timeout: timeout.min(Duration::from_secs(10)),
                 timeout,
@@ -407,6 +427,7 @@ impl CrawlConfig {
             extractors: crate::extract::Extractors::builtin(text_format),
             rules,
             previous: args.previous.clone().or(job.previous),
+            sitemaps,
         })
     }
 }

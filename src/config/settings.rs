@@ -41,6 +41,7 @@ impl RunSettings {
                 extract_columns: cfg.extractors.column_names(),
                 rules: cfg.rules.clone(),
                 previous: cfg.previous.clone(),
+                sitemaps: cfg.sitemaps,
             },
             fetch: cfg.fetch.clone(),
             optimise: cfg.optimise.clone(),

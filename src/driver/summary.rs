@@ -43,6 +43,16 @@ pub struct LayerSummary {
     pub retries: u64,
     /// Hosts given up after failing again and again (their URLs carried).
     pub hosts_given_up: u64,
+    /// Sitemaps read in this layer (`--sitemaps`, layer 0): files, URLs
+    /// listed, files with a problem.
+    pub sitemap_files: u64,
+    pub sitemap_urls: u64,
+    pub sitemap_problems: u64,
+    /// Adaptive politeness: backoffs (429, 503, timeouts), hosts paced
+    /// above their floor, the longest delay set (ms).
+    pub backoffs: u64,
+    pub hosts_slowed: u64,
+    pub max_delay_ms: u64,
     /// Links this layer's pages had that the link-text-ratio prefilter flagged.
     pub dom_noise: u64,
     /// Distinct link targets that single-pass LCS clustering judged noise.
@@ -101,6 +111,12 @@ impl LayerSummary {
         self.robots_requests += m.robots_requests;
         self.retries += m.retries;
         self.hosts_given_up += m.hosts_given_up;
+        self.backoffs += m.backoffs;
+        self.sitemap_files += m.sitemap_files;
+        self.sitemap_urls += m.sitemap_urls;
+        self.sitemap_problems += m.sitemap_problems;
+        self.hosts_slowed += m.hosts_slowed;
+        self.max_delay_ms = self.max_delay_ms.max(m.max_delay_ms);
         for (name, c) in &m.rules {
             self.rules.entry(name.clone()).or_default().merge(c);
         }
@@ -265,6 +281,25 @@ impl RunSummary {
                 l.seconds,
                 kinds.join(" ")
             );
+            if l.sitemap_files > 0 {
+                let _ = writeln!(
+                    s,
+                    "      sitemaps: {} files read, {} URLs listed (into layer {}), {} files with problems (RUST_LOG=warn names them)",
+                    l.sitemap_files,
+                    l.sitemap_urls,
+                    l.layer + 1,
+                    l.sitemap_problems
+                );
+            }
+            if l.hosts_slowed > 0 || l.backoffs > 0 {
+                #[allow(clippy::cast_precision_loss)]
+                let longest = l.max_delay_ms as f64 / 1000.0;
+                let _ = writeln!(
+                    s,
+                    "      politeness: {} hosts slowed down (response times or backoff), {} backoffs (429, 503, timeouts), longest delay {longest:.1} s",
+                    l.hosts_slowed, l.backoffs
+                );
+            }
             if let Some(line) = l.optimise_line() {
                 let _ = writeln!(s, "{line}");
             }

@@ -14,6 +14,15 @@ pub struct FetchConfig {
     pub concurrency: usize,
     pub per_host: usize,
     pub delay: Duration,
+    /// A host's delay is at least this many times the mean time of its
+    /// latest responses (adaptive politeness; 0: response times do not
+    /// count). See `scheduler/pace.rs`.
+    #[serde(default = "default_delay_factor")]
+    pub delay_factor: f64,
+    /// Longest delay adaptive politeness sets (never lowers `delay` or a
+    /// robots.txt Crawl-delay).
+    #[serde(default = "default_max_delay")]
+    pub max_delay: Duration,
     pub user_agent: String,
     pub connect_timeout: Duration,
     pub timeout: Duration,
@@ -35,6 +44,19 @@ pub struct FetchConfig {
     pub urls: std::sync::Arc<crate::urlnorm::UrlPolicy>,
 }
 
+/// The default `--delay-factor`.
+pub const DEFAULT_DELAY_FACTOR: f64 = 2.0;
+/// The default `--max-delay`.
+pub const DEFAULT_MAX_DELAY: Duration = Duration::from_secs(30);
+
+fn default_delay_factor() -> f64 {
+    DEFAULT_DELAY_FACTOR
+}
+
+fn default_max_delay() -> Duration {
+    DEFAULT_MAX_DELAY
+}
+
 impl FetchConfig {
     /// Settings for fetching single pages outside a crawl (`layercrawl
     /// rules test`, the rule editor): the crawl's defaults for timeouts,
@@ -46,6 +68,8 @@ impl FetchConfig {
             concurrency: 8,
             per_host: 1,
             delay,
+            delay_factor: 0.0,
+            max_delay: DEFAULT_MAX_DELAY,
             user_agent: format!("layercrawl/{}", env!("CARGO_PKG_VERSION")),
             connect_timeout: Duration::from_secs(10),
             timeout: Duration::from_secs(30),

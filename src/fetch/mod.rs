@@ -27,7 +27,7 @@ use url::Url;
 use robots::RobotsCache;
 
 pub use client::HttpExchange;
-pub use config::FetchConfig;
+pub use config::{FetchConfig, DEFAULT_DELAY_FACTOR, DEFAULT_MAX_DELAY};
 pub use exchange::{Exchange, Request, Validators};
 pub use scheduler::{Handover, LayerTail, PartitionFetch, TailSeat, UrlSource};
 
@@ -203,6 +203,9 @@ pub struct Fetcher {
     /// same host are spaced like any two others.
     send_clocks: Arc<std::sync::Mutex<std::collections::HashMap<String, Arc<std::sync::atomic::AtomicU64>>>>,
     pub(crate) epoch: tokio::time::Instant,
+    /// Each origin's pace (adaptive politeness), kept across partitions and
+    /// layers like `next_start`: a host found slow stays paced.
+    pub(crate) paces: Arc<std::sync::Mutex<std::collections::HashMap<String, scheduler::Pace>>>,
 }
 
 impl Fetcher {
@@ -232,9 +235,16 @@ impl Fetcher {
             handover: Handover::default(),
             send_clocks: Arc::default(),
             epoch: tokio::time::Instant::now(),
+            paces: Arc::default(),
             agent: robots::product_token(&cfg.user_agent),
             cfg: Arc::new(cfg.clone()),
         }
+    }
+
+    /// The robots.txt rules of `origin`, once fetched.
+    #[must_use]
+    pub fn robots_rules(&self, origin: &str) -> Option<Arc<robots::RobotsRules>> {
+        self.robots.get(origin)
     }
 
     /// One GET without redirects, outside the scheduler's politeness.

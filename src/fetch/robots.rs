@@ -48,6 +48,12 @@ impl RobotsRules {
         self.robots.is_url_allowed(url)
     }
 
+    /// The sitemaps the file lists (`Sitemap:` lines).
+    #[must_use]
+    pub fn sitemaps(&self) -> &[Url] {
+        self.robots.sitemaps()
+    }
+
     /// The file's Crawl-delay for this agent, capped at 60 s so one site
     /// cannot stall a layer; what does not fit the layer is carried over.
     #[must_use]

@@ -42,6 +42,7 @@ pub use process::{process, ProcessCtx, Processed};
 
 pub mod previous;
 mod process;
+pub mod sitemaps;
 
 /// How fetched pages become rows: the run's settings for the parse, the
 /// stored bodies and the noise filter's map-side labels.
@@ -62,6 +63,10 @@ pub struct PageSettings {
     /// Last night's crawl (`--previous`), opened by each map task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub previous: Option<String>,
+    /// Read the seeds' sitemaps into layer 1 (`--sitemaps`): at most this
+    /// many URLs per host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sitemaps: Option<usize>,
 }
 
 /// A rules file as the run's settings carry it.
@@ -232,7 +237,7 @@ impl UrlSource for Urls {
 }
 
 /// 304 answers waiting for last night's bodies, read a batch at a time.
-const REPLAY_BATCH: usize = 64;
+const REPLAY_BATCH: usize = 256;
 
 /// Runs the map task of `part` in `layer` and returns its manifest.
 ///
@@ -412,6 +417,13 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         }
     }
     let report = fetch.await.map_err(|e| StageError::Internal(format!("fetch task failed: {e}")))?;
+    if let (0, Some(max_urls), true) = (layer, ctx.pages.sitemaps, layer < ctx.depth) {
+        let found = read_sitemaps(ctx, store, &input, part, max_urls).await?;
+        manifest.sitemap_files = found.files;
+        manifest.sitemap_urls = found.rows.len() as u64;
+        manifest.sitemap_problems = found.problems.len() as u64;
+        link_buf.extend(found.links);
+    }
     if !doc_buf.is_empty() {
         docs.write(&schema::doc_batch_with(&doc_schema, &doc_buf)?).await?;
     }
@@ -468,6 +480,8 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     manifest.robots_requests = report.robots_requests;
     manifest.retries = report.retries;
     manifest.hosts_given_up = report.hosts_given_up;
+    (manifest.backoffs, manifest.hosts_slowed, manifest.max_delay_ms) =
+        (report.backoffs, report.hosts_slowed, report.max_delay_ms);
     manifest.stragglers = report.stragglers_in_flight + report.stragglers_waiting;
     manifest.stragglers_in_flight = report.stragglers_in_flight;
     manifest.adopted = report.adopted;
@@ -555,6 +569,38 @@ fn process_guarded(pctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<S
             }
         }
     }
+}
+
+/// Reads the sitemaps of this partition's seeds (`--sitemaps`) and writes
+/// what they list to `sitemaps/`; their links go into layer 1 with the
+/// seeds' links.
+async fn read_sitemaps(
+    ctx: &MapCtx,
+    store: &Store,
+    input: &InputRows,
+    part: u32,
+    max_urls: usize,
+) -> Result<sitemaps::Found, StageError> {
+    let mut origins = std::collections::BTreeSet::new();
+    for id in 0..input.len() {
+        if let Ok(Ok(u)) = input.url(id).map(|u| Url::parse(&u)) {
+            origins.insert(crate::fetch::robots::origin_of(&u));
+        }
+    }
+    let origins: Vec<String> = origins.into_iter().collect();
+    let partitions = ctx.partitions;
+    let owns = move |u: &Url| partition_of_host(u.host_str().unwrap_or_default(), partitions) == part;
+    let found = sitemaps::discover(&ctx.fetcher, &origins, &ctx.scope, owns, max_urls).await;
+    for (file, why) in &found.problems {
+        tracing::warn!(sitemap = %file, "sitemap not read in full: {why}");
+    }
+    if !found.rows.is_empty() {
+        let path = layout::sitemaps(0, part);
+        let mut w = ShardWriter::create(store, &path, schema::sitemaps_schema(), SHARD_ROW_GROUP_BYTES)?;
+        w.write(&schema::sitemaps_batch(&found.rows)?).await?;
+        w.finish().await?;
+    }
+    Ok(found)
 }
 
 /// Turns 304 answers into last night's pages: each response becomes the

@@ -17,6 +17,7 @@
 //! change under tonight's run.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{Int32Type, Int64Type};
@@ -28,7 +29,7 @@ use crate::config::{BodyPolicy, RunSettings};
 use crate::fetch::Validators;
 use crate::partition::partition_of_host;
 use crate::store::manifest::RunState;
-use crate::store::{layout, read_rows, stream_row_groups, Store, StoreError};
+use crate::store::{layout, stream_row_groups, RowsFile, Store, StoreError};
 
 /// Why `--previous` cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +52,8 @@ pub struct Previous {
     /// partitions' row groups by their statistics, unread.
     partitions: u32,
     store_body: BodyPolicy,
+    /// Each file's footer and offset index, read on first use.
+    opened: Arc<Vec<tokio::sync::OnceCell<RowsFile>>>,
 }
 
 /// Last night's row of one final URL.
@@ -141,7 +144,8 @@ impl Previous {
             ));
         }
         let files = store.parquet_files("doc").await?;
-        Ok(Self { store, files, partitions: state.partitions, store_body })
+        let opened = Arc::new(files.iter().map(|_| tokio::sync::OnceCell::new()).collect());
+        Ok(Self { store, files, partitions: state.partitions, store_body, opened })
     }
 
     /// Where it is.
@@ -239,7 +243,8 @@ impl Previous {
                 reason: format!("no doc file number {file}"),
             })?;
             let rows: Vec<u64> = wanted.iter().map(|w| w.0).collect();
-            let b = read_rows(&self.store, path, &PAGE_COLUMNS, &rows).await?;
+            let file_rows = self.opened[file as usize].get_or_try_init(|| RowsFile::open(&self.store, path)).await?;
+            let b = file_rows.read(&self.store, &PAGE_COLUMNS, &rows).await?;
             let bad = |reason: String| StoreError::Schema { path: path.clone(), reason };
             let (Some(status), Some(ctype), Some(body)) =
                 (b.column_by_name("status"), b.column_by_name("content_type"), b.column_by_name("body"))

@@ -53,6 +53,7 @@ pub async fn merge_layers(store: &Store, layers: u32) -> Result<MergeManifest, S
         match dataset.as_str() {
             "doc" => m.doc_rows += rows,
             "links" => m.link_rows += rows,
+            layout::SITEMAPS => m.sitemap_rows += rows,
             _ => *m.item_rows.entry(dataset.to_string()).or_default() += rows,
         }
         m.files.entry(dataset).or_default().push(path);
@@ -110,6 +111,9 @@ async fn datasets(store: &Store) -> Result<Vec<String>, StoreError> {
         }
     }
     out.extend(rules);
+    if !store.parquet_files(layout::SITEMAPS).await?.is_empty() {
+        out.push(layout::SITEMAPS.to_string());
+    }
     Ok(out)
 }
 

@@ -31,6 +31,13 @@ pub fn items_dataset(rule: &str) -> String {
 }
 /// Every rule's items.
 pub const ITEMS: &str = "items";
+/// The URLs the sitemaps listed (`--sitemaps`), with their `lastmod`.
+pub const SITEMAPS: &str = "sitemaps";
+/// `sitemaps/layer=L/part-PPPPP.parquet`: what one partition's sitemaps listed.
+#[must_use]
+pub fn sitemaps(layer: u32, part: u32) -> String {
+    format!("{SITEMAPS}/layer={layer}/part-{part:05}.parquet")
+}
 /// URLs a partition could not fetch in its layer (time or host budget),
 /// carried into the next layer.
 #[must_use]

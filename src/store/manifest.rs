@@ -73,6 +73,22 @@ pub struct MapManifest {
     /// remaining URLs are in `carried`).
     #[serde(default)]
     pub hosts_given_up: u64,
+    /// Adaptive politeness: 429s, 503s and timeouts that backed a host off;
+    /// hosts paced above their floor; the longest delay set, ms.
+    #[serde(default)]
+    pub backoffs: u64,
+    #[serde(default)]
+    pub hosts_slowed: u64,
+    #[serde(default)]
+    pub max_delay_ms: u64,
+    /// Sitemaps (`--sitemaps`, layer 0): files read, URLs they listed,
+    /// files with a problem.
+    #[serde(default)]
+    pub sitemap_files: u64,
+    #[serde(default)]
+    pub sitemap_urls: u64,
+    #[serde(default)]
+    pub sitemap_problems: u64,
     /// Wall time of the partition, milliseconds.
     pub elapsed_ms: u64,
     /// Followable links to targets within `--depth`, as shuffled to their
@@ -201,6 +217,9 @@ pub struct MergeManifest {
     /// Rows of each rule's items dataset (`items/rule=NAME`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub item_rows: BTreeMap<String, u64>,
+    /// Rows of the `sitemaps` dataset (`--sitemaps`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sitemap_rows: u64,
 }
 
 /// Settings fixed for the life of a data location (`state/run.json`).
@@ -213,4 +232,9 @@ pub struct RunState {
     /// The query parameters normalisation strips: fingerprints depend on it.
     #[serde(default)]
     pub strip_params: Option<Vec<String>>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -27,7 +27,7 @@ use futures::TryStreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
-pub use parquet_io::{read_batches, read_rows, stream_batches, stream_row_groups, ShardWriter};
+pub use parquet_io::{read_batches, stream_batches, stream_row_groups, RowsFile, ShardWriter};
 pub(crate) use parquet_io::{staging_path, SharedBuf};
 
 /// Errors of the storage stage; each names the location at fault.

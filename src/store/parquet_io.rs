@@ -384,54 +384,81 @@ pub async fn stream_row_groups(
     }))
 }
 
-/// Reads the rows at the file-wide indexes `rows` (sorted, distinct) of the
-/// Parquet file at `path`, only the named columns, in that order: the pages
-/// holding them are fetched and decoded, the rest of the file is not.
-///
-/// # Errors
-/// When the file is missing, not Parquet, shorter than a wanted row, or
-/// cannot be decoded.
-pub async fn read_rows(store: &Store, path: &str, columns: &[&str], rows: &[u64]) -> Result<RecordBatch, StoreError> {
-    use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
-    let perr = |source| StoreError::Parquet { path: path.to_string(), source };
-    let reader = StoreReader { store: store.backend(), path: Path::from(path) };
-    let builder = ParquetRecordBatchStreamBuilder::new(reader).await.map_err(perr)?;
-    let total = u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
-    if rows.windows(2).any(|w| w[0] >= w[1]) || rows.last().is_some_and(|&r| r >= total) {
-        return Err(StoreError::Schema {
-            path: path.to_string(),
-            reason: format!("rows asked for are not sorted or past the file's {total} rows"),
-        });
+/// A Parquet file opened for reading single rows ([`RowsFile::read`]): its
+/// footer and offset index, read once, so each read fetches and decodes
+/// only the pages holding the wanted rows.
+#[derive(Clone, Debug)]
+pub struct RowsFile {
+    path: String,
+    meta: parquet::arrow::arrow_reader::ArrowReaderMetadata,
+}
+
+impl RowsFile {
+    /// Reads the footer and offset index of the file at `path`.
+    ///
+    /// # Errors
+    /// When the file is missing or not Parquet.
+    pub async fn open(store: &Store, path: &str) -> Result<Self, StoreError> {
+        use parquet::arrow::arrow_reader::ArrowReaderMetadata;
+        use parquet::file::metadata::PageIndexPolicy;
+        let mut reader = StoreReader { store: store.backend(), path: Path::from(path) };
+        let options = ArrowReaderOptions::new().with_offset_index_policy(PageIndexPolicy::Optional);
+        let meta = ArrowReaderMetadata::load_async(&mut reader, options)
+            .await
+            .map_err(|source| StoreError::Parquet { path: path.to_string(), source })?;
+        Ok(Self { path: path.to_string(), meta })
     }
-    let mut selectors = Vec::new();
-    let mut at = 0u64;
-    for &r in rows {
-        if r > at {
-            selectors.push(RowSelector::skip(usize::try_from(r - at).unwrap_or(usize::MAX)));
+
+    /// Reads the rows at the file-wide indexes `rows` (sorted, distinct),
+    /// only the named columns, in that order.
+    ///
+    /// # Errors
+    /// When a wanted row is past the file's end, or the pages cannot be
+    /// read or decoded.
+    pub async fn read(&self, store: &Store, columns: &[&str], rows: &[u64]) -> Result<RecordBatch, StoreError> {
+        use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+        let path = &self.path;
+        let perr = |source| StoreError::Parquet { path: path.clone(), source };
+        let total = u64::try_from(self.meta.metadata().file_metadata().num_rows()).unwrap_or(0);
+        if rows.windows(2).any(|w| w[0] >= w[1]) || rows.last().is_some_and(|&r| r >= total) {
+            return Err(StoreError::Schema {
+                path: path.clone(),
+                reason: format!("rows asked for are not sorted or past the file's {total} rows"),
+            });
         }
-        selectors.push(RowSelector::select(1));
-        at = r + 1;
+        let mut selectors = Vec::new();
+        let mut at = 0u64;
+        for &r in rows {
+            if r > at {
+                selectors.push(RowSelector::skip(usize::try_from(r - at).unwrap_or(usize::MAX)));
+            }
+            selectors.push(RowSelector::select(1));
+            at = r + 1;
+        }
+        let reader = StoreReader { store: store.backend(), path: Path::from(path.as_str()) };
+        let builder = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, self.meta.clone());
+        let mask = ProjectionMask::columns(builder.parquet_schema(), columns.iter().copied());
+        let schema =
+            Arc::new(builder.schema().project(&projected_indexes(builder.schema(), columns)).map_err(|e| {
+                StoreError::Schema { path: path.clone(), reason: format!("cannot project {columns:?}: {e}") }
+            })?);
+        let stream = builder
+            .with_projection(mask)
+            .with_row_selection(RowSelection::from(selectors))
+            .with_batch_size(8192)
+            .build()
+            .map_err(perr)?;
+        let batches: Vec<RecordBatch> = stream.try_collect().await.map_err(perr)?;
+        let out = arrow::compute::concat_batches(&batches.first().map_or(schema, RecordBatch::schema), &batches)
+            .map_err(|e| StoreError::Schema { path: path.clone(), reason: format!("cannot join batches: {e}") })?;
+        if out.num_rows() != rows.len() {
+            return Err(StoreError::Schema {
+                path: path.clone(),
+                reason: format!("asked for {} rows, read {}", rows.len(), out.num_rows()),
+            });
+        }
+        Ok(out)
     }
-    let mask = ProjectionMask::columns(builder.parquet_schema(), columns.iter().copied());
-    let schema = Arc::new(builder.schema().project(&projected_indexes(builder.schema(), columns)).map_err(|e| {
-        StoreError::Schema { path: path.to_string(), reason: format!("cannot project {columns:?}: {e}") }
-    })?);
-    let stream = builder
-        .with_projection(mask)
-        .with_row_selection(RowSelection::from(selectors))
-        .with_batch_size(8192)
-        .build()
-        .map_err(perr)?;
-    let batches: Vec<RecordBatch> = stream.try_collect().await.map_err(perr)?;
-    let out = arrow::compute::concat_batches(&batches.first().map_or(schema, RecordBatch::schema), &batches)
-        .map_err(|e| StoreError::Schema { path: path.to_string(), reason: format!("cannot join batches: {e}") })?;
-    if out.num_rows() != rows.len() {
-        return Err(StoreError::Schema {
-            path: path.to_string(),
-            reason: format!("asked for {} rows, read {}", rows.len(), out.num_rows()),
-        });
-    }
-    Ok(out)
 }
 
 /// Indexes of the top-level `columns` in `schema`, in the schema's order

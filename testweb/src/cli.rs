@@ -50,6 +50,13 @@ pub struct WebfarmArgs {
     /// Products of the shop (1-99999).
     #[arg(long, default_value_t = 60)]
     pub shop_products: u32,
+    /// Regular sites answer 429 (no Retry-After) to a request arriving sooner
+    /// than this many ms after the previous one to the host (0: off).
+    #[arg(long, default_value_t = 0)]
+    pub rate_limit: u32,
+    /// Serve sitemaps: robots.txt Sitemap lines, an index, a gzip sitemap, /sitemap.xml on blogs.
+    #[arg(long, value_enum, default_value_t = OnOff::Off)]
+    pub sitemaps: OnOff,
 }
 
 impl WebfarmArgs {
@@ -68,6 +75,8 @@ impl WebfarmArgs {
             log_requests: self.log_requests,
             shop: self.shop == OnOff::On,
             shop_products: self.shop_products,
+            rate_limit_ms: self.rate_limit,
+            sitemaps: self.sitemaps == OnOff::On,
         }
     }
 }

@@ -84,6 +84,7 @@ mod rng;
 mod server;
 mod shop;
 mod site;
+mod sitemaps;
 mod stats;
 mod traps;
 mod truth;
@@ -128,6 +129,13 @@ pub struct FarmConfig {
     pub shop: bool,
     /// Products of the shop, `1..=99999` (with `shop` on).
     pub shop_products: u32,
+    /// A regular site answers 429 (without Retry-After) to a request that
+    /// arrives sooner than this many ms after the previous one to its host,
+    /// as an overloaded server would; 0: off.
+    pub rate_limit_ms: u32,
+    /// Serve sitemaps (robots.txt `Sitemap:` lines, an index, a gzip file;
+    /// off: the web is exactly as without them).
+    pub sitemaps: bool,
 }
 
 impl Default for FarmConfig {
@@ -144,6 +152,8 @@ impl Default for FarmConfig {
             log_requests: false,
             shop: false,
             shop_products: 60,
+            rate_limit_ms: 0,
+            sitemaps: false,
         }
     }
 }
@@ -170,6 +180,8 @@ pub(crate) struct Core {
     stats: Arc<LiveStats>,
     latency_ms: (u32, u32),
     slow_ms: u64,
+    rate_limit_ms: u32,
+    sitemaps: bool,
     /// Set once `/503-once` has answered 503 (cleared by a stats reset).
     once_503: AtomicBool,
     /// `/wait-then-ok` answered its first 503 already.
@@ -222,6 +234,8 @@ impl Core {
             world,
             latency_ms: cfg.latency_ms,
             slow_ms: cfg.slow_ms,
+            rate_limit_ms: cfg.rate_limit_ms,
+            sitemaps: cfg.sitemaps,
             once_503: AtomicBool::new(false),
             once_wait: AtomicBool::new(false),
             requests: AtomicU64::new(0),
@@ -350,6 +364,20 @@ impl Farm {
     /// Clears the stats (and re-arms `/503-once`).
     pub fn reset_stats(&self) {
         self.core.reset();
+    }
+
+    /// Every URL the sites' and blogs' sitemaps list, with its `lastmod`
+    /// (empty unless the web serves sitemaps).
+    #[must_use]
+    pub fn sitemap_urls(&self) -> Vec<(String, String)> {
+        if !self.core.sitemaps {
+            return Vec::new();
+        }
+        let w = &self.core.world;
+        (0..w.sites)
+            .flat_map(|n| std::iter::once(HostId::Site(n)).chain(w.site(n).has_blog.then_some(HostId::Blog(n))))
+            .flat_map(|h| sitemaps::listed(w, h))
+            .collect()
     }
 
     /// Makes a night pass: edition `n` changes one regular page in ten

@@ -22,8 +22,8 @@ use super::body::FarmBody;
 use super::rng::{self, tag};
 use super::site::{self, HostId, Route};
 use super::stats::Slot;
-use super::validators;
 use super::{faults, files, pages, shop, Core};
+use super::{sitemaps, validators};
 
 pub const HTML: &str = "text/html; charset=utf-8";
 
@@ -153,6 +153,12 @@ pub async fn answer(
         None => not_found(),
         Some(HostId::Special(s)) => faults::respond(core, s, path, gap).await,
         Some(HostId::Shop) => shop::respond(&core.world, path, query),
+        Some(_)
+            if core.rate_limit_ms > 0
+                && gap.is_some_and(|g| g < Duration::from_millis(u64::from(core.rate_limit_ms))) =>
+        {
+            html(StatusCode::TOO_MANY_REQUESTS, "<h1>429 Too Many Requests</h1><p>Slow down.</p>")
+        }
         Some(h) => site_response(core, h, path, query),
     }
 }
@@ -160,6 +166,11 @@ pub async fn answer(
 /// Answers a request to a regular site or blog.
 fn site_response(core: &Core, host: HostId, path: &str, query: Option<&str>) -> Response<FarmBody> {
     let world = &core.world;
+    if core.sitemaps {
+        if let Some(r) = sitemaps::respond(world, host, path) {
+            return r;
+        }
+    }
     match world.route(host, path, query) {
         Route::Page(page, variant) => {
             let out = pages::render(world, host, page, variant, query, None).out;
@@ -167,7 +178,10 @@ fn site_response(core: &Core, host: HostId, path: &str, query: Option<&str>) -> 
             html(StatusCode::OK, if validators::edited(edition, path) { validators::edit(out, edition) } else { out })
         }
         Route::Robots if site::has_robots(host.site_number()) => {
-            typed(StatusCode::OK, "text/plain", Bytes::from_static(files::ROBOTS_SITE.as_bytes()))
+            match sitemaps::robots_line(world, host).filter(|_| core.sitemaps) {
+                Some(line) => typed(StatusCode::OK, "text/plain", Bytes::from(format!("{}{line}", files::ROBOTS_SITE))),
+                None => typed(StatusCode::OK, "text/plain", Bytes::from_static(files::ROBOTS_SITE.as_bytes())),
+            }
         }
         Route::Resource(r) => typed(StatusCode::OK, r.content_type(), files::resource_body(r)),
         Route::Redirect(loc) => redirect(StatusCode::MOVED_PERMANENTLY, &loc),

@@ -23,6 +23,7 @@ use tokio::time::Instant;
 use url::Url;
 
 mod outcome;
+mod pace;
 mod queue;
 mod tail;
 mod task;
@@ -31,6 +32,7 @@ mod tests;
 
 use super::robots::{origin_of, RobotsRules};
 use super::{ErrorKind, Fetched, Fetcher, Response};
+pub(crate) use pace::Pace;
 use queue::{HostQueue, Queued};
 use tail::Tracked;
 pub use tail::{Handover, LayerTail, TailSeat};
@@ -81,6 +83,12 @@ pub struct PartitionFetch {
     pub stragglers_waiting: u64,
     /// Requests handed over by the layer before and adopted here.
     pub adopted: u64,
+    /// Adaptive politeness: 429s, 503s and timeouts that raised a host's
+    /// backoff; hosts paced above their floor at some point; the longest
+    /// delay set, in ms.
+    pub backoffs: u64,
+    pub hosts_slowed: u64,
+    pub max_delay_ms: u64,
 }
 
 struct Job {
@@ -131,7 +139,13 @@ struct Host {
     next_start: Instant,
     robots: Option<Arc<RobotsRules>>,
     robots_pending: bool,
+    /// The delay between two requests now: `floor` paced by `pace`.
     delay: Duration,
+    /// `--delay`, or the robots.txt Crawl-delay when longer.
+    floor: Duration,
+    pace: Pace,
+    /// Paced above the floor at some point in this partition.
+    slowed: bool,
     pages: u64,
     /// Final failures in a row (5xx after retries, timeouts, resets,
     /// refused connections); reset by any other outcome.
@@ -276,6 +290,12 @@ pub async fn run(
             next.insert(host.origin.clone(), host.next_start);
         }
     }
+    if let Ok(mut paces) = f.paces.lock() {
+        for host in &st.hosts {
+            paces.insert(host.origin.clone(), host.pace.clone());
+        }
+    }
+    st.report.hosts_slowed = st.hosts.iter().filter(|h| h.slowed).count() as u64;
     for host in &mut st.hosts {
         host.queue.drain_into(&st.order, &mut st.report.carried);
     }
@@ -290,7 +310,9 @@ impl State<'_> {
             return h;
         }
         let robots = self.f.robots.get(&origin);
-        let delay = robots_delay(self.f.cfg.delay, robots.as_deref());
+        let floor = robots_delay(self.f.cfg.delay, robots.as_deref());
+        let pace = self.f.paces.lock().ok().and_then(|m| m.get(&origin).cloned()).unwrap_or_default();
+        let delay = pace.delay(self.limits(floor));
         let earlier = self.f.next_start.lock().ok().and_then(|m| m.get(&origin).copied());
         self.hosts.push(Host {
             origin: origin.clone(),
@@ -300,6 +322,9 @@ impl State<'_> {
             robots,
             robots_pending: false,
             delay,
+            floor,
+            pace,
+            slowed: false,
             pages: 0,
             failures: 0,
             given_up: false,
@@ -402,8 +427,9 @@ impl State<'_> {
         let f = self.f;
         if self.hosts[h].robots.is_none() {
             if let Some(cached) = f.robots.get(&self.hosts[h].origin) {
+                self.hosts[h].floor = robots_delay(f.cfg.delay, Some(&cached));
+                self.repace(h);
                 let host = &mut self.hosts[h];
-                host.delay = robots_delay(f.cfg.delay, Some(&cached));
                 host.robots = Some(cached);
             } else {
                 let host = &mut self.hosts[h];
@@ -482,6 +508,23 @@ impl State<'_> {
             return None;
         }
         Some(permit)
+    }
+}
+
+impl State<'_> {
+    /// The pacing limits of a host whose floor is `floor`.
+    fn limits(&self, floor: Duration) -> pace::Limits {
+        pace::Limits { floor, factor: self.f.cfg.delay_factor, cap: self.f.cfg.max_delay.max(floor) }
+    }
+
+    /// Sets host `h`'s delay from its floor and pace.
+    fn repace(&mut self, h: usize) {
+        let limits = self.limits(self.hosts[h].floor);
+        let host = &mut self.hosts[h];
+        host.delay = host.pace.delay(limits);
+        host.slowed |= host.pace.slowed(limits);
+        let ms = u64::try_from(host.delay.as_millis()).unwrap_or(u64::MAX);
+        self.report.max_delay_ms = self.report.max_delay_ms.max(ms);
     }
 }
 

@@ -19,8 +19,9 @@ impl State<'_> {
             Done::Robots { host: h, resp } => {
                 let rules = Arc::new(RobotsRules::from_exchange(resp.as_ref(), &self.f.agent));
                 self.f.robots.insert(self.hosts[h].origin.clone(), Arc::clone(&rules));
+                self.hosts[h].floor = robots_delay(self.f.cfg.delay, Some(&rules));
+                self.repace(h);
                 let host = &mut self.hosts[h];
-                host.delay = robots_delay(self.f.cfg.delay, Some(&rules));
                 // From the answer, not from the dispatch: robots.txt opens the
                 // host's first connection, and when thousands of hosts start
                 // at once it can wait on the client side long enough that
@@ -35,6 +36,7 @@ impl State<'_> {
             }
             Done::Page { host: h, mut job, result } => {
                 self.hosts[h].in_flight -= 1;
+                self.pace(h, &result);
                 if let Some(wait) = self.retry_wait(&job, &result) {
                     // Back off the whole host, not just this URL: a failing
                     // server gets fewer requests, never a burst of retries.
@@ -66,6 +68,26 @@ impl State<'_> {
                 self.reschedule(h, now);
             }
         }
+    }
+
+    /// Adaptive politeness: the answer's time and trouble (429, 503,
+    /// timeout) go into the host's pace, which sets its delay.
+    fn pace(&mut self, h: usize, result: &Result<Response, (ErrorKind, String)>) {
+        let (elapsed, trouble) = match result {
+            Ok(r) => {
+                (r.elapsed, matches!(r.status, 429 | 503) || matches!(r.body_error, Some((ErrorKind::Timeout, _))))
+            }
+            Err((kind, _)) => (self.f.cfg.timeout, *kind == ErrorKind::Timeout),
+        };
+        // A request that failed before any answer (refused, DNS) says
+        // nothing about the server's speed.
+        if result.is_err() && !trouble {
+            return;
+        }
+        if self.hosts[h].pace.record(elapsed, trouble) {
+            self.report.backoffs += 1;
+        }
+        self.repace(h);
     }
 
     /// Tracks a host's final outcomes; after [`MAX_HOST_FAILURES`] failures

@@ -102,6 +102,8 @@ fn config() -> FetchConfig {
         concurrency: 8,
         per_host: 1,
         delay: DELAY,
+        delay_factor: crate::fetch::DEFAULT_DELAY_FACTOR,
+        max_delay: crate::fetch::DEFAULT_MAX_DELAY,
         user_agent: "layercrawl-test/1".into(),
         connect_timeout: Duration::from_secs(1),
         timeout: Duration::from_secs(1),
