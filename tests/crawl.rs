@@ -38,7 +38,20 @@ fn crawl(cfg: FarmConfig, depth: u32, extra: &[&str]) -> Crawl {
     let web = Web::start(cfg);
     let data = web.dir("data");
     let (delay, per_host) = (DELAY_MS.to_string(), PER_HOST.to_string());
-    let mut args = vec!["--delay", &delay, "--per-host", &per_host, "--partitions", "4", "--timeout", "2s"];
+    // Adaptive politeness stays on, bounded below the straggler threshold
+    // (1 s): the fault host's backoff must not carry its retries away.
+    let mut args = vec![
+        "--delay",
+        &delay,
+        "--per-host",
+        &per_host,
+        "--partitions",
+        "4",
+        "--timeout",
+        "2s",
+        "--max-delay",
+        "500ms",
+    ];
     args.extend_from_slice(extra);
     let summary = web.crawl(&data, depth, &args);
     let docs = read_docs(&data);

@@ -78,6 +78,11 @@ fn an_extractor_column_holds_every_pages_real_h1() {
         // Generous: the fault host's slow pages (1 s) must still be parsed
         // on a loaded machine, they are the pages without an h1.
         timeout: Some("5s".into()),
+        // Fixed politeness at the delay: the fault host's 503s and timeouts
+        // must not back it off past the straggler threshold, or its slow
+        // pages (the ones without an h1) would be carried out of the crawl.
+        delay_factor: Some(0.0),
+        max_delay: Some("10ms".into()),
         quiet: true,
         ..RunArgs::default()
     };

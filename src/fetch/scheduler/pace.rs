@@ -125,7 +125,7 @@ mod tests {
 
     #[test]
     fn trouble_doubles_the_backoff_and_calm_answers_halve_it() {
-        let zero = Limits { floor: Duration::ZERO, ..L };
+        let zero = Limits { floor: Duration::ZERO, factor: 0.0, cap: Duration::from_secs(30) };
         let mut p = Pace::default();
         assert!(p.record(Duration::from_millis(1), true));
         assert_eq!(p.delay(zero), Duration::from_millis(250), "a first step even with no floor");
