@@ -13,7 +13,9 @@ bin="${LAYERCRAWL:-./target/release/layercrawl}"
 today="data/nightly-${NIGHT:-$(date +%F)}"
 previous=""
 for d in $(ls -d data/nightly-* 2>/dev/null | sort -r); do
+  # Nights before tonight only (a past night run again looks back, not ahead).
   [ "$d" = "$today" ] && continue
+  [ "$(printf '%s\n%s\n' "$d" "$today" | sort | head -n 1)" = "$d" ] || continue
   if [ -f "$d/state/manifest/merge.json" ]; then previous="$d"; break; fi
 done
 if [ -n "$previous" ]; then

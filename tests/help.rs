@@ -15,6 +15,7 @@ const WITHOUT_DEFAULT: &[&str] = &[
     "max-pages-per-host",
     "layer-timeout",
     "resolve",
+    "dns",
     "allow-private",
     "noise-patterns",
     "rules",

@@ -174,3 +174,36 @@ fn the_nightly_job_recrawls_against_the_latest_finished_night() {
     let bytes = |v: &serde_json::Value| v["bytes"].as_u64().expect("bytes");
     assert!(bytes(&second) * 20 < bytes(&first), "{} then {} bytes", bytes(&first), bytes(&second));
 }
+
+#[test]
+fn a_page_whose_body_was_not_kept_is_fetched_again() {
+    // The fault host's `/wrong-type/png-as-html` says text/html but is a
+    // PNG: its body is not stored, yet it has validators and answers 304.
+    let farm = testweb::Farm::start_background(FarmConfig {
+        sites: 1,
+        pages: 10,
+        faults: true,
+        seed: 2,
+        log_requests: true,
+        slow_ms: 300,
+        ..FarmConfig::default()
+    })
+    .expect("test web");
+    let web = Web::with_seeds(farm, &["http://faults.test/".to_string()]);
+    let (night1, night2) = (web.dir("night1"), web.dir("night2"));
+    let args =
+        ["--delay", "0", "--partitions", "2", "--timeout", "2s", "--max-delay", "10ms", "--straggler-after", "off"];
+    web.crawl(&night1, 1, &args);
+    let previous = night1.display().to_string();
+    web.farm.reset_stats();
+    let second = web.crawl(&night2, 1, &[&args[..], &["--previous", &previous]].concat());
+    let log = &web.farm.stats().hosts["faults.test"].log;
+    let asked: Vec<u16> = log.iter().filter(|r| r.path == "/wrong-type/png-as-html").map(|r| r.status).collect();
+    assert_eq!(asked, [304, 200], "a 304 with nothing to carry, then a plain GET");
+    let docs = by_url(read_docs(&night2));
+    let png = &docs["http://faults.test/wrong-type/png-as-html"];
+    assert!(!png.has_body && !png.unchanged, "{png:?}");
+    assert_eq!((png.status, png.error.as_deref()), (200, None), "fetched again, not failed: {png:?}");
+    assert!(docs["http://faults.test/ok"].unchanged, "the others are carried");
+    assert!(second["unchanged"].as_u64().is_some_and(|n| n >= 2), "{second}");
+}

@@ -37,6 +37,10 @@ pub struct RunArgs {
     /// Crawl-delay raises it). [default: 250]
     #[arg(long, value_name = "MS")]
     pub delay: Option<u64>,
+    /// DNS server to ask (IP:PORT), repeatable; the system's
+    /// (/etc/resolv.conf) when none. Answers are cached for their TTL.
+    #[arg(long, value_name = "IP:PORT")]
+    pub dns: Vec<String>,
     /// Adaptive politeness: a host's delay is at least F times the mean time
     /// of its last 8 responses (0: off); 429, 503 and timeouts back it off
     /// further, good answers bring it back. [default: 2]

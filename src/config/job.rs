@@ -28,6 +28,8 @@ pub struct JobFile {
     pub allow_private: Option<bool>,
     pub timeout: Option<String>,
     pub delay_factor: Option<f64>,
+    #[serde(default)]
+    pub dns: Vec<String>,
     pub max_delay: Option<String>,
     pub max_body: Option<u64>,
     pub retries: Option<u32>,

@@ -273,6 +273,14 @@ impl CrawlConfig {
             return Err(bad("sitemap-urls", "0; allowed 1 or more (default 50000)".to_string()));
         }
         let sitemaps = (args.sitemaps || job.sitemaps.unwrap_or(false)).then_some(sitemap_urls);
+        let mut dns = Vec::new();
+        for s in job.dns.iter().chain(&args.dns) {
+            let addr = s
+                .trim()
+                .parse::<std::net::SocketAddr>()
+                .or_else(|_| s.trim().parse::<std::net::IpAddr>().map(|ip| std::net::SocketAddr::new(ip, 53)));
+            dns.push(addr.map_err(|_| bad("dns", format!("{s:?} is not IP or IP:PORT (e.g. 127.0.0.1:5353)")))?);
+        }
         let mut resolve = Vec::new();
         for rule in job.resolve.iter().chain(&args.resolve) {
             resolve.push(ResolveRule::parse(rule).map_err(|e| bad("resolve", e))?);
@@ -400,6 +408,7 @@ impl CrawlConfig {
                 retries: args.retries.or(job.retries).unwrap_or(2),
                 backoff: Duration::from_millis(500),
                 resolve,
+                dns,
                 allow_private: args.allow_private || job.allow_private.unwrap_or(false),
                 max_pages_per_host,
                 straggler_after,

@@ -43,6 +43,11 @@ pub struct LayerSummary {
     pub retries: u64,
     /// Hosts given up after failing again and again (their URLs carried).
     pub hosts_given_up: u64,
+    /// DNS for the layer's hosts: queries sent, answers from the cache,
+    /// failed lookups.
+    pub dns_queries: u64,
+    pub dns_cached: u64,
+    pub dns_failures: u64,
     /// Sitemaps read in this layer (`--sitemaps`, layer 0): files, URLs
     /// listed, files with a problem.
     pub sitemap_files: u64,
@@ -113,6 +118,9 @@ impl LayerSummary {
         self.hosts_given_up += m.hosts_given_up;
         self.backoffs += m.backoffs;
         self.sitemap_files += m.sitemap_files;
+        self.dns_queries += m.dns_queries;
+        self.dns_cached += m.dns_cached;
+        self.dns_failures += m.dns_failures;
         self.sitemap_urls += m.sitemap_urls;
         self.sitemap_problems += m.sitemap_problems;
         self.hosts_slowed += m.hosts_slowed;
@@ -281,6 +289,13 @@ impl RunSummary {
                 l.seconds,
                 kinds.join(" ")
             );
+            if l.dns_queries + l.dns_cached > 0 {
+                let _ = writeln!(
+                    s,
+                    "      dns: {} queries, {} answers from the cache, {} names that did not resolve",
+                    l.dns_queries, l.dns_cached, l.dns_failures
+                );
+            }
             if l.sitemap_files > 0 {
                 let _ = writeln!(
                     s,

@@ -27,7 +27,7 @@ impl HttpExchange {
     ///
     /// # Errors
     /// When the TLS backend cannot be initialised.
-    pub fn new(cfg: &FetchConfig) -> Result<Self, FetchError> {
+    pub fn new(cfg: &FetchConfig, dns: Option<std::sync::Arc<super::dns::DnsCache>>) -> Result<Self, FetchError> {
         let policy = AddressPolicy { allow_private: cfg.allow_private };
         let client = reqwest::Client::builder()
             .user_agent(cfg.user_agent.clone())
@@ -45,7 +45,7 @@ impl HttpExchange {
             // field, and must keep the SSRF guard on the target's address
             // (see the contract of `Exchange`).
             .no_proxy()
-            .dns_resolver(PolicyResolver::new(cfg.resolve.clone(), policy))
+            .dns_resolver(PolicyResolver::new(cfg.resolve.clone(), policy).with_cache(dns))
             .build()
             .map_err(|e| FetchError::Client(e.to_string()))?;
         Ok(Self { client, policy })

@@ -33,6 +33,9 @@ pub struct FetchConfig {
     /// First backoff before a retry without Retry-After; doubles each time.
     pub backoff: Duration,
     pub resolve: Vec<ResolveRule>,
+    /// DNS servers (`--dns`); empty: the system's (`/etc/resolv.conf`).
+    #[serde(default)]
+    pub dns: Vec<std::net::SocketAddr>,
     pub allow_private: bool,
     pub max_pages_per_host: Option<u64>,
     /// When the rest of a layer is done, requests in flight this long (and
@@ -78,6 +81,7 @@ impl FetchConfig {
             retries: 0,
             backoff: Duration::from_millis(500),
             resolve,
+            dns: Vec::new(),
             allow_private,
             max_pages_per_host: None,
             straggler_after: None,

@@ -12,6 +12,7 @@
 
 mod client;
 mod config;
+pub mod dns;
 pub mod exchange;
 pub mod resolve;
 pub mod robots;
@@ -206,6 +207,8 @@ pub struct Fetcher {
     /// Each origin's pace (adaptive politeness), kept across partitions and
     /// layers like `next_start`: a host found slow stays paced.
     pub(crate) paces: Arc<std::sync::Mutex<std::collections::HashMap<String, scheduler::Pace>>>,
+    /// The DNS cache (none: the system's resolver, uncached).
+    pub(crate) dns: Option<Arc<dns::DnsCache>>,
 }
 
 impl Fetcher {
@@ -220,7 +223,18 @@ impl Fetcher {
     /// # Errors
     /// When the HTTP client cannot be built.
     pub fn new(cfg: &FetchConfig) -> Result<Self, FetchError> {
-        Ok(Self::with_exchange(cfg, Arc::new(HttpExchange::new(cfg)?)))
+        let dns = match dns::DnsCache::new(&cfg.dns) {
+            Ok(d) => Some(Arc::new(d)),
+            Err(e) if cfg.dns.is_empty() => {
+                tracing::warn!("{e}; names are resolved by the system, without a cache");
+                None
+            }
+            Err(e) => return Err(FetchError::Client(e)),
+        };
+        let exchange = Arc::new(HttpExchange::new(cfg, dns.clone())?);
+        let mut f = Self::with_exchange(cfg, exchange);
+        f.dns = dns;
+        Ok(f)
     }
 
     /// The shared limits around a given exchange, which must keep the SSRF
@@ -236,6 +250,7 @@ impl Fetcher {
             send_clocks: Arc::default(),
             epoch: tokio::time::Instant::now(),
             paces: Arc::default(),
+            dns: None,
             agent: robots::product_token(&cfg.user_agent),
             cfg: Arc::new(cfg.clone()),
         }
@@ -245,6 +260,36 @@ impl Fetcher {
     #[must_use]
     pub fn robots_rules(&self, origin: &str) -> Option<Arc<robots::RobotsRules>> {
         self.robots.get(origin)
+    }
+
+    /// Fetches `urls` through the scheduler (robots.txt, delays, the global
+    /// limit) and returns every result, `Fetched::id` being the index in
+    /// `urls`; `follows` says which redirect targets are followed.
+    pub async fn fetch_list(
+        &self,
+        urls: Vec<String>,
+        follows: impl Fn(&Url) -> bool + Send + 'static,
+        deadline: Option<Instant>,
+    ) -> Vec<Fetched> {
+        struct List(Vec<String>);
+        impl UrlSource for List {
+            fn len(&self) -> usize {
+                self.0.len()
+            }
+            fn url(&self, id: usize) -> std::io::Result<String> {
+                self.0.get(id).cloned().ok_or_else(|| std::io::Error::other("no such URL in the list"))
+            }
+        }
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Fetched>(16);
+        let f = self.clone();
+        let list = Arc::new(List(urls));
+        let run = tokio::spawn(async move { f.fetch_partition(&*list, follows, deadline, None, tx).await });
+        let mut out = Vec::new();
+        while let Some(got) = rx.recv().await {
+            out.push(got);
+        }
+        let _ = run.await;
+        out
     }
 
     /// One GET without redirects, outside the scheduler's politeness.

@@ -158,12 +158,27 @@ fn classify_v4(ip: Ipv4Addr) -> Option<&'static str> {
 pub struct PolicyResolver {
     rules: Arc<Vec<ResolveRule>>,
     policy: AddressPolicy,
+    /// The crawl's DNS cache; none: the system's resolver (getaddrinfo).
+    cache: Option<Arc<super::dns::DnsCache>>,
 }
 
 impl PolicyResolver {
     #[must_use]
     pub fn new(rules: Vec<ResolveRule>, policy: AddressPolicy) -> Self {
-        Self { rules: Arc::new(rules), policy }
+        Self { rules: Arc::new(rules), policy, cache: None }
+    }
+
+    /// Resolves through `cache` (the crawl's DNS cache) when given.
+    #[must_use]
+    pub fn with_cache(mut self, cache: Option<Arc<super::dns::DnsCache>>) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// Whether a `--resolve` rule answers for `host` (no DNS asked).
+    #[must_use]
+    pub fn overridden(&self, host: &str) -> bool {
+        self.rules.iter().any(|r| r.matches(host))
     }
 
     /// Resolves `host` to the addresses the crawler may connect to.
@@ -175,6 +190,14 @@ impl PolicyResolver {
         let host = host.to_ascii_lowercase();
         let candidates: Vec<SocketAddr> = if let Some(rule) = self.rules.iter().find(|r| r.matches(&host)) {
             vec![rule.addr]
+        } else if let Some(cache) = &self.cache {
+            cache
+                .lookup(&host)
+                .await
+                .map_err(|reason| ResolveError::Dns { host: host.clone(), reason })?
+                .into_iter()
+                .map(|ip| SocketAddr::new(ip, 0))
+                .collect()
         } else {
             tokio::net::lookup_host((host.as_str(), 0))
                 .await

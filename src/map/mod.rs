@@ -351,8 +351,12 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     loop {
         if replay.len() >= REPLAY_BATCH || (!fetch_open && !replay.is_empty()) {
             let previous = ctx.previous.as_deref().expect("304s are replayed only with --previous");
-            for f in carry_forward(previous, std::mem::take(&mut replay), &mut manifest).await? {
+            let mut fresh = Vec::new();
+            for f in carry_forward(ctx, part, previous, std::mem::take(&mut replay), &mut manifest, &mut fresh).await? {
                 pending.push_back(spawn(f, true)?);
+            }
+            for f in fresh {
+                pending.push_back(spawn(f, false)?);
             }
         }
         tokio::select! {
@@ -482,6 +486,8 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     manifest.hosts_given_up = report.hosts_given_up;
     (manifest.backoffs, manifest.hosts_slowed, manifest.max_delay_ms) =
         (report.backoffs, report.hosts_slowed, report.max_delay_ms);
+    (manifest.dns_queries, manifest.dns_cached, manifest.dns_failures) =
+        (report.dns.queries, report.dns.cached, report.dns.failures);
     manifest.stragglers = report.stragglers_in_flight + report.stragglers_waiting;
     manifest.stragglers_in_flight = report.stragglers_in_flight;
     manifest.adopted = report.adopted;
@@ -590,7 +596,8 @@ async fn read_sitemaps(
     let origins: Vec<String> = origins.into_iter().collect();
     let partitions = ctx.partitions;
     let owns = move |u: &Url| partition_of_host(u.host_str().unwrap_or_default(), partitions) == part;
-    let found = sitemaps::discover(&ctx.fetcher, &origins, &ctx.scope, owns, max_urls).await;
+    let urls = Arc::clone(&ctx.pages.parse.urls);
+    let found = sitemaps::discover(&ctx.fetcher, &urls, &origins, &ctx.scope, owns, max_urls, ctx.deadline).await;
     for (file, why) in &found.problems {
         tracing::warn!(sitemap = %file, "sitemap not read in full: {why}");
     }
@@ -608,14 +615,24 @@ async fn read_sitemaps(
 /// the server sent new ones, so the page is processed as it was fetched
 /// then. Counts what the 304s saved.
 async fn carry_forward(
+    ctx: &MapCtx,
+    part: u32,
     previous: &Previous,
     replay: Vec<(Fetched, previous::Entry)>,
     m: &mut MapManifest,
+    fresh: &mut Vec<Fetched>,
 ) -> Result<Vec<Fetched>, StageError> {
     let entries: Vec<&previous::Entry> = replay.iter().map(|(_, e)| e).collect();
     let pages = previous.pages(&entries).await?;
     let mut out = Vec::with_capacity(replay.len());
+    let mut again = Vec::new();
     for ((mut f, entry), page) in replay.into_iter().zip(pages) {
+        let Some(page) = page else {
+            // Last night's row kept no body after all (the parse found the
+            // "HTML" binary): fetched again, without validators.
+            again.push(f);
+            continue;
+        };
         if let Some(resp) = f.response.as_mut() {
             resp.status = page.status;
             resp.content_type = page.content_type;
@@ -630,6 +647,17 @@ async fn carry_forward(
         let now = i64::try_from(f.elapsed.as_millis()).unwrap_or(i64::MAX);
         m.ms_saved += u64::try_from(entry.fetch_ms.saturating_sub(now)).unwrap_or(0);
         out.push(f);
+    }
+    if !again.is_empty() {
+        let urls: Vec<String> = again.iter().map(|f| f.url.to_string()).collect();
+        let (partitions, part) = (ctx.partitions, part);
+        let scope = ctx.scope.clone();
+        let follows =
+            move |u: &Url| scope.allows(u) && partition_of_host(u.host_str().unwrap_or_default(), partitions) == part;
+        for mut f in ctx.fetcher.fetch_list(urls, follows, ctx.deadline).await {
+            f.id = again[f.id].id;
+            fresh.push(f);
+        }
     }
     Ok(out)
 }

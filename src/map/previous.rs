@@ -173,10 +173,11 @@ impl Previous {
             let mut stream = stream_row_groups(&self.store, path, &INDEX_COLUMNS, &keep).await?;
             while let Some(got) = stream.next().await {
                 let (first, b) = got?;
-                // A crawl made before the validators were kept has none.
+                // A file written before the validators were kept has none
+                // (a crawl finished by a newer layercrawl may have both kinds).
                 let (Some(etag), Some(last_modified)) = (b.column_by_name("etag"), b.column_by_name("last_modified"))
                 else {
-                    return Ok(index);
+                    break;
                 };
                 let col = |name: &str| {
                     b.column_by_name(name).ok_or_else(|| StoreError::Schema {
@@ -225,11 +226,13 @@ impl Previous {
     }
 
     /// Last night's pages of `entries`, in their order, read from the pages
-    /// of the files that hold them.
+    /// of the files that hold them; `None` for a row without a body (the
+    /// index takes HTML rows by their type, but a body that turned out
+    /// binary was not stored).
     ///
     /// # Errors
-    /// When a file cannot be read or a row has no body any more.
-    pub async fn pages(&self, entries: &[&Entry]) -> Result<Vec<PreviousPage>, StoreError> {
+    /// When a file cannot be read.
+    pub async fn pages(&self, entries: &[&Entry]) -> Result<Vec<Option<PreviousPage>>, StoreError> {
         let mut by_file: HashMap<u32, Vec<(u64, usize)>> = HashMap::new();
         for (i, e) in entries.iter().enumerate() {
             by_file.entry(e.file).or_default().push((e.row, i));
@@ -253,9 +256,9 @@ impl Previous {
             };
             let (status, ctype, body) =
                 (status.as_primitive::<Int32Type>(), ctype.as_string::<i32>(), body.as_binary::<i32>());
-            for (k, &(row, i)) in wanted.iter().enumerate() {
+            for (k, &(_, i)) in wanted.iter().enumerate() {
                 if body.is_null(k) {
-                    return Err(bad(format!("row {row} has no body to carry forward")));
+                    continue;
                 }
                 out[i] = Some(PreviousPage {
                     status: u16::try_from(status.value(k)).unwrap_or(200),
@@ -271,7 +274,7 @@ impl Previous {
                 }
             }
         }
-        Ok(out.into_iter().map(|p| p.expect("every entry's file was read")).collect())
+        Ok(out)
     }
 }
 

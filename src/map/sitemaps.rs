@@ -18,11 +18,10 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
-use std::sync::Arc;
 
 use url::Url;
 
-use crate::fetch::{Fetched, Fetcher, UrlSource};
+use crate::fetch::{ErrorKind, Fetcher};
 use crate::scope::ScopeFilter;
 use crate::store::schema::LinkRow;
 
@@ -80,6 +79,9 @@ fn parse_xml(xml: &[u8], out: &mut Listing) {
     let (mut field, mut text) = (None::<&'static str>, String::new());
     let (mut loc, mut lastmod) = (None::<String>, None::<String>);
     let mut root_seen = false;
+    // The element path: `loc` and `lastmod` count only as children of an
+    // entry (an image sitemap's `<image:loc>` is inside `<image:image>`).
+    let mut path: Vec<Vec<u8>> = Vec::new();
     loop {
         let event = match reader.read_event_into(&mut buf) {
             Ok(e) => e,
@@ -89,14 +91,19 @@ fn parse_xml(xml: &[u8], out: &mut Listing) {
             }
         };
         match event {
-            Event::Start(e) => match e.local_name().as_ref() {
-                b"sitemapindex" if !root_seen => (out.index, root_seen) = (true, true),
-                b"urlset" if !root_seen => root_seen = true,
-                b"url" | b"sitemap" => (loc, lastmod) = (None, None),
-                b"loc" => (field, text) = (Some("loc"), String::new()),
-                b"lastmod" => (field, text) = (Some("lastmod"), String::new()),
-                _ => {}
-            },
+            Event::Start(e) => {
+                let name = e.local_name().as_ref().to_vec();
+                let in_entry = path.len() == 2 && matches!(path[1].as_slice(), b"url" | b"sitemap");
+                match name.as_slice() {
+                    b"sitemapindex" if path.is_empty() => (out.index, root_seen) = (true, true),
+                    b"urlset" if path.is_empty() => root_seen = true,
+                    b"url" | b"sitemap" if path.len() == 1 => (loc, lastmod) = (None, None),
+                    b"loc" if in_entry => (field, text) = (Some("loc"), String::new()),
+                    b"lastmod" if in_entry => (field, text) = (Some("lastmod"), String::new()),
+                    _ => {}
+                }
+                path.push(name);
+            }
             Event::Text(t) if field.is_some() => text.push_str(&t.decode().unwrap_or_default()),
             Event::CData(t) if field.is_some() => text.push_str(&String::from_utf8_lossy(&t)),
             Event::GeneralRef(r) if field.is_some() => {
@@ -104,8 +111,8 @@ fn parse_xml(xml: &[u8], out: &mut Listing) {
                 let entity = format!("&{name};");
                 text.push_str(&quick_xml::escape::unescape(&entity).unwrap_or_default());
             }
-            Event::End(e) => match e.local_name().as_ref() {
-                b"loc" | b"lastmod" => {
+            Event::End(e) => match (path.pop(), e.local_name().as_ref()) {
+                (_, b"loc" | b"lastmod") if field.is_some() && path.len() == 2 => {
                     let value = text.trim().to_string();
                     if field == Some("loc") {
                         loc = Some(value);
@@ -114,7 +121,7 @@ fn parse_xml(xml: &[u8], out: &mut Listing) {
                     }
                     field = None;
                 }
-                b"url" | b"sitemap" => {
+                (_, b"url" | b"sitemap") if path.len() == 1 => {
                     if let Some(l) = loc.take().filter(|l| !l.is_empty()) {
                         if out.entries.len() >= MAX_URLS_PER_FILE {
                             out.problem = Some(format!("over {MAX_URLS_PER_FILE} entries; the rest skipped"));
@@ -159,10 +166,12 @@ pub struct Found {
 /// sitemaps are theirs to read).
 pub async fn discover(
     fetcher: &Fetcher,
+    urls: &crate::urlnorm::UrlPolicy,
     origins: &[String],
     scope: &ScopeFilter,
     owns: impl Fn(&Url) -> bool + Send + Sync + Clone + 'static,
     max_urls_per_host: usize,
+    deadline: Option<std::time::Instant>,
 ) -> Found {
     let mut found = Found::default();
     let mut wanted: Vec<String> = Vec::new();
@@ -190,7 +199,17 @@ pub async fn discover(
             };
             let host = u.host_str().unwrap_or_default().to_string();
             let files = per_host_files.entry(host).or_default();
-            if !owns(&u) || *files >= MAX_FILES || !seen.insert(u.to_string()) {
+            if !owns(&u) {
+                // Its host's partition would have to read it; it reads its
+                // own seeds' sitemaps only.
+                found.problems.insert(w.clone(), "on a host another partition owns; not read".to_string());
+                continue;
+            }
+            if !seen.insert(u.to_string()) {
+                continue;
+            }
+            if *files >= MAX_FILES {
+                found.problems.insert(w.clone(), format!("over {MAX_FILES} sitemap files on this host; not read"));
                 continue;
             }
             *files += 1;
@@ -199,11 +218,19 @@ pub async fn discover(
         if batch.is_empty() {
             break;
         }
-        for f in fetch_all(fetcher, batch, owns.clone()).await {
+        for f in fetcher.fetch_list(batch, owns.clone(), deadline).await {
             let sitemap = f.url.to_string();
             found.files += 1;
             let resp = match (&f.error, &f.response) {
                 (None, Some(r)) if (200..300).contains(&r.status) => r,
+                // A file cut at the body limit or by a timeout: its entries
+                // so far are read, and the cut is noted.
+                (Some((kind @ (ErrorKind::TooLarge | ErrorKind::Timeout | ErrorKind::Reset), detail)), Some(r))
+                    if (200..300).contains(&r.status) =>
+                {
+                    found.problems.insert(sitemap.clone(), format!("{kind}: {detail}; read as far as received"));
+                    r
+                }
                 (Some((kind, detail)), _) => {
                     found.problems.insert(sitemap, format!("{kind}: {detail}"));
                     continue;
@@ -216,20 +243,24 @@ pub async fn discover(
             };
             let listing = read_listing(&resp.body);
             if let Some(p) = &listing.problem {
-                found.problems.insert(sitemap.clone(), p.clone());
+                found.problems.entry(sitemap.clone()).or_insert_with(|| p.clone());
             }
+            let mut capped = false;
             for (loc, lastmod) in listing.entries {
-                let Ok(u) = f.final_url.join(loc.trim()) else { continue };
-                if !matches!(u.scheme(), "http" | "https") {
-                    continue;
-                }
+                // Normalised as every link is (fragments, credentials,
+                // tracking parameters, length).
+                let Some(u) = urls.resolve_link(&f.final_url, loc.trim()) else { continue };
                 if listing.index {
                     wanted.push(u.to_string());
                     continue;
                 }
                 let host = u.host_str().unwrap_or_default().to_string();
                 let n = per_host_urls.entry(host).or_default();
-                if *n >= max_urls_per_host || !listed.insert(u.to_string()) {
+                if *n >= max_urls_per_host {
+                    capped = true;
+                    continue;
+                }
+                if !listed.insert(u.to_string()) {
                     continue;
                 }
                 *n += 1;
@@ -245,33 +276,17 @@ pub async fn discover(
                     block_ratio: 0.0,
                 });
             }
+            if capped {
+                found.problems.entry(sitemap).or_insert_with(|| {
+                    format!("over --sitemap-urls {max_urls_per_host} URLs on a host; the rest skipped")
+                });
+            }
         }
+    }
+    for w in wanted {
+        found.problems.insert(w, format!("an index nested over {MAX_ROUNDS} levels deep; not read"));
     }
     found
-}
-
-/// Fetches `urls` through the fetcher's scheduler (robots.txt, delays) and
-/// returns every result.
-async fn fetch_all(fetcher: &Fetcher, urls: Vec<String>, owns: impl Fn(&Url) -> bool + Send + 'static) -> Vec<Fetched> {
-    struct List(Vec<String>);
-    impl UrlSource for List {
-        fn len(&self) -> usize {
-            self.0.len()
-        }
-        fn url(&self, id: usize) -> std::io::Result<String> {
-            self.0.get(id).cloned().ok_or_else(|| std::io::Error::other("no such sitemap"))
-        }
-    }
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<Fetched>(16);
-    let f = fetcher.clone();
-    let list = Arc::new(List(urls));
-    let run = tokio::spawn(async move { f.fetch_partition(&*list, owns, None, None, tx).await });
-    let mut out = Vec::new();
-    while let Some(got) = rx.recv().await {
-        out.push(got);
-    }
-    let _ = run.await;
-    out
 }
 
 #[cfg(test)]
@@ -326,6 +341,20 @@ mod tests {
         assert!(html.entries.is_empty() && html.problem.is_some_and(|p| p.contains("urlset")));
         let bad_gzip = read_listing(&[0x1f, 0x8b, 1, 2, 3]);
         assert!(bad_gzip.problem.is_some_and(|p| p.contains("gzip")));
+    }
+
+    #[test]
+    fn an_image_sitemaps_images_are_not_its_pages() {
+        let xml = r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+                xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">
+            <url><loc>http://a.test/page</loc>
+              <image:image><image:loc>http://a.test/pic.jpg</image:loc></image:image>
+              <lastmod>2026-11-05</lastmod>
+            </url></urlset>"#;
+        assert_eq!(
+            read_listing(xml.as_bytes()).entries,
+            vec![("http://a.test/page".to_string(), Some("2026-11-05".to_string()))]
+        );
     }
 
     #[test]

@@ -83,6 +83,14 @@ pub struct MapManifest {
     pub max_delay_ms: u64,
     /// Sitemaps (`--sitemaps`, layer 0): files read, URLs they listed,
     /// files with a problem.
+    /// DNS for the partition's hosts: queries sent, answers from the
+    /// cache, failed lookups.
+    #[serde(default)]
+    pub dns_queries: u64,
+    #[serde(default)]
+    pub dns_cached: u64,
+    #[serde(default)]
+    pub dns_failures: u64,
     #[serde(default)]
     pub sitemap_files: u64,
     #[serde(default)]

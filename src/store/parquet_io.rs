@@ -335,7 +335,7 @@ pub async fn stream_batches(
 /// accepts (it sees each row group's metadata: statistics prune whole row
 /// groups unread), only the named columns. Each batch comes with the
 /// file-wide index of its first row, so a row found here can be read again
-/// with [`read_rows`].
+/// with [`RowsFile::read`].
 ///
 /// # Errors
 /// When the file is missing or not Parquet (at once), or when a row group

@@ -20,7 +20,7 @@ use tokio::sync::watch;
 
 use super::body::FarmBody;
 use super::rng::{self, tag};
-use super::site::{self, HostId, Route};
+use super::site::{self, HostId, Route, Special};
 use super::stats::Slot;
 use super::{faults, files, pages, shop, Core};
 use super::{sitemaps, validators};
@@ -129,7 +129,7 @@ async fn handle(core: Arc<Core>, req: Request<Incoming>) -> Result<Response<Farm
     }
     let edition = core.edition.load(Ordering::SeqCst);
     let mut resp = answer(&core, host, path, query, arrival.gap).await;
-    if let Some(HostId::Site(_) | HostId::Blog(_) | HostId::Shop) = host {
+    if let Some(HostId::Site(_) | HostId::Blog(_) | HostId::Shop | HostId::Special(Special::Faults)) = host {
         let changed_in = if validators::edited(edition, path) { edition } else { 0 };
         validators::apply(req.headers(), &mut resp, changed_in);
     }

@@ -89,6 +89,9 @@ pub struct PartitionFetch {
     pub backoffs: u64,
     pub hosts_slowed: u64,
     pub max_delay_ms: u64,
+    /// DNS for this partition's hosts: queries sent, answers from the
+    /// cache, failed lookups.
+    pub dns: super::dns::DnsCounts,
 }
 
 struct Job {
@@ -217,6 +220,11 @@ pub async fn run(
         epoch: f.epoch,
     };
     st.queue_input();
+    // Every host's name looked up at once, ahead of its first request.
+    let names = st.dns_names();
+    if let Some(dns) = &f.dns {
+        dns.prefetch(names.clone());
+    }
     let mut permit: Option<OwnedSemaphorePermit> = None;
     loop {
         for done in st.outbox.drain(..) {
@@ -296,6 +304,9 @@ pub async fn run(
         }
     }
     st.report.hosts_slowed = st.hosts.iter().filter(|h| h.slowed).count() as u64;
+    if let Some(dns) = &f.dns {
+        st.report.dns = dns.take_counts(names.iter().map(String::as_str));
+    }
     for host in &mut st.hosts {
         host.queue.drain_into(&st.order, &mut st.report.carried);
     }
@@ -512,6 +523,24 @@ impl State<'_> {
 }
 
 impl State<'_> {
+    /// The names of this partition's hosts that DNS answers for (not IP
+    /// literals, not `--resolve` overrides).
+    fn dns_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .hosts
+            .iter()
+            .filter_map(|h| Url::parse(&h.origin).ok())
+            .filter_map(|u| match u.host() {
+                Some(url::Host::Domain(d)) => Some(d.to_ascii_lowercase()),
+                _ => None,
+            })
+            .filter(|d| !self.f.cfg.resolve.iter().any(|r| r.matches(d)))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
     /// The pacing limits of a host whose floor is `floor`.
     fn limits(&self, floor: Duration) -> pace::Limits {
         pace::Limits { floor, factor: self.f.cfg.delay_factor, cap: self.f.cfg.max_delay.max(floor) }

@@ -112,6 +112,7 @@ fn config() -> FetchConfig {
         retries: 1,
         backoff: Duration::from_millis(10),
         resolve: Vec::new(),
+        dns: Vec::new(),
         allow_private: false,
         max_pages_per_host: None,
         straggler_after: None,
