@@ -128,6 +128,7 @@ fn a_previous_crawl_that_cannot_serve_is_refused_before_any_request() {
     let here = web.dir("here");
     for (previous, says) in [
         (empty.display().to_string(), "holds no crawl"),
+        (web.dir("nowhere").display().to_string(), "no such folder"),
         (night1.display().to_string(), "stored no bodies"),
         (here.display().to_string(), "tonight's own data location"),
     ] {
@@ -138,6 +139,7 @@ fn a_previous_crawl_that_cannot_serve_is_refused_before_any_request() {
         assert!(err.contains(says) && err.contains(&previous), "{previous}: {err}");
         assert_eq!(web.farm.stats().total_requests, 0, "{previous}: no request sent");
     }
+    assert!(!web.dir("nowhere").exists(), "a mistyped --previous leaves no folder behind");
 }
 
 #[test]

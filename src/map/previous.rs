@@ -127,6 +127,11 @@ impl Previous {
                 "is tonight's own data location; point it at last night's (e.g. --data crawl-$(date +%F) --previous crawl-$(date -d yesterday +%F))".to_string(),
             ));
         }
+        // A local folder must exist: opening a store creates its folder,
+        // and a mistyped --previous must not leave one behind.
+        if !location.contains("://") && !std::path::Path::new(location).is_dir() {
+            return Err(unusable("holds no crawl (no such folder)".to_string()));
+        }
         let store = Store::open(location)?;
         let state: Option<RunState> = store.get_json(layout::RUN).await?;
         let Some(state) = state else {
