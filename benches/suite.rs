@@ -16,6 +16,9 @@
 //! - `recrawl`: a recrawl of the cpu scenario's unchanged web against the
 //!   night before (`--previous`) beside a crawl from scratch, in turn:
 //!   body bytes sent, CPU, wall (`suite/recrawl.rs`).
+//! - `dns`: the cpu scenario's web to depth 2 through dnsmasq on loopback
+//!   instead of `--resolve` rules: queries against lookups from the cache
+//!   (`suite/dns.rs`).
 //! - `wan`: a simulated WAN (thousands of hosts, 100-300 ms per response,
 //!   1 s delay and 1 connection per host) against its politeness bound.
 //! - `scale`: a 100 k-page and a 1 M-page crawl with the same settings:
@@ -45,6 +48,10 @@ use parquet::arrow::ProjectionMask;
 use serde_json::{json, Value};
 use url::Url;
 
+#[path = "suite/dns.rs"]
+mod dns;
+#[path = "../tests/common/dnsmasq.rs"]
+mod dnsmasq;
 #[path = "suite/limit.rs"]
 mod limit;
 #[path = "common/measure.rs"]
@@ -62,7 +69,7 @@ fn main() {
     if std::env::args().any(|a| a == "--list" || a == "--test") {
         return; // `cargo test --benches` probes; nothing to list.
     }
-    let wanted = std::env::var("SUITE").unwrap_or_else(|_| "cpu,peer,rules,recrawl,wan,scale,scaleout".into());
+    let wanted = std::env::var("SUITE").unwrap_or_else(|_| "cpu,peer,rules,recrawl,dns,wan,scale,scaleout".into());
     let wanted: Vec<&str> = wanted.split(',').map(str::trim).collect();
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut table = Table::default();
@@ -73,6 +80,9 @@ fn main() {
     }
     if wanted.contains(&"rules") {
         rules_cost(tmp.path(), &mut table);
+    }
+    if wanted.contains(&"dns") {
+        dns::dns(tmp.path(), &mut table);
     }
     if wanted.contains(&"recrawl") {
         recrawl::recrawl(tmp.path(), &mut table);

@@ -298,12 +298,28 @@ fn partition_range(
 /// Whether two data locations name the same place (as typed, or the same
 /// local folder).
 fn same_location(a: &str, b: &str) -> bool {
-    let trim = |s: &str| s.trim_end_matches('/').to_string();
+    let trim = |s: &str| s.strip_prefix("file://").unwrap_or(s).trim_end_matches('/').to_string();
     if trim(a) == trim(b) {
         return true;
     }
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+    match (std::fs::canonicalize(trim(a)), std::fs::canonicalize(trim(b))) {
         (Ok(x), Ok(y)) => x == y,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_place_written_two_ways_is_the_same_location() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let d = dir.path().display().to_string();
+        assert!(same_location(&d, &format!("{d}/")));
+        assert!(same_location(&format!("file://{d}"), &d));
+        assert!(same_location(&d, &format!("{d}/../{}", dir.path().file_name().expect("name").to_string_lossy())));
+        assert!(!same_location(&d, &format!("{d}-other")));
+        assert!(!same_location("s3://a/night1", "s3://a/night2"));
     }
 }

@@ -2,6 +2,7 @@
 //! against the test web and read its Parquet back.
 #![allow(dead_code)]
 
+pub mod dnsmasq;
 pub mod objstores;
 pub mod realsites;
 

@@ -324,6 +324,8 @@ impl State<'_> {
         let floor = robots_delay(self.f.cfg.delay, robots.as_deref());
         let pace = self.f.paces.lock().ok().and_then(|m| m.get(&origin).cloned()).unwrap_or_default();
         let delay = pace.delay(self.limits(floor));
+        // Paced above its floor by what an earlier layer saw: slowed here too.
+        let slowed = pace.slowed(self.limits(floor));
         let earlier = self.f.next_start.lock().ok().and_then(|m| m.get(&origin).copied());
         self.hosts.push(Host {
             origin: origin.clone(),
@@ -335,7 +337,7 @@ impl State<'_> {
             delay,
             floor,
             pace,
-            slowed: false,
+            slowed,
             pages: 0,
             failures: 0,
             given_up: false,
