@@ -57,6 +57,10 @@ pub struct WebfarmArgs {
     /// Serve sitemaps: robots.txt Sitemap lines, an index, a gzip sitemap, /sitemap.xml on blogs.
     #[arg(long, value_enum, default_value_t = OnOff::Off)]
     pub sitemaps: OnOff,
+    /// Forward proxies to start beside the web (plain HTTP and CONNECT),
+    /// each counting its traffic (/__farm/proxies).
+    #[arg(long, default_value_t = 0)]
+    pub proxies: u32,
 }
 
 impl WebfarmArgs {
@@ -77,6 +81,7 @@ impl WebfarmArgs {
             shop_products: self.shop_products,
             rate_limit_ms: self.rate_limit,
             sitemaps: self.sitemaps == OnOff::On,
+            proxies: self.proxies,
         }
     }
 }
@@ -117,6 +122,9 @@ pub fn run_webfarm(args: WebfarmArgs) -> Result<(), FarmError> {
         let _ = writeln!(out, "# stats: http://{addr}/__farm/stats  truth: http://{addr}/__farm/truth?depth=3  faults: http://{addr}/__farm/faults");
         if cfg.shop {
             let _ = writeln!(out, "# shop: http://shop.test/ with {} products, truth: http://{addr}/__farm/shop", cfg.shop_products);
+        }
+        for p in farm.proxy_addrs() {
+            let _ = writeln!(out, "# proxy: http://{p}  (curl -x http://{p} http://s000.test/; counts at http://{addr}/__farm/proxies)");
         }
         let _ = writeln!(out, "# start URLs (Ctrl-C stops):");
         for u in farm.start_urls() {

@@ -79,6 +79,7 @@ mod faults;
 mod files;
 mod kinds;
 mod pages;
+mod proxy;
 mod render;
 mod rng;
 mod server;
@@ -99,6 +100,7 @@ use tokio::sync::watch;
 
 pub use cli::{run_webfarm, OnOff, WebfarmArgs};
 pub use faults::FaultCase;
+pub use proxy::ProxyStats;
 pub use shop::ShopProduct;
 pub use stats::{FarmStats, HostStats, RequestLog};
 pub use truth::{LinkRole, TrapFamily, Truth, TruthLink};
@@ -136,6 +138,9 @@ pub struct FarmConfig {
     /// Serve sitemaps (robots.txt `Sitemap:` lines, an index, a gzip file;
     /// off: the web is exactly as without them).
     pub sitemaps: bool,
+    /// Forward proxies to start beside the web (plain HTTP and CONNECT),
+    /// each counting what went through it; 0: none.
+    pub proxies: u32,
 }
 
 impl Default for FarmConfig {
@@ -154,6 +159,7 @@ impl Default for FarmConfig {
             shop_products: 60,
             rate_limit_ms: 0,
             sitemaps: false,
+            proxies: 0,
         }
     }
 }
@@ -182,6 +188,8 @@ pub(crate) struct Core {
     slow_ms: u64,
     rate_limit_ms: u32,
     sitemaps: bool,
+    /// The forward proxies (`FarmConfig::proxies`).
+    proxies: Vec<proxy::ProxyLive>,
     /// Set once `/503-once` has answered 503 (cleared by a stats reset).
     once_503: AtomicBool,
     /// `/wait-then-ok` answered its first 503 already.
@@ -236,6 +244,7 @@ impl Core {
             slow_ms: cfg.slow_ms,
             rate_limit_ms: cfg.rate_limit_ms,
             sitemaps: cfg.sitemaps,
+            proxies: Vec::new(),
             once_503: AtomicBool::new(false),
             once_wait: AtomicBool::new(false),
             requests: AtomicU64::new(0),
@@ -257,6 +266,9 @@ impl Core {
 
     fn reset(&self) {
         self.stats.reset();
+        for p in &self.proxies {
+            p.reset();
+        }
         self.once_503.store(false, Ordering::SeqCst);
         self.once_wait.store(false, Ordering::SeqCst);
     }
@@ -380,6 +392,25 @@ impl Farm {
             .collect()
     }
 
+    /// The forward proxies' addresses (`FarmConfig::proxies`), in order.
+    #[must_use]
+    pub fn proxy_addrs(&self) -> Vec<SocketAddr> {
+        self.core.proxies.iter().map(|p| p.addr).collect()
+    }
+
+    /// What went through each proxy.
+    #[must_use]
+    pub fn proxy_stats(&self) -> Vec<proxy::ProxyStats> {
+        self.core.proxies.iter().map(proxy::ProxyLive::snapshot).collect()
+    }
+
+    /// Takes proxy `i` down (it answers 502 to everything) or brings it back.
+    pub fn set_proxy_down(&self, i: usize, down: bool) {
+        if let Some(p) = self.core.proxies.get(i) {
+            p.down.store(down, Ordering::SeqCst);
+        }
+    }
+
     /// Makes a night pass: edition `n` changes one regular page in ten
     /// (their ETag and Last-Modified with them); edition 0 is the web as
     /// it starts. Also `/__farm/edition?n=N`.
@@ -459,12 +490,25 @@ impl Drop for Farm {
 }
 
 async fn bind(cfg: &FarmConfig) -> Result<(Arc<Core>, SocketAddr, watch::Sender<bool>), FarmError> {
-    let core = Arc::new(Core::new(cfg)?);
+    let mut core = Core::new(cfg)?;
     let listener =
         TcpListener::bind(cfg.listen).await.map_err(|source| FarmError::Bind { addr: cfg.listen, source })?;
     let addr = listener.local_addr().map_err(|source| FarmError::Bind { addr: cfg.listen, source })?;
+    let mut proxies = Vec::new();
+    for _ in 0..cfg.proxies {
+        let at = SocketAddr::new(cfg.listen.ip(), 0);
+        let l = TcpListener::bind(at).await.map_err(|source| FarmError::Bind { addr: at, source })?;
+        let a = l.local_addr().map_err(|source| FarmError::Bind { addr: at, source })?;
+        core.proxies.push(proxy::ProxyLive::new(a));
+        proxies.push(l);
+    }
+    let core = Arc::new(core);
     let (stop, stopped) = watch::channel(false);
-    tokio::spawn(server::accept_loop(listener, Arc::clone(&core), stopped));
+    tokio::spawn(server::accept_loop(listener, Arc::clone(&core), stopped.clone()));
+    let started = std::time::Instant::now();
+    for (i, l) in proxies.into_iter().enumerate() {
+        tokio::spawn(proxy::accept_loop(l, Arc::clone(&core), i, addr, started, stopped.clone()));
+    }
     Ok((core, addr, stop))
 }
 

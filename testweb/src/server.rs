@@ -97,7 +97,7 @@ pub async fn accept_loop(listener: TcpListener, core: Arc<Core>, mut stop: watch
     }
 }
 
-async fn handle(core: Arc<Core>, req: Request<Incoming>) -> Result<Response<FarmBody>, Infallible> {
+pub(crate) async fn handle(core: Arc<Core>, req: Request<Incoming>) -> Result<Response<FarmBody>, Infallible> {
     let raw_path = req.uri().path();
     if raw_path.starts_with("/__farm/") || raw_path == "/__farm" {
         return Ok(farm_endpoint(&core, raw_path, req.uri().query()).await);
@@ -201,6 +201,7 @@ async fn farm_endpoint(core: &Arc<Core>, path: &str, query: Option<&str>) -> Res
             typed(StatusCode::OK, "text/plain", Bytes::from_static(b"stats reset\n"))
         }
         "/__farm/faults" => json(StatusCode::OK, &faults::cases(&core.world)),
+        "/__farm/proxies" => json(StatusCode::OK, &core.proxies.iter().map(super::proxy::ProxyLive::snapshot).collect::<Vec<_>>()),
         "/__farm/edition" => match param("n").and_then(|n| n.parse::<u32>().ok()) {
             Some(n) => {
                 core.edition.store(n, Ordering::SeqCst);
@@ -229,7 +230,7 @@ async fn farm_endpoint(core: &Arc<Core>, path: &str, query: Option<&str>) -> Res
         _ => typed(
             StatusCode::OK,
             "text/plain",
-            Bytes::from_static(b"test web endpoints: /__farm/stats /__farm/reset /__farm/faults /__farm/truth?depth=N[&seed=URL...] /__farm/links?url=URL /__farm/shop /__farm/edition?n=N\n"),
+            Bytes::from_static(b"test web endpoints: /__farm/stats /__farm/reset /__farm/faults /__farm/truth?depth=N[&seed=URL...] /__farm/links?url=URL /__farm/shop /__farm/edition?n=N /__farm/proxies\n"),
         ),
     }
 }

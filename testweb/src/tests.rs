@@ -437,3 +437,50 @@ async fn fault_cases_cover_every_fault_url() {
 }
 
 use faults::FAULT_PATHS;
+
+/// The forward proxies reach the web for plain requests and CONNECT
+/// tunnels, count what went through each, and answer 502 when down.
+#[tokio::test]
+async fn proxies_forward_count_and_fail_on_demand() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let farm = Farm::start(FarmConfig { sites: 1, pages: 5, faults: false, proxies: 2, ..FarmConfig::default() })
+        .await
+        .expect("farm");
+    let proxies = farm.proxy_addrs();
+    assert_eq!(proxies.len(), 2);
+    let ask = |addr: std::net::SocketAddr, head: String| async move {
+        let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        s.write_all(head.as_bytes()).await.expect("write");
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out).await;
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    // A plain request in absolute form, through proxy 0.
+    let plain =
+        ask(proxies[0], "GET http://s000.test/ HTTP/1.1\r\nHost: s000.test\r\nConnection: close\r\n\r\n".into()).await;
+    assert!(plain.starts_with("HTTP/1.1 200") && plain.contains("<html"), "{}", &plain[..plain.len().min(200)]);
+    // A tunnel through proxy 1, then a request inside it.
+    let mut s = tokio::net::TcpStream::connect(proxies[1]).await.expect("connect");
+    s.write_all(b"CONNECT s000.test:80 HTTP/1.1\r\nHost: s000.test:80\r\n\r\n").await.expect("connect line");
+    let mut head = [0u8; 19];
+    s.read_exact(&mut head).await.expect("tunnel answer");
+    assert!(head.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&head));
+    let mut rest = [0u8; 2];
+    let _ = s.read_exact(&mut rest).await; // the head's closing CRLF
+    s.write_all(b"GET /robots.txt HTTP/1.1\r\nHost: s000.test\r\nConnection: close\r\n\r\n").await.expect("inside");
+    let mut inside = Vec::new();
+    let _ = s.read_to_end(&mut inside).await;
+    let inside = String::from_utf8_lossy(&inside);
+    assert!(inside.contains("200 OK") && inside.contains("User-agent"), "{inside}");
+    // Down: 502, counted as refused, not forwarded.
+    farm.set_proxy_down(0, true);
+    let refused =
+        ask(proxies[0], "GET http://s000.test/ HTTP/1.1\r\nHost: s000.test\r\nConnection: close\r\n\r\n".into()).await;
+    assert!(refused.starts_with("HTTP/1.1 502"), "{refused}");
+    let stats = farm.proxy_stats();
+    assert_eq!((stats[0].requests, stats[0].refused, stats[0].tunnels), (1, 1, 0));
+    assert_eq!(stats[0].hosts.get("s000.test"), Some(&1));
+    assert_eq!((stats[1].requests, stats[1].tunnels), (0, 1));
+    // The web counted both requests that reached it as its own.
+    assert_eq!(farm.stats().hosts["s000.test"].requests, 2);
+}
