@@ -28,7 +28,6 @@ use crate::fetch::{ErrorKind, Fetched, Fetcher, LayerTail, UrlSource};
 use crate::parse::ParseConfig;
 use crate::partition::partition_of_host;
 use crate::rules::items::{self as rule_items, ItemRow};
-use crate::rules::Rules;
 use crate::scope::ScopeFilter;
 use crate::store::attempt::{self, Attempt};
 use crate::store::manifest::{MapManifest, RunState};
@@ -37,11 +36,15 @@ use crate::store::scratch::InputRows;
 use crate::store::{layout, stream_batches, Created, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
+use layer_rules::same_rules_as_the_layer;
+pub use layer_rules::RulesSource;
 use previous::{PartitionIndex, Previous};
 pub use process::{process, ProcessCtx, Processed};
 
+mod layer_rules;
 pub mod previous;
 mod process;
+mod replay;
 pub mod sitemaps;
 
 /// How fetched pages become rows: the run's settings for the parse, the
@@ -67,31 +70,6 @@ pub struct PageSettings {
     /// many URLs per host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sitemaps: Option<usize>,
-}
-
-/// A rules file as the run's settings carry it.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct RulesSource {
-    pub file: String,
-    pub text: String,
-}
-
-impl RulesSource {
-    /// A hash of the text, then the file's name, as map manifests record
-    /// it (the same text under another path is the same rules).
-    #[must_use]
-    pub fn identity(&self) -> String {
-        format!("{:016x} {}", xxhash_rust::xxh3::xxh3_64(self.text.as_bytes()), self.file)
-    }
-
-    /// The compiled rules.
-    ///
-    /// # Errors
-    /// Every problem of the file (checked when the run started, so only a
-    /// settings file edited by hand gets here).
-    pub fn compile(&self) -> Result<Rules, crate::rules::RulesError> {
-        crate::rules::parse_rules(&self.file, &self.text)
-    }
 }
 
 /// Where a map task reports its progress (the driver's progress bars);
@@ -352,7 +330,9 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         if replay.len() >= REPLAY_BATCH || (!fetch_open && !replay.is_empty()) {
             let previous = ctx.previous.as_deref().expect("304s are replayed only with --previous");
             let mut fresh = Vec::new();
-            for f in carry_forward(ctx, part, previous, std::mem::take(&mut replay), &mut manifest, &mut fresh).await? {
+            for f in replay::carry_forward(ctx, part, previous, std::mem::take(&mut replay), &mut manifest, &mut fresh)
+                .await?
+            {
                 pending.push_back(spawn(f, true)?);
             }
             for f in fresh {
@@ -422,7 +402,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     }
     let report = fetch.await.map_err(|e| StageError::Internal(format!("fetch task failed: {e}")))?;
     if let (0, Some(max_urls), true) = (layer, ctx.pages.sitemaps, layer < ctx.depth) {
-        let found = read_sitemaps(ctx, store, &input, part, max_urls).await?;
+        let found = sitemaps::read_partition(ctx, store, &input, part, max_urls).await?;
         manifest.sitemap_files = found.files;
         manifest.sitemap_urls = found.rows.len() as u64;
         manifest.sitemap_problems = found.problems.len() as u64;
@@ -495,47 +475,6 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     commit(ctx, &attempt, manifest).await
 }
 
-/// Refuses to map a partition of `layer` with other rules than the
-/// partitions of the layer already committed: their items would not share
-/// a schema with this one's, and the layer's merge would refuse them (the
-/// README: a changed rules file applies to the layers not yet started).
-async fn same_rules_as_the_layer(store: &Store, layer: u32, now: Option<&str>) -> Result<(), StageError> {
-    // One small file per layer, written by its first task (create-if-absent),
-    // read by the others: not every committed manifest read by every task.
-    let marker = layout::layer_rules(layer);
-    let mine = LayerRules { rules: now.map(str::to_string) };
-    if store.put_json_new(&marker, &mine).await? == Created::New {
-        return Ok(());
-    }
-    let was: LayerRules = store.get_json(&marker).await?.unwrap_or_default();
-    let hash = |r: Option<&str>| r.and_then(|r| r.split(' ').next().map(str::to_string));
-    if hash(was.rules.as_deref()) == hash(now) {
-        return Ok(());
-    }
-    // Another file: allowed while no partition of the layer has committed
-    // pages (a run stopped right away, its rules corrected).
-    let dir = layout::map_manifest(layer, 0);
-    let dir = dir.rsplit_once('/').map_or(dir.as_str(), |(d, _)| d);
-    for (path, _) in store.list(dir).await? {
-        if !path.rsplit('/').next().is_some_and(|f| f.starts_with("map-") && f.ends_with(".json")) {
-            continue;
-        }
-        if store.get_json::<MapManifest>(&path).await?.is_some_and(|done| done.input > 0) {
-            let show = |r: Option<&str>| r.map_or_else(|| "no rules".to_string(), str::to_string);
-            return Err(StageError::RulesChanged { layer, started: show(was.rules.as_deref()), now: show(now) });
-        }
-    }
-    store.put_json(&marker, &mine).await?;
-    Ok(())
-}
-
-/// The content of [`layout::layer_rules`].
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-struct LayerRules {
-    /// The rules' identity ([`RulesSource::identity`]), or none.
-    rules: Option<String>,
-}
-
 /// Commits a map attempt by its manifest, written only if none is there:
 /// of two attempts of one task, the first to commit wins (its outputs are
 /// published) and the other gets the committed manifest back.
@@ -575,91 +514,6 @@ fn process_guarded(pctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<S
             }
         }
     }
-}
-
-/// Reads the sitemaps of this partition's seeds (`--sitemaps`) and writes
-/// what they list to `sitemaps/`; their links go into layer 1 with the
-/// seeds' links.
-async fn read_sitemaps(
-    ctx: &MapCtx,
-    store: &Store,
-    input: &InputRows,
-    part: u32,
-    max_urls: usize,
-) -> Result<sitemaps::Found, StageError> {
-    let mut origins = std::collections::BTreeSet::new();
-    for id in 0..input.len() {
-        if let Ok(Ok(u)) = input.url(id).map(|u| Url::parse(&u)) {
-            origins.insert(crate::fetch::robots::origin_of(&u));
-        }
-    }
-    let origins: Vec<String> = origins.into_iter().collect();
-    let partitions = ctx.partitions;
-    let owns = move |u: &Url| partition_of_host(u.host_str().unwrap_or_default(), partitions) == part;
-    let urls = Arc::clone(&ctx.pages.parse.urls);
-    let found = sitemaps::discover(&ctx.fetcher, &urls, &origins, &ctx.scope, owns, max_urls, ctx.deadline).await;
-    for (file, why) in &found.problems {
-        tracing::warn!(sitemap = %file, "sitemap not read in full: {why}");
-    }
-    if !found.rows.is_empty() {
-        let path = layout::sitemaps(0, part);
-        let mut w = ShardWriter::create(store, &path, schema::sitemaps_schema(), SHARD_ROW_GROUP_BYTES)?;
-        w.write(&schema::sitemaps_batch(&found.rows)?).await?;
-        w.finish().await?;
-    }
-    Ok(found)
-}
-
-/// Turns 304 answers into last night's pages: each response becomes the
-/// stored one (status, type, body, size) with tonight's validators when
-/// the server sent new ones, so the page is processed as it was fetched
-/// then. Counts what the 304s saved.
-async fn carry_forward(
-    ctx: &MapCtx,
-    part: u32,
-    previous: &Previous,
-    replay: Vec<(Fetched, previous::Entry)>,
-    m: &mut MapManifest,
-    fresh: &mut Vec<Fetched>,
-) -> Result<Vec<Fetched>, StageError> {
-    let entries: Vec<&previous::Entry> = replay.iter().map(|(_, e)| e).collect();
-    let pages = previous.pages(&entries).await?;
-    let mut out = Vec::with_capacity(replay.len());
-    let mut again = Vec::new();
-    for ((mut f, entry), page) in replay.into_iter().zip(pages) {
-        let Some(page) = page else {
-            // Last night's row kept no body after all (the parse found the
-            // "HTML" binary): fetched again, without validators.
-            again.push(f);
-            continue;
-        };
-        if let Some(resp) = f.response.as_mut() {
-            resp.status = page.status;
-            resp.content_type = page.content_type;
-            resp.received = u64::try_from(entry.content_length).unwrap_or(0);
-            resp.body = page.body;
-            resp.truncated = false;
-            resp.etag = resp.etag.take().or(entry.validators.etag);
-            resp.last_modified = resp.last_modified.take().or(entry.validators.last_modified);
-        }
-        m.unchanged += 1;
-        m.bytes_saved += u64::try_from(entry.content_length).unwrap_or(0);
-        let now = i64::try_from(f.elapsed.as_millis()).unwrap_or(i64::MAX);
-        m.ms_saved += u64::try_from(entry.fetch_ms.saturating_sub(now)).unwrap_or(0);
-        out.push(f);
-    }
-    if !again.is_empty() {
-        let urls: Vec<String> = again.iter().map(|f| f.url.to_string()).collect();
-        let (partitions, part) = (ctx.partitions, part);
-        let scope = ctx.scope.clone();
-        let follows =
-            move |u: &Url| scope.allows(u) && partition_of_host(u.host_str().unwrap_or_default(), partitions) == part;
-        for mut f in ctx.fetcher.fetch_list(urls, follows, ctx.deadline).await {
-            f.id = again[f.id].id;
-            fresh.push(f);
-        }
-    }
-    Ok(out)
 }
 
 fn tally(m: &mut MapManifest, doc: &DocRow) {

@@ -289,6 +289,44 @@ pub async fn discover(
     found
 }
 
+/// Reads the sitemaps of this partition's seeds (`--sitemaps`) and writes
+/// what they list to `sitemaps/`; their links go into layer 1 with the
+/// seeds' links.
+pub(super) async fn read_partition(
+    ctx: &super::MapCtx,
+    store: &crate::store::Store,
+    input: &crate::store::scratch::InputRows,
+    part: u32,
+    max_urls: usize,
+) -> Result<Found, crate::error::StageError> {
+    let mut origins = std::collections::BTreeSet::new();
+    for id in 0..input.len() {
+        if let Ok(Ok(u)) = input.url(id).map(|u| Url::parse(&u)) {
+            origins.insert(crate::fetch::robots::origin_of(&u));
+        }
+    }
+    let origins: Vec<String> = origins.into_iter().collect();
+    let partitions = ctx.partitions;
+    let owns = move |u: &Url| crate::partition::partition_of_host(u.host_str().unwrap_or_default(), partitions) == part;
+    let urls = std::sync::Arc::clone(&ctx.pages.parse.urls);
+    let found = discover(&ctx.fetcher, &urls, &origins, &ctx.scope, owns, max_urls, ctx.deadline).await;
+    for (file, why) in &found.problems {
+        tracing::warn!(sitemap = %file, "sitemap not read in full: {why}");
+    }
+    if !found.rows.is_empty() {
+        let path = crate::store::layout::sitemaps(0, part);
+        let mut w = crate::store::ShardWriter::create(
+            store,
+            &path,
+            crate::store::schema::sitemaps_schema(),
+            super::SHARD_ROW_GROUP_BYTES,
+        )?;
+        w.write(&crate::store::schema::sitemaps_batch(&found.rows)?).await?;
+        w.finish().await?;
+    }
+    Ok(found)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

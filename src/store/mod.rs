@@ -17,6 +17,7 @@ pub mod layout;
 pub mod lease;
 pub mod manifest;
 mod parquet_io;
+mod rows;
 pub mod schema;
 pub mod scratch;
 
@@ -27,8 +28,9 @@ use futures::TryStreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
-pub use parquet_io::{read_batches, stream_batches, stream_row_groups, RowsFile, ShardWriter};
+pub use parquet_io::{read_batches, stream_batches, ShardWriter};
 pub(crate) use parquet_io::{staging_path, SharedBuf};
+pub use rows::{stream_row_groups, RowsFile};
 
 /// Errors of the storage stage; each names the location at fault.
 #[derive(Debug, thiserror::Error)]
