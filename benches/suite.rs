@@ -19,6 +19,8 @@
 //! - `dns`: the cpu scenario's web to depth 2 through dnsmasq on loopback
 //!   instead of `--resolve` rules: queries against lookups from the cache
 //!   (`suite/dns.rs`).
+//! - `proxy`: the cpu scenario's crawl through two of the test web's forward
+//!   proxies against the same crawl direct, in turn (`suite/proxy.rs`).
 //! - `wan`: a simulated WAN (thousands of hosts, 100-300 ms per response,
 //!   1 s delay and 1 connection per host) against its politeness bound.
 //! - `scale`: a 100 k-page and a 1 M-page crawl with the same settings:
@@ -56,6 +58,8 @@ mod dnsmasq;
 mod limit;
 #[path = "common/measure.rs"]
 mod measure;
+#[path = "suite/proxy.rs"]
+mod proxy;
 #[path = "suite/recrawl.rs"]
 mod recrawl;
 #[path = "suite/scaleout.rs"]
@@ -69,7 +73,8 @@ fn main() {
     if std::env::args().any(|a| a == "--list" || a == "--test") {
         return; // `cargo test --benches` probes; nothing to list.
     }
-    let wanted = std::env::var("SUITE").unwrap_or_else(|_| "cpu,peer,rules,recrawl,dns,wan,scale,scaleout".into());
+    let wanted =
+        std::env::var("SUITE").unwrap_or_else(|_| "cpu,peer,rules,recrawl,dns,proxy,wan,scale,scaleout".into());
     let wanted: Vec<&str> = wanted.split(',').map(str::trim).collect();
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut table = Table::default();
@@ -83,6 +88,9 @@ fn main() {
     }
     if wanted.contains(&"dns") {
         dns::dns(tmp.path(), &mut table);
+    }
+    if wanted.contains(&"proxy") {
+        proxy::proxy(tmp.path(), &mut table);
     }
     if wanted.contains(&"recrawl") {
         recrawl::recrawl(tmp.path(), &mut table);
@@ -345,6 +353,8 @@ struct FarmProcess {
     child: Child,
     addr: String,
     seeds: Vec<String>,
+    /// Its forward proxies' URLs (`--proxies N`).
+    proxies: Vec<String>,
 }
 
 impl FarmProcess {
@@ -357,7 +367,7 @@ impl FarmProcess {
             .spawn()
             .expect("start the test web");
         let mut lines = BufReader::new(child.stdout.take().expect("stdout"));
-        let (mut addr, mut seeds) = (None, Vec::new());
+        let (mut addr, mut seeds, mut proxies) = (None, Vec::new(), Vec::new());
         let mut line = String::new();
         while seeds.len() < sites {
             line.clear();
@@ -367,13 +377,15 @@ impl FarmProcess {
             let l = line.trim();
             if let Some(rule) = l.strip_prefix("# resolve rule: *.test=") {
                 addr = Some(rule.to_string());
+            } else if let Some(p) = l.strip_prefix("# proxy: ") {
+                proxies.push(p.split_whitespace().next().unwrap_or("").to_string());
             } else if !l.starts_with('#') && !l.is_empty() {
                 seeds.push(l.to_string());
             }
         }
         // Keep the pipe open (and drained) so the web never blocks on a write.
         std::thread::spawn(move || std::io::copy(&mut lines, &mut std::io::sink()));
-        Self { child, addr: addr.expect("the test web prints its resolve rule"), seeds }
+        Self { child, addr: addr.expect("the test web prints its resolve rule"), seeds, proxies }
     }
 
     fn write_seeds(&self, dir: &Path, name: &str) -> PathBuf {

@@ -41,6 +41,42 @@ pub struct RunArgs {
     /// (/etc/resolv.conf) when none. Answers are cached for their TTL.
     #[arg(long, value_name = "IP:PORT")]
     pub dns: Vec<String>,
+    /// Render pages in headless Chromium: never, auto (pages whose HTML is a
+    /// script shell) or always (every HTML page). [default: never]
+    #[arg(long, value_name = "never|auto|always")]
+    pub render: Option<String>,
+    /// Chromium tabs open at once for rendering. [default: 4]
+    #[arg(long, value_name = "N")]
+    pub render_tabs: Option<usize>,
+    /// Time a page has to load and settle in Chromium. [default: 10s]
+    #[arg(long, value_name = "DURATION")]
+    pub render_timeout: Option<String>,
+    /// Render at most N pages in the run; later ones are kept as fetched.
+    /// No limit when not given.
+    #[arg(long, value_name = "N")]
+    pub render_max: Option<u64>,
+    /// The Chromium to render with; `chromium` on the PATH when not given.
+    #[arg(long, value_name = "PATH")]
+    pub chromium: Option<PathBuf>,
+    /// Send every request through this forward proxy
+    /// (http://[user:password@]host:port); repeatable: a pool. Politeness
+    /// stays per target host.
+    #[arg(long, value_name = "URL")]
+    pub proxy: Vec<String>,
+    /// Proxies file: one proxy URL a line; blank lines and `#` comments
+    /// allowed. Adds to --proxy.
+    #[arg(long, value_name = "FILE")]
+    pub proxies: Option<PathBuf>,
+    /// Least time between two requests through one proxy, in ms. [default: 0]
+    #[arg(long, value_name = "MS")]
+    pub proxy_delay: Option<u64>,
+    /// Requests at once through one proxy. [default: 16]
+    #[arg(long, value_name = "N")]
+    pub proxy_concurrency: Option<u32>,
+    /// How long a failing proxy stays out of service before it is checked
+    /// and tried again (doubling while it keeps failing, up to 10m). [default: 30s]
+    #[arg(long, value_name = "DURATION")]
+    pub proxy_retry: Option<String>,
     /// Adaptive politeness: a host's delay is at least F times the mean time
     /// of its last 8 responses (0: off); 429, 503 and timeouts back it off
     /// further, good answers bring it back. [default: 2]

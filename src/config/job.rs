@@ -31,6 +31,17 @@ pub struct JobFile {
     #[serde(default)]
     pub dns: Vec<String>,
     pub max_delay: Option<String>,
+    pub render: Option<String>,
+    pub render_tabs: Option<usize>,
+    pub render_timeout: Option<String>,
+    pub render_max: Option<u64>,
+    pub chromium: Option<PathBuf>,
+    #[serde(default)]
+    pub proxy: Vec<String>,
+    pub proxies: Option<PathBuf>,
+    pub proxy_delay: Option<u64>,
+    pub proxy_concurrency: Option<u32>,
+    pub proxy_retry: Option<String>,
     pub max_body: Option<u64>,
     pub retries: Option<u32>,
     pub denoise: Option<String>,
@@ -72,7 +83,16 @@ impl JobFile {
         let mut job: Self =
             toml::from_str(&text).map_err(|e| ConfigError::Job { path: path.to_path_buf(), reason: e.to_string() })?;
         if let Some(dir) = path.parent() {
-            for file in [job.seeds.as_mut(), job.noise_patterns.as_mut(), job.rules.as_mut()].into_iter().flatten() {
+            for file in [
+                job.seeds.as_mut(),
+                job.noise_patterns.as_mut(),
+                job.rules.as_mut(),
+                job.proxies.as_mut(),
+                job.chromium.as_mut(),
+            ]
+            .into_iter()
+            .flatten()
+            {
                 if file.is_relative() {
                     *file = dir.join(&*file);
                 }

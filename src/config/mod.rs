@@ -197,6 +197,61 @@ fn bad(option: &'static str, reason: impl Into<String>) -> ConfigError {
     ConfigError::Value { option, reason: reason.into() }
 }
 
+/// The rendering settings; with `--render` other than `never`, Chromium
+/// must be found now, not at the first page.
+fn render_config(args: &RunArgs, job: &JobFile) -> Result<crate::fetch::render::RenderConfig, ConfigError> {
+    use crate::fetch::render::{find_chromium, RenderConfig, RenderMode};
+    let defaults = RenderConfig::default();
+    let mode = match args.render.clone().or_else(|| job.render.clone()) {
+        Some(s) => s.parse::<RenderMode>().map_err(|e| bad("render", e))?,
+        None => RenderMode::Never,
+    };
+    let tabs = args.render_tabs.or(job.render_tabs).unwrap_or(defaults.tabs);
+    if tabs == 0 {
+        return Err(bad("render-tabs", "0; allowed 1 or more (default 4)"));
+    }
+    let timeout = match args.render_timeout.clone().or_else(|| job.render_timeout.clone()) {
+        Some(s) => parse_duration(&s).map_err(|e| bad("render-timeout", e))?,
+        None => defaults.timeout,
+    };
+    let chromium = args.chromium.clone().or_else(|| job.chromium.clone());
+    let chromium = if mode == RenderMode::Never {
+        chromium
+    } else {
+        Some(find_chromium(chromium.as_deref()).map_err(|e| bad("render", e))?)
+    };
+    Ok(RenderConfig { mode, chromium, tabs, timeout, max_pages: args.render_max.or(job.render_max) })
+}
+
+/// The proxy pool's settings: `--proxy` URLs, then the `--proxies` file's,
+/// each checked (the file's errors name its line).
+fn proxy_config(args: &RunArgs, job: &JobFile) -> Result<crate::fetch::proxy::ProxyConfig, ConfigError> {
+    use crate::fetch::proxy;
+    let mut urls = Vec::new();
+    for u in job.proxy.iter().chain(&args.proxy) {
+        proxy::parse_proxy(u).map_err(|e| bad("proxy", e))?;
+        urls.push(u.trim().to_string());
+    }
+    if let Some(file) = args.proxies.as_ref().or(job.proxies.as_ref()) {
+        urls.extend(proxy::read_proxies_file(file).map_err(|e| bad("proxies", e))?);
+    }
+    urls.dedup();
+    let concurrency = args.proxy_concurrency.or(job.proxy_concurrency).unwrap_or(proxy::DEFAULT_CONCURRENCY);
+    if concurrency == 0 {
+        return Err(bad("proxy-concurrency", "0; allowed 1 or more (default 16)"));
+    }
+    let retry = match args.proxy_retry.clone().or_else(|| job.proxy_retry.clone()) {
+        Some(s) => parse_duration(&s).map_err(|e| bad("proxy-retry", e))?,
+        None => proxy::DEFAULT_RETRY,
+    };
+    Ok(proxy::ProxyConfig {
+        urls,
+        delay: Duration::from_millis(args.proxy_delay.or(job.proxy_delay).unwrap_or(0)),
+        concurrency,
+        retry,
+    })
+}
+
 impl CrawlConfig {
     /// Merges flags over the job file (if any), applies defaults, validates.
     ///
@@ -207,6 +262,8 @@ impl CrawlConfig {
             Some(path) => JobFile::load(path)?,
             None => JobFile::default(),
         };
+        let proxy = proxy_config(args, &job)?;
+        let render = render_config(args, &job)?;
         let seeds = args.seeds.clone().or(job.seeds).ok_or(ConfigError::Missing("seeds"))?;
         let depth = args.depth.or(job.depth).ok_or(ConfigError::Missing("depth"))?;
         if depth > 1000 {
@@ -249,6 +306,12 @@ impl CrawlConfig {
                 d => Some(d),
             },
             None => Some(Duration::from_secs(1)),
+        };
+        // A page being rendered is in flight for up to the render timeout
+        // (and the browser's start): not a straggler before that.
+        let straggler_after = match render.mode {
+            crate::fetch::render::RenderMode::Never => straggler_after,
+            _ => straggler_after.map(|d| d.max(render.timeout)),
         };
         let timeout = args
             .timeout
@@ -410,6 +473,8 @@ impl CrawlConfig {
                 resolve,
                 dns,
                 allow_private: args.allow_private || job.allow_private.unwrap_or(false),
+                proxy,
+                render,
                 max_pages_per_host,
                 straggler_after,
                 urls: std::sync::Arc::clone(&urls),
@@ -557,5 +622,29 @@ mod tests {
         let mut a = args();
         a.compression = Some("none".into());
         assert_eq!(CrawlConfig::from_sources(&a).expect("none").compression, crate::store::Compression::None);
+    }
+
+    #[test]
+    fn proxies_come_from_flags_and_the_file_with_their_defaults() {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = dir.path().join("proxies.txt");
+        std::fs::write(&file, "http://127.0.0.1:3129\n# spare\nhttp://u:p@127.0.0.1:3130\n").expect("write");
+        let mut a = args();
+        a.proxy = vec!["http://127.0.0.1:3128".into()];
+        a.proxies = Some(file.clone());
+        let p = CrawlConfig::from_sources(&a).expect("ok").fetch.proxy;
+        assert_eq!(p.urls, ["http://127.0.0.1:3128", "http://127.0.0.1:3129", "http://u:p@127.0.0.1:3130"]);
+        assert_eq!((p.delay, p.concurrency, p.retry), (Duration::ZERO, 16, Duration::from_secs(30)));
+        assert!(CrawlConfig::from_sources(&args()).expect("ok").fetch.proxy.urls.is_empty(), "direct by default");
+        a.proxy = vec!["socks5://127.0.0.1:1080".into()];
+        let e = CrawlConfig::from_sources(&a).expect_err("socks").to_string();
+        assert!(e.contains("`proxy`") && e.contains("not supported"), "{e}");
+        a.proxy.clear();
+        std::fs::write(&file, "http://127.0.0.1:3129\nnot a url\n").expect("write");
+        let e = CrawlConfig::from_sources(&a).expect_err("bad line").to_string();
+        assert!(e.contains("proxies.txt:2"), "{e}");
+        a.proxies = None;
+        a.proxy_concurrency = Some(0);
+        assert!(CrawlConfig::from_sources(&a).expect_err("0").to_string().contains("proxy-concurrency"));
     }
 }

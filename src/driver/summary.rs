@@ -48,6 +48,12 @@ pub struct LayerSummary {
     pub dns_queries: u64,
     pub dns_cached: u64,
     pub dns_failures: u64,
+    /// Pages rendered in headless Chromium (`--render`).
+    pub rendered: u64,
+    /// Requests through each proxy (`--proxy`), with its failures,
+    /// evictions, recoveries and response times.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub proxies: Vec<crate::fetch::proxy::ProxyUse>,
     /// Sitemaps read in this layer (`--sitemaps`, layer 0): files, URLs
     /// listed, files with a problem.
     pub sitemap_files: u64,
@@ -121,6 +127,8 @@ impl LayerSummary {
         self.dns_queries += m.dns_queries;
         self.dns_cached += m.dns_cached;
         self.dns_failures += m.dns_failures;
+        self.rendered += m.rendered;
+        crate::fetch::proxy::merge_uses(&mut self.proxies, &m.proxies);
         self.sitemap_urls += m.sitemap_urls;
         self.sitemap_problems += m.sitemap_problems;
         self.hosts_slowed += m.hosts_slowed;
@@ -294,6 +302,18 @@ impl RunSummary {
                     s,
                     "      dns: {} queries, {} answers from the cache, {} names that did not resolve",
                     l.dns_queries, l.dns_cached, l.dns_failures
+                );
+            }
+            if l.rendered > 0 {
+                let _ = writeln!(s, "      rendered in Chromium: {} pages", l.rendered);
+            }
+            for p in &l.proxies {
+                #[allow(clippy::cast_precision_loss)]
+                let mean = p.ms as f64 / p.requests.saturating_sub(p.failures).max(1) as f64;
+                let _ = writeln!(
+                    s,
+                    "      proxy {}: {} requests, {} failed, mean response {mean:.0} ms, out of service {} times, back {} times",
+                    p.proxy, p.requests, p.failures, p.evictions, p.recoveries
                 );
             }
             if l.sitemap_files > 0 {

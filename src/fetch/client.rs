@@ -29,21 +29,11 @@ impl HttpExchange {
     /// When the TLS backend cannot be initialised.
     pub fn new(cfg: &FetchConfig, dns: Option<std::sync::Arc<super::dns::DnsCache>>) -> Result<Self, FetchError> {
         let policy = AddressPolicy { allow_private: cfg.allow_private };
-        let client = reqwest::Client::builder()
-            .user_agent(cfg.user_agent.clone())
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(cfg.connect_timeout)
-            .timeout(cfg.timeout)
-            .read_timeout(cfg.timeout.min(Duration::from_secs(20)))
-            .pool_max_idle_per_host(cfg.per_host.max(1))
-            .pool_idle_timeout(idle_timeout(cfg.delay))
-            .tcp_nodelay(true)
+        let client = builder(cfg)
             // Proxies are never taken from the environment (HTTP_PROXY and
             // the like): a crawler that silently sent its traffic elsewhere
-            // would crawl from another address than the one configured. A
-            // configured proxy would be set here, from a `FetchConfig`
-            // field, and must keep the SSRF guard on the target's address
-            // (see the contract of `Exchange`).
+            // would crawl from another address than the one configured.
+            // Configured proxies (`--proxy`) go through `super::proxy`.
             .no_proxy()
             .dns_resolver(PolicyResolver::new(cfg.resolve.clone(), policy).with_cache(dns))
             .build()
@@ -56,6 +46,20 @@ impl Exchange for HttpExchange {
     fn get<'a>(&'a self, req: Request<'a>) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>> {
         Box::pin(exchange(&self.client, self.policy, req.url, req.max_body, req.validators))
     }
+}
+
+/// The client settings every exchange shares: no redirects followed,
+/// timeouts, the keep-alive pool, the user agent.
+pub(super) fn builder(cfg: &FetchConfig) -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .user_agent(cfg.user_agent.clone())
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(cfg.connect_timeout)
+        .timeout(cfg.timeout)
+        .read_timeout(cfg.timeout.min(Duration::from_secs(20)))
+        .pool_max_idle_per_host(cfg.per_host.max(1))
+        .pool_idle_timeout(idle_timeout(cfg.delay))
+        .tcp_nodelay(true)
 }
 
 /// How long a keep-alive connection may sit idle in the pool: twice the
@@ -74,7 +78,7 @@ fn idle_timeout(delay: Duration) -> Duration {
 
 /// Performs one GET of `url`, reading at most `max_body` bytes of the
 /// (decompressed) body. Failures are values, never panics or errors.
-async fn exchange(
+pub(super) async fn exchange(
     client: &reqwest::Client,
     policy: AddressPolicy,
     url: &Url,
@@ -145,6 +149,7 @@ async fn exchange(
                     truncated: true,
                     elapsed: start.elapsed(),
                     body_error: Some((kind, detail)),
+                    rendered: false,
                 });
             }
         }
@@ -161,6 +166,7 @@ async fn exchange(
         truncated,
         elapsed: start.elapsed(),
         body_error: None,
+        rendered: false,
     })
 }
 
@@ -174,7 +180,7 @@ fn parse_retry_after(v: &str, now: std::time::SystemTime) -> Option<u64> {
     Some(at.duration_since(now).map_or(0, |d| d.as_secs()))
 }
 
-fn literal_ip(url: &Url) -> Option<std::net::IpAddr> {
+pub(super) fn literal_ip(url: &Url) -> Option<std::net::IpAddr> {
     match url.host()? {
         url::Host::Ipv4(v4) => Some(v4.into()),
         url::Host::Ipv6(v6) => Some(v6.into()),

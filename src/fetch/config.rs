@@ -37,6 +37,12 @@ pub struct FetchConfig {
     #[serde(default)]
     pub dns: Vec<std::net::SocketAddr>,
     pub allow_private: bool,
+    /// Forward proxies; none: requests go direct.
+    #[serde(default)]
+    pub proxy: super::proxy::ProxyConfig,
+    /// Rendering in headless Chromium; `never` by default.
+    #[serde(default)]
+    pub render: super::render::RenderConfig,
     pub max_pages_per_host: Option<u64>,
     /// When the rest of a layer is done, requests in flight this long (and
     /// at least 8 times the layer's median request time) and URLs whose host
@@ -83,6 +89,8 @@ impl FetchConfig {
             resolve,
             dns: Vec::new(),
             allow_private,
+            proxy: super::proxy::ProxyConfig::default(),
+            render: super::render::RenderConfig::default(),
             max_pages_per_host: None,
             straggler_after: None,
             urls: std::sync::Arc::new(crate::urlnorm::UrlPolicy::default()),

@@ -6,8 +6,8 @@
 //! new way of fetching (a headless browser that renders the page, a proxy)
 //! is another implementation of this trait, and the scheduler's politeness
 //! applies to it unchanged (ARCHITECTURE.md, "Where new capabilities plug
-//! in"). Today's only implementation is [`super::HttpExchange`], the plain
-//! HTTP client.
+//! in"). The implementations: [`super::HttpExchange`], the plain HTTP
+//! client, and [`super::proxy::ProxyExchange`], through a pool of proxies.
 
 use futures::future::BoxFuture;
 use url::Url;

@@ -14,6 +14,8 @@ mod client;
 mod config;
 pub mod dns;
 pub mod exchange;
+pub mod proxy;
+pub mod render;
 pub mod resolve;
 pub mod robots;
 mod scheduler;
@@ -153,6 +155,9 @@ pub struct Response {
     pub elapsed: Duration,
     /// Set when the body broke off (reset, timeout, bad compression).
     pub body_error: Option<(ErrorKind, String)>,
+    /// The body is the DOM after the page's scripts ran in headless
+    /// Chromium (`--render`), not the bytes the server sent.
+    pub rendered: bool,
 }
 
 /// The final state of one input URL after its redirect chain.
@@ -209,6 +214,8 @@ pub struct Fetcher {
     pub(crate) paces: Arc<std::sync::Mutex<std::collections::HashMap<String, scheduler::Pace>>>,
     /// The DNS cache (none: the system's resolver, uncached).
     pub(crate) dns: Option<Arc<dns::DnsCache>>,
+    /// The proxy pool, when requests go through proxies.
+    pub(crate) proxies: Option<Arc<proxy::pool::Pool>>,
 }
 
 impl Fetcher {
@@ -231,9 +238,24 @@ impl Fetcher {
             }
             Err(e) => return Err(FetchError::Client(e)),
         };
-        let exchange = Arc::new(HttpExchange::new(cfg, dns.clone())?);
-        let mut f = Self::with_exchange(cfg, exchange);
+        let mut f = if cfg.proxy.urls.is_empty() {
+            Self::with_exchange(cfg, Arc::new(HttpExchange::new(cfg, dns.clone())?))
+        } else {
+            let exchange = proxy::ProxyExchange::new(cfg, dns.clone())?;
+            let pool = exchange.pool();
+            let mut f = Self::with_exchange(cfg, Arc::new(exchange));
+            f.proxies = Some(pool);
+            f
+        };
         f.dns = dns;
+        if cfg.render.mode != render::RenderMode::Never {
+            // Around the plain or proxied exchange: the page is fetched as
+            // any page, then rendered (see `render`).
+            let inner = Arc::clone(&f.exchange);
+            let r = render::RenderExchange::new(inner, f.robots.clone(), cfg.render.clone(), cfg.delay)
+                .map_err(FetchError::Client)?;
+            f.exchange = Arc::new(r);
+        }
         Ok(f)
     }
 
@@ -251,6 +273,7 @@ impl Fetcher {
             epoch: tokio::time::Instant::now(),
             paces: Arc::default(),
             dns: None,
+            proxies: None,
             agent: robots::product_token(&cfg.user_agent),
             cfg: Arc::new(cfg.clone()),
         }

@@ -468,6 +468,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         (report.backoffs, report.hosts_slowed, report.max_delay_ms);
     (manifest.dns_queries, manifest.dns_cached, manifest.dns_failures) =
         (report.dns.queries, report.dns.cached, report.dns.failures);
+    manifest.proxies = report.proxies;
     manifest.stragglers = report.stragglers_in_flight + report.stragglers_waiting;
     manifest.stragglers_in_flight = report.stragglers_in_flight;
     manifest.adopted = report.adopted;
@@ -518,6 +519,7 @@ fn process_guarded(pctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<S
 
 fn tally(m: &mut MapManifest, doc: &DocRow) {
     m.fetched += 1;
+    m.rendered += u64::from(doc.rendered);
     if !doc.unchanged {
         m.bytes += u64::try_from(doc.content_length).unwrap_or(0);
     }

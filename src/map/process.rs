@@ -74,6 +74,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
         doc.status = i32::from(resp.status);
         doc.content_type.clone_from(&resp.content_type);
         doc.etag.clone_from(&resp.etag);
+        doc.rendered = resp.rendered;
         doc.last_modified.clone_from(&resp.last_modified);
         doc.content_length = i64::try_from(resp.received).unwrap_or(i64::MAX);
         doc.truncated = resp.truncated;

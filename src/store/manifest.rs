@@ -91,6 +91,13 @@ pub struct MapManifest {
     pub dns_cached: u64,
     #[serde(default)]
     pub dns_failures: u64,
+    /// Pages rendered in headless Chromium (`--render`).
+    #[serde(default)]
+    pub rendered: u64,
+    /// Requests through each proxy for this partition's hosts (README,
+    /// "Proxies"); empty without proxies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub proxies: Vec<crate::fetch::proxy::ProxyUse>,
     #[serde(default)]
     pub sitemap_files: u64,
     #[serde(default)]

@@ -413,6 +413,7 @@ mod tests {
             "outlinks",
             "noise_links",
             "unchanged",
+            "rendered",
         ];
         use crate::denoise::evidence::{samples_schema, templates_schema};
         use crate::store::schema::{content_schema, doc_batch, doc_schema, links_schema, DocRow};

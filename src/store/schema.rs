@@ -134,6 +134,7 @@ pub fn doc_schema() -> SchemaRef {
             Field::new("etag", DataType::Utf8, true).tuned(DISTINCT),
             Field::new("last_modified", DataType::Utf8, true),
             Field::new("unchanged", DataType::Boolean, false).tuned(SMALL),
+            Field::new("rendered", DataType::Boolean, false).tuned(SMALL),
         ]))
     }))
 }
@@ -178,6 +179,9 @@ pub struct DocRow {
     /// row is last night's page, carried forward (README, "Nightly
     /// recrawls").
     pub unchanged: bool,
+    /// The page went through headless Chromium (`--render`): `body` and
+    /// everything parsed from it are the DOM after its scripts ran.
+    pub rendered: bool,
     /// The values of the run's extractor columns, in their order after the
     /// core columns (see [`doc_schema_with`]); empty when none is registered.
     pub extra: Vec<Value>,
@@ -244,6 +248,7 @@ pub fn doc_batch_with(schema: &SchemaRef, rows: &[DocRow]) -> Result<RecordBatch
     let mut etag = StringBuilder::new();
     let mut last_modified = StringBuilder::new();
     let mut unchanged = BooleanBuilder::with_capacity(n);
+    let mut rendered = BooleanBuilder::with_capacity(n);
     for r in rows {
         url.append_value(&r.url);
         final_url.append_value(&r.final_url);
@@ -272,6 +277,7 @@ pub fn doc_batch_with(schema: &SchemaRef, rows: &[DocRow]) -> Result<RecordBatch
         etag.append_option(r.etag.as_deref());
         last_modified.append_option(r.last_modified.as_deref());
         unchanged.append_value(r.unchanged);
+        rendered.append_value(r.rendered);
     }
     let mut cols: Vec<ArrayRef> = vec![
         Arc::new(url.finish()),
@@ -301,6 +307,7 @@ pub fn doc_batch_with(schema: &SchemaRef, rows: &[DocRow]) -> Result<RecordBatch
         Arc::new(etag.finish()),
         Arc::new(last_modified.finish()),
         Arc::new(unchanged.finish()),
+        Arc::new(rendered.finish()),
     ];
     let core = cols.len();
     for (i, field) in schema.fields().iter().enumerate().skip(core) {

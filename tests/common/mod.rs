@@ -164,6 +164,7 @@ pub struct Doc {
     pub etag: Option<String>,
     pub last_modified: Option<String>,
     pub unchanged: bool,
+    pub rendered: bool,
 }
 
 fn s(b: &RecordBatch, name: &str, i: usize) -> Option<String> {
@@ -206,6 +207,7 @@ pub fn read_docs(data: &Path) -> Vec<Doc> {
                 etag: s(&b, "etag", i),
                 last_modified: s(&b, "last_modified", i),
                 unchanged: b.column_by_name("unchanged").expect("unchanged").as_boolean().value(i),
+                rendered: b.column_by_name("rendered").expect("rendered").as_boolean().value(i),
             });
         }
     }

@@ -57,6 +57,10 @@ pub struct WebfarmArgs {
     /// Serve sitemaps: robots.txt Sitemap lines, an index, a gzip sitemap, /sitemap.xml on blogs.
     #[arg(long, value_enum, default_value_t = OnOff::Off)]
     pub sitemaps: OnOff,
+    /// Serve script-built pages under /app/ on every site (a script shell
+    /// whose links exist only after its scripts run; for rendering).
+    #[arg(long, value_enum, default_value_t = OnOff::Off)]
+    pub apps: OnOff,
     /// Forward proxies to start beside the web (plain HTTP and CONNECT),
     /// each counting its traffic (/__farm/proxies).
     #[arg(long, default_value_t = 0)]
@@ -82,6 +86,7 @@ impl WebfarmArgs {
             rate_limit_ms: self.rate_limit,
             sitemaps: self.sitemaps == OnOff::On,
             proxies: self.proxies,
+            apps: self.apps == OnOff::On,
         }
     }
 }

@@ -71,6 +71,7 @@
 //! farm.shutdown();
 //! ```
 
+mod apps;
 mod article;
 mod body;
 mod charset;
@@ -141,6 +142,9 @@ pub struct FarmConfig {
     /// Forward proxies to start beside the web (plain HTTP and CONNECT),
     /// each counting what went through it; 0: none.
     pub proxies: u32,
+    /// Serve script-built pages under `/app/` on every regular site (a
+    /// script shell whose links exist only after its scripts run).
+    pub apps: bool,
 }
 
 impl Default for FarmConfig {
@@ -160,6 +164,7 @@ impl Default for FarmConfig {
             rate_limit_ms: 0,
             sitemaps: false,
             proxies: 0,
+            apps: false,
         }
     }
 }
@@ -188,6 +193,7 @@ pub(crate) struct Core {
     slow_ms: u64,
     rate_limit_ms: u32,
     sitemaps: bool,
+    apps: bool,
     /// The forward proxies (`FarmConfig::proxies`).
     proxies: Vec<proxy::ProxyLive>,
     /// Set once `/503-once` has answered 503 (cleared by a stats reset).
@@ -244,6 +250,7 @@ impl Core {
             slow_ms: cfg.slow_ms,
             rate_limit_ms: cfg.rate_limit_ms,
             sitemaps: cfg.sitemaps,
+            apps: cfg.apps,
             proxies: Vec::new(),
             once_503: AtomicBool::new(false),
             once_wait: AtomicBool::new(false),

@@ -166,6 +166,11 @@ pub async fn answer(
 /// Answers a request to a regular site or blog.
 fn site_response(core: &Core, host: HostId, path: &str, query: Option<&str>) -> Response<FarmBody> {
     let world = &core.world;
+    if core.apps {
+        if let Some(r) = super::apps::respond(host, path) {
+            return r;
+        }
+    }
     if core.sitemaps {
         if let Some(r) = sitemaps::respond(world, host, path) {
             return r;

@@ -92,6 +92,9 @@ pub struct PartitionFetch {
     /// DNS for this partition's hosts: queries sent, answers from the
     /// cache, failed lookups.
     pub dns: super::dns::DnsCounts,
+    /// What went through each proxy for this partition's hosts (empty
+    /// without proxies).
+    pub proxies: Vec<super::proxy::ProxyUse>,
 }
 
 struct Job {
@@ -306,6 +309,15 @@ pub async fn run(
     st.report.hosts_slowed = st.hosts.iter().filter(|h| h.slowed).count() as u64;
     if let Some(dns) = &f.dns {
         st.report.dns = dns.take_counts(names.iter().map(String::as_str));
+    }
+    if let Some(pool) = &f.proxies {
+        // Every host of the partition, --resolve'd and IP literals included.
+        let hosts: Vec<String> = st
+            .hosts
+            .iter()
+            .filter_map(|h| Url::parse(&h.origin).ok()?.host_str().map(str::to_ascii_lowercase))
+            .collect();
+        st.report.proxies = pool.take_counts(hosts.iter().map(String::as_str));
     }
     for host in &mut st.hosts {
         host.queue.drain_into(&st.order, &mut st.report.carried);

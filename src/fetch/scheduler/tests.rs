@@ -114,6 +114,8 @@ fn config() -> FetchConfig {
         resolve: Vec::new(),
         dns: Vec::new(),
         allow_private: false,
+        proxy: crate::fetch::proxy::ProxyConfig::default(),
+        render: crate::fetch::render::RenderConfig::default(),
         max_pages_per_host: None,
         straggler_after: None,
         urls: Arc::default(),

@@ -1,0 +1,430 @@
+//! Rendering pages in headless Chromium (`--render never|auto|always`):
+//! an [`Exchange`] around the crawl's own exchange (README, "Rendering").
+//!
+//! The page is fetched as any page is (through the scheduler, its
+//! politeness and robots.txt, the plain or proxied exchange). When it is
+//! HTML and `always` is set, or `auto` is and it is a script shell
+//! ([`shell`]), it is opened in a Chromium tab, and the tab's DOM after
+//! its scripts ran replaces the body; the row says `rendered`.
+//!
+//! **Chromium never touches the network.** Every request the tab makes is
+//! intercepted (the DevTools protocol's Fetch domain) and answered here:
+//! - the page itself, from the body already fetched (no second request);
+//! - images, fonts, media and style sheets: refused (not needed for the
+//!   DOM, and they would cost the site requests);
+//! - scripts and data requests (XHR, `fetch`) to the page's own origin,
+//!   robots.txt permitting, at most [`MAX_SUBRESOURCES`] a page, one at a
+//!   time and `--delay` apart, through the crawl's own exchange: the SSRF
+//!   guard, proxies and body limit apply to them as to any request; the
+//!   host's politeness slot is held by the page's request for the whole
+//!   render, so nothing else is sent to the host meanwhile;
+//! - anything else (other origins, frames, navigations away): refused.
+//!
+//! Budgets: a tab has `--render-timeout` (10 s) to load and go quiet; the
+//! run renders at most `--render-max` pages (no limit unless given); at
+//! most `--render-tabs` tabs are open at once. A page that cannot be
+//! rendered keeps its fetched body (`rendered` false), the failure in the
+//! log; the summary counts renders and render failures.
+
+pub mod shell;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use base64::Engine as _;
+use chromiumoxide::browser::{Browser, BrowserConfig};
+use chromiumoxide::cdp::browser_protocol::fetch::{
+    EnableParams, EventRequestPaused, FailRequestParams, FulfillRequestParams, HeaderEntry, RequestPattern,
+};
+use chromiumoxide::cdp::browser_protocol::network::{ErrorReason, ResourceType};
+use chromiumoxide::Page;
+use futures::future::BoxFuture;
+use futures::StreamExt;
+use tokio::sync::{OnceCell, Semaphore};
+use tokio::time::Instant;
+use url::Url;
+
+use super::exchange::{Exchange, Request};
+use super::robots::{origin_of, RobotsCache};
+use super::{ErrorKind, Response};
+
+/// Subresource requests answered per page; the rest are refused.
+pub const MAX_SUBRESOURCES: usize = 24;
+/// A page counts as settled when no request of its has been open for this long.
+const QUIET: Duration = Duration::from_millis(150);
+
+/// When pages are rendered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RenderMode {
+    #[default]
+    Never,
+    /// Script shells only ([`shell`]).
+    Auto,
+    Always,
+}
+
+impl std::str::FromStr for RenderMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "never" => Ok(Self::Never),
+            "auto" => Ok(Self::Auto),
+            "always" => Ok(Self::Always),
+            other => Err(format!("{other:?}; allowed never, auto, always")),
+        }
+    }
+}
+
+/// The rendering settings.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct RenderConfig {
+    pub mode: RenderMode,
+    /// The browser; none: `chromium` (or `chromium-browser`) on the PATH.
+    pub chromium: Option<PathBuf>,
+    /// Tabs open at once.
+    pub tabs: usize,
+    /// Time a tab has to load and settle.
+    pub timeout: Duration,
+    /// Pages rendered in the whole run at most.
+    pub max_pages: Option<u64>,
+}
+
+impl Default for RenderConfig {
+    fn default() -> Self {
+        Self { mode: RenderMode::Never, chromium: None, tabs: 4, timeout: Duration::from_secs(10), max_pages: None }
+    }
+}
+
+/// Finds the browser: the configured path, or Chromium on the PATH.
+///
+/// # Errors
+/// What to install or give when none is found.
+pub fn find_chromium(configured: Option<&Path>) -> Result<PathBuf, String> {
+    if let Some(p) = configured {
+        return if p.is_file() {
+            Ok(p.to_path_buf())
+        } else {
+            Err(format!("--chromium {}: no such file", p.display()))
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        for name in ["chromium", "chromium-browser", "google-chrome"] {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Ok(p);
+            }
+        }
+    }
+    Err("--render needs Chromium and none is on the PATH: install Debian's chromium package (scripts/chromium.sh), or give --chromium PATH".into())
+}
+
+/// What rendering did (for the summary).
+#[derive(Debug, Default)]
+pub struct RenderCounts {
+    pub rendered: AtomicU64,
+    pub failed: AtomicU64,
+    pub subresources: AtomicU64,
+    pub refused: AtomicU64,
+}
+
+/// The rendering exchange.
+pub struct RenderExchange {
+    inner: Arc<dyn Exchange>,
+    robots: RobotsCache,
+    cfg: RenderConfig,
+    chromium: PathBuf,
+    /// Spacing of a page's subresource requests (`--delay`).
+    delay: Duration,
+    browser: OnceCell<Result<Arc<Chromium>, String>>,
+    tabs: Semaphore,
+    started: AtomicU64,
+    pub counts: Arc<RenderCounts>,
+}
+
+/// The running browser; killed when dropped.
+struct Chromium {
+    browser: Browser,
+    _handler: tokio::task::JoinHandle<()>,
+    _profile: tempfile::TempDir,
+}
+
+impl RenderExchange {
+    /// Wraps `inner`; the browser starts with the first page to render.
+    ///
+    /// # Errors
+    /// When no Chromium can be found.
+    pub fn new(
+        inner: Arc<dyn Exchange>,
+        robots: RobotsCache,
+        cfg: RenderConfig,
+        delay: Duration,
+    ) -> Result<Self, String> {
+        let chromium = find_chromium(cfg.chromium.as_deref())?;
+        Ok(Self {
+            inner,
+            robots,
+            tabs: Semaphore::new(cfg.tabs.max(1)),
+            cfg,
+            chromium,
+            delay,
+            browser: OnceCell::new(),
+            started: AtomicU64::new(0),
+            counts: Arc::default(),
+        })
+    }
+
+    /// Whether a fetched page is to be rendered.
+    fn wants(&self, resp: &Response) -> bool {
+        let html = resp.content_type.as_deref().is_some_and(|t| t.to_ascii_lowercase().contains("html"));
+        if resp.status != 200 || !html || resp.body.is_empty() || resp.body_error.is_some() {
+            return false;
+        }
+        match self.cfg.mode {
+            RenderMode::Never => false,
+            RenderMode::Always => true,
+            RenderMode::Auto => shell::scan(&resp.body).is_shell(),
+        }
+    }
+
+    async fn chromium(&self) -> Result<Arc<Chromium>, String> {
+        self.browser
+            .get_or_init(|| async {
+                let profile = tempfile::tempdir().map_err(|e| format!("cannot make Chromium's profile folder: {e}"))?;
+                // No sandbox: Chromium refuses it as root (containers, CI);
+                // it reaches no network anyway (every request is answered
+                // here). No background traffic of its own.
+                let config = BrowserConfig::builder()
+                    .chrome_executable(&self.chromium)
+                    .no_sandbox()
+                    .user_data_dir(profile.path())
+                    .args([
+                        "--disable-gpu",
+                        "--disable-dev-shm-usage",
+                        "--disable-background-networking",
+                        "--disable-component-update",
+                        "--disable-sync",
+                        "--disable-quic",
+                        "--no-first-run",
+                        "--blink-settings=imagesEnabled=false",
+                    ])
+                    .build()
+                    .map_err(|e| format!("Chromium settings: {e}"))?;
+                let (browser, mut handler) = Browser::launch(config)
+                    .await
+                    .map_err(|e| format!("cannot start Chromium at {}: {e}", self.chromium.display()))?;
+                let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
+                tracing::info!("Chromium started for rendering: {}", self.chromium.display());
+                Ok(Arc::new(Chromium { browser, _handler: handler, _profile: profile }))
+            })
+            .await
+            .clone()
+    }
+
+    /// Renders `url`, whose fetched response is `resp`: the DOM after its
+    /// scripts ran.
+    async fn render(&self, url: &Url, resp: &Response, max_body: u64) -> Result<String, String> {
+        let _tab = self.tabs.acquire().await.map_err(|e| e.to_string())?;
+        let chromium = self.chromium().await?;
+        let page =
+            chromium.browser.new_page("about:blank").await.map_err(|e| format!("cannot open a Chromium tab: {e}"))?;
+        let result = tokio::time::timeout(self.cfg.timeout, self.drive(&page, url, resp, max_body)).await;
+        let html = match result {
+            Ok(r) => r,
+            Err(_) => {
+                // Out of time: what the DOM holds so far is still the page.
+                page.content().await.map_err(|e| format!("no DOM after {:?}: {e}", self.cfg.timeout))
+            }
+        };
+        let _ = page.close().await;
+        html
+    }
+
+    async fn drive(&self, page: &Page, url: &Url, resp: &Response, max_body: u64) -> Result<String, String> {
+        let cdp = |e: chromiumoxide::error::CdpError| e.to_string();
+        let mut paused = page.event_listener::<EventRequestPaused>().await.map_err(cdp)?;
+        page.execute(EnableParams::builder().pattern(RequestPattern::builder().url_pattern("*").build()).build())
+            .await
+            .map_err(cdp)?;
+        let open = Arc::new(AtomicUsize::new(0));
+        let last = Arc::new(Mutex::new(Instant::now()));
+        let answering = {
+            let (page, open, last) = (page.clone(), Arc::clone(&open), Arc::clone(&last));
+            let document = strip_fragment(url);
+            let ctx = self.answer_context(url, resp, max_body);
+            async move {
+                let mut served_document = false;
+                let mut sent = 0usize;
+                let mut next_at = Instant::now();
+                while let Some(ev) = paused.next().await {
+                    open.fetch_add(1, Ordering::SeqCst);
+                    let answer = ctx.answer(&ev, &document, &mut served_document, &mut sent, &mut next_at).await;
+                    let _ = match answer {
+                        Answer::Fulfil(f) => page.execute(f).await.map(drop),
+                        Answer::Fail => page
+                            .execute(FailRequestParams::new(ev.request_id.clone(), ErrorReason::BlockedByClient))
+                            .await
+                            .map(drop),
+                    };
+                    *last.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+                    open.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
+        };
+        let answering = tokio::spawn(answering);
+        let nav = page.goto(url.as_str()).await.map_err(|e| format!("Chromium could not load the page: {e}"));
+        if let Err(e) = nav {
+            answering.abort();
+            return Err(e);
+        }
+        // Settled: nothing open for QUIET (scripts may fetch after load).
+        loop {
+            tokio::time::sleep(QUIET / 3).await;
+            let since = last.lock().unwrap_or_else(PoisonError::into_inner).elapsed();
+            if open.load(Ordering::SeqCst) == 0 && since >= QUIET {
+                break;
+            }
+        }
+        let html = page.content().await.map_err(|e| format!("cannot read the DOM: {e}"));
+        answering.abort();
+        html
+    }
+
+    fn answer_context(&self, url: &Url, resp: &Response, max_body: u64) -> AnswerContext {
+        AnswerContext {
+            inner: Arc::clone(&self.inner),
+            rules: self.robots.get(&origin_of(url)),
+            origin: url.origin(),
+            body: resp.body.clone(),
+            content_type: resp.content_type.clone().unwrap_or_else(|| "text/html".into()),
+            max_body,
+            delay: self.delay,
+            counts: Arc::clone(&self.counts),
+        }
+    }
+
+    async fn get_and_render(&self, req: Request<'_>) -> Result<Response, (ErrorKind, String)> {
+        let mut resp = self.inner.get(req).await?;
+        if !self.wants(&resp) {
+            return Ok(resp);
+        }
+        if let Some(max) = self.cfg.max_pages {
+            if self.started.fetch_add(1, Ordering::Relaxed) >= max {
+                return Ok(resp);
+            }
+        }
+        let started = std::time::Instant::now();
+        match self.render(req.url, &resp, req.max_body).await {
+            Ok(html) => {
+                self.counts.rendered.fetch_add(1, Ordering::Relaxed);
+                let mut body = html.into_bytes();
+                resp.truncated |= body.len() as u64 > req.max_body;
+                body.truncate(usize::try_from(req.max_body).unwrap_or(usize::MAX));
+                resp.body = body.into();
+                resp.content_type = Some("text/html; charset=utf-8".into());
+                resp.rendered = true;
+                resp.elapsed += started.elapsed();
+            }
+            Err(e) => {
+                self.counts.failed.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("{}: not rendered, kept as fetched: {e}", req.url);
+            }
+        }
+        Ok(resp)
+    }
+}
+
+impl Exchange for RenderExchange {
+    fn get<'a>(&'a self, req: Request<'a>) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>> {
+        Box::pin(self.get_and_render(req))
+    }
+}
+
+/// Everything the answering task needs, owned.
+struct AnswerContext {
+    inner: Arc<dyn Exchange>,
+    rules: Option<Arc<super::robots::RobotsRules>>,
+    origin: url::Origin,
+    body: bytes::Bytes,
+    content_type: String,
+    max_body: u64,
+    delay: Duration,
+    counts: Arc<RenderCounts>,
+}
+
+enum Answer {
+    Fulfil(FulfillRequestParams),
+    Fail,
+}
+
+impl AnswerContext {
+    async fn answer(
+        &self,
+        ev: &EventRequestPaused,
+        document: &str,
+        served_document: &mut bool,
+        sent: &mut usize,
+        next_at: &mut Instant,
+    ) -> Answer {
+        let Ok(target) = Url::parse(&ev.request.url) else { return Answer::Fail };
+        if ev.resource_type == ResourceType::Document {
+            // The page itself, once, from what was fetched; no other
+            // document (frames, navigations away).
+            if !*served_document && strip_fragment(&target) == document {
+                *served_document = true;
+                return fulfil(ev, 200, &self.content_type, &self.body);
+            }
+            return self.refuse();
+        }
+        let needed = matches!(
+            ev.resource_type,
+            ResourceType::Script | ResourceType::Xhr | ResourceType::Fetch | ResourceType::Other
+        );
+        let allowed = self.rules.as_ref().is_none_or(|r| r.allows(&target));
+        if !needed
+            || target.origin() != self.origin
+            || !allowed
+            || ev.request.method != "GET"
+            || *sent >= MAX_SUBRESOURCES
+        {
+            return self.refuse();
+        }
+        *sent += 1;
+        tokio::time::sleep_until(*next_at).await;
+        let got = self.inner.get(Request::get(&target, self.max_body)).await;
+        *next_at = Instant::now() + self.delay;
+        self.counts.subresources.fetch_add(1, Ordering::Relaxed);
+        match got {
+            Ok(r) => {
+                let ct = r.content_type.clone().unwrap_or_else(|| "application/octet-stream".into());
+                fulfil(ev, r.status, &ct, &r.body)
+            }
+            Err(_) => Answer::Fail,
+        }
+    }
+
+    fn refuse(&self) -> Answer {
+        self.counts.refused.fetch_add(1, Ordering::Relaxed);
+        Answer::Fail
+    }
+}
+
+fn fulfil(ev: &EventRequestPaused, status: u16, content_type: &str, body: &[u8]) -> Answer {
+    let params = FulfillRequestParams::builder()
+        .request_id(ev.request_id.clone())
+        .response_code(i64::from(status))
+        .response_header(HeaderEntry::new("Content-Type", content_type))
+        .body(base64::engine::general_purpose::STANDARD.encode(body))
+        .build();
+    params.map_or(Answer::Fail, Answer::Fulfil)
+}
+
+fn strip_fragment(url: &Url) -> String {
+    let mut u = url.clone();
+    u.set_fragment(None);
+    u.to_string()
+}

@@ -1,0 +1,93 @@
+//! Rendering in headless Chromium (README, "Rendering"): the test web's
+//! script-built pages (`/app/`, links made by a script from a JSON answer)
+//! crawled with `--render never`, `auto` and `always`, in a real Chromium
+//! (Debian's, installed by scripts/chromium.sh).
+
+mod common;
+
+use common::{crawl_ok, read_docs, Web};
+use testweb::{Farm, FarmConfig};
+
+fn chromium() -> String {
+    let out = std::process::Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/chromium.sh"))
+        .output()
+        .expect("run scripts/chromium.sh");
+    assert!(out.status.success(), "scripts/chromium.sh: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("path").trim().to_string()
+}
+
+/// A two-site web with applications; the seeds are the applications.
+fn web() -> Web {
+    let cfg = FarmConfig {
+        sites: 2,
+        pages: 12,
+        faults: false,
+        apps: true,
+        log_requests: true,
+        seed: 31,
+        ..FarmConfig::default()
+    };
+    let farm = Farm::start_background(cfg).expect("test web");
+    let seeds: Vec<String> = ["s000", "s001"].iter().map(|s| format!("http://{s}.test/app/")).collect();
+    Web::with_seeds(farm, &seeds)
+}
+
+/// Requests the web saw for `path` on the two sites.
+fn asked(web: &Web, path: &str) -> usize {
+    let stats = web.farm.stats();
+    ["s000.test", "s001.test"]
+        .iter()
+        .filter_map(|h| stats.hosts.get(*h))
+        .map(|h| h.log.iter().filter(|r| r.path == path).count())
+        .sum()
+}
+
+#[test]
+fn script_built_links_are_reached_with_auto_and_not_with_never() {
+    let web = web();
+    let browser = chromium();
+    let items = |docs: &[common::Doc]| docs.iter().filter(|d| d.url.contains("/app/item/")).count();
+
+    let data = web.dir("never");
+    let summary = crawl_ok(&web.run_args(&data, 1, &["--delay", "0", "--render", "never"]));
+    let docs = read_docs(&data);
+    assert_eq!(items(&docs), 0, "no links without scripts: {summary}");
+    assert!(docs.iter().all(|d| !d.rendered));
+    assert_eq!(asked(&web, "/app/app.js"), 0, "nothing but the page was asked");
+
+    web.farm.reset_stats();
+    let data = web.dir("auto");
+    let args = ["--delay", "150", "--delay-factor", "0", "--render", "auto", "--chromium", &browser];
+    let summary = crawl_ok(&web.run_args(&data, 1, &args));
+    let docs = read_docs(&data);
+    assert_eq!(items(&docs), 16, "the 8 items of each site, reached through the script's links: {summary}");
+    let shells: Vec<_> = docs.iter().filter(|d| d.url.ends_with("/app/")).collect();
+    assert_eq!(shells.len(), 2);
+    for shell in &shells {
+        assert!(shell.rendered, "{}: a script shell is rendered with auto", shell.url);
+        let text = shell.text.as_deref().unwrap_or("");
+        assert!(text.contains("Catalogue of site"), "the text of the DOM the script built: {text:?}");
+    }
+    assert!(docs.iter().filter(|d| d.url.contains("/app/item/")).all(|d| !d.rendered), "plain pages are not rendered");
+    assert_eq!(summary["layers"][0]["rendered"].as_u64(), Some(2), "{summary}");
+    // The script and its data came through the crawler, once per site;
+    // the image and the style sheet were never asked for.
+    assert_eq!((asked(&web, "/app/app.js"), asked(&web, "/app/items.json")), (2, 2));
+    assert_eq!((asked(&web, "/app/logo.png"), asked(&web, "/app/app.css")), (0, 0));
+    // Politeness covers the subresources: 150 ms between any two requests to a host.
+    let stats = web.farm.stats();
+    for h in ["s000.test", "s001.test"] {
+        let gap = stats.hosts[h].min_gap_ms.expect("a gap");
+        assert!(gap >= 140.0, "{h}: two requests {gap:.0} ms apart");
+    }
+
+    web.farm.reset_stats();
+    let data = web.dir("always");
+    let args = ["--delay", "0", "--render", "always", "--render-max", "5", "--chromium", &browser];
+    let summary = crawl_ok(&web.run_args(&data, 1, &args));
+    let docs = read_docs(&data);
+    let rendered = docs.iter().filter(|d| d.rendered).count();
+    assert_eq!(rendered, 5, "always renders every HTML page, up to the budget: {summary}");
+    assert_eq!(items(&docs), 16);
+}
