@@ -58,13 +58,16 @@ fn main() {
         print!("{}", explain(&parse_html(&body, None, &url, &cfg).structure));
         return;
     }
-    let (mut parse_s, mut main_s, mut bytes) = (0.0, 0.0, 0u64);
+    let (mut parse_s, mut main_s, mut bytes, mut shells) = (0.0, 0.0, 0u64, Vec::new());
     let mut texts = serde_json::Map::new();
     for (url, entry) in eval.as_object().expect("an object") {
         let Some(file) = entry["file"].as_str() else { continue };
         let Ok(body) = std::fs::read(teval.join("pages").join(file)) else { continue };
         let url = url::Url::parse(url).unwrap_or_else(|_| url::Url::parse("https://example.invalid/").expect("url"));
         bytes += body.len() as u64;
+        if layercrawl::fetch::render::shell::scan(&body).is_shell() {
+            shells.push(file.to_string());
+        }
         let t0 = thread_cpu();
         let page = parse_html(&body, None, &url, &cfg);
         let t1 = thread_cpu();
@@ -88,6 +91,9 @@ fn main() {
     let rows: Vec<Value> = scored.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     let mb = bytes as f64 / 1e6;
     println!("\n{} pages, {mb:.1} MB of HTML\n", texts.len());
+    // `--render auto` would render these (README, "Rendering"): pages saved
+    // as served, so a script shell here is a page whose text needs scripts.
+    println!("script shells by `--render auto`'s test: {} of {} {shells:?}\n", shells.len(), texts.len());
     println!("| extractor | precision | recall | F1 | accuracy | MB/s per core |\n|---|---:|---:|---:|---:|---:|");
     for r in &rows {
         println!(

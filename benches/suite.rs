@@ -21,6 +21,8 @@
 //!   (`suite/dns.rs`).
 //! - `proxy`: the cpu scenario's crawl through two of the test web's forward
 //!   proxies against the same crawl direct, in turn (`suite/proxy.rs`).
+//! - `render`: 450 pages of the test web's script-built applications fetched
+//!   plain and rendered in headless Chromium, in turn (`suite/render.rs`).
 //! - `wan`: a simulated WAN (thousands of hosts, 100-300 ms per response,
 //!   1 s delay and 1 connection per host) against its politeness bound.
 //! - `scale`: a 100 k-page and a 1 M-page crawl with the same settings:
@@ -62,6 +64,8 @@ mod measure;
 mod proxy;
 #[path = "suite/recrawl.rs"]
 mod recrawl;
+#[path = "suite/render.rs"]
+mod render;
 #[path = "suite/scaleout.rs"]
 mod scaleout;
 
@@ -74,7 +78,7 @@ fn main() {
         return; // `cargo test --benches` probes; nothing to list.
     }
     let wanted =
-        std::env::var("SUITE").unwrap_or_else(|_| "cpu,peer,rules,recrawl,dns,proxy,wan,scale,scaleout".into());
+        std::env::var("SUITE").unwrap_or_else(|_| "cpu,peer,rules,recrawl,dns,proxy,render,wan,scale,scaleout".into());
     let wanted: Vec<&str> = wanted.split(',').map(str::trim).collect();
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut table = Table::default();
@@ -91,6 +95,9 @@ fn main() {
     }
     if wanted.contains(&"proxy") {
         proxy::proxy(tmp.path(), &mut table);
+    }
+    if wanted.contains(&"render") {
+        render::render(tmp.path(), &mut table);
     }
     if wanted.contains(&"recrawl") {
         recrawl::recrawl(tmp.path(), &mut table);

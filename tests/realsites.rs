@@ -121,3 +121,33 @@ fn a_real_site_recrawled_with_previous_answers_304_and_keeps_its_text() {
     );
     assert!(bytes(&second) * 20 < bytes(&first), "{} then {}", bytes(&first), bytes(&second));
 }
+
+#[test]
+fn no_page_of_the_real_sites_is_taken_for_a_script_shell() {
+    // `--render auto` renders script shells only; documentation sites are
+    // plain HTML, so every page rendered there would be wasted work.
+    // Every page of the corpus this machine has (the CI's one package, or
+    // all of them after scripts/realsites.sh without --ci).
+    realsites::install(true);
+    let (mut pages, mut shells) = (0, Vec::new());
+    for site in realsites::sites(false).into_iter().filter(|s| s.ci || s.root.is_dir()) {
+        let mut stack = vec![site.root.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).expect("read the site's folder").flatten() {
+                let p = entry.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|e| e == "html" || e == "htm") {
+                    pages += 1;
+                    let html = std::fs::read(&p).expect("read a page");
+                    if layercrawl::fetch::render::shell::scan(&html).is_shell() {
+                        shells.push(p.display().to_string());
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{} of {pages} real pages taken for script shells: {shells:?}", shells.len());
+    assert!(pages > 100, "the real sites: {pages} pages");
+    assert!(shells.len() * 1000 <= pages, "{} of {pages}: {shells:?}", shells.len());
+}

@@ -91,3 +91,24 @@ fn script_built_links_are_reached_with_auto_and_not_with_never() {
     assert_eq!(rendered, 5, "always renders every HTML page, up to the budget: {summary}");
     assert_eq!(items(&docs), 16);
 }
+
+#[test]
+fn a_rule_with_render_renders_its_pages_only() {
+    let web = web();
+    let browser = chromium();
+    let rules = web.dir("rules.toml");
+    std::fs::write(
+        &rules,
+        "[[rule]]\nname = \"catalogue\"\nurls = [\"http://s000.test/app/\"]\nrole = \"nav\"\nrender = true\n",
+    )
+    .expect("write the rules");
+    let data = web.dir("data");
+    let args = ["--delay", "0", "--rules", &rules.display().to_string(), "--chromium", &browser];
+    let summary = crawl_ok(&web.run_args(&data, 1, &args));
+    let docs = read_docs(&data);
+    let reached =
+        |site: &str| docs.iter().filter(|d| d.url.starts_with(&format!("http://{site}.test/app/item/"))).count();
+    assert_eq!((reached("s000"), reached("s001")), (8, 0), "only the rule's page is rendered: {summary}");
+    let rendered: Vec<&str> = docs.iter().filter(|d| d.rendered).map(|d| d.url.as_str()).collect();
+    assert_eq!(rendered, ["http://s000.test/app/"]);
+}

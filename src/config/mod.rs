@@ -220,7 +220,14 @@ fn render_config(args: &RunArgs, job: &JobFile) -> Result<crate::fetch::render::
     } else {
         Some(find_chromium(chromium.as_deref()).map_err(|e| bad("render", e))?)
     };
-    Ok(RenderConfig { mode, chromium, tabs, timeout, max_pages: args.render_max.or(job.render_max) })
+    Ok(RenderConfig {
+        mode,
+        chromium,
+        tabs,
+        timeout,
+        max_pages: args.render_max.or(job.render_max),
+        rule_patterns: Vec::new(),
+    })
 }
 
 /// The proxy pool's settings: `--proxy` URLs, then the `--proxies` file's,
@@ -263,7 +270,7 @@ impl CrawlConfig {
             None => JobFile::default(),
         };
         let proxy = proxy_config(args, &job)?;
-        let render = render_config(args, &job)?;
+        let mut render = render_config(args, &job)?;
         let seeds = args.seeds.clone().or(job.seeds).ok_or(ConfigError::Missing("seeds"))?;
         let depth = args.depth.or(job.depth).ok_or(ConfigError::Missing("depth"))?;
         if depth > 1000 {
@@ -306,12 +313,6 @@ impl CrawlConfig {
                 d => Some(d),
             },
             None => Some(Duration::from_secs(1)),
-        };
-        // A page being rendered is in flight for up to the render timeout
-        // (and the browser's start): not a straggler before that.
-        let straggler_after = match render.mode {
-            crate::fetch::render::RenderMode::Never => straggler_after,
-            _ => straggler_after.map(|d| d.max(render.timeout)),
         };
         let timeout = args
             .timeout
@@ -373,7 +374,17 @@ impl CrawlConfig {
                 let text = std::fs::read_to_string(&path)
                     .map_err(|e| bad("rules", format!("cannot read {}: {e}", path.display())))?;
                 let source = crate::map::RulesSource { file: path.display().to_string(), text };
-                source.compile()?;
+                let compiled = source.compile()?;
+                // Rules with `render = true`: their pages are rendered.
+                for rule in compiled.list.iter().filter(|r| r.render) {
+                    render.rule_patterns.extend(rule.urls.iter().map(|p| p.text.clone()));
+                }
+                if !render.rule_patterns.is_empty() && render.chromium.is_none() {
+                    render.chromium = Some(
+                        crate::fetch::render::find_chromium(None)
+                            .map_err(|e| bad("rules", format!("a rule says render = true: {e}")))?,
+                    );
+                }
                 Some(source)
             }
             None => None,
@@ -448,6 +459,7 @@ impl CrawlConfig {
         if args.dry_run && !matches!(executor, ExecutorChoice::Kubernetes(_)) {
             return Err(bad("dry-run", "prints the Jobs of --executor kubernetes; give that executor"));
         }
+        let (rendering, render_timeout) = (render.active(), render.timeout);
         Ok(Self {
             seeds,
             depth,
@@ -476,7 +488,9 @@ impl CrawlConfig {
                 proxy,
                 render,
                 max_pages_per_host,
-                straggler_after,
+                // A page being rendered is in flight for up to the render
+                // timeout (and the browser's start): not a straggler before.
+                straggler_after: straggler_after.map(|d| if rendering { d.max(render_timeout) } else { d }),
                 urls: std::sync::Arc::clone(&urls),
             },
             parse: ParseConfig {

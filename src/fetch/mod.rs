@@ -248,7 +248,7 @@ impl Fetcher {
             f
         };
         f.dns = dns;
-        if cfg.render.mode != render::RenderMode::Never {
+        if cfg.render.active() {
             // Around the plain or proxied exchange: the page is fetched as
             // any page, then rendered (see `render`).
             let inner = Arc::clone(&f.exchange);

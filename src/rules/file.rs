@@ -61,6 +61,9 @@ struct RawRule {
     #[serde(default)]
     field: Vec<Spanned<RawField>>,
     links: Option<Spanned<RawLinks>>,
+    /// Render this rule's pages in headless Chromium (README, "Rendering").
+    #[serde(default)]
+    render: bool,
 }
 
 #[derive(Deserialize)]
@@ -207,7 +210,8 @@ fn compile_rule(check: &mut Check<'_>, r: RawRule, span: Range<usize>, names: &m
     }
     let links = r.links.map(|l| compile_links(check, l.into_inner()));
     let each_text = r.each.map(Spanned::into_inner);
-    (check.problems.len() == before).then(|| Rule { name, urls, role, each, each_text, fields, links })
+    let render = r.render;
+    (check.problems.len() == before).then(|| Rule { name, urls, role, each, each_text, fields, links, render })
 }
 
 fn valid_rule_name(name: &str) -> bool {

@@ -141,6 +141,9 @@ pub struct Rule {
     pub each_text: Option<String>,
     pub fields: Vec<Field>,
     pub links: Option<LinkRules>,
+    /// `render = true`: the rule's pages are rendered in headless Chromium
+    /// whatever `--render` says.
+    pub render: bool,
 }
 
 /// One field of a rule: where its value comes from and its type.

@@ -91,11 +91,30 @@ pub struct RenderConfig {
     pub timeout: Duration,
     /// Pages rendered in the whole run at most.
     pub max_pages: Option<u64>,
+    /// URL patterns of rules with `render = true` (rule syntax): their
+    /// pages are rendered whatever `mode` says.
+    #[serde(default)]
+    pub rule_patterns: Vec<String>,
+}
+
+impl RenderConfig {
+    /// Whether any page may be rendered.
+    #[must_use]
+    pub fn active(&self) -> bool {
+        self.mode != RenderMode::Never || !self.rule_patterns.is_empty()
+    }
 }
 
 impl Default for RenderConfig {
     fn default() -> Self {
-        Self { mode: RenderMode::Never, chromium: None, tabs: 4, timeout: Duration::from_secs(10), max_pages: None }
+        Self {
+            mode: RenderMode::Never,
+            chromium: None,
+            tabs: 4,
+            timeout: Duration::from_secs(10),
+            max_pages: None,
+            rule_patterns: Vec::new(),
+        }
     }
 }
 
@@ -141,6 +160,8 @@ pub struct RenderExchange {
     /// Spacing of a page's subresource requests (`--delay`).
     delay: Duration,
     browser: OnceCell<Result<Arc<Chromium>, String>>,
+    /// Pages of rules with `render = true`.
+    rule_pages: Vec<crate::rules::Pattern>,
     tabs: Semaphore,
     started: AtomicU64,
     pub counts: Arc<RenderCounts>,
@@ -165,7 +186,10 @@ impl RenderExchange {
         delay: Duration,
     ) -> Result<Self, String> {
         let chromium = find_chromium(cfg.chromium.as_deref())?;
+        let rule_pages =
+            cfg.rule_patterns.iter().map(|p| crate::rules::Pattern::new(p)).collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
+            rule_pages,
             inner,
             robots,
             tabs: Semaphore::new(cfg.tabs.max(1)),
@@ -179,10 +203,13 @@ impl RenderExchange {
     }
 
     /// Whether a fetched page is to be rendered.
-    fn wants(&self, resp: &Response) -> bool {
+    fn wants(&self, url: &Url, resp: &Response) -> bool {
         let html = resp.content_type.as_deref().is_some_and(|t| t.to_ascii_lowercase().contains("html"));
         if resp.status != 200 || !html || resp.body.is_empty() || resp.body_error.is_some() {
             return false;
+        }
+        if self.rule_pages.iter().any(|p| p.matches(url.as_str())) {
+            return true;
         }
         match self.cfg.mode {
             RenderMode::Never => false,
@@ -309,7 +336,7 @@ impl RenderExchange {
 
     async fn get_and_render(&self, req: Request<'_>) -> Result<Response, (ErrorKind, String)> {
         let mut resp = self.inner.get(req).await?;
-        if !self.wants(&resp) {
+        if !self.wants(req.url, &resp) {
             return Ok(resp);
         }
         if let Some(max) = self.cfg.max_pages {
