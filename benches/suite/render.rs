@@ -55,6 +55,8 @@ pub(super) fn render(tmp: &Path, table: &mut Table) {
     for pair in 0..pairs {
         let (plain, p_cpu) = run(&tmp.join(format!("render-never-{pair}")), "never");
         let (rendered, r_cpu) = run(&tmp.join(format!("render-always-{pair}")), "always");
+        let fetched = plain.summary["layers"][0]["ok"].as_f64().unwrap_or(0.0);
+        assert!(fetched >= pages * 0.99, "{fetched} of {pages} pages fetched: {}", plain.summary);
         let n = rendered.summary["layers"][0]["rendered"].as_f64().unwrap_or(0.0);
         assert!(n >= pages * 0.99, "{n} of {pages} pages rendered: {}", rendered.summary);
         println!(

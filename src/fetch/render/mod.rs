@@ -170,6 +170,9 @@ pub struct RenderExchange {
 /// The running browser; killed when dropped.
 struct Chromium {
     browser: Browser,
+    /// Tabs that rendered a page and were emptied (`about:blank`): opening
+    /// a tab costs Chromium more than navigating one.
+    idle: Mutex<Vec<Page>>,
     _handler: tokio::task::JoinHandle<()>,
     _profile: tempfile::TempDir,
 }
@@ -224,21 +227,35 @@ impl RenderExchange {
                 let profile = tempfile::tempdir().map_err(|e| format!("cannot make Chromium's profile folder: {e}"))?;
                 // No sandbox: Chromium refuses it as root (containers, CI);
                 // it reaches no network anyway (every request is answered
-                // here). No background traffic of its own.
+                // here). No background traffic of its own. (The crate puts
+                // the `--` before each switch itself.)
                 let config = BrowserConfig::builder()
                     .chrome_executable(&self.chromium)
                     .no_sandbox()
                     .user_data_dir(profile.path())
                     .args([
-                        "--disable-gpu",
-                        "--disable-dev-shm-usage",
-                        "--disable-background-networking",
-                        "--disable-component-update",
-                        "--disable-sync",
-                        "--disable-quic",
-                        "--no-first-run",
-                        "--blink-settings=imagesEnabled=false",
+                        "disable-gpu",
+                        "disable-dev-shm-usage",
+                        "disable-background-networking",
+                        "disable-component-update",
+                        "disable-sync",
+                        "disable-quic",
+                        "no-first-run",
+                        "mute-audio",
+                        "blink-settings=imagesEnabled=false",
+                        // One renderer process per tab rather than per
+                        // site: the pages come from many sites and none
+                        // reaches the network, so isolating sites from
+                        // each other buys nothing and costs a process
+                        // start per page.
+                        "disable-site-isolation-trials",
                     ])
+                    // (Values of one switch are merged with the crate's own.)
+                    .arg((
+                        "disable-features",
+                        &["site-per-process", "IsolateOrigins", "Translate", "MediaRouter", "OptimizationHints"][..],
+                    ))
+                    .arg(("renderer-process-limit", self.cfg.tabs.max(1).to_string().as_str()))
                     .build()
                     .map_err(|e| format!("Chromium settings: {e}"))?;
                 let (browser, mut handler) = Browser::launch(config)
@@ -246,7 +263,7 @@ impl RenderExchange {
                     .map_err(|e| format!("cannot start Chromium at {}: {e}", self.chromium.display()))?;
                 let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
                 tracing::info!("Chromium started for rendering: {}", self.chromium.display());
-                Ok(Arc::new(Chromium { browser, _handler: handler, _profile: profile }))
+                Ok(Arc::new(Chromium { browser, idle: Mutex::default(), _handler: handler, _profile: profile }))
             })
             .await
             .clone()
@@ -257,17 +274,33 @@ impl RenderExchange {
     async fn render(&self, url: &Url, resp: &Response, max_body: u64) -> Result<String, String> {
         let _tab = self.tabs.acquire().await.map_err(|e| e.to_string())?;
         let chromium = self.chromium().await?;
-        let page =
-            chromium.browser.new_page("about:blank").await.map_err(|e| format!("cannot open a Chromium tab: {e}"))?;
+        let idle = chromium.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        let page = match idle {
+            Some(page) => page,
+            None => chromium
+                .browser
+                .new_page("about:blank")
+                .await
+                .map_err(|e| format!("cannot open a Chromium tab: {e}"))?,
+        };
         let result = tokio::time::timeout(self.cfg.timeout, self.drive(&page, url, resp, max_body)).await;
-        let html = match result {
-            Ok(r) => r,
+        let (html, reusable) = match result {
+            Ok(r) => {
+                let ok = r.is_ok();
+                (r, ok)
+            }
+            // Out of time: what the DOM holds so far is still the page.
             Err(_) => {
-                // Out of time: what the DOM holds so far is still the page.
-                page.content().await.map_err(|e| format!("no DOM after {:?}: {e}", self.cfg.timeout))
+                (page.content().await.map_err(|e| format!("no DOM after {:?}: {e}", self.cfg.timeout)), false)
             }
         };
-        let _ = page.close().await;
+        // A tab that went quiet is emptied and kept for the next page (its
+        // scripts stop with the navigation); one that did not is closed.
+        if reusable && page.goto("about:blank").await.is_ok() {
+            chromium.idle.lock().unwrap_or_else(PoisonError::into_inner).push(page);
+        } else {
+            let _ = page.close().await;
+        }
         html
     }
 
