@@ -48,6 +48,7 @@ pub mod error;
 pub mod exec;
 pub mod extract;
 pub mod fetch;
+pub mod focus;
 pub mod map;
 pub mod merge;
 pub mod optimise;

@@ -23,6 +23,7 @@ const WITHOUT_DEFAULT: &[&str] = &[
     "allow-private",
     "noise-patterns",
     "rules",
+    "plan",
     "previous",
     "sitemaps",
     "json",

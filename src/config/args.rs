@@ -159,6 +159,10 @@ pub struct RunArgs {
     /// `items/rule=NAME/`, and which links matched pages follow.
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
+    /// Crawl plan (TOML): keyword groups scoring each page's `relevance`,
+    /// page roles (`role`), and seed templates whose URLs join the seeds.
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
     /// Last night's crawl (a finished data location): requests carry its
     /// ETag and Last-Modified, and a page the server says is unchanged
     /// (304) is carried forward from it with `unchanged = true`.

@@ -51,6 +51,8 @@ pub struct JobFile {
     pub noise_patterns: Option<PathBuf>,
     /// The rules file (README, "Rules").
     pub rules: Option<PathBuf>,
+    /// The crawl plan (README, "Focused crawling").
+    pub plan: Option<PathBuf>,
     /// Last night's crawl (README, "Nightly recrawls").
     pub previous: Option<String>,
     /// Read the seeds' sitemaps (README, "Sitemaps").
@@ -87,6 +89,7 @@ impl JobFile {
                 job.seeds.as_mut(),
                 job.noise_patterns.as_mut(),
                 job.rules.as_mut(),
+                job.plan.as_mut(),
                 job.proxies.as_mut(),
                 job.chromium.as_mut(),
             ]

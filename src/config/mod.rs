@@ -172,6 +172,8 @@ pub struct CrawlConfig {
     pub extractors: crate::extract::Extractors,
     /// The rules file (`--rules`), checked.
     pub rules: Option<crate::map::RulesSource>,
+    /// The crawl plan (`--plan`), checked.
+    pub plan: Option<crate::focus::PlanSource>,
     /// Last night's crawl (`--previous`): its data location.
     pub previous: Option<String>,
     /// `--sitemaps`: at most this many URLs per host from the seeds' sitemaps.
@@ -191,6 +193,9 @@ pub enum ConfigError {
     /// Every problem of the rules file, one a line with its position.
     #[error("{0}")]
     Rules(#[from] crate::rules::RulesError),
+    /// Every problem of the plan file, one a line with its position.
+    #[error("{0}")]
+    Plan(#[from] crate::focus::PlanError),
 }
 
 fn bad(option: &'static str, reason: impl Into<String>) -> ConfigError {
@@ -389,6 +394,16 @@ impl CrawlConfig {
             }
             None => None,
         };
+        let plan = match args.plan.clone().or(job.plan) {
+            Some(path) => {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| bad("plan", format!("cannot read {}: {e}", path.display())))?;
+                let source = crate::focus::PlanSource { file: path.display().to_string(), text };
+                source.compile()?;
+                Some(source)
+            }
+            None => None,
+        };
         let cluster_sim =
             args.cluster_sim.or(job.cluster_sim).unwrap_or(crate::denoise::cluster::ClusterConfig::default().sim);
         if !(cluster_sim > 0.0 && cluster_sim <= 1.0) {
@@ -512,8 +527,9 @@ impl CrawlConfig {
             dry_run: args.dry_run,
             json: args.json,
             quiet: args.quiet,
-            extractors: crate::extract::Extractors::builtin(text_format),
+            extractors: crate::focus::run_extractors(text_format, plan.as_ref())?,
             rules,
+            plan,
             previous: args.previous.clone().or(job.previous),
             sitemaps,
         })

@@ -40,6 +40,7 @@ impl RunSettings {
                 denoise: cfg.optimise.denoise,
                 extract_columns: cfg.extractors.column_names(),
                 rules: cfg.rules.clone(),
+                plan: cfg.plan.clone(),
                 previous: cfg.previous.clone(),
                 sitemaps: cfg.sitemaps,
             },

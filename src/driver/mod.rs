@@ -101,9 +101,12 @@ impl From<ExecError> for RunError {
 /// failed task, or a storage failure.
 pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
     let started = Instant::now();
-    let seeds = read_seeds(&cfg.seeds, &cfg.urls)?;
+    let mut seeds = read_seeds(&cfg.seeds, &cfg.urls)?;
     for p in &seeds.problems {
         tracing::warn!("seeds file {} line {}: {}", cfg.seeds.display(), p.line, p.reason);
+    }
+    if let Some(plan) = &cfg.plan {
+        add_plan_seeds(&mut seeds, plan, &cfg.urls);
     }
     let store = Store::open(&cfg.data)?.with_compression(cfg.compression);
     // One run per data location: before anything is written.
@@ -113,6 +116,29 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
         tracing::warn!("cannot release the lease: {e}");
     }
     result
+}
+
+/// The navigation seeds of the plan's templates, after the seeds file's,
+/// normalised the same way; a repeat of a seed is dropped.
+fn add_plan_seeds(
+    seeds: &mut crate::seeds::Seeds,
+    plan: &crate::focus::PlanSource,
+    policy: &crate::urlnorm::UrlPolicy,
+) {
+    let Ok(compiled) = plan.compile() else { return };
+    let made = crate::seeds::parse_seeds(&compiled.seeds.join("\n"), policy);
+    for p in &made.problems {
+        tracing::warn!(
+            "plan {}: seed {}: {}",
+            plan.file,
+            compiled.seeds.get(p.line - 1).map_or("", String::as_str),
+            p.reason
+        );
+    }
+    let known: std::collections::HashSet<url::Url> = seeds.urls.iter().cloned().collect();
+    let before = seeds.urls.len();
+    seeds.urls.extend(made.urls.into_iter().filter(|u| !known.contains(u)));
+    tracing::info!("plan {}: {} navigation seeds added", plan.file, seeds.urls.len() - before);
 }
 
 async fn run_leased(

@@ -50,6 +50,12 @@ pub struct LayerSummary {
     pub dns_failures: u64,
     /// Pages rendered in headless Chromium (`--render`).
     pub rendered: u64,
+    /// With a crawl plan (`--plan`): pages given a relevance, those at or
+    /// above the plan's threshold, and the harvest rate (relevant pages
+    /// per page fetched).
+    pub scored: u64,
+    pub relevant: u64,
+    pub harvest_rate: f64,
     /// Requests through each proxy (`--proxy`), with its failures,
     /// evictions, recoveries and response times.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -128,6 +134,12 @@ impl LayerSummary {
         self.dns_cached += m.dns_cached;
         self.dns_failures += m.dns_failures;
         self.rendered += m.rendered;
+        self.scored += m.scored;
+        self.relevant += m.relevant;
+        #[allow(clippy::cast_precision_loss)]
+        {
+            self.harvest_rate = if self.fetched > 0 { self.relevant as f64 / self.fetched as f64 } else { 0.0 };
+        }
         crate::fetch::proxy::merge_uses(&mut self.proxies, &m.proxies);
         self.sitemap_urls += m.sitemap_urls;
         self.sitemap_problems += m.sitemap_problems;
@@ -306,6 +318,13 @@ impl RunSummary {
             }
             if l.rendered > 0 {
                 let _ = writeln!(s, "      rendered in Chromium: {} pages", l.rendered);
+            }
+            if l.scored > 0 {
+                let _ = writeln!(
+                    s,
+                    "      plan: {} of {} pages fetched are relevant (harvest rate {:.2}); {} content pages scored",
+                    l.relevant, l.fetched, l.harvest_rate, l.scored
+                );
             }
             for p in &l.proxies {
                 #[allow(clippy::cast_precision_loss)]

@@ -57,8 +57,8 @@ impl Extractor for MainText {
     }
 
     fn extract(&self, input: &PageInput<'_>, out: &mut Vec<Value>) {
-        let text = input.parsed.and_then(|p| main_text(&p.page().structure, self.format));
-        out.push(text.map_or(Value::Null, Value::Utf8));
+        let text = input.parsed.and_then(|p| p.main_text(self.format));
+        out.push(text.map_or(Value::Null, |t| Value::Utf8(t.into_owned())));
     }
 }
 

@@ -130,6 +130,8 @@ pub struct ParsedPage<'a> {
     html: Cow<'a, str>,
     page: Page,
     dom: OnceCell<scraper::Html>,
+    /// The main text, computed once for every extractor that reads it.
+    main_text: OnceCell<(main_text::TextFormat, Option<String>)>,
 }
 
 impl<'a> ParsedPage<'a> {
@@ -138,7 +140,7 @@ impl<'a> ParsedPage<'a> {
     #[must_use]
     pub fn parse(body: &'a [u8], content_type: Option<&str>, url: &Url, cfg: &ParseConfig) -> Self {
         let (html, page) = parse::parse_html_keeping_source(body, content_type, url, cfg);
-        Self { html, page, dom: OnceCell::new() }
+        Self { html, page, dom: OnceCell::new(), main_text: OnceCell::new() }
     }
 
     /// [`Self::parse`] with the DOM built by the same tokenizer pass, for
@@ -151,7 +153,7 @@ impl<'a> ParsedPage<'a> {
         if let Some(tree) = tree {
             let _ = dom.set(tree);
         }
-        Self { html, page, dom }
+        Self { html, page, dom, main_text: OnceCell::new() }
     }
 
     /// The page as UTF-8 text, decoded from its charset.
@@ -170,6 +172,19 @@ impl<'a> ParsedPage<'a> {
     /// and shared by every later caller.
     pub fn dom(&self) -> &scraper::Html {
         self.dom.get_or_init(|| scraper::Html::parse_document(&self.html))
+    }
+
+    /// The page's main text rendered as `format` ([`main_text::main_text`]),
+    /// computed on the first call and shared by later ones (the `main_text`
+    /// column and a crawl plan's relevance both read it).
+    #[must_use]
+    pub fn main_text(&self, format: main_text::TextFormat) -> Option<Cow<'_, str>> {
+        let (f, text) = self.main_text.get_or_init(|| (format, main_text::main_text(&self.page.structure, format)));
+        if *f == format {
+            text.as_deref().map(Cow::Borrowed)
+        } else {
+            main_text::main_text(&self.page.structure, format).map(Cow::Owned)
+        }
     }
 
     /// Whether an extractor has asked for the DOM.

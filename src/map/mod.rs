@@ -30,6 +30,7 @@ use crate::partition::partition_of_host;
 use crate::rules::items::{self as rule_items, ItemRow};
 use crate::scope::ScopeFilter;
 use crate::store::attempt::{self, Attempt};
+use crate::store::column::Value;
 use crate::store::manifest::{MapManifest, RunState};
 use crate::store::schema::{self, DocRow, InRow, LinkRow};
 use crate::store::scratch::InputRows;
@@ -63,6 +64,9 @@ pub struct PageSettings {
     /// task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules: Option<RulesSource>,
+    /// The crawl plan (`--plan`): its `relevance` and `role` columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<crate::focus::PlanSource>,
     /// Last night's crawl (`--previous`), opened by each map task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub previous: Option<String>,
@@ -146,7 +150,8 @@ impl MapCtx {
     pub async fn open(store: Store) -> Result<Self, StageError> {
         let (state, settings) = load_run(&store).await?;
         let seeds: Vec<Url> = state.seeds.iter().filter_map(|s| Url::parse(s).ok()).collect();
-        let extract = Extractors::builtin(settings.pages.parse.text_format);
+        let extract = crate::focus::run_extractors(settings.pages.parse.text_format, settings.pages.plan.as_ref())
+            .map_err(|e| StageError::Internal(format!("the run's plan: {e}")))?;
         let fetcher = Fetcher::new(&settings.fetch)
             .map_err(|e| StageError::Internal(format!("cannot build the HTTP client: {e}")))?;
         let previous = match &settings.pages.previous {
@@ -301,6 +306,14 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         rules: rules.clone(),
     });
     let doc_schema = ctx.extract.doc_schema();
+    // With a plan: where `relevance` is among the extractor columns, and
+    // from which value a page counts as relevant (the summary's harvest rate).
+    let plan_tally = ctx
+        .pages
+        .plan
+        .as_ref()
+        .and_then(|p| p.compile().ok())
+        .and_then(|plan| given.iter().position(|c| c == "relevance").map(|i| (i, plan.threshold)));
     let mut docs = Sink::new(store, layout::doc(layer, part), Arc::clone(&doc_schema));
     let mut links = Sink::new(store, layout::links(layer, part), schema::links_schema());
     let mut doc_buf: Vec<DocRow> = Vec::with_capacity(BATCH_ROWS);
@@ -381,6 +394,12 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
                     }
                 }
                 tally(&mut manifest, &doc);
+                if let Some((i, threshold)) = plan_tally {
+                    if let Some(Value::Float64(r)) = doc.extra.get(i) {
+                        manifest.scored += 1;
+                        manifest.relevant += u64::from(*r >= threshold);
+                    }
+                }
                 let skipped = doc.error == Some(ErrorKind::Robots);
                 ctx.progress.page_done(!skipped && (doc.error.is_some() || doc.status >= 400));
                 doc_buf_bytes += doc.body.as_ref().map_or(0, |b| b.len()) + doc.text.as_ref().map_or(0, String::len);

@@ -94,6 +94,12 @@ pub struct MapManifest {
     /// Pages rendered in headless Chromium (`--render`).
     #[serde(default)]
     pub rendered: u64,
+    /// With a crawl plan: pages given a relevance, and those at or above
+    /// the plan's threshold.
+    #[serde(default)]
+    pub scored: u64,
+    #[serde(default)]
+    pub relevant: u64,
     /// Requests through each proxy for this partition's hosts (README,
     /// "Proxies"); empty without proxies.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -65,6 +65,10 @@ pub struct WebfarmArgs {
     /// each counting its traffic (/__farm/proxies).
     #[arg(long, default_value_t = 0)]
     pub proxies: u32,
+    /// Serve a topical magazine under /topics/ on every site with this many
+    /// articles per site (for focused crawling; 0: none).
+    #[arg(long, default_value_t = 0)]
+    pub topics: u32,
 }
 
 impl WebfarmArgs {
@@ -87,6 +91,7 @@ impl WebfarmArgs {
             sitemaps: self.sitemaps == OnOff::On,
             proxies: self.proxies,
             apps: self.apps == OnOff::On,
+            topics: self.topics,
         }
     }
 }

@@ -88,6 +88,7 @@ mod shop;
 mod site;
 mod sitemaps;
 mod stats;
+pub mod topics;
 mod traps;
 mod truth;
 mod validators;
@@ -145,6 +146,9 @@ pub struct FarmConfig {
     /// Serve script-built pages under `/app/` on every regular site (a
     /// script shell whose links exist only after its scripts run).
     pub apps: bool,
+    /// Serve a topical magazine under `/topics/` on every regular site,
+    /// with this many articles per site ([`topics`]); 0: none.
+    pub topics: u32,
 }
 
 impl Default for FarmConfig {
@@ -165,6 +169,7 @@ impl Default for FarmConfig {
             sitemaps: false,
             proxies: 0,
             apps: false,
+            topics: 0,
         }
     }
 }
@@ -194,6 +199,8 @@ pub(crate) struct Core {
     rate_limit_ms: u32,
     sitemaps: bool,
     apps: bool,
+    /// Articles per site of the topical section; 0: none.
+    topics: u32,
     /// The forward proxies (`FarmConfig::proxies`).
     proxies: Vec<proxy::ProxyLive>,
     /// Set once `/503-once` has answered 503 (cleared by a stats reset).
@@ -251,6 +258,7 @@ impl Core {
             rate_limit_ms: cfg.rate_limit_ms,
             sitemaps: cfg.sitemaps,
             apps: cfg.apps,
+            topics: cfg.topics,
             proxies: Vec::new(),
             once_503: AtomicBool::new(false),
             once_wait: AtomicBool::new(false),
@@ -429,6 +437,27 @@ impl Farm {
     #[must_use]
     pub fn truth(&self, seeds: &[String], depth: u32) -> Truth {
         truth::compute(&self.core.world, seeds, depth)
+    }
+
+    /// What a crawl of the topical section (`FarmConfig::topics`) from every
+    /// site's `/topics/` reaches within `depth` hops, and each article's topic.
+    #[must_use]
+    pub fn topic_truth(&self, depth: u32) -> topics::TopicTruth {
+        topics::truth(&self.core.world, self.core.topics, depth)
+    }
+
+    /// The topic of the topical article at `url` (an index of
+    /// [`topics::TOPICS`]); `None` for any other page.
+    #[must_use]
+    pub fn topic_of(&self, url: &str) -> Option<usize> {
+        topics::topic_of_url(&self.core.world, self.core.topics, url)
+    }
+
+    /// Every site's `/topics/`: the seeds of a crawl of the topical section.
+    #[must_use]
+    pub fn topic_start_urls(&self) -> Vec<String> {
+        let w = &self.core.world;
+        (0..w.sites).map(|n| w.origin(site::HostId::Site(n)) + "/topics/").collect()
     }
 
     /// Every `<a href>` of the page at `url`, in document order, with its role.

@@ -171,6 +171,11 @@ fn site_response(core: &Core, host: HostId, path: &str, query: Option<&str>) -> 
             return r;
         }
     }
+    if let (true, HostId::Site(site)) = (core.topics > 0, host) {
+        if let Some(p) = super::topics::page(world, core.topics, site, path, query) {
+            return html(StatusCode::OK, p.html);
+        }
+    }
     if core.sitemaps {
         if let Some(r) = sitemaps::respond(world, host, path) {
             return r;

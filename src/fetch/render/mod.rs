@@ -290,9 +290,7 @@ impl RenderExchange {
                 (r, ok)
             }
             // Out of time: what the DOM holds so far is still the page.
-            Err(_) => {
-                (page.content().await.map_err(|e| format!("no DOM after {:?}: {e}", self.cfg.timeout)), false)
-            }
+            Err(_) => (page.content().await.map_err(|e| format!("no DOM after {:?}: {e}", self.cfg.timeout)), false),
         };
         // A tab that went quiet is emptied and kept for the next page (its
         // scripts stop with the navigation); one that did not is closed.

@@ -1,0 +1,147 @@
+//! Focused crawling (README, "Focused crawling"): a crawl plan's relevance
+//! and roles on the test web's topical magazine (`--topics N`), whose every
+//! article has a known topic; the plan's seed templates; the plan's errors.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::Float64Type;
+use common::{crawl_ok, layercrawl, read_all, Web};
+use testweb::topics::TOPICS;
+use testweb::{Farm, FarmConfig};
+
+const ARTICLES: u32 = 40;
+
+fn web() -> Web {
+    let cfg = FarmConfig { sites: 3, pages: 10, faults: false, topics: ARTICLES, seed: 5, ..FarmConfig::default() };
+    let farm = Farm::start_background(cfg).expect("test web");
+    let seeds = farm.topic_start_urls();
+    Web::with_seeds(farm, &seeds)
+}
+
+/// A plan for `topic`: ten of its sixteen words (the words two topics share
+/// left out), a `not` term, a seed template over the first site's search.
+fn plan(topic: usize) -> String {
+    let words: Vec<String> = TOPICS[topic]
+        .2
+        .iter()
+        .filter(|w| !["star", "bank", "market"].contains(w))
+        .take(10)
+        .map(|w| format!("{w:?}"))
+        .collect();
+    format!(
+        r#"
+name = "{name}"
+threshold = 0.3
+[[group]]
+name = "topic"
+any = [{words}]
+not = ["horoscope"]
+query = true
+[[seeds]]
+template = "http://{{site}}/topics/search?q={{keywords}}"
+site = ["s000.test"]
+max = 2
+[[role]]
+role = "nav"
+urls = ["http://*/topics/", "http://*/topics/*/", "http://*/topics/search?**"]
+"#,
+        name = TOPICS[topic].0,
+        words = words.join(", ")
+    )
+}
+
+/// url → (relevance, role) of every `doc` row.
+fn scores(data: &std::path::Path) -> BTreeMap<String, (Option<f64>, Option<String>)> {
+    let mut out = BTreeMap::new();
+    for (_, b) in read_all(&data.join("doc")) {
+        let url = b.column_by_name("url").expect("url").as_string::<i32>().clone();
+        let rel = b.column_by_name("relevance").expect("a relevance column").as_primitive::<Float64Type>().clone();
+        let role = b.column_by_name("role").expect("a role column").as_string::<i32>().clone();
+        for i in 0..b.num_rows() {
+            let r = (!rel.is_null(i)).then(|| rel.value(i));
+            let o = (!role.is_null(i)).then(|| role.value(i).to_string());
+            out.insert(url.value(i).to_string(), (r, o));
+        }
+    }
+    out
+}
+
+#[test]
+fn relevance_tells_the_plans_topic_from_the_others_and_nav_pages_are_not_scored() {
+    let web = web();
+    // The topic with the most articles within reach.
+    let truth = web.farm.topic_truth(2);
+    let topic = (0..TOPICS.len()).max_by_key(|&t| truth.relevant(t).len()).expect("topics");
+    let file = web.dir("plan.toml");
+    std::fs::write(&file, plan(topic)).expect("plan");
+    let data = web.dir("data");
+    let summary = crawl_ok(&web.run_args(&data, 2, &["--delay", "0", "--plan", file.to_str().expect("utf-8")]));
+    let rows = scores(&data);
+
+    let (mut on, mut off) = (vec![], vec![]);
+    for (url, (relevance, role)) in &rows {
+        match web.farm.topic_of(url) {
+            Some(t) => {
+                assert_eq!(role.as_deref(), Some("content"), "{url}");
+                let r = relevance.unwrap_or_else(|| panic!("{url}: an article has a relevance"));
+                assert!((0.0..=1.0).contains(&r));
+                if t == topic {
+                    on.push(r);
+                } else {
+                    off.push(r);
+                }
+            }
+            None => {
+                assert_eq!(role.as_deref(), Some("nav"), "{url}: navigation pages are nav");
+                assert_eq!(*relevance, None, "{url}: nav pages are not scored");
+            }
+        }
+    }
+    assert!(on.len() >= 15 && off.len() >= 40, "{} on topic, {} off: {summary}", on.len(), off.len());
+    let above = |v: &[f64]| v.iter().filter(|&&r| r >= 0.3).count() as f64 / v.len() as f64;
+    assert!(above(&on) >= 0.95, "on-topic articles above the threshold: {:.2} of {}: {on:?}", above(&on), on.len());
+    assert!(above(&off) <= 0.05, "other articles above the threshold: {:.2} of {}: {off:?}", above(&off), off.len());
+
+    // The summary counts what the rows say, layer by layer.
+    let relevant = rows.values().filter(|(r, _)| r.is_some_and(|r| r >= 0.3)).count() as u64;
+    let scored = rows.values().filter(|(r, _)| r.is_some()).count() as u64;
+    let layers = summary["layers"].as_array().expect("layers");
+    let sum = |k: &str| layers.iter().map(|l| l[k].as_u64().unwrap_or(0)).sum::<u64>();
+    assert_eq!((sum("relevant"), sum("scored")), (relevant, scored), "{summary}");
+    let l2 = &layers[2];
+    let rate = l2["relevant"].as_f64().expect("relevant") / l2["fetched"].as_f64().expect("fetched");
+    assert!((l2["harvest_rate"].as_f64().expect("harvest rate") - rate).abs() < 1e-9, "{summary}");
+
+    // The template's two searches joined the seeds: nav pages, crawled.
+    let searches: Vec<&String> = rows.keys().filter(|u| u.contains("/topics/search?q=")).collect();
+    assert_eq!(searches.len(), 2, "{searches:?}");
+    let first = TOPICS[topic].2[0];
+    assert!(searches[0].starts_with(&format!("http://s000.test/topics/search?q={first}")), "{searches:?}");
+    for s in searches {
+        assert_eq!(rows[s].1.as_deref(), Some("nav"));
+    }
+}
+
+#[test]
+fn a_bad_plan_is_refused_with_every_problem_where_it_is() {
+    let web = web();
+    let plan = web.dir("bad.toml");
+    std::fs::write(&plan, "threshold = 2\n[[group]]\nany = ['x^zero']\n[[role]]\nrole = 'hub'\nurls = ['**']\n")
+        .expect("plan");
+    let data = web.dir("data");
+    let out = layercrawl(&web.run_args(&data, 1, &["--plan", plan.to_str().expect("utf-8")]));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let file = plan.display().to_string();
+    for want in [
+        format!("{file}:1:13: threshold 2: a relevance is from 0 to 1"),
+        format!("{file}:3:8: \"x^zero\": the weight after ^ must be a number above 0"),
+        format!("{file}:5:8: role \"hub\""),
+    ] {
+        assert!(err.contains(&want), "missing {want:?} in:\n{err}");
+    }
+    assert!(!data.join("doc").exists(), "nothing was crawled");
+}
