@@ -2,6 +2,7 @@
 //! exit codes (0 success, 1 run failure, 2 bad input or settings).
 
 mod demo;
+mod plan_cmd;
 mod rules_cmd;
 
 use std::process::ExitCode;
@@ -56,6 +57,8 @@ enum Command {
     Task(TaskArgs),
     /// Check a rules file, or try it on pages (README, "Rules").
     Rules(rules_cmd::RulesArgs),
+    /// Check a crawl plan (README, "Focused crawling").
+    Plan(plan_cmd::PlanArgs),
     /// The rule editor: a local web page to write a rules file by clicking
     /// a page's elements (127.0.0.1 only, with a token in its address).
     Studio(layercrawl::studio::StudioArgs),
@@ -109,6 +112,7 @@ fn main() -> ExitCode {
         Command::Forget(args) => forget(&args),
         Command::Task(args) => task(&args),
         Command::Rules(args) => rules_cmd::rules(args),
+        Command::Plan(args) => plan_cmd::plan(args),
         Command::Studio(args) => studio(args),
     };
     match result {
@@ -127,6 +131,7 @@ fn main() -> ExitCode {
                 })
                 .or_else(|| e.downcast_ref::<BadTask>().map(|_| 2))
                 .or_else(|| e.downcast_ref::<rules_cmd::BadRules>().map(|_| 2))
+                .or_else(|| e.downcast_ref::<plan_cmd::BadPlan>().map(|_| 2))
                 .unwrap_or(1);
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }

@@ -144,4 +144,30 @@ fn a_bad_plan_is_refused_with_every_problem_where_it_is() {
         assert!(err.contains(&want), "missing {want:?} in:\n{err}");
     }
     assert!(!data.join("doc").exists(), "nothing was crawled");
+
+    // `plan check` says the same, and exits 2.
+    let out = layercrawl(&["plan", "check", plan.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("{file}:3:8:")));
+}
+
+#[test]
+fn plan_check_shows_what_a_good_plan_makes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("plan.toml");
+    std::fs::write(&file, plan(1)).expect("plan");
+    let out = layercrawl(&["plan", "check", file.to_str().expect("utf-8"), "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["name"], TOPICS[1].0);
+    assert_eq!(v["groups"][0]["any"].as_array().map(Vec::len), Some(10));
+    let seeds: Vec<&str> = v["seeds"].as_array().expect("seeds").iter().filter_map(|s| s.as_str()).collect();
+    assert_eq!(
+        seeds,
+        [
+            format!("http://s000.test/topics/search?q={}", TOPICS[1].2[0]),
+            format!("http://s000.test/topics/search?q={}", TOPICS[1].2[1]),
+        ]
+    );
 }
