@@ -1,4 +1,5 @@
-//! Per-stage costs (criterion): parse, the extract stage's DOM, URL
+//! Per-stage costs (criterion): parse, the extract stage's DOM, a crawl
+//! plan's relevance, URL
 //! normalisation, partitioning, LCS similarity and the visit/cache list.
 //!
 //! `cargo bench --bench stages`. The parse input is real pages of the test
@@ -98,6 +99,47 @@ fn extract(c: &mut Criterion) {
     g.finish();
 }
 
+/// What a crawl plan (`--plan`) adds to a page: its relevance from the
+/// title and main text, against the main text alone (which every run
+/// computes), on the same pages parsed once.
+fn plan(c: &mut Criterion) {
+    use layercrawl::extract::main_text::TextFormat;
+    use layercrawl::focus::{parse_plan, PageText, Scorer};
+    let pages = sample_pages(200);
+    let bytes: usize = pages.iter().map(|p| p.1.len()).sum();
+    let cfg = ParseConfig::default();
+    let ct = Some("text/html; charset=utf-8");
+    let parsed: Vec<ParsedPage<'_>> = pages.iter().map(|(url, body)| ParsedPage::parse(body, ct, url, &cfg)).collect();
+    let scorer = Scorer::new(
+        parse_plan(
+            "plan.toml",
+            "[[group]]\nall = ['river']\nany = ['harbour', 'bridge', 'lighthouse', 'north sea', 'tide*', 'valley^2']\n\
+             not = ['casino']\n[[group]]\nany = ['history', 'museum', 'old town', 'castle', 'archive*']\n",
+        )
+        .expect("plan"),
+    );
+    let mut g = c.benchmark_group("plan");
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.sample_size(20);
+    g.bench_function(format!("main text, {} pages", pages.len()), |b| {
+        b.iter(|| {
+            for p in &parsed {
+                black_box(layercrawl::extract::main_text::main_text(&p.page().structure, TextFormat::Plain));
+            }
+        });
+    });
+    g.bench_function(format!("main text and relevance, {} pages", pages.len()), |b| {
+        b.iter(|| {
+            for p in &parsed {
+                let main = layercrawl::extract::main_text::main_text(&p.page().structure, TextFormat::Plain);
+                let page = PageText { title: p.page().title.as_deref(), main_text: main.as_deref(), anchor: None };
+                black_box(scorer.relevance(&page));
+            }
+        });
+    });
+    g.finish();
+}
+
 fn urls(c: &mut Criterion) {
     let base = Url::parse("http://s001.test/section/page.html").expect("url");
     let hrefs: Vec<String> = (0..1000)
@@ -186,5 +228,5 @@ fn cache(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, parse, extract, urls, lcs, cache);
+criterion_group!(benches, parse, extract, plan, urls, lcs, cache);
 criterion_main!(benches);

@@ -24,6 +24,8 @@
 
 use std::collections::HashMap;
 
+use xxhash_rust::xxh3::Xxh3Builder;
+
 use super::plan::{Combine, Group, Plan, Term};
 
 /// Words per which the main text's occurrences are counted.
@@ -61,9 +63,16 @@ pub struct Scorer {
     /// Every distinct term of the plan, each once.
     terms: Vec<Term>,
     /// Terms by their first word (exact terms only).
-    by_first: HashMap<String, Vec<usize>>,
+    by_first: HashMap<String, Vec<usize>, Xxh3Builder>,
     /// Terms whose only word is a prefix (`rotor*`), checked one by one.
     prefixes: Vec<usize>,
+    /// A quick test before the hash lookup: first bytes and lengths (up to
+    /// 63 bytes) of the plan's first words and prefixes. Most words of a
+    /// page are no term: they are turned away without hashing.
+    first_bytes: [u64; 4],
+    lengths: u64,
+    /// Whether a prefix term exists (then any length may match).
+    any_length: bool,
     /// Per group: (term index, weight) of its `all`, `any` and `not` terms.
     groups: Vec<GroupTerms>,
 }
@@ -104,7 +113,7 @@ impl Scorer {
                 not: g.not.iter().map(|t| index(t, &mut terms)).collect(),
             })
             .collect();
-        let mut by_first: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_first: HashMap<String, Vec<usize>, Xxh3Builder> = HashMap::default();
         let mut prefixes = Vec::new();
         for (i, t) in terms.iter().enumerate() {
             if t.prefix && t.words.len() == 1 {
@@ -113,7 +122,25 @@ impl Scorer {
                 by_first.entry(first.clone()).or_default().push(i);
             }
         }
-        Self { plan, terms, by_first, prefixes, groups }
+        let (mut first_bytes, mut lengths) = ([0u64; 4], 0u64);
+        for t in &terms {
+            let w = t.words[0].as_bytes();
+            if let Some(&b) = w.first() {
+                first_bytes[usize::from(b >> 6)] |= 1 << (b & 63);
+            }
+            lengths |= length_bit(w.len());
+        }
+        let any_length = !prefixes.is_empty() || terms.iter().any(|t| t.prefix);
+        Self { plan, terms, by_first, prefixes, first_bytes, lengths, any_length, groups }
+    }
+
+    /// Whether `word` may start a term (no false negatives).
+    fn may_start(&self, word: &str) -> bool {
+        let Some(&b) = word.as_bytes().first() else { return false };
+        if self.first_bytes[usize::from(b >> 6)] & (1 << (b & 63)) == 0 {
+            return false;
+        }
+        self.any_length || self.lengths & length_bit(word.len()) != 0
     }
 
     /// The plan scored against.
@@ -123,10 +150,16 @@ impl Scorer {
     }
 
     fn count(&self, text: &str) -> Counts {
-        let w = words(text);
+        // One lower-cased copy of the text, its words borrowed from it: no
+        // allocation per word (README, "Focused crawling": what it costs).
+        let lower = if text.is_ascii() { text.to_ascii_lowercase() } else { text.to_lowercase() };
+        let w = split_words(&lower);
         let mut n = vec![0u32; self.terms.len()];
         for (i, word) in w.iter().enumerate() {
-            if let Some(candidates) = self.by_first.get(word.as_str()) {
+            if !self.may_start(word) {
+                continue;
+            }
+            if let Some(candidates) = self.by_first.get(*word) {
                 for &t in candidates {
                     if self.terms[t].matches_at(&w, i) {
                         n[t] += 1;
@@ -203,6 +236,35 @@ impl Scorer {
     }
 }
 
+/// The words of a lower-cased text, borrowed from it; ASCII text is cut
+/// byte by byte, without decoding characters.
+fn split_words(text: &str) -> Vec<&str> {
+    if !text.is_ascii() {
+        return text.split(|c: char| !c.is_alphanumeric()).filter(|s| !s.is_empty()).collect();
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len() / 6);
+    let mut i = 0;
+    while i < bytes.len() {
+        while i < bytes.len() && !bytes[i].is_ascii_alphanumeric() {
+            i += 1;
+        }
+        let start = i;
+        while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
+            i += 1;
+        }
+        if start < i {
+            out.push(&text[start..i]);
+        }
+    }
+    out
+}
+
+/// A word length's bit: lengths of 63 bytes and more share the last.
+fn length_bit(len: usize) -> u64 {
+    1 << len.min(63)
+}
+
 fn group_score(g: &GroupTerms, counts: &Counts, unit: f64) -> f64 {
     let s = |t: usize| 1.0 - (-(f64::from(counts.n[t]) / unit)).exp2();
     let any = (!g.any.is_empty()).then(|| 1.0 - g.any.iter().map(|&(t, w)| (1.0 - s(t)).powf(w)).product::<f64>());
@@ -217,11 +279,11 @@ fn group_score(g: &GroupTerms, counts: &Counts, unit: f64) -> f64 {
 
 impl Term {
     /// Whether the term occurs at word `i` of `words`.
-    fn matches_at(&self, words: &[String], i: usize) -> bool {
+    fn matches_at(&self, words: &[&str], i: usize) -> bool {
         let last = self.words.len() - 1;
         self.words.iter().enumerate().all(|(k, t)| match words.get(i + k) {
             Some(w) if k == last && self.prefix => w.starts_with(t.as_str()),
-            Some(w) => w == t,
+            Some(w) => *w == t,
             None => false,
         })
     }
