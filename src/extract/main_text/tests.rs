@@ -216,3 +216,13 @@ fn a_credit_inside_a_figure_is_not_main_text() {
     assert!(t.contains("decade") && t.contains("market square"), "{t}");
     assert!(!t.contains("Jane Doe"), "{t}");
 }
+
+#[test]
+fn an_end_tag_of_another_heading_ends_the_open_one() {
+    // `<h2>...</h3>` ends the h2 in a browser; the paragraphs after it are
+    // text, not a heading waiting for its section.
+    let html = chrome(&format!("<article><h2>Tram line extended</h3><p>{ARTICLE}</p><p>{SECOND}</p></article>"));
+    let t = text_of(&html, TextFormat::Markdown);
+    assert!(t.contains("## Tram line extended"), "{t}");
+    assert!(t.lines().any(|l| l.starts_with("The council voted")), "{t}");
+}
