@@ -29,7 +29,8 @@
 //! 4. Inside, boilerplate is dropped: navigation, asides, forms, footers,
 //!    blocks named as comments, share bars, captions, link lists
 //!    (mostly links, no paragraphs) and short paragraphs all of link; a heading whose section was all
-//!    dropped goes with it.
+//!    dropped goes with it, and so does a line that is only a date or a
+//!    time.
 //! 5. Pages whose densest container holds little text fall back to the
 //!    JSON-LD `articleBody` when there is one, else to the page's text
 //!    without boilerplate and link-dense blocks.
@@ -419,6 +420,11 @@ fn render(s: &Structure, inside: &[bool], format: TextFormat) -> String {
         if !inside[seg.block] || seg.end <= seg.start || seg.kind == SegKind::Caption {
             continue;
         }
+        // A line of plain text that is only a date or a time is the
+        // article's dateline, not its text.
+        if seg.kind == SegKind::Text && is_date_line(&s.text[seg.start..seg.end]) {
+            continue;
+        }
         if let SegKind::Heading(level) = seg.kind {
             let continues =
                 pending.last().is_some_and(|p| p.kind == seg.kind && p.block == seg.block && p.end + 1 >= seg.start);
@@ -442,6 +448,40 @@ fn render(s: &Structure, inside: &[bool], format: TextFormat) -> String {
         out.shrink_to_fit();
     }
     out
+}
+
+/// A short line that is only a date or a time ("May 19, 2020", "13. 1.
+/// 2020", "05:28 Uhr"): at least two groups of digits, one of them a year
+/// or the two a time, and few words besides.
+fn is_date_line(line: &str) -> bool {
+    if line.len() > 48 {
+        return false;
+    }
+    let (mut groups, mut year, mut time, mut words) = (0, false, false, 0);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            let mut n = c.to_digit(10).unwrap_or(0);
+            let mut len = 1;
+            while let Some(d) = chars.peek().and_then(|d| d.to_digit(10)) {
+                n = n.saturating_mul(10).saturating_add(d);
+                len += 1;
+                chars.next();
+            }
+            groups += 1;
+            year |= len == 4 && (1900..2100).contains(&n);
+            time |= len <= 2 && chars.peek() == Some(&':');
+        } else if c.is_alphabetic() {
+            while chars.peek().is_some_and(|c| c.is_alphabetic()) {
+                chars.next();
+            }
+            words += 1;
+        } else if !(c.is_whitespace() || matches!(c, '.' | ',' | '/' | '-' | ':' | '|' | '\u{b7}')) {
+            // Prices, shares and counts: a date is digits, words and separators.
+            return false;
+        }
+    }
+    groups >= 2 && (year || time) && words <= 4
 }
 
 /// One run of text as a line of the main text.

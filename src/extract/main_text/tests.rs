@@ -216,3 +216,28 @@ fn a_credit_inside_a_figure_is_not_main_text() {
     assert!(t.contains("decade") && t.contains("market square"), "{t}");
     assert!(!t.contains("Jane Doe"), "{t}");
 }
+
+#[test]
+fn an_end_tag_of_another_heading_ends_the_open_one() {
+    // `<h2>...</h3>` ends the h2 in a browser; the paragraphs after it are
+    // text, not a heading waiting for its section.
+    let html = chrome(&format!("<article><h2>Tram line extended</h3><p>{ARTICLE}</p><p>{SECOND}</p></article>"));
+    let t = text_of(&html, TextFormat::Markdown);
+    assert!(t.contains("## Tram line extended"), "{t}");
+    assert!(t.lines().any(|l| l.starts_with("The council voted")), "{t}");
+}
+
+#[test]
+fn a_line_that_is_only_a_date_or_a_time_is_left_out() {
+    let html = chrome(&format!(
+        "<article><h1>Tram line extended</h1><div class=when>May 19, 2020 | 05:28</div>\
+         <p>{ARTICLE}</p><div>13. 1. 2020</div><p>{SECOND}</p><div>Adults: 3 € (prices of 2019)</div></article>"
+    ));
+    let t = plain(&html);
+    assert!(t.contains("decade") && t.contains("market square"), "{t}");
+    assert!(!t.contains("May 19, 2020") && !t.contains("13. 1. 2020"), "{t}");
+    // A price with a year is not a date.
+    assert!(t.contains("Adults: 3 €"), "{t}");
+    assert!(super::is_date_line("Erstellt am Dienstag 6. Mai 2014") && super::is_date_line("20:37"));
+    assert!(!super::is_date_line("Over 2000 people came") && !super::is_date_line("Windows 10"));
+}

@@ -208,7 +208,15 @@ impl State {
     }
 
     fn close_kind(&mut self, name: &str) {
-        if let Some(pos) = self.kinds.iter().rposition(|k| k.0 == name) {
+        // Any heading's end tag ends the open heading, as in a browser
+        // (`<h2>...</h3>`): else the rest of the page would be a heading.
+        let heading = matches!(name, "h1" | "h2" | "h3" | "h4" | "h5" | "h6");
+        let found = if heading {
+            self.kinds.iter().rposition(|k| matches!(k.1, SegKind::Heading(_)))
+        } else {
+            self.kinds.iter().rposition(|k| k.0 == name)
+        };
+        if let Some(pos) = found {
             self.kinds.truncate(pos);
             self.kind = self.kinds.last().map_or(SegKind::Text, |k| k.1);
             self.pending_break = true;
