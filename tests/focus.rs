@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use arrow::array::{Array, AsArray};
-use arrow::datatypes::Float64Type;
+use arrow::datatypes::{Float32Type, Float64Type};
 use common::{crawl_ok, layercrawl, read_all, Web};
 use testweb::topics::TOPICS;
 use testweb::{Farm, FarmConfig};
@@ -114,6 +114,27 @@ fn relevance_tells_the_plans_topic_from_the_others_and_nav_pages_are_not_scored(
     let l2 = &layers[2];
     let rate = l2["relevant"].as_f64().expect("relevant") / l2["fetched"].as_f64().expect("fetched");
     assert!((l2["harvest_rate"].as_f64().expect("harvest rate") - rate).abs() < 1e-9, "{summary}");
+
+    // Links are scored: a link to an article of the plan's topic (its
+    // anchor is that article's title) scores above one to another topic's.
+    let (mut to_on, mut to_off) = (vec![], vec![]);
+    for (_, b) in read_all(&data.join("links")) {
+        let dst = b.column_by_name("dst_url").expect("dst_url").as_string::<i32>().clone();
+        let score = b.column_by_name("score").expect("a score column").as_primitive::<Float32Type>().clone();
+        for i in 0..b.num_rows() {
+            assert!(!score.is_null(i), "every link of a run with a plan has a score");
+            let v = score.value(i);
+            assert!((0.0..=1.0).contains(&v));
+            match web.farm.topic_of(dst.value(i)) {
+                Some(t) if t == topic => to_on.push(v),
+                Some(_) => to_off.push(v),
+                None => {}
+            }
+        }
+    }
+    let ordered = to_on.iter().map(|a| to_off.iter().filter(|b| a > *b).count()).sum::<usize>() as f64
+        / (to_on.len() * to_off.len()).max(1) as f64;
+    assert!(ordered >= 0.9, "links to the topic outrank links to others in {ordered:.3} of the pairs");
 
     // The template's two searches joined the seeds: nav pages, crawled.
     let searches: Vec<&String> = rows.keys().filter(|u| u.contains("/topics/search?q=")).collect();

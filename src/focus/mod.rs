@@ -49,6 +49,38 @@ impl PlanSource {
     }
 }
 
+/// What the map stage needs to score a page's links: the plan's scorer,
+/// and where the page's `relevance` is among the extractor columns.
+pub struct LinkScoring {
+    pub scorer: Scorer,
+    pub relevance_at: Option<usize>,
+}
+
+impl std::fmt::Debug for LinkScoring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LinkScoring").field("plan", &self.scorer.plan().name).finish_non_exhaustive()
+    }
+}
+
+impl LinkScoring {
+    /// For a run with `plan`, whose extractor columns are `columns`.
+    ///
+    /// # Errors
+    /// A plan that no longer compiles.
+    pub fn new(plan: &PlanSource, columns: &[String]) -> Result<Self, PlanError> {
+        Ok(Self { scorer: Scorer::new(plan.compile()?), relevance_at: columns.iter().position(|c| c == "relevance") })
+    }
+
+    /// The page's relevance among its extractor values, if it has one.
+    #[must_use]
+    pub fn relevance(&self, extra: &[Value]) -> Option<f64> {
+        match extra.get(self.relevance_at?) {
+            Some(Value::Float64(r)) => Some(*r),
+            _ => None,
+        }
+    }
+}
+
 /// The extractors of a run: the built-in ones, then the plan's columns
 /// when it has a plan.
 ///

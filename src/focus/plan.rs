@@ -12,6 +12,11 @@
 //! main_text = 0.5
 //! anchor = 0.2               # the anchor text of the link that led to it
 //!
+//! [link]                     # a link's score: what the crawl fetches first
+//! anchor = 0.5               # its anchor text
+//! parent = 0.3               # its page's relevance
+//! url = 0.2                  # its URL's words
+//!
 //! [[group]]
 //! name = "energy"
 //! weight = 2
@@ -81,6 +86,21 @@ impl Default for FieldWeights {
     }
 }
 
+/// The weights of a link's score: its anchor text, its page's relevance,
+/// its URL's words.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkWeights {
+    pub anchor: f64,
+    pub parent: f64,
+    pub url: f64,
+}
+
+impl Default for LinkWeights {
+    fn default() -> Self {
+        Self { anchor: 0.5, parent: 0.3, url: 0.2 }
+    }
+}
+
 /// A word or phrase to look for.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Term {
@@ -112,6 +132,8 @@ pub struct Plan {
     pub threshold: f64,
     pub combine: Combine,
     pub weights: FieldWeights,
+    /// A link's score (`[link]`).
+    pub link: LinkWeights,
     pub groups: Vec<Group>,
     /// The navigation seeds its templates make, in file order.
     pub seeds: Vec<String>,
@@ -136,6 +158,7 @@ struct RawPlan {
     #[serde(rename = "match")]
     combine: Option<Spanned<String>>,
     weights: Option<Spanned<RawWeights>>,
+    link: Option<Spanned<RawLink>>,
     #[serde(default)]
     group: Vec<Spanned<RawGroup>>,
     #[serde(default)]
@@ -150,6 +173,14 @@ struct RawWeights {
     title: Option<Spanned<f64>>,
     main_text: Option<Spanned<f64>>,
     anchor: Option<Spanned<f64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLink {
+    anchor: Option<Spanned<f64>>,
+    parent: Option<Spanned<f64>>,
+    url: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize)]
@@ -290,6 +321,23 @@ pub fn parse_plan(file: &str, text: &str) -> Result<Plan, PlanError> {
             weights
         }
     };
+    let link_defaults = LinkWeights::default();
+    let link = match &raw.link {
+        None => link_defaults,
+        Some(l) => {
+            let span = l.span();
+            let l = l.get_ref();
+            let link = LinkWeights {
+                anchor: check.weight(l.anchor.as_ref(), "anchor", link_defaults.anchor),
+                parent: check.weight(l.parent.as_ref(), "parent", link_defaults.parent),
+                url: check.weight(l.url.as_ref(), "url", link_defaults.url),
+            };
+            if link.anchor + link.parent + link.url <= 0.0 {
+                check.at(span, "[link]: at least one part must weigh more than 0");
+            }
+            link
+        }
+    };
     if raw.group.is_empty() {
         check.at(0..0, "a plan needs at least one [[group]] of keywords");
     }
@@ -343,7 +391,7 @@ pub fn parse_plan(file: &str, text: &str) -> Result<Plan, PlanError> {
     if !check.problems.is_empty() {
         return Err(PlanError { file: file.to_string(), problems: check.problems });
     }
-    Ok(Plan { name: raw.name, threshold, combine, weights, groups, seeds, roles })
+    Ok(Plan { name: raw.name, threshold, combine, weights, link, groups, seeds, roles })
 }
 
 /// The keyword queries of seed templates: per `query` group, its `all`

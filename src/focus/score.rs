@@ -217,6 +217,50 @@ impl Scorer {
         Some((sum / weight).clamp(0.0, 1.0))
     }
 
+    /// The score of a short text alone (an anchor, a URL's words), 0 to
+    /// 1: the groups' gates are this text's; `None` for no words.
+    #[must_use]
+    pub fn short_text(&self, text: &str) -> Option<f64> {
+        let counts = self.count(text);
+        if counts.words == 0 {
+            return None;
+        }
+        let open: Vec<bool> = self
+            .groups
+            .iter()
+            .map(|g| {
+                let gated = !g.not.iter().any(|&t| counts.n[t] > 0) && g.all.iter().all(|&(t, _)| counts.n[t] > 0);
+                let occurs =
+                    self.plan.combine == Combine::Any || g.all.iter().chain(&g.any).any(|&(t, _)| counts.n[t] > 0);
+                gated && occurs
+            })
+            .collect();
+        Some(self.combine(&counts, 1.0, &open))
+    }
+
+    /// A link's score, 0 to 1 (document D's R(l), with the URL's words for
+    /// the target page not fetched yet): its anchor text's, its page's
+    /// relevance and its URL's words', weighted by the plan's `[link]` over
+    /// the parts it has (a nav page has no relevance).
+    #[must_use]
+    pub fn link_score(&self, anchor: &str, parent: Option<f64>, url: &url::Url) -> f64 {
+        let w = &self.plan.link;
+        let url_words = format!("{} {}", url.path(), url.query().unwrap_or(""));
+        let parts = [(self.short_text(anchor), w.anchor), (parent, w.parent), (self.short_text(&url_words), w.url)];
+        let (mut sum, mut weight) = (0.0, 0.0);
+        for (score, w) in parts {
+            if let (Some(s), true) = (score, w > 0.0) {
+                sum += w * s;
+                weight += w;
+            }
+        }
+        if weight > 0.0 {
+            (sum / weight).clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    }
+
     /// The groups' scores in one field, combined.
     fn combine(&self, counts: &Counts, unit: f64, open: &[bool]) -> f64 {
         let (mut sum, mut weight) = (0.0, 0.0);

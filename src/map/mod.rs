@@ -304,6 +304,13 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         denoise: ctx.pages.denoise,
         extract: ctx.extract.clone(),
         rules: rules.clone(),
+        plan: match &ctx.pages.plan {
+            Some(p) => Some(Arc::new(
+                crate::focus::LinkScoring::new(p, &given)
+                    .map_err(|e| StageError::Internal(format!("the run's plan: {e}")))?,
+            )),
+            None => None,
+        },
     });
     let doc_schema = ctx.extract.doc_schema();
     // With a plan: where `relevance` is among the extractor columns, and

@@ -30,6 +30,8 @@ pub struct ProcessCtx {
     pub extract: Extractors,
     /// The run's rules (`--rules`), if any.
     pub rules: Option<Arc<Rules>>,
+    /// With a crawl plan (`--plan`): what scores the page's links.
+    pub plan: Option<Arc<crate::focus::LinkScoring>>,
 }
 
 /// The rows of one fetched URL.
@@ -133,8 +135,12 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
             doc.text = Some(page.text);
             let nofollow_page = page.meta_nofollow;
             links.reserve(page.links.len());
+            let parent = ctx.plan.as_ref().and_then(|p| p.relevance(&doc.extra));
             for l in page.links {
+                #[allow(clippy::cast_possible_truncation)]
+                let score = ctx.plan.as_ref().map(|p| p.scorer.link_score(&l.anchor, parent, &l.url) as f32);
                 let mut row = link(ctx, &doc.url, &l.url, l.anchor, depth, nofollow_page || l.nofollow, l.block_ratio);
+                row.score = score;
                 if let Some(d) = &decision {
                     if row.noise.is_none_or(|n| n == NoiseLabel::DomRatio) && !d.follows(&row.dst_url) {
                         row.noise = Some(NoiseLabel::Rule);
@@ -197,6 +203,7 @@ fn link(
         noise,
         followed,
         block_ratio,
+        score: None,
     }
 }
 

@@ -274,6 +274,7 @@ pub async fn discover(
                     noise: (!in_scope).then_some(crate::denoise::NoiseLabel::Scope),
                     followed: in_scope,
                     block_ratio: 0.0,
+                    score: None,
                 });
             }
             if capped {

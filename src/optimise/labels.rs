@@ -163,8 +163,14 @@ async fn relabel_shard(
         return Ok(());
     }
     // The rewrite streams too; the new shard replaces the old one atomically on finish.
-    let mut w = ShardWriter::create(store, path, schema::links_schema(), 32 << 20)?;
-    let mut batches = stream_batches(store, path, None).await?;
+    // The shard's own schema: a shard written by an older version may
+    // lack columns added since, and is rewritten as it is.
+    let mut batches = stream_batches(store, path, None).await?.peekable();
+    let own = match std::pin::Pin::new(&mut batches).peek().await {
+        Some(Ok(b)) => b.schema(),
+        _ => schema::links_schema(),
+    };
+    let mut w = ShardWriter::create(store, path, own, 32 << 20)?;
     while let Some(b) = batches.next().await {
         let (b, owned, noise) = (b?, path.to_string(), Arc::clone(noise));
         let (b, new) = off_async("relabelling links", move || {

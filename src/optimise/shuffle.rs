@@ -378,6 +378,7 @@ mod tests {
             noise,
             followed,
             block_ratio: 0.0,
+            score: None,
         }
     }
 

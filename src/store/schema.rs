@@ -354,6 +354,7 @@ pub fn links_schema() -> SchemaRef {
             Field::new("noise", DataType::Utf8, true),
             Field::new("followed", DataType::Boolean, false),
             Field::new("block_ratio", DataType::Float32, false),
+            Field::new("score", DataType::Float32, true),
         ]))
     }))
 }
@@ -372,6 +373,10 @@ pub struct LinkRow {
     pub followed: bool,
     /// Link-text ratio of the DOM block holding the link.
     pub block_ratio: f32,
+    /// With a crawl plan: how promising the link is, 0 to 1, from its
+    /// anchor text, its page's relevance and its URL's words (README,
+    /// "Focused crawling"); `None` without a plan.
+    pub score: Option<f32>,
 }
 
 /// Encodes link rows as one batch.
@@ -387,6 +392,7 @@ pub fn links_batch(rows: &[LinkRow]) -> Result<RecordBatch, StoreError> {
     let mut noise = StringBuilder::new();
     let mut followed = BooleanBuilder::with_capacity(n);
     let mut ratio = Float32Builder::with_capacity(n);
+    let mut score = Float32Builder::with_capacity(n);
     for r in rows {
         src.append_value(&r.src_url);
         dst.append_value(&r.dst_url);
@@ -395,6 +401,7 @@ pub fn links_batch(rows: &[LinkRow]) -> Result<RecordBatch, StoreError> {
         noise.append_option(r.noise.map(NoiseLabel::as_str));
         followed.append_value(r.followed);
         ratio.append_value(r.block_ratio);
+        score.append_option(r.score);
     }
     let cols: Vec<ArrayRef> = vec![
         Arc::new(src.finish()),
@@ -404,6 +411,7 @@ pub fn links_batch(rows: &[LinkRow]) -> Result<RecordBatch, StoreError> {
         Arc::new(noise.finish()),
         Arc::new(followed.finish()),
         Arc::new(ratio.finish()),
+        Arc::new(score.finish()),
     ];
     batch(links_schema(), cols)
 }
@@ -585,6 +593,7 @@ mod tests {
             noise: None,
             followed: true,
             block_ratio: 0.0,
+            score: None,
         };
         let mut rows = vec![row.clone()];
         rows.extend(NoiseLabel::ALL.map(|l| LinkRow { noise: Some(l), ..row.clone() }));
