@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use arrow::array::{Array, AsArray};
-use arrow::datatypes::{Float32Type, Float64Type};
+use arrow::datatypes::{Float32Type, Float64Type, Int32Type, TimestampMicrosecondType};
 use common::{crawl_ok, layercrawl, read_all, Web};
 use testweb::topics::TOPICS;
 use testweb::{Farm, FarmConfig};
@@ -144,6 +144,77 @@ fn relevance_tells_the_plans_topic_from_the_others_and_nav_pages_are_not_scored(
     for s in searches {
         assert_eq!(rows[s].1.as_deref(), Some("nav"));
     }
+}
+
+#[test]
+fn with_a_plan_each_layer_is_written_and_fetched_best_first() {
+    let web = web();
+    let truth = web.farm.topic_truth(2);
+    let topic = (0..TOPICS.len()).max_by_key(|&t| truth.relevant(t).len()).expect("topics");
+    let file = web.dir("plan.toml");
+    std::fs::write(&file, plan(topic)).expect("plan");
+    let data = web.dir("data");
+    // One request at a time per host: its pages start in queue order.
+    let args = ["--delay", "0", "--per-host", "1", "--plan", file.to_str().expect("utf-8")];
+    crawl_ok(&web.run_args(&data, 2, &args));
+
+    // Layer 2's input: every row has the best score of the links to it,
+    // written best first; the plan's articles come first.
+    // (Each partition's share is in its own order: pairs are counted within one.)
+    let (mut on_total, mut pairs, mut ahead) = (0usize, 0usize, 0usize);
+    for (_, b) in read_all(&data.join("in").join("layer=2")) {
+        let url = b.column_by_name("url").expect("url").as_string::<i32>().clone();
+        let prio = b.column_by_name("priority").expect("priority").as_primitive::<Int32Type>().clone();
+        let (mut on, mut off) = (vec![], vec![]);
+        for i in 0..b.num_rows() {
+            assert!(!prio.is_null(i), "{}: a linked URL has a priority", url.value(i));
+            if i > 0 {
+                assert!(prio.value(i) <= prio.value(i - 1), "best first: {} after {}", url.value(i), url.value(i - 1));
+            }
+            match web.farm.topic_of(url.value(i)) {
+                Some(t) if t == topic => on.push(i),
+                Some(_) => off.push(i),
+                None => {}
+            }
+        }
+        on_total += on.len();
+        pairs += on.len() * off.len();
+        ahead += on.iter().map(|a| off.iter().filter(|b| a < *b).count()).sum::<usize>();
+    }
+    assert!(pairs > 100, "{pairs} pairs");
+
+    // Each host's pages of layer 2 started in that order: the priorities of
+    // its rows, by fetch time, never rise.
+    let mut by_host: BTreeMap<String, Vec<(i64, String)>> = BTreeMap::new();
+    for (layer, b) in read_all(&data.join("doc")) {
+        if layer != 2 {
+            continue;
+        }
+        let url = b.column_by_name("url").expect("url").as_string::<i32>().clone();
+        let host = b.column_by_name("host").expect("host").as_string::<i32>().clone();
+        let at = b.column_by_name("fetched_at").expect("fetched_at").as_primitive::<TimestampMicrosecondType>().clone();
+        for i in 0..b.num_rows() {
+            by_host.entry(host.value(i).to_string()).or_default().push((at.value(i), url.value(i).to_string()));
+        }
+    }
+    let priority: BTreeMap<String, i32> = read_all(&data.join("in").join("layer=2"))
+        .into_iter()
+        .flat_map(|(_, b)| {
+            let url = b.column_by_name("url").expect("url").as_string::<i32>().clone();
+            let prio = b.column_by_name("priority").expect("priority").as_primitive::<Int32Type>().clone();
+            (0..b.num_rows()).map(move |i| (url.value(i).to_string(), prio.value(i))).collect::<Vec<_>>()
+        })
+        .collect();
+    let mut fetched_on = 0;
+    for (host, mut pages) in by_host {
+        pages.sort();
+        let p: Vec<i32> = pages.iter().map(|(_, u)| priority[u]).collect();
+        assert!(p.windows(2).all(|w| w[0] >= w[1]), "{host}: fetched in this order of priority: {p:?}");
+        fetched_on += pages.iter().filter(|(_, u)| web.farm.topic_of(u) == Some(topic)).count();
+    }
+    assert_eq!(fetched_on, on_total, "every article of the topic in the input was fetched");
+    let ahead = ahead as f64 / pairs as f64;
+    assert!(ahead >= 0.9, "the plan's articles are ahead of the others in {ahead:.3} of the pairs");
 }
 
 #[test]

@@ -236,6 +236,7 @@ mod tests {
                     url: format!("http://s{s}.test/{i}"),
                     depth: i % 3,
                     referrer: (i % 2 == 0).then(|| "r".into()),
+                    priority: None,
                 })
                 .collect();
             let path = format!("in/layer=0/part-{s:05}.parquet");
@@ -263,7 +264,9 @@ mod tests {
     async fn different_schemas_are_refused() {
         let store = Store::open("memory://").expect("store");
         let mut w = ShardWriter::create(&store, "a.parquet", input_schema(), 1 << 20).expect("w");
-        w.write(&input_batch(&[InRow { url: "u".into(), depth: 0, referrer: None }]).expect("b")).await.expect("w");
+        w.write(&input_batch(&[InRow { url: "u".into(), depth: 0, referrer: None, priority: None }]).expect("b"))
+            .await
+            .expect("w");
         w.finish().await.expect("f");
         let mut w =
             ShardWriter::create(&store, "b.parquet", crate::store::schema::content_schema(), 1 << 20).expect("w");

@@ -282,6 +282,7 @@ mod tests {
                     url: format!("http://s{s}.test/page/{:016x}", xxhash_rust::xxh3::xxh3_64(&i.to_le_bytes())),
                     depth: i % 3,
                     referrer: (i % 2 == 0).then(|| format!("http://s{s}.test/r{}", i % 5)),
+                    priority: None,
                 })
                 .collect();
             let path = format!("doc/layer=1/part-{s:05}.parquet");
@@ -324,8 +325,9 @@ mod tests {
     async fn a_truncated_shard_is_named_and_nothing_is_written() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path().to_str().expect("utf-8")).expect("store");
-        let rows: Vec<InRow> =
-            (0..2000).map(|i| InRow { url: format!("http://s.test/{i}"), depth: 1, referrer: None }).collect();
+        let rows: Vec<InRow> = (0..2000)
+            .map(|i| InRow { url: format!("http://s.test/{i}"), depth: 1, referrer: None, priority: None })
+            .collect();
         let shards = ["doc/layer=0/part-00000.parquet".to_string(), "doc/layer=0/part-00001.parquet".to_string()];
         for path in &shards {
             let mut w = ShardWriter::create(&store, path, input_schema(), 1 << 20).expect("writer");
@@ -363,6 +365,7 @@ mod tests {
                     url: format!("http://s{s}.test/a/long/path/to/page/{i:06}"),
                     depth: 1,
                     referrer: None,
+                    priority: None,
                 })
                 .collect();
             let path = format!("in/part-{s}.parquet");

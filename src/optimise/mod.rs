@@ -138,6 +138,7 @@ pub async fn seed_layer(ctx: &OptimiseCtx, seeds: &[Url]) -> Result<NextManifest
             url: u.to_string(),
             depth: 0,
             referrer: None,
+            priority: None,
         });
     }
     let mut m = NextManifest { layer: 0, candidates: seeds.len() as u64, ..NextManifest::default() };
@@ -477,7 +478,10 @@ async fn write_partition_input(
     let mut out = round.admitted;
     // Carried URLs are in the visited store already (from their first layer).
     out.extend(carried);
-    out.sort_by(|a, b| a.url.cmp(&b.url));
+    // Best first (README, "Focused crawling"): the scheduler fetches each
+    // host's URLs in input order. Without a plan every priority is none
+    // and the order is the URL's.
+    out.sort_by(|a, b| b.priority.cmp(&a.priority).then_with(|| a.url.cmp(&b.url)));
     m.next += out.len() as u64;
     let path = layout::input(target, k);
     if out.is_empty() {

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use arrow::array::{ArrayRef, AsArray, BooleanArray, Int32Array, RecordBatch, StringArray};
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Int32Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Int32Type, Schema, SchemaRef};
 use futures::StreamExt;
 
@@ -20,20 +20,24 @@ use crate::partition::partition_of_url;
 /// The merge of some of a layer's links to one URL. Merging is associative
 /// and commutative, so partial merges made by each shuffle task combine to
 /// exactly what one pass over all the links would give.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 struct Merged {
     depth: i32,
     referrer: String,
     followed: bool,
     dom: bool,
     content: bool,
+    /// The best score of the links to it (with a crawl plan).
+    score: Option<f32>,
 }
 
 impl Merged {
     /// Merges into `map` links to `url` (or an earlier merge of them): the
-    /// smallest `(depth, referrer)` is kept, the flags combine. Strings are
+    /// smallest `(depth, referrer)` is kept, the flags combine, the best
+    /// score is kept. Strings are
     /// copied only for a new target or a referrer that becomes the kept
     /// one. True when `url` was new.
+    #[allow(clippy::too_many_arguments)]
     fn merge_into(
         map: &mut HashMap<String, Merged>,
         url: &str,
@@ -42,18 +46,23 @@ impl Merged {
         followed: bool,
         dom: bool,
         content: bool,
+        score: Option<f32>,
     ) -> bool {
         if let Some(e) = map.get_mut(url) {
             e.followed |= followed;
             e.dom &= dom;
             e.content |= content;
+            e.score = match (e.score, score) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
             if (depth, referrer) < (e.depth, e.referrer.as_str()) {
                 e.depth = depth;
                 e.referrer = referrer.to_string();
             }
             return false;
         }
-        map.insert(url.to_string(), Merged { depth, referrer: referrer.to_string(), followed, dom, content });
+        map.insert(url.to_string(), Merged { depth, referrer: referrer.to_string(), followed, dom, content, score });
         true
     }
 }
@@ -152,7 +161,7 @@ async fn shuffle_shard(
     let mut state = ShardMerge::default();
     let mut runs = 0u32;
     let mut batches =
-        stream_batches(store, path, Some(&["src_url", "dst_url", "depth", "noise", "block_ratio"])).await?;
+        stream_batches(store, path, Some(&["src_url", "dst_url", "depth", "noise", "block_ratio", "score"])).await?;
     while let Some(b) = batches.next().await {
         let (b, owned) = (b?, path.to_string());
         state = off_async("merging links", move || {
@@ -203,6 +212,8 @@ impl ShardMerge {
             .column_by_name("block_ratio")
             .and_then(|c| c.as_primitive_opt::<arrow::datatypes::Float32Type>())
             .ok_or_else(|| missing(path, "block_ratio"))?;
+        // No score column: a run without a plan, or links of an older version.
+        let score = b.column_by_name("score").and_then(|c| c.as_primitive_opt::<arrow::datatypes::Float32Type>());
         for (i, label) in noise.into_iter().enumerate() {
             // A label from an earlier attempt of this step is undone: it is
             // recomputed, and whether the link was a suspect comes back from
@@ -229,6 +240,7 @@ impl ShardMerge {
                 follows,
                 dom,
                 follows && !dom,
+                score.and_then(|s| (!s.is_null(i)).then(|| s.value(i))),
             );
             if new && self.merged.len() >= combine {
                 self.full.push(by_partition(std::mem::take(&mut self.merged), parts));
@@ -280,6 +292,7 @@ fn shuffle_schema() -> SchemaRef {
             Field::new("followed", DataType::Boolean, false),
             Field::new("dom", DataType::Boolean, false),
             Field::new("content", DataType::Boolean, false),
+            Field::new("score", DataType::Float32, true),
         ]))
     }))
 }
@@ -296,6 +309,7 @@ fn shuffle_batch(rows: &[(String, Merged)], path: &str) -> Result<RecordBatch, S
         std::sync::Arc::new(flag(|m| m.followed)),
         std::sync::Arc::new(flag(|m| m.dom)),
         std::sync::Arc::new(flag(|m| m.content)),
+        std::sync::Arc::new(rows.iter().map(|r| r.1.score).collect::<arrow::array::Float32Array>()),
     ];
     RecordBatch::try_new(shuffle_schema(), cols)
         .map_err(|e| StoreError::Schema { path: path.to_string(), reason: e.to_string() })
@@ -329,6 +343,7 @@ fn merge_run(merged: &mut HashMap<String, Merged>, b: &RecordBatch, path: &str) 
         .ok_or_else(|| missing(path, "depth"))?;
     let (followed, dom, content) =
         (bool_col(b, "followed", path)?, bool_col(b, "dom", path)?, bool_col(b, "content", path)?);
+    let score = b.column_by_name("score").and_then(|c| c.as_primitive_opt::<arrow::datatypes::Float32Type>());
     for i in 0..b.num_rows() {
         Merged::merge_into(
             merged,
@@ -338,6 +353,7 @@ fn merge_run(merged: &mut HashMap<String, Merged>, b: &RecordBatch, path: &str) 
             followed.value(i),
             dom.value(i),
             content.value(i),
+            score.and_then(|s| (!s.is_null(i)).then(|| s.value(i))),
         );
     }
     Ok(())
@@ -349,7 +365,7 @@ fn candidates(merged: HashMap<String, Merged>) -> Vec<Candidate> {
         .into_iter()
         .map(|(url, m)| Candidate {
             domain: urlnorm::registrable_domain(urlnorm::host_of(&url)),
-            row: InRow { url, depth: m.depth, referrer: Some(m.referrer) },
+            row: InRow { url, depth: m.depth, referrer: Some(m.referrer), priority: m.score.map(schema::priority_of) },
             followed: m.followed,
             dom: m.dom,
             content: m.content,

@@ -30,6 +30,7 @@ fn rows(prefix: &str, n: usize) -> Vec<InRow> {
             url: format!("http://{prefix}.test/{i:04}"),
             depth: i32::try_from(i % 4).expect("small"),
             referrer: (i % 3 == 0).then(|| format!("http://{prefix}.test/")),
+            priority: None,
         })
         .collect()
 }

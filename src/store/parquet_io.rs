@@ -442,8 +442,9 @@ mod tests {
     async fn shard_round_trip_on_local_store() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path().to_str().expect("utf8")).expect("open");
-        let rows: Vec<InRow> =
-            (0..1000).map(|i| InRow { url: format!("http://s{i}.test/"), depth: i % 4, referrer: None }).collect();
+        let rows: Vec<InRow> = (0..1000)
+            .map(|i| InRow { url: format!("http://s{i}.test/"), depth: i % 4, referrer: None, priority: None })
+            .collect();
         let mut w = ShardWriter::create(&store, "in/layer=0/part-00000.parquet", input_schema(), 1 << 20).expect("w");
         w.write(&input_batch(&rows[..500]).expect("b")).await.expect("write");
         assert!(!dir.path().join("in/layer=0/part-00000.parquet").exists(), "not visible before finish");
@@ -488,7 +489,12 @@ mod tests {
         for compression in [Compression::Zstd(19), Compression::Zstd(1), Compression::None] {
             let store = Store::open("memory://").expect("open").with_compression(compression);
             let rows: Vec<InRow> = (0..3000)
-                .map(|i| InRow { url: format!("http://s{}.test/p{i}", i % 7), depth: 1, referrer: None })
+                .map(|i| InRow {
+                    url: format!("http://s{}.test/p{i}", i % 7),
+                    depth: 1,
+                    referrer: None,
+                    priority: None,
+                })
                 .collect();
             let mut w =
                 ShardWriter::create(&store, "in/layer=0/part-00001.parquet", input_schema(), 16 << 10).expect("w");

@@ -53,6 +53,7 @@ pub fn input_schema() -> SchemaRef {
             Field::new("url", DataType::Utf8, false).tuned(DISTINCT),
             Field::new("depth", DataType::Int32, false).tuned(SMALL),
             Field::new("referrer", DataType::Utf8, true),
+            Field::new("priority", DataType::Int32, true),
         ]))
     }))
 }
@@ -66,6 +67,17 @@ pub struct InRow {
     pub depth: i32,
     /// The page that linked here first, if any.
     pub referrer: Option<String>,
+    /// With a crawl plan: the best score of the links to it, in millionths
+    /// (README, "Focused crawling"); a layer's input is written best first.
+    pub priority: Option<i32>,
+}
+
+/// A link score (0 to 1) as a priority, in millionths.
+#[must_use]
+pub fn priority_of(score: f32) -> i32 {
+    #[allow(clippy::cast_possible_truncation)]
+    let p = (f64::from(score.clamp(0.0, 1.0)) * 1e6).round() as i32;
+    p
 }
 
 /// Encodes input rows as one batch.
@@ -76,12 +88,19 @@ pub fn input_batch(rows: &[InRow]) -> Result<RecordBatch, StoreError> {
     let mut url = StringBuilder::new();
     let mut depth = Int32Builder::new();
     let mut referrer = StringBuilder::new();
+    let mut priority = Int32Builder::new();
     for r in rows {
         url.append_value(&r.url);
         depth.append_value(r.depth);
         referrer.append_option(r.referrer.as_deref());
+        priority.append_option(r.priority);
     }
-    let cols: Vec<ArrayRef> = vec![Arc::new(url.finish()), Arc::new(depth.finish()), Arc::new(referrer.finish())];
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(url.finish()),
+        Arc::new(depth.finish()),
+        Arc::new(referrer.finish()),
+        Arc::new(priority.finish()),
+    ];
     batch(input_schema(), cols)
 }
 
@@ -93,11 +112,13 @@ pub fn input_rows(b: &RecordBatch, path: &str) -> Result<Vec<InRow>, StoreError>
     let url = string_col(b, "url", path)?;
     let referrer = string_col(b, "referrer", path)?;
     let depth = depth_col(b, path)?;
+    let priority = priority_col(b);
     Ok((0..b.num_rows())
         .map(|i| InRow {
             url: url.value(i).to_string(),
             depth: depth.value(i),
             referrer: (!referrer.is_null(i)).then(|| referrer.value(i).to_string()),
+            priority: priority.and_then(|p| (!p.is_null(i)).then(|| p.value(i))),
         })
         .collect())
 }
@@ -482,6 +503,12 @@ pub fn noise_array(labels: &[Option<NoiseLabel>]) -> StringArray {
 }
 
 /// The `depth` column of an input batch.
+/// The input's `priority` column; none in an input written before it
+/// existed.
+pub(super) fn priority_col(b: &RecordBatch) -> Option<&arrow::array::Int32Array> {
+    b.column_by_name("priority").and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>())
+}
+
 pub(super) fn depth_col<'a>(b: &'a RecordBatch, path: &str) -> Result<&'a arrow::array::Int32Array, StoreError> {
     b.column_by_name("depth")
         .and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>())
@@ -513,11 +540,11 @@ mod tests {
     #[test]
     fn input_rows_round_trip() {
         let rows = vec![
-            InRow { url: "http://a.test/".into(), depth: 0, referrer: None },
-            InRow { url: "http://a.test/x".into(), depth: 2, referrer: Some("http://a.test/".into()) },
-            InRow { url: "http://a.test/y".into(), depth: 2, referrer: Some("http://b.test/".into()) },
-            InRow { url: "http://a.test/z".into(), depth: 3, referrer: Some("http://a.test/".into()) },
-            InRow { url: "http://b.test/".into(), depth: 0, referrer: None },
+            InRow { url: "http://a.test/".into(), depth: 0, referrer: None, priority: None },
+            InRow { url: "http://a.test/x".into(), depth: 2, referrer: Some("http://a.test/".into()), priority: None },
+            InRow { url: "http://a.test/y".into(), depth: 2, referrer: Some("http://b.test/".into()), priority: None },
+            InRow { url: "http://a.test/z".into(), depth: 3, referrer: Some("http://a.test/".into()), priority: None },
+            InRow { url: "http://b.test/".into(), depth: 0, referrer: None, priority: None },
         ];
         let b = input_batch(&rows).expect("batch");
         assert_eq!(input_rows(&b, "t").expect("rows"), rows);

@@ -10,11 +10,12 @@
 use arrow::array::{Array, RecordBatch};
 
 use super::log::SpillLog;
-use crate::store::schema::{depth_col, string_col, InRow};
+use crate::store::schema::{depth_col, priority_col, string_col, InRow};
 use crate::store::StoreError;
 
-/// Record header: flags (bit 0: a referrer follows the URL), depth, URL length.
-const HEADER: usize = 1 + 4 + 4;
+/// Record header: flags (bit 0: a referrer follows the URL; bit 1: the
+/// row has a priority), depth, URL length, priority.
+const HEADER: usize = 1 + 4 + 4 + 4;
 
 /// The rows of one partition's input, by row id (input order).
 pub struct InputRows {
@@ -40,13 +41,16 @@ impl InputRows {
         let url = string_col(b, "url", path)?;
         let referrer = string_col(b, "referrer", path)?;
         let depth = depth_col(b, path)?;
+        let priority = priority_col(b);
         for i in 0..b.num_rows() {
             let (u, r) = (url.value(i), (!referrer.is_null(i)).then(|| referrer.value(i)));
+            let p = priority.and_then(|p| (!p.is_null(i)).then(|| p.value(i)));
             let len = u32::try_from(u.len()).unwrap_or(u32::MAX);
             let mut header = [0u8; HEADER];
-            header[0] = u8::from(r.is_some());
+            header[0] = u8::from(r.is_some()) | (u8::from(p.is_some()) << 1);
             header[1..5].copy_from_slice(&depth.value(i).to_le_bytes());
-            header[5..].copy_from_slice(&len.to_le_bytes());
+            header[5..9].copy_from_slice(&len.to_le_bytes());
+            header[9..].copy_from_slice(&p.unwrap_or(0).to_le_bytes());
             let slot = self.log.append(&[&header, u.as_bytes(), r.unwrap_or_default().as_bytes()]);
             self.slots.push(slot.map_err(|e| StoreError::scratch(path, e))?);
         }
@@ -79,7 +83,12 @@ impl InputRows {
     pub fn row(&self, id: usize) -> std::io::Result<InRow> {
         let record = self.log.read(self.slots[id])?;
         let r = split(&record)?;
-        Ok(InRow { url: text(r.url)?, depth: r.depth, referrer: r.referrer.map(text).transpose()? })
+        Ok(InRow {
+            url: text(r.url)?,
+            depth: r.depth,
+            referrer: r.referrer.map(text).transpose()?,
+            priority: r.priority,
+        })
     }
 
     /// The URL of row `id`, without decoding the rest (the scheduler reads
@@ -100,6 +109,7 @@ fn damaged() -> std::io::Error {
 /// A spilled record read in place: its depth, URL and referrer (when it has one).
 struct Record<'a> {
     depth: i32,
+    priority: Option<i32>,
     url: &'a [u8],
     referrer: Option<&'a [u8]>,
 }
@@ -110,7 +120,8 @@ fn split(record: &[u8]) -> std::io::Result<Record<'_>> {
     let depth = i32::from_le_bytes(field(1)?);
     let url_len = usize::try_from(u32::from_le_bytes(field(5)?)).map_err(|_| damaged())?;
     let (url, referrer) = rest.split_at_checked(url_len).ok_or_else(damaged)?;
-    Ok(Record { depth, url, referrer: (header[0] & 1 == 1).then_some(referrer) })
+    let priority = (header[0] & 2 == 2).then(|| field(9).map(i32::from_le_bytes)).transpose()?;
+    Ok(Record { depth, priority, url, referrer: (header[0] & 1 == 1).then_some(referrer) })
 }
 
 fn text(bytes: &[u8]) -> std::io::Result<String> {
@@ -126,11 +137,11 @@ mod tests {
     fn rows_come_back_by_id_across_batches() {
         let long = format!("http://a.test/{}", "ü".repeat(1500));
         let rows = vec![
-            InRow { url: "http://a.test/".into(), depth: 0, referrer: None },
-            InRow { url: "http://a.test/x".into(), depth: 2, referrer: Some("http://a.test/".into()) },
-            InRow { url: long.clone(), depth: -1, referrer: Some(String::new()) },
-            InRow { url: "http://a.test/z".into(), depth: 3, referrer: Some(long) },
-            InRow { url: "http://b.test/".into(), depth: i32::MAX, referrer: None },
+            InRow { url: "http://a.test/".into(), depth: 0, referrer: None, priority: None },
+            InRow { url: "http://a.test/x".into(), depth: 2, referrer: Some("http://a.test/".into()), priority: None },
+            InRow { url: long.clone(), depth: -1, referrer: Some(String::new()), priority: None },
+            InRow { url: "http://a.test/z".into(), depth: 3, referrer: Some(long), priority: None },
+            InRow { url: "http://b.test/".into(), depth: i32::MAX, referrer: None, priority: None },
         ];
         let b = input_batch(&rows).expect("batch");
         let mut held = InputRows::new().expect("temp file");
