@@ -12,6 +12,7 @@ const WITHOUT_DEFAULT: &[&str] = &[
     "seeds",
     "depth",
     "job",
+    "max-pages",
     "max-pages-per-host",
     "layer-timeout",
     "resolve",

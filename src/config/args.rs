@@ -90,6 +90,16 @@ pub struct RunArgs {
     /// as a seed, or any. [default: domain]
     #[arg(long, value_name = "host|domain|any")]
     pub scope: Option<String>,
+    /// The order of a layer's input, which each host's URLs are fetched in
+    /// and a page budget cuts: best-first (with --plan, the best link score
+    /// first; URL order without a plan) or bfs (URL order). [default: best-first]
+    #[arg(long, value_name = "best-first|bfs")]
+    pub order: Option<String>,
+    /// Fetch at most N pages in one layer, shared among the partitions in
+    /// proportion to their input; each takes the first of its input (best
+    /// first with --plan) and carries the rest over. No limit when not given.
+    #[arg(long, value_name = "N")]
+    pub max_pages: Option<u64>,
     /// Fetch at most M pages per host in one layer; the rest is carried over.
     /// No limit when not given.
     #[arg(long, value_name = "M")]

@@ -19,6 +19,8 @@ pub struct JobFile {
     pub per_host: Option<usize>,
     pub delay: Option<u64>,
     pub scope: Option<String>,
+    pub max_pages: Option<u64>,
+    pub order: Option<String>,
     pub max_pages_per_host: Option<u64>,
     pub layer_timeout: Option<String>,
     pub straggler_after: Option<String>,

@@ -130,6 +130,10 @@ pub struct OptimiseConfig {
     /// Distinct queries followed per host and path in one layer (faceted
     /// search and calendar traps); the rest are labelled `trap`.
     pub max_query_variants: usize,
+    /// In what order a layer's input is written, and so fetched per host
+    /// and cut by a page budget (`--order`).
+    #[serde(default)]
+    pub order: crate::focus::Order,
 }
 
 /// Where a run's tasks run (`--executor`).
@@ -174,6 +178,8 @@ pub struct CrawlConfig {
     pub rules: Option<crate::map::RulesSource>,
     /// The crawl plan (`--plan`), checked.
     pub plan: Option<crate::focus::PlanSource>,
+    /// Pages fetched per layer at most (`--max-pages`).
+    pub max_pages: Option<u64>,
     /// Last night's crawl (`--previous`): its data location.
     pub previous: Option<String>,
     /// `--sitemaps`: at most this many URLs per host from the seeds' sitemaps.
@@ -358,6 +364,14 @@ impl CrawlConfig {
         if max_body == 0 {
             return Err(bad("max-body", "must be at least 1 byte"));
         }
+        let order = match args.order.clone().or(job.order) {
+            Some(s) => s.parse().map_err(|e| bad("order", e))?,
+            None => crate::focus::Order::BestFirst,
+        };
+        let max_pages = args.max_pages.or(job.max_pages);
+        if max_pages == Some(0) {
+            return Err(bad("max-pages", "must be at least 1 (leave it out for no limit)"));
+        }
         let max_pages_per_host = args.max_pages_per_host.or(job.max_pages_per_host);
         if max_pages_per_host == Some(0) {
             return Err(bad("max-pages-per-host", "must be at least 1 (leave it out for no limit)"));
@@ -521,6 +535,7 @@ impl CrawlConfig {
                 noise_patterns,
                 cache_entries,
                 max_query_variants,
+                order,
             },
             executor,
             wait: args.wait || job.wait.unwrap_or(false),
@@ -530,6 +545,7 @@ impl CrawlConfig {
             extractors: crate::focus::run_extractors(text_format, plan.as_ref())?,
             rules,
             plan,
+            max_pages,
             previous: args.previous.clone().or(job.previous),
             sitemaps,
         })

@@ -41,6 +41,7 @@ impl RunSettings {
                 extract_columns: cfg.extractors.column_names(),
                 rules: cfg.rules.clone(),
                 plan: cfg.plan.clone(),
+                max_pages: cfg.max_pages,
                 previous: cfg.previous.clone(),
                 sitemaps: cfg.sitemaps,
             },

@@ -56,6 +56,8 @@ pub struct LayerSummary {
     pub scored: u64,
     pub relevant: u64,
     pub harvest_rate: f64,
+    /// URLs past the page budget (`--max-pages`), carried over unfetched.
+    pub budget_cut: u64,
     /// Requests through each proxy (`--proxy`), with its failures,
     /// evictions, recoveries and response times.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -135,6 +137,7 @@ impl LayerSummary {
         self.dns_failures += m.dns_failures;
         self.rendered += m.rendered;
         self.scored += m.scored;
+        self.budget_cut += m.budget_cut;
         self.relevant += m.relevant;
         #[allow(clippy::cast_precision_loss)]
         {
@@ -318,6 +321,9 @@ impl RunSummary {
             }
             if l.rendered > 0 {
                 let _ = writeln!(s, "      rendered in Chromium: {} pages", l.rendered);
+            }
+            if l.budget_cut > 0 {
+                let _ = writeln!(s, "      page budget: {} URLs carried to the next layer unfetched", l.budget_cut);
             }
             if l.scored > 0 {
                 let _ = writeln!(

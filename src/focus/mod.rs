@@ -49,6 +49,30 @@ impl PlanSource {
     }
 }
 
+/// The order of a layer's input (`--order`): what a host's URLs are
+/// fetched in, and what a page budget keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Order {
+    /// The best link score first (URL order without a plan).
+    #[default]
+    BestFirst,
+    /// URL order, whatever the scores: the baseline.
+    Bfs,
+}
+
+impl std::str::FromStr for Order {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "best-first" => Ok(Self::BestFirst),
+            "bfs" => Ok(Self::Bfs),
+            other => Err(format!("{other:?}; allowed best-first, bfs")),
+        }
+    }
+}
+
 /// What the map stage needs to score a page's links: the plan's scorer,
 /// and where the page's `relevance` is among the extractor columns.
 pub struct LinkScoring {

@@ -74,6 +74,11 @@ pub struct PageSettings {
     /// many URLs per host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sitemaps: Option<usize>,
+    /// Pages fetched per layer at most (`--max-pages`), shared among the
+    /// partitions; each fetches the first of its input (best first with a
+    /// plan) and carries the rest over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pages: Option<u64>,
 }
 
 /// Where a map task reports its progress (the driver's progress bars);
@@ -205,7 +210,7 @@ pub async fn read_input(store: &Store, layer: u32, part: u32) -> Result<InputRow
 
 /// The scheduler reads the URLs from the input's temporary file, and
 /// last night's validators from the partition's index (`--previous`).
-struct Urls(Arc<InputRows>, Option<Arc<PartitionIndex>>);
+struct Urls(Arc<InputRows>, Option<Arc<PartitionIndex>>, Option<usize>);
 
 impl UrlSource for Urls {
     fn len(&self) -> usize {
@@ -217,6 +222,25 @@ impl UrlSource for Urls {
     fn validators(&self, url: &Url) -> Option<crate::fetch::Validators> {
         self.1.as_ref()?.get(url.as_str()).map(|e| e.validators.clone())
     }
+    fn budget(&self) -> Option<usize> {
+        self.2
+    }
+}
+
+/// This partition's share of the layer's page budget (`--max-pages`): the
+/// budget split among the partitions in proportion to their input (the
+/// layer's input manifest has the total), rounded down so that the layer
+/// stays within it; `None` when the partition's input fits.
+async fn partition_quota(store: &Store, layer: u32, max: u64, here: usize) -> Result<Option<usize>, StageError> {
+    let total = store
+        .get_json::<crate::store::manifest::NextManifest>(&layout::input_manifest(layer))
+        .await?
+        .map_or(here as u64, |m| m.next.max(here as u64));
+    if total <= max {
+        return Ok(None);
+    }
+    let share = u128::from(max) * here as u128 / u128::from(total.max(1));
+    Ok(Some(usize::try_from(share).unwrap_or(usize::MAX)).filter(|&q| q < here))
 }
 
 /// 304 answers waiting for last night's bodies, read a batch at a time.
@@ -293,7 +317,12 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         Some(p) => Some(Arc::new(p.index(part, ctx.partitions).await?)),
         None => None,
     };
-    let urls = Urls(Arc::clone(&input), index.clone());
+    let quota = match ctx.pages.max_pages {
+        Some(max) => partition_quota(&ctx.store, layer, max, input.len()).await?,
+        None => None,
+    };
+    manifest.budget_cut = quota.map_or(0, |q| input.len().saturating_sub(q) as u64);
+    let urls = Urls(Arc::clone(&input), index.clone(), quota);
     let fetch = tokio::spawn(async move { fetcher.fetch_partition(&urls, follows, deadline, seat, tx).await });
 
     let pctx = std::sync::Arc::new(ProcessCtx {

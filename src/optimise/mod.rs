@@ -481,7 +481,11 @@ async fn write_partition_input(
     // Best first (README, "Focused crawling"): the scheduler fetches each
     // host's URLs in input order. Without a plan every priority is none
     // and the order is the URL's.
-    out.sort_by(|a, b| b.priority.cmp(&a.priority).then_with(|| a.url.cmp(&b.url)));
+    if ctx.cfg.order == crate::focus::Order::BestFirst {
+        out.sort_by(|a, b| b.priority.cmp(&a.priority).then_with(|| a.url.cmp(&b.url)));
+    } else {
+        out.sort_by(|a, b| a.url.cmp(&b.url));
+    }
     m.next += out.len() as u64;
     let path = layout::input(target, k);
     if out.is_empty() {

@@ -98,6 +98,10 @@ pub struct MapManifest {
     /// the plan's threshold.
     #[serde(default)]
     pub scored: u64,
+    /// URLs of the input past the partition's share of the page budget
+    /// (`--max-pages`), carried over unfetched (counted in `carried` too).
+    #[serde(default)]
+    pub budget_cut: u64,
     #[serde(default)]
     pub relevant: u64,
     /// Requests through each proxy for this partition's hosts (README,

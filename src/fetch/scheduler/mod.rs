@@ -61,6 +61,11 @@ pub trait UrlSource: Send + Sync {
     fn validators(&self, _url: &Url) -> Option<super::Validators> {
         None
     }
+    /// How many of the URLs, from the first, may be fetched (a page budget,
+    /// `--max-pages`); the rest are carried over unfetched. All by default.
+    fn budget(&self) -> Option<usize> {
+        None
+    }
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -367,7 +372,9 @@ impl State<'_> {
         const NONE: u32 = u32::MAX;
         // Ids are held as u32: a partition of more URLs than that would not
         // fit in memory anyway; the rest are carried over, not lost.
-        let n = self.urls.len().min(NONE as usize);
+        // A page budget keeps the first URLs (the input is written best
+        // first), and carries the rest over, as over-long inputs are.
+        let n = self.urls.len().min(NONE as usize).min(self.urls.budget().unwrap_or(usize::MAX));
         self.report.carried.extend(n..self.urls.len());
         let mut host_of = Vec::with_capacity(n);
         let adopting = !self.f.handover.is_empty();
