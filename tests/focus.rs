@@ -242,7 +242,8 @@ fn under_a_page_budget_best_first_harvests_more_than_breadth_first() {
         let cut: u64 = layers.iter().map(|l| l["budget_cut"].as_u64().unwrap_or(0)).sum();
         assert!(cut > 0, "the budget cut something: {summary}");
         // Articles of the topic fetched after the seeds' layer.
-        let fetched: Vec<String> = common::read_docs(&data).into_iter().filter(|d| d.layer > 0).map(|d| d.url).collect();
+        let fetched: Vec<String> =
+            common::read_docs(&data).into_iter().filter(|d| d.layer > 0).map(|d| d.url).collect();
         let on = fetched.iter().filter(|u| web.farm.topic_of(u) == Some(topic)).count();
         (on, fetched.len(), summary)
     };
