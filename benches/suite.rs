@@ -56,6 +56,8 @@ use url::Url;
 mod dns;
 #[path = "../tests/common/dnsmasq.rs"]
 mod dnsmasq;
+#[path = "suite/focus.rs"]
+mod focus;
 #[path = "suite/limit.rs"]
 mod limit;
 #[path = "common/measure.rs"]
@@ -77,8 +79,8 @@ fn main() {
     if std::env::args().any(|a| a == "--list" || a == "--test") {
         return; // `cargo test --benches` probes; nothing to list.
     }
-    let wanted =
-        std::env::var("SUITE").unwrap_or_else(|_| "cpu,peer,rules,recrawl,dns,proxy,render,wan,scale,scaleout".into());
+    let wanted = std::env::var("SUITE")
+        .unwrap_or_else(|_| "cpu,peer,rules,recrawl,dns,proxy,render,focus,wan,scale,scaleout".into());
     let wanted: Vec<&str> = wanted.split(',').map(str::trim).collect();
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut table = Table::default();
@@ -98,6 +100,9 @@ fn main() {
     }
     if wanted.contains(&"render") {
         render::render(tmp.path(), &mut table);
+    }
+    if wanted.contains(&"focus") {
+        focus::focus(tmp.path(), &mut table);
     }
     if wanted.contains(&"recrawl") {
         recrawl::recrawl(tmp.path(), &mut table);

@@ -1,0 +1,121 @@
+//! The `focus` scenario: ordering policies under a page budget, against
+//! the truth of the test web's topical magazine (README, "Focused
+//! crawling").
+//!
+//! For each of `SUITE_FOCUS_SEEDS` webs (default 3; six sites, 60 articles
+//! each, `--topics`): a crawl plan for the web's least common topic with at
+//! least 20 articles within reach (its name and ten of its words), and for
+//! budgets of 10, 25 and 50 % of the pages reachable within depth 3, one
+//! crawl per policy with `--max-pages` set to the budget spread over the
+//! three layers after the seeds. Harvest rate: the topic's articles among
+//! the pages fetched after the seeds; recall: the topic's articles fetched
+//! among those within reach. Medians over the webs, with min and max;
+//! breadth-first (`--order bfs`) is the baseline. The web runs in this
+//! process: the figures are counts, not times.
+
+use std::path::Path;
+
+use testweb::topics::TOPICS;
+use testweb::{Farm, FarmConfig};
+
+use super::{crawl, env_u32, median, DirBatches, Table};
+use arrow::array::{Array, AsArray};
+
+const DEPTH: u32 = 3;
+const POLICIES: [&str; 2] = ["bfs", "best-first"];
+const BUDGETS: [f64; 3] = [0.10, 0.25, 0.50];
+
+fn plan(topic: usize) -> String {
+    let words: Vec<String> = TOPICS[topic]
+        .2
+        .iter()
+        .filter(|w| !["star", "bank", "market"].contains(w))
+        .take(10)
+        .chain([&TOPICS[topic].0])
+        .map(|w| format!("{w:?}"))
+        .collect();
+    format!("threshold = 0.3\n[[group]]\nany = [{}]\n", words.join(", "))
+}
+
+pub(super) fn focus(tmp: &Path, table: &mut Table) {
+    let webs = env_u32("SUITE_FOCUS_SEEDS", 3).max(1);
+    // (policy, budget) → per web: (harvest, recall).
+    let mut results: Vec<Vec<(f64, f64)>> = vec![Vec::new(); POLICIES.len() * BUDGETS.len()];
+    for web in 0..webs {
+        let cfg = FarmConfig {
+            sites: 6,
+            pages: 10,
+            faults: false,
+            topics: 60,
+            seed: 100 + u64::from(web),
+            ..FarmConfig::default()
+        };
+        let farm = Farm::start_background(cfg).expect("the test web");
+        let truth = farm.topic_truth(DEPTH);
+        let Some(topic) =
+            (0..TOPICS.len()).filter(|&t| truth.relevant(t).len() >= 20).min_by_key(|&t| truth.relevant(t).len())
+        else {
+            continue;
+        };
+        let relevant: std::collections::BTreeSet<&str> = truth.relevant(topic).into_iter().collect();
+        let reachable = truth.reachable.len();
+        let seeds = tmp.join(format!("focus-seeds-{web}.txt"));
+        std::fs::write(&seeds, farm.topic_start_urls().join("\n")).expect("seeds");
+        let plan_file = tmp.join(format!("focus-plan-{web}.toml"));
+        std::fs::write(&plan_file, plan(topic)).expect("plan");
+        println!(
+            "  focus web {web}: {reachable} pages within depth {DEPTH}, {} articles about {}",
+            relevant.len(),
+            TOPICS[topic].0
+        );
+        for (b, &fraction) in BUDGETS.iter().enumerate() {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let per_layer = ((reachable as f64 * fraction) / f64::from(DEPTH)).ceil().max(1.0) as u64;
+            for (p, policy) in POLICIES.iter().enumerate() {
+                let data = tmp.join(format!("focus-{web}-{b}-{policy}"));
+                let mut a: Vec<String> = vec!["run".into(), "--seeds".into(), seeds.display().to_string()];
+                a.extend(["--depth".into(), DEPTH.to_string(), "--data".into(), data.display().to_string()]);
+                a.extend(["--resolve".into(), farm.resolve_rule(), "--allow-private".into()]);
+                a.extend(["--json", "--quiet", "--delay", "0", "--order", policy].map(String::from));
+                a.extend(["--plan".into(), plan_file.display().to_string()]);
+                a.extend(["--max-pages".into(), per_layer.to_string()]);
+                let _ = crawl(&a);
+                let (mut fetched, mut on) = (0usize, 0usize);
+                for layer in 1..=DEPTH {
+                    for batch in DirBatches::new(&data.join("doc").join(format!("layer={layer}")), &["url"]) {
+                        let urls = batch.column(0).as_string::<i32>();
+                        fetched += urls.len();
+                        on += urls.iter().flatten().filter(|u| relevant.contains(u)).count();
+                    }
+                }
+                let _ = std::fs::remove_dir_all(&data);
+                #[allow(clippy::cast_precision_loss)]
+                let (harvest, recall) = (on as f64 / fetched.max(1) as f64, on as f64 / relevant.len().max(1) as f64);
+                println!(
+                    "    budget {:.0} % ({per_layer} pages a layer), {policy}: {on} of {fetched} pages on topic, recall {recall:.2}",
+                    fraction * 100.0
+                );
+                results[b * POLICIES.len() + p].push((harvest, recall));
+            }
+        }
+        farm.shutdown();
+    }
+    let s = "focus";
+    for (b, &fraction) in BUDGETS.iter().enumerate() {
+        for (p, policy) in POLICIES.iter().enumerate() {
+            let r = &results[b * POLICIES.len() + p];
+            if r.is_empty() {
+                continue;
+            }
+            let spread = |v: Vec<f64>| {
+                let (lo, hi) = (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(0.0, f64::max));
+                (median(v), lo, hi)
+            };
+            let (h, hl, hh) = spread(r.iter().map(|x| x.0).collect());
+            let (c, cl, ch) = spread(r.iter().map(|x| x.1).collect());
+            let budget = format!("{:.0} %", fraction * 100.0);
+            table.add(s, &format!("harvest rate, {policy}, budget {budget} (min {hl:.2}, max {hh:.2})"), h, "share");
+            table.add(s, &format!("recall, {policy}, budget {budget} (min {cl:.2}, max {ch:.2})"), c, "share");
+        }
+    }
+}
