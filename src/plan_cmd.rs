@@ -43,11 +43,7 @@ pub fn plan(args: PlanArgs) -> anyhow::Result<()> {
         Ok(plan) => plan,
         Err(e) => {
             if json {
-                let problems: Vec<_> = e
-                    .problems
-                    .iter()
-                    .map(|p| json!({"line": p.line, "column": p.column, "message": p.message}))
-                    .collect();
+                let problems = layercrawl::rules::file::problems_json(&e.problems);
                 println!(
                     "{}",
                     serde_json::to_string_pretty(&json!({"file": shown, "ok": false, "problems": problems}))?

@@ -111,11 +111,7 @@ fn check(file: &PathBuf, json: bool) -> anyhow::Result<()> {
         }
         Err(e) => {
             if json {
-                let problems: Vec<_> = e
-                    .problems
-                    .iter()
-                    .map(|p| json!({"line": p.line, "column": p.column, "message": p.message}))
-                    .collect();
+                let problems = layercrawl::rules::file::problems_json(&e.problems);
                 println!(
                     "{}",
                     serde_json::to_string_pretty(&json!({"file": e.file, "ok": false, "problems": problems}))?

@@ -25,14 +25,7 @@ fn web() -> Web {
 /// topics share left out), a `not` term, a seed template over the first
 /// site's search.
 fn plan(topic: usize) -> String {
-    let words: Vec<String> = TOPICS[topic]
-        .2
-        .iter()
-        .filter(|w| !["star", "bank", "market"].contains(w))
-        .take(10)
-        .chain([&TOPICS[topic].0])
-        .map(|w| format!("{w:?}"))
-        .collect();
+    let words: Vec<String> = testweb::topics::plan_words(topic).iter().map(|w| format!("{w:?}")).collect();
     format!(
         r#"
 name = "{name}"
@@ -164,12 +157,14 @@ fn with_a_plan_each_layer_is_written_and_fetched_best_first() {
     // written best first; the plan's articles come first.
     // (Each partition's share is in its own order: pairs are counted within one.)
     let (mut on_total, mut pairs, mut ahead) = (0usize, 0usize, 0usize);
+    let mut priority: BTreeMap<String, i32> = BTreeMap::new();
     for (_, b) in read_all(&data.join("in").join("layer=2")) {
         let url = b.column_by_name("url").expect("url").as_string::<i32>().clone();
         let prio = b.column_by_name("priority").expect("priority").as_primitive::<Int32Type>().clone();
         let (mut on, mut off) = (vec![], vec![]);
         for i in 0..b.num_rows() {
             assert!(!prio.is_null(i), "{}: a linked URL has a priority", url.value(i));
+            priority.insert(url.value(i).to_string(), prio.value(i));
             if i > 0 {
                 assert!(prio.value(i) <= prio.value(i - 1), "best first: {} after {}", url.value(i), url.value(i - 1));
             }
@@ -199,14 +194,6 @@ fn with_a_plan_each_layer_is_written_and_fetched_best_first() {
             by_host.entry(host.value(i).to_string()).or_default().push((at.value(i), url.value(i).to_string()));
         }
     }
-    let priority: BTreeMap<String, i32> = read_all(&data.join("in").join("layer=2"))
-        .into_iter()
-        .flat_map(|(_, b)| {
-            let url = b.column_by_name("url").expect("url").as_string::<i32>().clone();
-            let prio = b.column_by_name("priority").expect("priority").as_primitive::<Int32Type>().clone();
-            (0..b.num_rows()).map(move |i| (url.value(i).to_string(), prio.value(i))).collect::<Vec<_>>()
-        })
-        .collect();
     let mut fetched_on = 0;
     for (host, mut pages) in by_host {
         pages.sort();

@@ -26,14 +26,7 @@ const POLICIES: [&str; 2] = ["bfs", "best-first"];
 const BUDGETS: [f64; 3] = [0.10, 0.25, 0.50];
 
 fn plan(topic: usize) -> String {
-    let words: Vec<String> = TOPICS[topic]
-        .2
-        .iter()
-        .filter(|w| !["star", "bank", "market"].contains(w))
-        .take(10)
-        .chain([&TOPICS[topic].0])
-        .map(|w| format!("{w:?}"))
-        .collect();
+    let words: Vec<String> = testweb::topics::plan_words(topic).iter().map(|w| format!("{w:?}")).collect();
     format!("threshold = 0.3\n[[group]]\nany = [{}]\n", words.join(", "))
 }
 

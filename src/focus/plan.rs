@@ -36,12 +36,11 @@
 //! ```
 
 use std::collections::HashSet;
-use std::ops::Range;
 
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::rules::file::{line_column, Problem};
+use crate::rules::file::{render_problems, syntax_problem, Check, Problem};
 use crate::rules::{Pattern, Role};
 
 /// Seeds a plan may make at most.
@@ -49,17 +48,11 @@ pub const MAX_SEEDS: usize = 10_000;
 
 /// Why a plan file cannot be used: every problem found, in file order.
 #[derive(Clone, Debug, thiserror::Error)]
-#[error("{}", render(.file, .problems))]
+#[error("{}", render_problems(.file, .problems))]
 pub struct PlanError {
     /// The file as the user named it.
     pub file: String,
     pub problems: Vec<Problem>,
-}
-
-fn render(file: &str, problems: &[Problem]) -> String {
-    let lines: Vec<String> =
-        problems.iter().map(|p| format!("{file}:{}:{}: {}", p.line, p.column, p.message)).collect();
-    lines.join("\n")
 }
 
 /// How the groups' scores make the page's.
@@ -215,17 +208,14 @@ struct RawRole {
     urls: Vec<Spanned<String>>,
 }
 
-struct Check<'a> {
-    text: &'a str,
-    problems: Vec<Problem>,
+/// The plan's own checks, beside the rules file's.
+trait PlanChecks {
+    fn weight(&mut self, w: Option<&Spanned<f64>>, what: &str, default: f64) -> f64;
+    fn term(&mut self, raw: &Spanned<String>) -> Option<Term>;
+    fn terms(&mut self, raw: &[Spanned<String>]) -> Vec<Term>;
 }
 
-impl Check<'_> {
-    fn at(&mut self, span: Range<usize>, message: impl Into<String>) {
-        let (line, column) = line_column(self.text, span.start);
-        self.problems.push(Problem { line, column, message: message.into() });
-    }
-
+impl PlanChecks for Check<'_> {
     fn weight(&mut self, w: Option<&Spanned<f64>>, what: &str, default: f64) -> f64 {
         match w {
             Some(v) if !v.get_ref().is_finite() || *v.get_ref() < 0.0 => {
@@ -277,14 +267,9 @@ impl Check<'_> {
 /// unknown keys, weights, empty groups, terms, templates, page ranges,
 /// roles and URL patterns.
 pub fn parse_plan(file: &str, text: &str) -> Result<Plan, PlanError> {
-    let raw: RawPlan = toml::from_str(text).map_err(|e| {
-        let (line, column) = line_column(text, e.span().map_or(0, |s| s.start));
-        PlanError {
-            file: file.to_string(),
-            problems: vec![Problem { line, column, message: e.message().trim().to_string() }],
-        }
-    })?;
-    let mut check = Check { text, problems: Vec::new() };
+    let raw: RawPlan = toml::from_str(text)
+        .map_err(|e| PlanError { file: file.to_string(), problems: vec![syntax_problem(text, &e)] })?;
+    let mut check = Check::new(text);
     let threshold = match &raw.threshold {
         Some(t) if !(0.0..=1.0).contains(t.get_ref()) => {
             check.at(t.span(), format!("threshold {}: a relevance is from 0 to 1", t.get_ref()));

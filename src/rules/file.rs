@@ -30,14 +30,17 @@ pub struct Problem {
 
 /// Why a rules file cannot be used: every problem found, in file order.
 #[derive(Clone, Debug, thiserror::Error)]
-#[error("{}", render(.file, .problems))]
+#[error("{}", render_problems(.file, .problems))]
 pub struct RulesError {
     /// The file as the user named it.
     pub file: String,
     pub problems: Vec<Problem>,
 }
 
-fn render(file: &str, problems: &[Problem]) -> String {
+/// Problems one a line, `file:line:column: message` (the rules file's and
+/// the crawl plan's errors).
+#[must_use]
+pub fn render_problems(file: &str, problems: &[Problem]) -> String {
     let lines: Vec<String> =
         problems.iter().map(|p| format!("{file}:{}:{}: {}", p.line, p.column, p.message)).collect();
     lines.join("\n")
@@ -99,17 +102,39 @@ struct RawLinks {
     max_depth: Option<Spanned<i64>>,
 }
 
-/// Collects problems with their positions while a file is checked.
-struct Check<'a> {
+/// Collects problems with their positions while a TOML file is checked
+/// (the rules file, the crawl plan).
+pub struct Check<'a> {
     text: &'a str,
-    problems: Vec<Problem>,
+    pub problems: Vec<Problem>,
 }
 
-impl Check<'_> {
-    fn at(&mut self, span: Range<usize>, message: impl Into<String>) {
+impl<'a> Check<'a> {
+    /// No problem yet in `text`.
+    #[must_use]
+    pub fn new(text: &'a str) -> Self {
+        Self { text, problems: Vec::new() }
+    }
+
+    /// A problem at the value that starts at `span`.
+    pub fn at(&mut self, span: Range<usize>, message: impl Into<String>) {
         let (line, column) = line_column(self.text, span.start);
         self.problems.push(Problem { line, column, message: message.into() });
     }
+}
+
+/// The problem of a file that is not TOML (or not of the expected shape),
+/// where the parser saw it.
+#[must_use]
+pub fn syntax_problem(text: &str, e: &toml::de::Error) -> Problem {
+    let (line, column) = line_column(text, e.span().map_or(0, |s| s.start));
+    Problem { line, column, message: e.message().trim().to_string() }
+}
+
+/// Problems as JSON (`rules check --json`, `plan check --json`).
+#[must_use]
+pub fn problems_json(problems: &[Problem]) -> Vec<serde_json::Value> {
+    problems.iter().map(|p| serde_json::json!({"line": p.line, "column": p.column, "message": p.message})).collect()
 }
 
 /// 1-based line and column (in characters) of byte `offset` of `text`.
@@ -129,14 +154,9 @@ pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
 /// unknown keys, missing or conflicting keys, selectors, expressions and
 /// patterns that do not compile, types and defaults that do not fit.
 pub fn parse_rules(file: &str, text: &str) -> Result<Rules, RulesError> {
-    let raw: RawFile = toml::from_str(text).map_err(|e| {
-        let (line, column) = line_column(text, e.span().map_or(0, |s| s.start));
-        RulesError {
-            file: file.to_string(),
-            problems: vec![Problem { line, column, message: e.message().trim().to_string() }],
-        }
-    })?;
-    let mut check = Check { text, problems: Vec::new() };
+    let raw: RawFile = toml::from_str(text)
+        .map_err(|e| RulesError { file: file.to_string(), problems: vec![syntax_problem(text, &e)] })?;
+    let mut check = Check::new(text);
     if raw.rule.is_empty() {
         check.at(0..0, "no rule: add a `[[rule]]` table with a `name`, `urls` and fields");
     }

@@ -174,6 +174,15 @@ pub struct TopicPage {
     pub topic: Option<usize>,
 }
 
+/// The words a user might write in a crawl plan for `topic`: its name and
+/// ten of its sixteen words (the words two topics share left out), for
+/// tests and benches of focused crawling.
+#[must_use]
+pub fn plan_words(topic: usize) -> Vec<&'static str> {
+    let (name, _, vocab) = TOPICS[topic];
+    vocab.iter().copied().filter(|w| !["star", "bank", "market"].contains(w)).take(10).chain([name]).collect()
+}
+
 /// The topic index of a topic's name.
 #[must_use]
 pub fn topic_index(name: &str) -> Option<usize> {
