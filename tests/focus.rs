@@ -48,6 +48,17 @@ urls = ["http://*/topics/", "http://*/topics/*/", "http://*/topics/search?**"]
     )
 }
 
+/// The web, its topic with the most articles within two hops, and a plan
+/// file for it.
+fn web_and_plan() -> (Web, usize, std::path::PathBuf) {
+    let web = web();
+    let truth = web.farm.topic_truth(2);
+    let topic = (0..TOPICS.len()).max_by_key(|&t| truth.relevant(t).len()).expect("topics");
+    let file = web.dir("plan.toml");
+    std::fs::write(&file, plan(topic)).expect("plan");
+    (web, topic, file)
+}
+
 /// url → (relevance, role) of every `doc` row.
 fn scores(data: &std::path::Path) -> BTreeMap<String, (Option<f64>, Option<String>)> {
     let mut out = BTreeMap::new();
@@ -66,12 +77,7 @@ fn scores(data: &std::path::Path) -> BTreeMap<String, (Option<f64>, Option<Strin
 
 #[test]
 fn relevance_tells_the_plans_topic_from_the_others_and_nav_pages_are_not_scored() {
-    let web = web();
-    // The topic with the most articles within reach.
-    let truth = web.farm.topic_truth(2);
-    let topic = (0..TOPICS.len()).max_by_key(|&t| truth.relevant(t).len()).expect("topics");
-    let file = web.dir("plan.toml");
-    std::fs::write(&file, plan(topic)).expect("plan");
+    let (web, topic, file) = web_and_plan();
     let data = web.dir("data");
     let summary = crawl_ok(&web.run_args(&data, 2, &["--delay", "0", "--plan", file.to_str().expect("utf-8")]));
     let rows = scores(&data);
@@ -143,11 +149,7 @@ fn relevance_tells_the_plans_topic_from_the_others_and_nav_pages_are_not_scored(
 
 #[test]
 fn with_a_plan_each_layer_is_written_and_fetched_best_first() {
-    let web = web();
-    let truth = web.farm.topic_truth(2);
-    let topic = (0..TOPICS.len()).max_by_key(|&t| truth.relevant(t).len()).expect("topics");
-    let file = web.dir("plan.toml");
-    std::fs::write(&file, plan(topic)).expect("plan");
+    let (web, topic, file) = web_and_plan();
     let data = web.dir("data");
     // One request at a time per host: its pages start in queue order.
     let args = ["--delay", "0", "--per-host", "1", "--plan", file.to_str().expect("utf-8")];
