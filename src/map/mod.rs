@@ -24,7 +24,7 @@ use crate::dedup::content::{Claim, FirstUrls};
 use crate::denoise::evidence::{self, Sample};
 use crate::error::StageError;
 use crate::extract::Extractors;
-use crate::fetch::{ErrorKind, Fetched, Fetcher, LayerTail, UrlSource};
+use crate::fetch::{ErrorKind, Fetched, Fetcher, LayerTail};
 use crate::parse::ParseConfig;
 use crate::partition::partition_of_host;
 use crate::rules::items::{self as rule_items, ItemRow};
@@ -39,14 +39,16 @@ use crate::urlnorm;
 
 use layer_rules::same_rules_as_the_layer;
 pub use layer_rules::RulesSource;
-use previous::{PartitionIndex, Previous};
+use previous::Previous;
 pub use process::{process, ProcessCtx, Processed};
+use urls::{partition_quota, Urls};
 
 mod layer_rules;
 pub mod previous;
 mod process;
 mod replay;
 pub mod sitemaps;
+mod urls;
 
 /// How fetched pages become rows: the run's settings for the parse, the
 /// stored bodies and the noise filter's map-side labels.
@@ -208,41 +210,6 @@ pub async fn read_input(store: &Store, layer: u32, part: u32) -> Result<InputRow
     Ok(rows)
 }
 
-/// The scheduler reads the URLs from the input's temporary file, and
-/// last night's validators from the partition's index (`--previous`).
-struct Urls(Arc<InputRows>, Option<Arc<PartitionIndex>>, Option<usize>);
-
-impl UrlSource for Urls {
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-    fn url(&self, id: usize) -> std::io::Result<String> {
-        self.0.url(id)
-    }
-    fn validators(&self, url: &Url) -> Option<crate::fetch::Validators> {
-        self.1.as_ref()?.get(url.as_str()).map(|e| e.validators.clone())
-    }
-    fn budget(&self) -> Option<usize> {
-        self.2
-    }
-}
-
-/// This partition's share of the layer's page budget (`--max-pages`): the
-/// budget split among the partitions in proportion to their input (the
-/// layer's input manifest has the total), rounded down so that the layer
-/// stays within it; `None` when the partition's input fits.
-async fn partition_quota(store: &Store, layer: u32, max: u64, here: usize) -> Result<Option<usize>, StageError> {
-    let total = store
-        .get_json::<crate::store::manifest::NextManifest>(&layout::input_manifest(layer))
-        .await?
-        .map_or(here as u64, |m| m.next.max(here as u64));
-    if total <= max {
-        return Ok(None);
-    }
-    let share = u128::from(max) * here as u128 / u128::from(total.max(1));
-    Ok(Some(usize::try_from(share).unwrap_or(usize::MAX)).filter(|&q| q < here))
-}
-
 /// 304 answers waiting for last night's bodies, read a batch at a time.
 const REPLAY_BATCH: usize = 256;
 
@@ -344,12 +311,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     let doc_schema = ctx.extract.doc_schema();
     // With a plan: where `relevance` is among the extractor columns, and
     // from which value a page counts as relevant (the summary's harvest rate).
-    let plan_tally = ctx
-        .pages
-        .plan
-        .as_ref()
-        .and_then(|p| p.compile().ok())
-        .and_then(|plan| given.iter().position(|c| c == "relevance").map(|i| (i, plan.threshold)));
+    let plan_tally = pctx.plan.as_ref().and_then(|p| p.relevance_at.map(|i| (i, p.scorer.plan().threshold)));
     let mut docs = Sink::new(store, layout::doc(layer, part), Arc::clone(&doc_schema));
     let mut links = Sink::new(store, layout::links(layer, part), schema::links_schema());
     let mut doc_buf: Vec<DocRow> = Vec::with_capacity(BATCH_ROWS);

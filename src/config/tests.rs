@@ -1,0 +1,117 @@
+use super::*;
+
+fn args() -> RunArgs {
+    RunArgs { seeds: Some("s.txt".into()), depth: Some(2), ..RunArgs::default() }
+}
+
+#[test]
+fn durations() {
+    assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+    assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+    assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+    assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
+    assert!(parse_duration("5 parsecs").is_err());
+    assert!(parse_duration("0s").is_err());
+}
+
+#[test]
+fn a_job_file_names_its_rules_relative_to_itself_and_bad_rules_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = dir.path().join("j.toml");
+    std::fs::write(&job, "seeds = 'seeds.txt'\ndepth = 1\nrules = 'r.toml'\n").expect("write");
+    let rules = dir.path().join("r.toml");
+    std::fs::write(&rules, "[[rule]]\nname = 'p'\nurls = ['**']\n[[rule.field]]\nname = 't'\ncss = 'h1'\n")
+        .expect("write");
+    let c = CrawlConfig::from_sources(&RunArgs { job: Some(job.clone()), ..RunArgs::default() }).expect("config");
+    let src = c.rules.expect("rules from the job file");
+    assert_eq!(src.file, rules.display().to_string());
+    assert_eq!(src.compile().expect("valid").list[0].name, "p");
+    std::fs::write(
+        &rules,
+        "[[rule]]\nname = 'p'\nurls = ['**']\n[[rule.field]]\nname = 't'\ncss = 'h1'\ntype = 'money'\n",
+    )
+    .expect("write");
+    let err = CrawlConfig::from_sources(&RunArgs { job: Some(job), ..RunArgs::default() }).expect_err("bad rules");
+    assert!(matches!(err, ConfigError::Rules(_)));
+    assert!(err.to_string().contains("r.toml:7:8: type `money`"), "{err}");
+}
+
+#[test]
+fn flags_win_over_job_and_defaults_apply() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = dir.path().join("j.toml");
+    std::fs::write(
+        &job,
+        "seeds = 'seeds.txt'\ndepth = 5\nper-host = 4\nscope = 'any'\ndata = 'out'\ncompression = 'zstd:9'\n",
+    )
+    .expect("write");
+    let a = RunArgs { job: Some(job), depth: Some(1), ..RunArgs::default() };
+    let c = CrawlConfig::from_sources(&a).expect("config");
+    assert_eq!(c.depth, 1, "flag wins");
+    assert_eq!(c.fetch.per_host, 4, "job value used");
+    assert_eq!(c.scope, Scope::Any);
+    assert_eq!(c.seeds, dir.path().join("seeds.txt"), "relative to the job file");
+    assert_eq!(c.data, dir.path().join("out").display().to_string(), "relative to the job file");
+    assert_eq!(c.partitions, 16);
+    assert_eq!(c.compression, crate::store::Compression::Zstd(9), "job value used");
+    let c = CrawlConfig::from_sources(&args()).expect("config");
+    assert_eq!(c.compression, crate::store::Compression::Zstd(1), "the default");
+}
+
+#[test]
+fn the_shipped_nightly_job_is_valid() {
+    let job = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs/nightly.toml");
+    let c = CrawlConfig::from_sources(&RunArgs { job: Some(job.clone()), ..RunArgs::default() })
+        .expect("jobs/nightly.toml");
+    let dir = job.parent().expect("jobs/");
+    assert_eq!(c.seeds, dir.join("nightly-seeds.txt"));
+    assert_eq!(c.data, dir.join("../data").display().to_string());
+    assert_eq!((c.depth, c.fetch.per_host, c.fetch.delay), (3, 2, Duration::from_millis(1000)));
+    assert!(crate::seeds::read_seeds(&c.seeds, &c.urls).is_ok_and(|s| !s.urls.is_empty()));
+}
+
+#[test]
+fn bad_values_name_the_option() {
+    let mut a = args();
+    a.scope = Some("planet".into());
+    let e = CrawlConfig::from_sources(&a).expect_err("bad scope").to_string();
+    assert!(e.contains("scope") && e.contains("host, domain, any"), "{e}");
+    let e = CrawlConfig::from_sources(&RunArgs::default()).expect_err("missing").to_string();
+    assert!(e.contains("seeds"), "{e}");
+    let mut a = args();
+    a.resolve = vec!["nonsense".into()];
+    assert!(CrawlConfig::from_sources(&a).expect_err("bad rule").to_string().contains("resolve"));
+    for bad in ["zstd:0", "zstd:23", "gzip", "zstd:x"] {
+        let mut a = args();
+        a.compression = Some(bad.into());
+        let e = CrawlConfig::from_sources(&a).expect_err(bad).to_string();
+        assert!(e.contains("compression") && e.contains("zstd:N"), "{e}");
+    }
+    let mut a = args();
+    a.compression = Some("none".into());
+    assert_eq!(CrawlConfig::from_sources(&a).expect("none").compression, crate::store::Compression::None);
+}
+
+#[test]
+fn proxies_come_from_flags_and_the_file_with_their_defaults() {
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("proxies.txt");
+    std::fs::write(&file, "http://127.0.0.1:3129\n# spare\nhttp://u:p@127.0.0.1:3130\n").expect("write");
+    let mut a = args();
+    a.proxy = vec!["http://127.0.0.1:3128".into()];
+    a.proxies = Some(file.clone());
+    let p = CrawlConfig::from_sources(&a).expect("ok").fetch.proxy;
+    assert_eq!(p.urls, ["http://127.0.0.1:3128", "http://127.0.0.1:3129", "http://u:p@127.0.0.1:3130"]);
+    assert_eq!((p.delay, p.concurrency, p.retry), (Duration::ZERO, 16, Duration::from_secs(30)));
+    assert!(CrawlConfig::from_sources(&args()).expect("ok").fetch.proxy.urls.is_empty(), "direct by default");
+    a.proxy = vec!["socks5://127.0.0.1:1080".into()];
+    let e = CrawlConfig::from_sources(&a).expect_err("socks").to_string();
+    assert!(e.contains("`proxy`") && e.contains("not supported"), "{e}");
+    a.proxy.clear();
+    std::fs::write(&file, "http://127.0.0.1:3129\nnot a url\n").expect("write");
+    let e = CrawlConfig::from_sources(&a).expect_err("bad line").to_string();
+    assert!(e.contains("proxies.txt:2"), "{e}");
+    a.proxies = None;
+    a.proxy_concurrency = Some(0);
+    assert!(CrawlConfig::from_sources(&a).expect_err("0").to_string().contains("proxy-concurrency"));
+}

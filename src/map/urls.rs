@@ -1,0 +1,52 @@
+//! A partition's input as the scheduler sees it (its URLs, last night's
+//! validators, its share of the layer's page budget).
+
+use std::sync::Arc;
+
+use url::Url;
+
+use super::previous::PartitionIndex;
+use crate::error::StageError;
+use crate::fetch::UrlSource;
+use crate::store::scratch::InputRows;
+use crate::store::{layout, Store};
+
+/// The scheduler reads the URLs from the input's temporary file, and
+/// last night's validators from the partition's index (`--previous`).
+pub(super) struct Urls(pub(super) Arc<InputRows>, pub(super) Option<Arc<PartitionIndex>>, pub(super) Option<usize>);
+
+impl UrlSource for Urls {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn url(&self, id: usize) -> std::io::Result<String> {
+        self.0.url(id)
+    }
+    fn validators(&self, url: &Url) -> Option<crate::fetch::Validators> {
+        self.1.as_ref()?.get(url.as_str()).map(|e| e.validators.clone())
+    }
+    fn budget(&self) -> Option<usize> {
+        self.2
+    }
+}
+
+/// This partition's share of the layer's page budget (`--max-pages`): the
+/// budget split among the partitions in proportion to their input (the
+/// layer's input manifest has the total), rounded down so that the layer
+/// stays within it; `None` when the partition's input fits.
+pub(super) async fn partition_quota(
+    store: &Store,
+    layer: u32,
+    max: u64,
+    here: usize,
+) -> Result<Option<usize>, StageError> {
+    let total = store
+        .get_json::<crate::store::manifest::NextManifest>(&layout::input_manifest(layer))
+        .await?
+        .map_or(here as u64, |m| m.next.max(here as u64));
+    if total <= max {
+        return Ok(None);
+    }
+    let share = u128::from(max) * here as u128 / u128::from(total.max(1));
+    Ok(Some(usize::try_from(share).unwrap_or(usize::MAX)).filter(|&q| q < here))
+}

@@ -1,0 +1,97 @@
+use super::*;
+
+#[test]
+fn input_rows_round_trip() {
+    let rows = vec![
+        InRow { url: "http://a.test/".into(), depth: 0, referrer: None, priority: None },
+        InRow { url: "http://a.test/x".into(), depth: 2, referrer: Some("http://a.test/".into()), priority: None },
+        InRow { url: "http://a.test/y".into(), depth: 2, referrer: Some("http://b.test/".into()), priority: None },
+        InRow { url: "http://a.test/z".into(), depth: 3, referrer: Some("http://a.test/".into()), priority: None },
+        InRow { url: "http://b.test/".into(), depth: 0, referrer: None, priority: None },
+    ];
+    let b = input_batch(&rows).expect("batch");
+    assert_eq!(input_rows(&b, "t").expect("rows"), rows);
+}
+
+#[test]
+fn doc_batch_matches_schema_with_nulls() {
+    let row = DocRow { url: "http://a.test/".into(), status: 200, content_hash: Some(u64::MAX), ..DocRow::default() };
+    let b = doc_batch(&[row.clone(), DocRow { error: Some(ErrorKind::Timeout), ..row }]).expect("batch");
+    assert_eq!(b.num_rows(), 2);
+    assert_eq!(b.schema(), doc_schema());
+    let err = string_col(&b, "error", "t").expect("col");
+    assert!(err.is_null(0));
+    assert_eq!(err.value(1), "timeout");
+    let hash = b.column_by_name("content_hash").expect("col").as_primitive::<Int64Type>();
+    assert_eq!(hash.value(0), -1, "u64::MAX is all ones: -1 as a signed integer");
+}
+
+#[test]
+fn error_kinds_keep_their_names() {
+    // The README's vocabulary of the `error` column: these strings are in users' files.
+    let names: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "timeout",
+            "dns",
+            "connect",
+            "blocked",
+            "reset",
+            "decode",
+            "too_large",
+            "robots",
+            "redirect_loop",
+            "too_many_redirects",
+            "bad_redirect",
+            "internal",
+            "parse_panic"
+        ]
+    );
+    for k in ErrorKind::ALL {
+        assert_eq!(k.as_str().parse::<ErrorKind>(), Ok(k));
+    }
+    assert!("http_4xx".parse::<ErrorKind>().is_err());
+}
+
+#[test]
+fn content_hashes_round_trip_as_int64_and_old_uint64_files_still_read() {
+    let rows = vec![(0, "a".to_string()), (u64::MAX, "b".to_string()), (1 << 63, "c".to_string())];
+    let b = content_batch(&rows).expect("batch");
+    assert_eq!(b.schema().field(0).data_type(), &DataType::Int64);
+    let back: Vec<(u64, String)> = content_rows(&b, "t").expect("rows").map(|(h, u)| (h, u.to_string())).collect();
+    assert_eq!(back, rows);
+    let old = Schema::new(vec![
+        Field::new("content_hash", DataType::UInt64, false),
+        Field::new("url", DataType::Utf8, false),
+    ]);
+    let hashes: UInt64Array = rows.iter().map(|r| Some(r.0)).collect();
+    let urls: StringArray = rows.iter().map(|r| Some(r.1.as_str())).collect();
+    let b = RecordBatch::try_new(Arc::new(old), vec![Arc::new(hashes), Arc::new(urls)]).expect("old batch");
+    let back: Vec<(u64, String)> = content_rows(&b, "t").expect("rows").map(|(h, u)| (h, u.to_string())).collect();
+    assert_eq!(back, rows);
+}
+
+#[test]
+fn noise_labels_round_trip_and_unknown_ones_are_refused() {
+    let row = LinkRow {
+        src_url: "http://a.test/".into(),
+        dst_url: "http://a.test/x".into(),
+        anchor: String::new(),
+        depth: 1,
+        noise: None,
+        followed: true,
+        block_ratio: 0.0,
+        score: None,
+    };
+    let mut rows = vec![row.clone()];
+    rows.extend(NoiseLabel::ALL.map(|l| LinkRow { noise: Some(l), ..row.clone() }));
+    let b = links_batch(&rows).expect("batch");
+    let want: Vec<Option<NoiseLabel>> = rows.iter().map(|r| r.noise).collect();
+    assert_eq!(noise_labels(&b, "t").expect("labels"), want);
+    assert_eq!(string_col(&b, "noise", "t").expect("col").value(3), "dom_ratio");
+    let mut cols = b.columns().to_vec();
+    cols[4] = Arc::new(StringArray::from(vec![Some("spam"); rows.len()]));
+    let bad = RecordBatch::try_new(b.schema(), cols).expect("batch");
+    assert!(noise_labels(&bad, "t").is_err());
+}
