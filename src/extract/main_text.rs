@@ -221,10 +221,11 @@ fn select(s: &Structure) -> Option<Selected> {
         st.score * (1.0 - density) * named_down + bias.min(st.score * 2.0)
     };
     let final_scores: Vec<f64> = (0..blocks.len()).map(final_score).collect();
+    let boiler: Vec<bool> = blocks.iter().zip(&stats).map(|(b, st)| is_boilerplate(b, st)).collect();
     let final_score = |i: usize| final_scores[i];
     let best = (0..blocks.len()).max_by(|&a, &b| final_score(a).total_cmp(&final_score(b)))?;
     let top_score = final_score(best);
-    let mut top = semantic_container(blocks, &stats, climb(blocks, &stats, best));
+    let mut top = semantic_container(blocks, &stats, &boiler, climb(blocks, &boiler, best));
     // A second opinion: the block marked as the article (`<article>`,
     // `itemprop=articleBody`, `role=main`) holding the most paragraph text
     // wins when it holds far more of it than the densest block.
@@ -233,9 +234,12 @@ fn select(s: &Structure) -> Option<Selected> {
         .max_by_key(|&i| stats[i].para);
     if let Some(m) = marked {
         if stats[m].para > stats[top].para.saturating_mul(2) && stats[m].para >= 300 {
-            top = climb(blocks, &stats, m);
+            top = climb(blocks, &boiler, m);
         }
     }
+    // Inside the main content, the text overrules a name (see [`misnamed`]).
+    let dropped: Vec<bool> =
+        (0..blocks.len()).map(|i| boiler[i] && !misnamed(&blocks[i], &stats[i], stats[top].para)).collect();
     let mut chosen = vec![false; blocks.len()];
     if top_score > 0.0 {
         chosen[top] = true;
@@ -249,7 +253,7 @@ fn select(s: &Structure) -> Option<Selected> {
             let joins = final_score(i) >= threshold
                 || (is_paragraph(b) && b.hint >= 0 && (own >= 80 && link_density(&stats[i]) < 0.25))
                 || (is_paragraph(b) && b.hint >= 0 && b.anchor_chars == 0 && own >= MIN_PARAGRAPH);
-            chosen[i] = joins && !is_boilerplate(b, &stats[i]);
+            chosen[i] = joins && !dropped[i];
         }
     }
     // Blocks in the main content: under a chosen block, not under boilerplate.
@@ -257,7 +261,7 @@ fn select(s: &Structure) -> Option<Selected> {
     for i in 0..blocks.len() {
         let up = if i == 0 { false } else { inside[blocks[i].parent as usize] };
         let start = chosen[i] || up;
-        inside[i] = start && (chosen[i] || !is_boilerplate(&blocks[i], &stats[i]));
+        inside[i] = start && (chosen[i] || !dropped[i]);
     }
     let article_chars: u64 = (0..blocks.len())
         .filter(|&i| inside[i])
@@ -270,7 +274,7 @@ fn select(s: &Structure) -> Option<Selected> {
         // No article: the page's text without boilerplate and link-dense blocks.
         let mut kept = vec![true; blocks.len()];
         for (i, b) in blocks.iter().enumerate() {
-            let dropped = i != 0 && (is_boilerplate(b, &stats[i]) || !kept[b.parent as usize]);
+            let dropped = i != 0 && (boiler[i] || !kept[b.parent as usize]);
             kept[i] = !dropped;
             inside[i] = kept[i] && b.ratio() < 0.5;
         }
@@ -282,14 +286,14 @@ fn select(s: &Structure) -> Option<Selected> {
 /// article: a long article is often split into sections of which one is
 /// densest. Each step up must add a quarter more clean text (boilerplate
 /// children left out) and keep links under a third of it.
-fn climb(blocks: &[Block], stats: &[Stats], from: usize) -> usize {
+fn climb(blocks: &[Block], boiler: &[bool], from: usize) -> usize {
     // Text outside links and inside links, without boilerplate subtrees.
     let mut clean = vec![(0u64, 0u64); blocks.len()];
     for (i, b) in blocks.iter().enumerate() {
         clean[i] = (u64::from(b.text_chars - b.anchor_chars), u64::from(b.anchor_chars));
     }
     for i in (1..blocks.len()).rev() {
-        if is_boilerplate(&blocks[i], &stats[i]) {
+        if boiler[i] {
             continue;
         }
         let p = blocks[i].parent as usize;
@@ -300,7 +304,7 @@ fn climb(blocks: &[Block], stats: &[Stats], from: usize) -> usize {
     let (mut cur, mut reached) = (from, from);
     while cur != 0 {
         let p = blocks[cur].parent as usize;
-        if p == 0 || is_boilerplate(&blocks[p], &stats[p]) {
+        if p == 0 || boiler[p] {
             break;
         }
         let (t, a) = clean[p];
@@ -325,12 +329,12 @@ fn climb(blocks: &[Block], stats: &[Stats], from: usize) -> usize {
 /// The `<article>` or `<main>` (or a block named the article body) that
 /// holds the chosen container, when there is one and it is not mostly
 /// other text: its headline, lead and sections belong to the article too.
-fn semantic_container(blocks: &[Block], stats: &[Stats], from: usize) -> usize {
+fn semantic_container(blocks: &[Block], stats: &[Stats], boiler: &[bool], from: usize) -> usize {
     let mut cur = from;
     let mut best = from;
     while cur != 0 {
         let b = &blocks[cur];
-        if is_boilerplate(b, &stats[cur]) {
+        if boiler[cur] {
             break;
         }
         let semantic = matches!(b.tag, BlockTag::Article | BlockTag::Main) || b.hint >= 2;
@@ -408,6 +412,17 @@ fn is_boilerplate(b: &Block, st: &Stats) -> bool {
             && b.text_chars < 100)
 }
 
+/// A block inside the main content whose class or id names it boilerplate
+/// but which holds most of the main content's paragraph text (of `top`'s
+/// `top_para` characters), with few links: script hooks and ad slots
+/// put on the article body itself (`js-dynamic-advertorial`,
+/// `js-truncate-related`, `banners-contenido`) name the wrong thing. Only
+/// names are overruled, not elements or roles, and never a comment
+/// thread's.
+fn misnamed(b: &Block, st: &Stats, top_para: u64) -> bool {
+    b.hint == -1 && !b.thread && st.para >= 400 && st.para * 2 >= top_para && link_density(st) < 0.2
+}
+
 /// The text of the runs whose block is inside, one line each.
 fn render(s: &Structure, inside: &[bool], format: TextFormat) -> String {
     // The page's text bounds the main text: one allocation, no growing.
@@ -420,9 +435,12 @@ fn render(s: &Structure, inside: &[bool], format: TextFormat) -> String {
         if !inside[seg.block] || seg.end <= seg.start || seg.kind == SegKind::Caption {
             continue;
         }
-        // A line of plain text that is only a date or a time is the
-        // article's dateline, not its text.
-        if seg.kind == SegKind::Text && is_date_line(&s.text[seg.start..seg.end]) {
+        // Datelines and the page's furniture ("Share", "Read more",
+        // "Advertisement") are not the article's text.
+        let line = &s.text[seg.start..seg.end];
+        if (seg.kind == SegKind::Text && lines::is_date_line(line))
+            || (seg.kind != SegKind::Pre && lines::is_furniture(line))
+        {
             continue;
         }
         if let SegKind::Heading(level) = seg.kind {
@@ -448,40 +466,6 @@ fn render(s: &Structure, inside: &[bool], format: TextFormat) -> String {
         out.shrink_to_fit();
     }
     out
-}
-
-/// A short line that is only a date or a time ("May 19, 2020", "13. 1.
-/// 2020", "05:28 Uhr"): at least two groups of digits, one of them a year
-/// or the two a time, and few words besides.
-fn is_date_line(line: &str) -> bool {
-    if line.len() > 48 {
-        return false;
-    }
-    let (mut groups, mut year, mut time, mut words) = (0, false, false, 0);
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c.is_ascii_digit() {
-            let mut n = c.to_digit(10).unwrap_or(0);
-            let mut len = 1;
-            while let Some(d) = chars.peek().and_then(|d| d.to_digit(10)) {
-                n = n.saturating_mul(10).saturating_add(d);
-                len += 1;
-                chars.next();
-            }
-            groups += 1;
-            year |= len == 4 && (1900..2100).contains(&n);
-            time |= len <= 2 && chars.peek() == Some(&':');
-        } else if c.is_alphabetic() {
-            while chars.peek().is_some_and(|c| c.is_alphabetic()) {
-                chars.next();
-            }
-            words += 1;
-        } else if !(c.is_whitespace() || matches!(c, '.' | ',' | '/' | '-' | ':' | '|' | '\u{b7}')) {
-            // Prices, shares and counts: a date is digits, words and separators.
-            return false;
-        }
-    }
-    groups >= 2 && (year || time) && words <= 4
 }
 
 /// One run of text as a line of the main text.
@@ -532,5 +516,6 @@ fn json_ld_article_body(scripts: &[String]) -> Option<String> {
     })
 }
 
+mod lines;
 #[cfg(test)]
 mod tests;

@@ -238,6 +238,6 @@ fn a_line_that_is_only_a_date_or_a_time_is_left_out() {
     assert!(!t.contains("May 19, 2020") && !t.contains("13. 1. 2020"), "{t}");
     // A price with a year is not a date.
     assert!(t.contains("Adults: 3 €"), "{t}");
-    assert!(super::is_date_line("Erstellt am Dienstag 6. Mai 2014") && super::is_date_line("20:37"));
-    assert!(!super::is_date_line("Over 2000 people came") && !super::is_date_line("Windows 10"));
+    assert!(super::lines::is_date_line("Erstellt am Dienstag 6. Mai 2014") && super::lines::is_date_line("20:37"));
+    assert!(!super::lines::is_date_line("Over 2000 people came") && !super::lines::is_date_line("Windows 10"));
 }

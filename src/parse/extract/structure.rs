@@ -21,6 +21,9 @@ pub struct Block {
     /// content (`article`, `post-body`, `itemprop=articleBody`), below 0
     /// boilerplate (`comments`, `sidebar`, `cookie-banner`); see [`hint`].
     pub hint: i8,
+    /// Named as a comment thread (`comments`, `disqus_thread`): text that
+    /// is not the article however much of it there is.
+    pub thread: bool,
 }
 
 /// The element that opened a block.
@@ -131,7 +134,6 @@ pub(super) const KIND_ELEMENTS: &[&str] =
 const CONTENT_WORDS: &[&str] =
     &["article", "content", "entry", "post", "story", "text", "body", "prose", "blog", "hentry", "main", "page"];
 const BOILERPLATE_WORDS: &[&str] = &[
-    "comment",
     "footer",
     "footnote",
     "nav",
@@ -164,7 +166,6 @@ const BOILERPLATE_WORDS: &[&str] = &[
     "pager",
     "login",
     "toolbar",
-    "disqus",
     "rating",
     "meta",
     "author",
@@ -173,6 +174,11 @@ const BOILERPLATE_WORDS: &[&str] = &[
     "credit",
     "copyright",
 ];
+/// Boilerplate words that name a comment thread (see [`Block::thread`]).
+const THREAD_WORDS: &[&str] = &["comment", "disqus"];
+/// What [`hint`] returns for a name of [`THREAD_WORDS`]: boilerplate,
+/// and a thread.
+pub(super) const THREAD: i8 = -3;
 /// Prefixes of names skipped by [`name_hint`].
 const SKIPPED_PREFIXES: &[&str] = &["category-", "tag-", "has-", "with-", "no-", "without-", "elementor-"];
 /// Words that begin or end with a listed word but mean something else.
@@ -181,8 +187,8 @@ const NOT_HINTS: &[&str] = &["commentary", "domain", "context", "navigator", "sh
 /// What an element's `class`, `id`, `role` and `itemprop` say: +2 for
 /// `itemprop=articleBody` or `role=main|article`, +1 for a content word,
 /// -1 for a boilerplate word, -2 for `role=navigation|banner|contentinfo|
-/// complementary`. A name with both kinds of words (`comment-content`)
-/// counts as boilerplate.
+/// complementary`, [`THREAD`] for a comment thread's word. A name with
+/// both kinds of words (`comment-content`) counts as boilerplate.
 pub(super) fn hint(tag: &Tag) -> i8 {
     if attr(tag, "itemprop").is_some_and(|p| p.eq_ignore_ascii_case("articlebody")) {
         return 2;
@@ -198,7 +204,7 @@ pub(super) fn hint(tag: &Tag) -> i8 {
     for key in ["class", "id"] {
         let Some(v) = attr(tag, key) else { continue };
         match name_hint(v) {
-            -1 => return -1,
+            h @ (-1 | THREAD) => return h,
             1 => content = true,
             _ => {}
         }
@@ -227,7 +233,7 @@ fn name_hint(value: &str) -> i8 {
             let boundary = !c.is_ascii_alphanumeric() || (prev_lower && c.is_ascii_uppercase());
             if boundary && len > 0 {
                 match word_hint(&word[..len]) {
-                    -1 => return -1,
+                    h @ (-1 | THREAD) => return h,
                     1 => content = true,
                     _ => {}
                 }
@@ -241,7 +247,7 @@ fn name_hint(value: &str) -> i8 {
         }
         if len > 0 {
             match word_hint(&word[..len]) {
-                -1 => return -1,
+                h @ (-1 | THREAD) => return h,
                 1 => content = true,
                 _ => {}
             }
@@ -258,7 +264,13 @@ fn word_hint(word: &[u8]) -> i8 {
         let w = w.as_bytes();
         (w[0] == first && word.starts_with(w)) || (w[w.len() - 1] == last && word.ends_with(w))
     };
-    let hint = if BOILERPLATE_WORDS.iter().any(has) { -1 } else { i8::from(CONTENT_WORDS.iter().any(has)) };
+    let hint = if THREAD_WORDS.iter().any(has) {
+        THREAD
+    } else if BOILERPLATE_WORDS.iter().any(has) {
+        -1
+    } else {
+        i8::from(CONTENT_WORDS.iter().any(has))
+    };
     if hint != 0 && NOT_HINTS.iter().any(|w| w.as_bytes() == word) {
         0
     } else {

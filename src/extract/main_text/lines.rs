@@ -1,0 +1,349 @@
+//! Lines inside an article that are not its text: datelines, and the
+//! page's furniture that sits between paragraphs or under the article
+//! (share and print buttons, "Read more", "Advertisement", tag labels,
+//! reading times, a blog theme's "This entry was posted in").
+//!
+//! The furniture is recognised by its words, as a short line that is
+//! nothing but one of the phrases below (in the languages most crawled:
+//! English, German, French, Spanish, Italian, Polish, Portuguese, Dutch),
+//! or starts with one of the leading phrases. A paragraph that merely
+//! contains such words is kept.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+/// Whole lines of furniture, lower case, without the punctuation around
+/// them that [`trimmed`] takes off.
+const WHOLE: &[&str] = &[
+    // English
+    "share",
+    "share this",
+    "share this article",
+    "share this story",
+    "share this post",
+    "tweet",
+    "print",
+    "print this page",
+    "email",
+    "e-mail",
+    "advertisement",
+    "advertising",
+    "sponsored",
+    "sponsored content",
+    "tags",
+    "topics",
+    "related",
+    "related articles",
+    "related posts",
+    "related stories",
+    "related content",
+    "read more",
+    "read next",
+    "more on this topic",
+    "more stories",
+    "you may also like",
+    "you might also like",
+    "recommended",
+    "recommended for you",
+    "comments",
+    "leave a comment",
+    "leave a reply",
+    "permalink",
+    "back to top",
+    "subscribe",
+    "newsletter",
+    "useful",
+    "was this article helpful?",
+    "about the author",
+    "show more",
+    "load more",
+    // German
+    "teilen",
+    "jetzt teilen",
+    "artikel teilen",
+    "beitrag teilen",
+    "seite teilen",
+    "news teilen",
+    "drucken",
+    "artikel drucken",
+    "seite drucken",
+    "rezept drucken",
+    "anzeige",
+    "werbung",
+    "themen",
+    "schlagworte",
+    "schlagwörter",
+    "stichworte",
+    "stichwörter",
+    "mehr zum thema",
+    "weitere informationen",
+    "das könnte sie auch interessieren",
+    "das könnte dich auch interessieren",
+    "das könnte ihnen auch gefallen",
+    "auch interessant",
+    "lesen sie auch",
+    "lesen sie mehr",
+    "weiterlesen",
+    "zum weiterlesen",
+    "mehr lesen",
+    "mehr erfahren",
+    "über den autor",
+    "über die autorin",
+    "zur person",
+    "kommentare",
+    "kommentieren",
+    "kommentar schreiben",
+    "bild anzeigen",
+    "bilder anzeigen",
+    "alle bilder anzeigen",
+    "quellen ausblenden",
+    "quellen anzeigen",
+    "externer inhalt",
+    "zurück",
+    "nach oben",
+    "war der artikel nützlich?",
+    "war dieser artikel hilfreich?",
+    "möchten sie den artikel teilen?",
+    "zum artikel",
+    "kontakt",
+    "von",
+    "autor",
+    "autorin",
+    "quelle",
+    "bildquelle",
+    "fotos",
+    "foto",
+    // French
+    "partager",
+    "partagez",
+    "imprimer",
+    "publicité",
+    "vous aimerez aussi",
+    "à lire aussi",
+    "a lire aussi",
+    "lire aussi",
+    "sur le même sujet",
+    "permalien",
+    "commentaires",
+    "mots-clés",
+    "mots clés",
+    // Spanish
+    "compartir",
+    "publicidad",
+    "te puede interesar",
+    "lee también",
+    "relacionados",
+    "noticias relacionadas",
+    "etiquetas",
+    // Italian
+    "condividi",
+    "pubblicità",
+    "leggi anche",
+    "potrebbe interessarti",
+    // Polish
+    "zobacz również",
+    "zobacz też",
+    "czytaj też",
+    "czytaj także",
+    "udostępnij",
+    "reklama",
+    "tagi",
+    // Portuguese
+    "compartilhe",
+    "partilhar",
+    "publicidade",
+    "leia também",
+    "veja também",
+    // Dutch
+    "delen",
+    "advertentie",
+    "lees ook",
+    "gerelateerde artikelen",
+];
+
+/// Leading phrases of short furniture lines ("Back to all news",
+/// "More on coronavirus:", "Follow us on Twitter"); a line that ends as a
+/// sentence ends, with a full stop, is text.
+const LEADING: &[&str] = &[
+    "zurück zu",
+    "back to ",
+    "mehr zu ",
+    "more on ",
+    "read more",
+    "lesen sie auch",
+    "das könnte",
+    "you may also",
+    "you might also",
+    "weitere artikel",
+    "weitere meldungen",
+    "alle artikel",
+    "alle meldungen",
+    "share on",
+    "teilen auf",
+    "folgen sie uns",
+    "follow us",
+];
+
+/// Leading phrases of a blog theme's line under a post, which names the
+/// post's categories and tags and can run long.
+const POSTED: &[&str] = &[
+    "this entry was posted",
+    "dieser eintrag wurde",
+    "dieser beitrag wurde",
+    "der beitrag wurde",
+    "bookmark the permalink",
+];
+
+/// Words after a number of minutes that make it a reading time
+/// ("5 min read", "11 minut czytania").
+const READING: &[&str] = &["read", "lesezeit", "czytania", "de lecture", "de lectura", "lesen", "lettura", "leestijd"];
+
+/// Longest furniture line, in characters, for each kind.
+const MAX_WHOLE: usize = 60;
+const MAX_LEADING: usize = 80;
+const MAX_POSTED: usize = 300;
+
+static WHOLE_SET: LazyLock<HashSet<&'static str>> = LazyLock::new(|| WHOLE.iter().copied().collect());
+
+/// A line of the page's furniture (see the module's comment).
+pub(super) fn is_furniture(line: &str) -> bool {
+    let t = trimmed(line);
+    // Bytes bound characters from above (at most four bytes each).
+    if t.is_empty() || t.len() > MAX_POSTED * 4 {
+        return false;
+    }
+    LOWER.with_borrow_mut(|lower| {
+        lower.clear();
+        if t.len() > MAX_LEADING * 4 {
+            // Too long for anything but a theme's line: its first words.
+            lower.extend(t.chars().take(POSTED_PREFIX).flat_map(char::to_lowercase));
+            return POSTED.iter().any(|p| lower.starts_with(p)) && t.chars().count() <= MAX_POSTED;
+        }
+        lower.extend(t.chars().flat_map(char::to_lowercase));
+        let chars = lower.chars().count();
+        (chars <= MAX_WHOLE && (WHOLE_SET.contains(lower.as_str()) || is_reading_time(lower)))
+            || (chars <= MAX_LEADING && !lower.ends_with('.') && LEADING.iter().any(|p| lower.starts_with(p)))
+            || POSTED.iter().any(|p| lower.starts_with(p))
+    })
+}
+
+/// Characters of a line that [`POSTED`]'s phrases can reach.
+const POSTED_PREFIX: usize = 24;
+
+thread_local! {
+    /// The line in lower case: one buffer per thread, no allocation per line.
+    static LOWER: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// The line without the punctuation and bullets around a label
+/// ("» Drucken", "- Anzeige -", "Advertisement:", "(Teilen)").
+fn trimmed(line: &str) -> &str {
+    line.trim_matches(|c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                ':' | '|' | '-' | '–' | '—' | '»' | '«' | '›' | '‹' | '>' | '•' | '·' | '(' | ')' | '[' | ']'
+            )
+    })
+}
+
+/// "5 min read", "12 minute read", "Lesezeit: 3 Minuten", "11 minut
+/// czytania": a number of minutes with a word that says reading.
+fn is_reading_time(lower: &str) -> bool {
+    let rest = lower.strip_prefix("lesezeit").map_or(lower, |r| r.trim_start_matches([':', ' ']));
+    let rest = rest.strip_prefix("ca. ").unwrap_or(rest);
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return false;
+    }
+    let rest = rest[digits..].trim_start();
+    let unit = ["minuten", "minutes", "minute", "minuty", "minutos", "minut", "mins", "min"]
+        .iter()
+        .find_map(|u| rest.strip_prefix(u));
+    let Some(after) = unit else { return false };
+    let after = after.trim_start_matches('.').trim();
+    (lower.starts_with("lesezeit") && after.is_empty()) || READING.contains(&after)
+}
+
+/// A short line that is only a date or a time ("May 19, 2020", "13. 1.
+/// 2020", "05:28 Uhr"): at least two groups of digits, one of them a year
+/// or the two a time, and few words besides.
+pub(super) fn is_date_line(line: &str) -> bool {
+    if line.len() > 48 {
+        return false;
+    }
+    let (mut groups, mut year, mut time, mut words) = (0, false, false, 0);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            let mut n = c.to_digit(10).unwrap_or(0);
+            let mut len = 1;
+            while let Some(d) = chars.peek().and_then(|d| d.to_digit(10)) {
+                n = n.saturating_mul(10).saturating_add(d);
+                len += 1;
+                chars.next();
+            }
+            groups += 1;
+            year |= len == 4 && (1900..2100).contains(&n);
+            time |= len <= 2 && chars.peek() == Some(&':');
+        } else if c.is_alphabetic() {
+            while chars.peek().is_some_and(|c| c.is_alphabetic()) {
+                chars.next();
+            }
+            words += 1;
+        } else if !(c.is_whitespace() || matches!(c, '.' | ',' | '/' | '-' | ':' | '|' | '\u{b7}')) {
+            // Prices, shares and counts: a date is digits, words and separators.
+            return false;
+        }
+    }
+    groups >= 2 && (year || time) && words <= 4
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn furniture_lines_go_and_sentences_that_mention_them_stay() {
+        for line in [
+            "Share",
+            "» Drucken",
+            "- Anzeige -",
+            "Advertisement:",
+            "Mehr zum Thema:",
+            "Zobacz również",
+            "Vous aimerez aussi",
+            "Zurück zu allen Meldungen",
+            "Follow us on Twitter",
+            "This entry was posted in Allgemein. Bookmark the permalink.",
+            "Dieser Eintrag wurde veröffentlicht in Podcast und verschlagwortet mit Linux von admin.",
+            "5 min read",
+            "11 minut czytania",
+            "Lesezeit: 2 Minuten",
+        ] {
+            assert!(is_furniture(line), "{line:?} is furniture");
+        }
+        for line in [
+            "Share prices fell sharply on Monday, the third fall this month.",
+            "Read more about it in the report the ministry published.",
+            "20 minutes",
+            "Die Anzeige wurde am Montag erstattet.",
+            "Tags und Nächte verbrachte er im Labor.",
+        ] {
+            assert!(!is_furniture(line), "{line:?} is text");
+        }
+        // A label alone, in any case: "Zurück" is a button.
+        assert!(is_furniture("ZURÜCK"));
+        assert!(POSTED.iter().all(|p| p.chars().count() <= POSTED_PREFIX));
+    }
+
+    #[test]
+    fn dates_and_times_alone_are_datelines() {
+        for line in ["May 19, 2020", "13. 1. 2020", "05:28 Uhr", "Mittwoch, 27.11.2019 | 15:21"] {
+            assert!(is_date_line(line), "{line:?}");
+        }
+        for line in ["3 € (2019)", "Im Jahr 2019 wuchs der Umsatz um 12 Prozent auf 4,5 Millionen Euro."] {
+            assert!(!is_date_line(line), "{line:?}");
+        }
+    }
+}
