@@ -186,6 +186,8 @@ const LEADING: &[&str] = &[
 
 /// Leading phrases of a blog theme's line under a post, which names the
 /// post's categories and tags and can run long.
+/// (All start with `t`, `d` or `b`: [`is_furniture`] looks at the first
+/// byte of a long line first.)
 const POSTED: &[&str] = &[
     "this entry was posted",
     "dieser eintrag wurde",
@@ -216,6 +218,9 @@ pub(super) fn is_furniture(line: &str) -> bool {
         lower.clear();
         if t.len() > MAX_LEADING * 4 {
             // Too long for anything but a theme's line: its first words.
+            if !matches!(t.as_bytes()[0], b't' | b'T' | b'd' | b'D' | b'b' | b'B') {
+                return false;
+            }
             lower.extend(t.chars().take(POSTED_PREFIX).flat_map(char::to_lowercase));
             return POSTED.iter().any(|p| lower.starts_with(p)) && t.chars().count() <= MAX_POSTED;
         }
