@@ -206,6 +206,15 @@ fn select(s: &Structure) -> Option<Selected> {
             stats[parent].score += score / 2.0;
         }
     }
+    // Under a block named as boilerplate (a consent dialog's sections, a
+    // comment thread's posts) is boilerplate too, whatever its own name,
+    // unless the name is overruled by the text (see [`misnamed`]).
+    let mut named = vec![false; blocks.len()];
+    for i in 1..blocks.len() {
+        let p = blocks[i].parent as usize;
+        let inherited = named[p] && !(blocks[p].hint < 0 && misnamed(&blocks[p], &stats[p], stats[0].para));
+        named[i] = blocks[i].hint < 0 || inherited;
+    }
     let final_score = |i: usize| -> f64 {
         let st = &stats[i];
         if st.score <= 0.0 {
@@ -214,7 +223,7 @@ fn select(s: &Structure) -> Option<Selected> {
         let density = link_density(st);
         // Boilerplate by name keeps a quarter of its score: a long comment
         // thread must not outscore the article.
-        let named_down = if blocks[i].hint < 0 { 0.25 } else { 1.0 };
+        let named_down = if named[i] { 0.25 } else { 1.0 };
         // Names and elements count for as much as the text inside at most:
         // a teaser in an <article> of its own is still a teaser.
         let bias = bias(&blocks[i], st);
