@@ -5,10 +5,13 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{Float32Type, Float64Type, Int32Type, TimestampMicrosecondType};
 use common::{crawl_ok, layercrawl, read_all, Web};
+use layercrawl::focus::ant;
+use serde_json::Value;
 use testweb::topics::TOPICS;
 use testweb::{Farm, FarmConfig};
 
@@ -208,11 +211,9 @@ fn with_a_plan_each_layer_is_written_and_fetched_best_first() {
     assert!(ahead >= 0.9, "the plan's articles are ahead of the others in {ahead:.3} of the pairs");
 }
 
-#[test]
-fn under_a_page_budget_best_first_harvests_more_than_breadth_first() {
-    let web = web();
-    // A topic that is not the web's most common: the least common of those
-    // with a dozen articles within reach.
+/// The page budget tests' topic: not the web's most common, the least
+/// common of those with a dozen articles within reach; and its plan file.
+fn budget_topic(web: &Web) -> (usize, std::path::PathBuf) {
     let truth = web.farm.topic_truth(3);
     let topic = (0..TOPICS.len())
         .filter(|&t| truth.relevant(t).len() >= 12)
@@ -220,27 +221,149 @@ fn under_a_page_budget_best_first_harvests_more_than_breadth_first() {
         .expect("a topic");
     let file = web.dir("plan.toml");
     std::fs::write(&file, plan(topic)).expect("plan");
-    let crawl = |order: &str| {
-        let data = web.dir(order);
-        let args = ["--delay", "0", "--max-pages", "25", "--order", order, "--plan", file.to_str().expect("utf-8")];
-        let summary = crawl_ok(&web.run_args(&data, 3, &args));
-        let layers = summary["layers"].as_array().expect("layers").clone();
-        for l in &layers {
-            assert!(l["fetched"].as_u64().expect("fetched") <= 25, "{l}");
-        }
-        let cut: u64 = layers.iter().map(|l| l["budget_cut"].as_u64().unwrap_or(0)).sum();
-        assert!(cut > 0, "the budget cut something: {summary}");
-        // Articles of the topic fetched after the seeds' layer.
-        let fetched: Vec<String> =
-            common::read_docs(&data).into_iter().filter(|d| d.layer > 0).map(|d| d.url).collect();
-        let on = fetched.iter().filter(|u| web.farm.topic_of(u) == Some(topic)).count();
-        (on, fetched.len(), summary)
-    };
-    let (best, best_n, s1) = crawl("best-first");
-    let (bfs, bfs_n, s2) = crawl("bfs");
+    (topic, file)
+}
+
+/// What a crawl to depth 3 in `order` under a budget of 25 pages a layer,
+/// into the folder `name`, fetched after the seeds' layer: the topic's
+/// articles, all pages; its summary and data folder.
+fn budget_crawl(web: &Web, plan: &Path, topic: usize, order: &str, name: &str) -> (usize, usize, Value, PathBuf) {
+    let data = web.dir(name);
+    let args = ["--delay", "0", "--max-pages", "25", "--order", order, "--plan", plan.to_str().expect("utf-8")];
+    let summary = crawl_ok(&web.run_args(&data, 3, &args));
+    let layers = summary["layers"].as_array().expect("layers").clone();
+    for l in &layers {
+        assert!(l["fetched"].as_u64().expect("fetched") <= 25, "{l}");
+    }
+    let cut: u64 = layers.iter().map(|l| l["budget_cut"].as_u64().unwrap_or(0)).sum();
+    assert!(cut > 0, "the budget cut something: {summary}");
+    let fetched: Vec<String> = common::read_docs(&data).into_iter().filter(|d| d.layer > 0).map(|d| d.url).collect();
+    let on = fetched.iter().filter(|u| web.farm.topic_of(u) == Some(topic)).count();
+    (on, fetched.len(), summary, data)
+}
+
+#[test]
+fn under_a_page_budget_best_first_harvests_more_than_breadth_first() {
+    let web = web();
+    let (topic, file) = budget_topic(&web);
+    let (best, best_n, s1, _) = budget_crawl(&web, &file, topic, "best-first", "best-first");
+    let (bfs, bfs_n, s2, _) = budget_crawl(&web, &file, topic, "bfs", "bfs");
     eprintln!("best-first {best} of {best_n}, bfs {bfs} of {bfs_n}");
     assert!(best_n <= 75 && bfs_n <= 75);
     assert!(best as f64 >= 1.5 * bfs as f64, "best-first {best} of {best_n}, bfs {bfs} of {bfs_n}: {s1} {s2}");
+}
+
+/// A `state/focus/pheromone` file's rows: cluster → (pages, τ).
+fn pheromone_rows(batches: &[arrow::array::RecordBatch]) -> BTreeMap<String, (u64, f64)> {
+    let mut out = BTreeMap::new();
+    for b in batches {
+        for r in ant::rows(b, "tau").expect("columns cluster, pages, tau") {
+            out.insert(r.cluster, (r.pages, r.value));
+        }
+    }
+    out
+}
+
+#[test]
+fn under_a_page_budget_the_ant_order_harvests_at_least_what_breadth_first_does_and_learns_where_the_topic_is() {
+    let web = web();
+    let (topic, file) = budget_topic(&web);
+    let (ant_on, ant_n, s1, data) = budget_crawl(&web, &file, topic, "ant", "ant");
+    let (bfs_on, bfs_n, s2, _) = budget_crawl(&web, &file, topic, "bfs", "bfs");
+    eprintln!("ant {ant_on} of {ant_n}, bfs {bfs_on} of {bfs_n}");
+    assert!(ant_n <= 75 && bfs_n <= 75);
+    assert!(ant_on >= bfs_on, "ant {ant_on} of {ant_n}, bfs {bfs_on} of {bfs_n}: {s1} {s2}");
+
+    // Every page scored, by layer: (layer, url).
+    let mut scored: Vec<(i32, String)> = Vec::new();
+    for (layer, b) in read_all(&data.join("doc")) {
+        let url = b.column_by_name("url").expect("url").as_string::<i32>().clone();
+        let rel = b.column_by_name("relevance").expect("relevance").as_primitive::<Float64Type>().clone();
+        scored.extend((0..b.num_rows()).filter(|&i| !rel.is_null(i)).map(|i| (layer, url.value(i).to_string())));
+    }
+    // One table per layer that was optimised (0 to 2) and had pages scored
+    // so far: the seeds' layer fetched only nav pages, so it has none.
+    let mut tables: BTreeMap<i32, BTreeMap<String, (u64, f64)>> = BTreeMap::new();
+    for (layer, b) in read_all(&data.join("state/focus/pheromone")) {
+        tables.entry(layer).or_default().extend(pheromone_rows(&[b]));
+    }
+    assert!(!scored.iter().any(|(l, _)| *l == 0), "the seeds are nav pages");
+    assert_eq!(tables.keys().copied().collect::<Vec<_>>(), [1, 2], "a table per layer with pages scored");
+    // Each table counts every page scored up to its layer in its cluster.
+    for (&layer, table) in &tables {
+        let mut want: BTreeMap<String, u64> = BTreeMap::new();
+        for (_, url) in scored.iter().filter(|(l, _)| *l <= layer) {
+            *want.entry(ant::cluster(url)).or_default() += 1;
+        }
+        let got: BTreeMap<String, u64> = table.iter().map(|(c, (n, _))| (c.clone(), *n)).collect();
+        assert_eq!(got, want, "layer {layer}");
+        assert!(table.values().all(|(_, tau)| (0.0..=1.0).contains(tau)), "{table:?}");
+    }
+    // Where the topic is: a site's article cluster ranks by the share of
+    // its articles about the topic, the site that favours it first.
+    let last = &tables[&2];
+    let mut sites: Vec<(f64, f64, String)> = Vec::new();
+    for seed in web.farm.topic_start_urls() {
+        let origin = seed.trim_end_matches("/topics/");
+        let on =
+            (0..ARTICLES).filter(|id| web.farm.topic_of(&format!("{origin}/topics/a/{id}")) == Some(topic)).count();
+        let c = ant::cluster(&format!("{origin}/topics/a/0"));
+        let tau = last.get(&c).unwrap_or_else(|| panic!("{c}: articles of every site were scored: {last:?}")).1;
+        sites.push((f64::from(u32::try_from(on).expect("small")) / f64::from(ARTICLES), tau, c));
+    }
+    sites.sort_by(|a, b| b.0.total_cmp(&a.0));
+    eprintln!("sites (share of the topic, τ): {sites:?}");
+    let (top, rest) = sites.split_first().expect("sites");
+    for other in rest.iter().filter(|o| o.0 <= top.0 / 2.0) {
+        assert!(top.1 > other.1, "{} ({:.2} of the topic) above {} ({:.2}): {sites:?}", top.2, top.0, other.2, other.0);
+    }
+
+    // Each partition's share of layer 2's input is in the ant's order:
+    // link score times the pheromone of layer 1's table of that partition.
+    let mut rows = 0;
+    for path in common::parquet_files(&data.join("in/layer=2")) {
+        let name = path.file_name().and_then(|n| n.to_str()).expect("name");
+        let table = data.join("state/focus/pheromone/layer=1").join(name);
+        let p = ant::Pheromone::from_rows(
+            pheromone_rows(&common::read_file(&table))
+                .into_iter()
+                .map(|(cluster, (pages, value))| ant::ClusterRow { cluster, pages, value })
+                .collect(),
+        );
+        let mut keys = Vec::new();
+        for b in common::read_file(&path) {
+            let url = b.column_by_name("url").expect("url").as_string::<i32>().clone();
+            let prio = b.column_by_name("priority").expect("priority").as_primitive::<Int32Type>().clone();
+            for i in 0..b.num_rows() {
+                keys.push(p.priority(url.value(i), (!prio.is_null(i)).then(|| prio.value(i))));
+            }
+        }
+        rows += keys.len();
+        assert!(keys.windows(2).all(|w| w[0] >= w[1]), "{name}: {keys:?}");
+    }
+    assert!(rows > 25, "layer 2's input: {rows} rows");
+
+    // The same crawl again from scratch learns the same tables: deposits
+    // are exact sums, and what a budget keeps does not depend on the order
+    // pages come back in.
+    let (again_on, _, _, again) = budget_crawl(&web, &file, topic, "ant", "ant-again");
+    assert_eq!(again_on, ant_on);
+    for layer in [1, 2] {
+        let dir = format!("state/focus/pheromone/layer={layer}");
+        let read = |d: &Path| pheromone_rows(&read_all(&d.join(&dir)).into_iter().map(|(_, b)| b).collect::<Vec<_>>());
+        assert_eq!(read(&again), read(&data), "layer {layer}");
+    }
+}
+
+#[test]
+fn the_ant_order_without_a_plan_is_refused_saying_what_to_add() {
+    let web = web();
+    let data = web.dir("data");
+    let out = layercrawl(&web.run_args(&data, 1, &["--order", "ant"]));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("option `order`") && err.contains("add --plan FILE"), "{err}");
+    assert!(!data.join("doc").exists(), "nothing was crawled");
 }
 
 #[test]

@@ -22,7 +22,7 @@ use super::{crawl, env_u32, median, DirBatches, Table};
 use arrow::array::{Array, AsArray};
 
 const DEPTH: u32 = 3;
-const POLICIES: [&str; 2] = ["bfs", "best-first"];
+const POLICIES: [&str; 3] = ["bfs", "best-first", "ant"];
 const BUDGETS: [f64; 3] = [0.10, 0.25, 0.50];
 
 fn plan(topic: usize) -> String {

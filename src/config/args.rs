@@ -92,8 +92,11 @@ pub struct RunArgs {
     pub scope: Option<String>,
     /// The order of a layer's input, which each host's URLs are fetched in
     /// and a page budget cuts: best-first (with --plan, the best link score
-    /// first; URL order without a plan) or bfs (URL order). [default: best-first]
-    #[arg(long, value_name = "best-first|bfs")]
+    /// first; URL order without a plan), bfs (URL order) or ant (with
+    /// --plan: the link score times the pheromone of the target's URL
+    /// cluster, learned from the relevance of its pages fetched so far).
+    /// [default: best-first]
+    #[arg(long, value_name = "best-first|bfs|ant")]
     pub order: Option<String>,
     /// Fetch at most N pages in one layer, shared among the partitions in
     /// proportion to their input; each takes the first of its input (best

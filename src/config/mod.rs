@@ -418,6 +418,12 @@ impl CrawlConfig {
             }
             None => None,
         };
+        if order == crate::focus::Order::Ant && plan.is_none() {
+            return Err(bad(
+                "order",
+                "ant learns from the pages' relevance to a crawl plan: add --plan FILE (or plan = \"FILE\" in the job file), or use --order best-first or bfs",
+            ));
+        }
         let cluster_sim =
             args.cluster_sim.or(job.cluster_sim).unwrap_or(crate::denoise::cluster::ClusterConfig::default().sim);
         if !(cluster_sim > 0.0 && cluster_sim <= 1.0) {

@@ -42,6 +42,7 @@ impl RunSettings {
                 rules: cfg.rules.clone(),
                 plan: cfg.plan.clone(),
                 max_pages: cfg.max_pages,
+                order: cfg.optimise.order,
                 previous: cfg.previous.clone(),
                 sitemaps: cfg.sitemaps,
             },

@@ -115,3 +115,20 @@ fn proxies_come_from_flags_and_the_file_with_their_defaults() {
     a.proxy_concurrency = Some(0);
     assert!(CrawlConfig::from_sources(&a).expect_err("0").to_string().contains("proxy-concurrency"));
 }
+
+#[test]
+fn the_ant_order_needs_a_plan() {
+    let a = RunArgs { order: Some("ant".into()), ..args() };
+    let e = CrawlConfig::from_sources(&a).expect_err("ant without a plan").to_string();
+    assert!(e.contains("option `order`") && e.contains("add --plan FILE"), "{e}");
+    let a = RunArgs { order: Some("ants".into()), ..args() };
+    let e = CrawlConfig::from_sources(&a).expect_err("no such order").to_string();
+    assert!(e.contains("allowed best-first, bfs, ant"), "{e}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(&plan, "threshold = 0.3\n[[group]]\nany = ['wind']\n").expect("write");
+    let a = RunArgs { order: Some("ant".into()), plan: Some(plan), ..args() };
+    let c = CrawlConfig::from_sources(&a).expect("ant with a plan");
+    assert_eq!(c.optimise.order, crate::focus::Order::Ant);
+    assert_eq!(super::settings::RunSettings::of(&c).pages.order, crate::focus::Order::Ant, "the map tasks know it");
+}

@@ -7,7 +7,10 @@
 //!   anchor text that led to it.
 //! - [`PlanColumns`]: the extractor that writes `relevance` and `role` into
 //!   `doc` (only when the run has a plan).
+//! - [`Order`]: the order of a layer's input; [`ant`]: the ant-colony
+//!   order's pheromone per URL cluster.
 
+pub mod ant;
 pub mod plan;
 pub mod score;
 
@@ -19,6 +22,8 @@ pub use score::{PageText, Scorer};
 use crate::extract::main_text::TextFormat;
 use crate::extract::{Column, ColumnType, Extractor, Extractors, PageInput, Value};
 use crate::rules::Role;
+use crate::store::schema::InRow;
+use crate::store::{Store, StoreError};
 
 /// A plan file as the run's settings carry it (each map task compiles it).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -59,6 +64,9 @@ pub enum Order {
     BestFirst,
     /// URL order, whatever the scores: the baseline.
     Bfs,
+    /// The best link score times its URL cluster's pheromone first
+    /// ([`ant`]); needs a plan.
+    Ant,
 }
 
 impl std::str::FromStr for Order {
@@ -68,7 +76,29 @@ impl std::str::FromStr for Order {
         match s {
             "best-first" => Ok(Self::BestFirst),
             "bfs" => Ok(Self::Bfs),
-            other => Err(format!("{other:?}; allowed best-first, bfs")),
+            "ant" => Ok(Self::Ant),
+            other => Err(format!("{other:?}; allowed best-first, bfs, ant")),
+        }
+    }
+}
+
+impl Order {
+    /// Sorts a partition's share of a layer's input into this order: URL
+    /// order for `bfs`; the best `priority` first for `best-first`; for
+    /// `ant`, the best [`ant::Pheromone::priority`] first (the rows keep
+    /// their link score as `priority`, so a URL carried over is ranked
+    /// again with the next layer's pheromone), as best-first without a
+    /// table. Ties, and rows without a priority (last), go by URL.
+    pub fn sort(self, rows: &mut [InRow], pheromone: Option<&ant::Pheromone>) {
+        use std::cmp::Reverse;
+        match (self, pheromone) {
+            (Self::Bfs, _) => rows.sort_by(|a, b| a.url.cmp(&b.url)),
+            // A priority is never negative, and the bits of non-negative
+            // floats sort as the floats do.
+            (Self::Ant, Some(p)) => rows.sort_by_cached_key(|r| {
+                (Reverse(p.priority(&r.url, r.priority).map(f64::to_bits)), Reverse(r.priority), r.url.clone())
+            }),
+            _ => rows.sort_by(|a, b| b.priority.cmp(&a.priority).then_with(|| a.url.cmp(&b.url))),
         }
     }
 }
@@ -102,6 +132,52 @@ impl LinkScoring {
             Some(Value::Float64(r)) => Some(*r),
             _ => None,
         }
+    }
+}
+
+/// A map task's tally of its pages' relevance: the pages scored and those
+/// at or above the plan's threshold (the summary's harvest rate) and, with
+/// `--order ant`, each URL cluster's deposits.
+#[derive(Debug)]
+pub struct Harvest {
+    scoring: Arc<LinkScoring>,
+    threshold: f64,
+    scored: u64,
+    relevant: u64,
+    deposits: Option<ant::Deposits>,
+}
+
+impl Harvest {
+    /// The tally of a run with a plan whose pages are scored by `scoring`.
+    #[must_use]
+    pub fn new(scoring: Arc<LinkScoring>, order: Order) -> Self {
+        let threshold = scoring.scorer.plan().threshold;
+        let deposits = (order == Order::Ant).then(|| ant::Deposits::new(threshold));
+        Self { scoring, threshold, scored: 0, relevant: 0, deposits }
+    }
+
+    /// Counts the page at `url`, whose extractor values are `extra`, if it
+    /// was scored.
+    pub fn add(&mut self, url: &str, extra: &[Value]) {
+        let Some(r) = self.scoring.relevance(extra) else { return };
+        self.scored += 1;
+        self.relevant += u64::from(r >= self.threshold);
+        if let Some(d) = &mut self.deposits {
+            d.add(url, r);
+        }
+    }
+
+    /// Writes the deposits of partition `part`'s pages of `layer` (through
+    /// the map task's attempt `store`), if it tallies them; returns the
+    /// pages scored and relevant.
+    ///
+    /// # Errors
+    /// On storage failures.
+    pub async fn finish(self, store: &Store, layer: u32, part: u32) -> Result<(u64, u64), StoreError> {
+        if let Some(d) = &self.deposits {
+            ant::write_deposits(store, layer, part, d).await?;
+        }
+        Ok((self.scored, self.relevant))
     }
 }
 

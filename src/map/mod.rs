@@ -30,7 +30,6 @@ use crate::partition::partition_of_host;
 use crate::rules::items::{self as rule_items, ItemRow};
 use crate::scope::ScopeFilter;
 use crate::store::attempt::{self, Attempt};
-use crate::store::column::Value;
 use crate::store::manifest::{MapManifest, RunState};
 use crate::store::schema::{self, DocRow, InRow, LinkRow};
 use crate::store::scratch::InputRows;
@@ -81,6 +80,10 @@ pub struct PageSettings {
     /// plan) and carries the rest over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_pages: Option<u64>,
+    /// The order of the input (`--order`): with `ant`, each map task
+    /// tallies its pages' deposits per URL cluster (`focus::ant`).
+    #[serde(default)]
+    pub order: crate::focus::Order,
 }
 
 /// Where a map task reports its progress (the driver's progress bars);
@@ -309,9 +312,9 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         },
     });
     let doc_schema = ctx.extract.doc_schema();
-    // With a plan: where `relevance` is among the extractor columns, and
-    // from which value a page counts as relevant (the summary's harvest rate).
-    let plan_tally = pctx.plan.as_ref().and_then(|p| p.relevance_at.map(|i| (i, p.scorer.plan().threshold)));
+    // With a plan: the pages scored and relevant (the summary's harvest
+    // rate) and, for `--order ant`, what they deposit per URL cluster.
+    let mut harvest = pctx.plan.clone().map(|p| crate::focus::Harvest::new(p, ctx.pages.order));
     let mut docs = Sink::new(store, layout::doc(layer, part), Arc::clone(&doc_schema));
     let mut links = Sink::new(store, layout::links(layer, part), schema::links_schema());
     let mut doc_buf: Vec<DocRow> = Vec::with_capacity(BATCH_ROWS);
@@ -392,11 +395,8 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
                     }
                 }
                 tally(&mut manifest, &doc);
-                if let Some((i, threshold)) = plan_tally {
-                    if let Some(Value::Float64(r)) = doc.extra.get(i) {
-                        manifest.scored += 1;
-                        manifest.relevant += u64::from(*r >= threshold);
-                    }
+                if let Some(h) = &mut harvest {
+                    h.add(&doc.url, &doc.extra);
                 }
                 let skipped = doc.error == Some(ErrorKind::Robots);
                 ctx.progress.page_done(!skipped && (doc.error.is_some() || doc.status >= 400));
@@ -476,6 +476,9 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
             crate::optimise::spill_links(store, &links_path, layer, part, ctx.partitions, max_depth, suspects).await?;
         manifest.candidates = counts.candidates;
         manifest.dom_noise = counts.dom_noise;
+    }
+    if let Some(h) = harvest {
+        (manifest.scored, manifest.relevant) = h.finish(store, layer, part).await?;
     }
     manifest.carried = report.carried.len() as u64;
     manifest.robots_requests = report.robots_requests;

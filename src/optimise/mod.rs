@@ -49,7 +49,7 @@ use crate::denoise::NoiseLabel;
 use crate::store::attempt::{self, Attempt};
 use crate::store::manifest::{MapManifest, NextManifest, OptimiseManifest, ShuffleManifest};
 use crate::store::schema::{self, InRow};
-use crate::store::{layout, stream_batches, Created, ShardWriter, Store, StoreError};
+use crate::store::{layout, read_if_exists, stream_batches, Created, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
 use crate::config::OptimiseConfig;
@@ -143,8 +143,8 @@ pub async fn seed_layer(ctx: &OptimiseCtx, seeds: &[Url]) -> Result<NextManifest
     }
     let mut m = NextManifest { layer: 0, candidates: seeds.len() as u64, ..NextManifest::default() };
     for (k, rows) in by_part.into_iter().enumerate() {
-        write_partition_input(ctx, 0, u32::try_from(k).expect("partition index fits u32"), rows, Vec::new(), &mut m)
-            .await?;
+        let k = u32::try_from(k).expect("partition index fits u32");
+        write_partition_input(ctx, 0, k, rows, Vec::new(), None, &mut m).await?;
     }
     commit_layer_input(ctx, 0, &mut m).await?;
     Ok(m)
@@ -361,7 +361,12 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
         .map(|c| c.row)
         .collect();
     let carried = read_carried(store, layer, k).await?;
-    write_partition_input(ctx, layer + 1, k, fresh, carried, &mut m).await?;
+    // The ant-colony order learns from the layer's pages first.
+    let pheromone = match opt.order {
+        crate::focus::Order::Ant => Some(crate::focus::ant::advance(store, layer, k).await?),
+        _ => None,
+    };
+    write_partition_input(ctx, layer + 1, k, fresh, carried, pheromone.as_ref(), &mut m).await?;
     Ok(PartitionNext { stats: m, labels, followed_targets })
 }
 
@@ -373,7 +378,7 @@ async fn count_templates(store: &Store, layer: u32, k: u32) -> Result<Vec<Templa
     let mut before: Vec<TemplateCount> = Vec::new();
     if layer > 0 {
         let path = layout::template_counts(layer - 1, k);
-        for b in read_file(store, &path).await? {
+        for b in read_if_exists(store, &path).await? {
             before.extend(evidence::templates_rows(&b).ok_or_else(|| missing(&path, "template, fetched, barren"))?);
         }
     }
@@ -419,24 +424,12 @@ async fn count_templates(store: &Store, layer: u32, k: u32) -> Result<Vec<Templa
 async fn read_samples(store: &Store, layer: u32, k: u32) -> Result<Vec<Sample>, StoreError> {
     let path = layout::samples(layer, k);
     let mut out = Vec::new();
-    for b in read_file(store, &path).await? {
+    for b in read_if_exists(store, &path).await? {
         out.extend(
             evidence::samples_rows(&b).ok_or_else(|| {
                 missing(&path, "url, status, html, redirect_out, text_chars, content_hash, paragraphs")
             })?,
         );
-    }
-    Ok(out)
-}
-
-/// Every batch of a file, none when it does not exist.
-async fn read_file(store: &Store, path: &str) -> Result<Vec<RecordBatch>, StoreError> {
-    let mut out = Vec::new();
-    if store.exists(path).await? {
-        let mut batches = stream_batches(store, path, None).await?;
-        while let Some(b) = batches.next().await {
-            out.push(b?);
-        }
     }
     Ok(out)
 }
@@ -454,13 +447,15 @@ async fn read_carried(store: &Store, layer: u32, k: u32) -> Result<Vec<InRow>, S
     Ok(rows)
 }
 
-/// De-duplicates and writes partition `k`'s share of layer `target`'s input.
+/// De-duplicates and writes partition `k`'s share of layer `target`'s
+/// input, in the run's order (with `--order ant`, by `pheromone`).
 async fn write_partition_input(
     ctx: &OptimiseCtx,
     target: u32,
     k: u32,
     mut rows: Vec<InRow>,
     carried: Vec<InRow>,
+    pheromone: Option<&crate::focus::ant::Pheromone>,
     m: &mut NextManifest,
 ) -> Result<(), StageError> {
     let store = &ctx.store;
@@ -481,11 +476,7 @@ async fn write_partition_input(
     // Best first (README, "Focused crawling"): the scheduler fetches each
     // host's URLs in input order. Without a plan every priority is none
     // and the order is the URL's.
-    if ctx.cfg.order == crate::focus::Order::BestFirst {
-        out.sort_by(|a, b| b.priority.cmp(&a.priority).then_with(|| a.url.cmp(&b.url)));
-    } else {
-        out.sort_by(|a, b| a.url.cmp(&b.url));
-    }
+    ctx.cfg.order.sort(&mut out, pheromone);
     m.next += out.len() as u64;
     let path = layout::input(target, k);
     if out.is_empty() {

@@ -130,6 +130,18 @@ pub fn samples(layer: u32, part: u32) -> String {
 pub fn template_counts(layer: u32, part: u32) -> String {
     format!("state/denoise/templates/layer={layer}/part-{part:05}.parquet")
 }
+/// What one partition's pages of `layer` deposited per URL cluster, for
+/// the ant-colony order (`--order ant`; `focus::ant`).
+#[must_use]
+pub fn deposits(layer: u32, part: u32) -> String {
+    format!("state/focus/deposits/layer={layer}/part-{part:05}.parquet")
+}
+/// One partition's pheromone per URL cluster after `layer` (`--order ant`;
+/// `focus::ant`).
+#[must_use]
+pub fn pheromone(layer: u32, part: u32) -> String {
+    format!("state/focus/pheromone/layer={layer}/part-{part:05}.parquet")
+}
 /// Content hashes of one partition's pages of one layer (duplicate detection).
 #[must_use]
 pub fn content(part: u32, layer: u32) -> String {

@@ -331,6 +331,18 @@ pub async fn stream_batches(
     Ok(stream.map_err(move |source| StoreError::Parquet { path: owned.clone(), source }))
 }
 
+/// Every batch of the Parquet file at `path`, none when it does not exist
+/// (crawl state that a step writes only when it has rows).
+///
+/// # Errors
+/// When the file is there but cannot be read or decoded.
+pub async fn read_if_exists(store: &Store, path: &str) -> Result<Vec<RecordBatch>, StoreError> {
+    if !store.exists(path).await? {
+        return Ok(Vec::new());
+    }
+    stream_batches(store, path, None).await?.try_collect().await
+}
+
 /// Ranged reads of one object, for the async Parquet reader.
 pub(super) struct StoreReader {
     pub(super) store: Arc<dyn ObjectStore>,

@@ -130,12 +130,17 @@ pub fn read_all(dir: &Path) -> Vec<(i32, RecordBatch)> {
                 .and_then(|n| n.strip_prefix("layer="))
                 .and_then(|n| n.parse().ok())
                 .unwrap_or_else(|| panic!("{} is not in a layer=L folder", p.display()));
-            let f = std::fs::File::open(&p).expect("open parquet");
-            let batches = ParquetRecordBatchReaderBuilder::try_new(f).expect("parquet footer").build().expect("reader");
-            assert!(batches.schema().field_with_name("layer").is_err(), "layer is the folder's, not a column");
-            batches.map(|b| (layer, b.expect("batch"))).collect::<Vec<_>>()
+            read_file(&p).into_iter().map(|b| (layer, b)).collect::<Vec<_>>()
         })
         .collect()
+}
+
+/// All batches of one Parquet file (its layer is its folder's, not a column).
+pub fn read_file(p: &Path) -> Vec<RecordBatch> {
+    let f = std::fs::File::open(p).expect("open parquet");
+    let batches = ParquetRecordBatchReaderBuilder::try_new(f).expect("parquet footer").build().expect("reader");
+    assert!(batches.schema().field_with_name("layer").is_err(), "layer is the folder's, not a column");
+    batches.map(|b| b.expect("batch")).collect()
 }
 
 /// One `doc` row, as the tests need it.
