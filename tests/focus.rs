@@ -356,6 +356,47 @@ fn under_a_page_budget_the_ant_order_harvests_at_least_what_breadth_first_does_a
 }
 
 #[test]
+fn the_summary_measures_target_recall_against_a_truth_file() {
+    let web = web();
+    let (topic, plan) = budget_topic(&web);
+    let truth = web.farm.topic_truth(3);
+    let relevant: std::collections::BTreeSet<&str> = truth.relevant(topic).into_iter().collect();
+    let file = web.dir("truth.txt");
+    let listed: Vec<&str> = relevant.iter().copied().collect();
+    std::fs::write(&file, format!("# the topic's articles within depth 3\n{}\n", listed.join("\n"))).expect("truth");
+    let data = web.dir("data");
+    let args = ["--delay", "0", "--max-pages", "10", "--plan", plan.to_str().expect("utf-8"), "--truth"];
+    let mut args: Vec<&str> = args.to_vec();
+    args.push(file.to_str().expect("utf-8"));
+    let summary = crawl_ok(&web.run_args(&data, 3, &args));
+    // Each layer's count is its doc rows that the truth lists; the recall
+    // is the running total over the truth's size.
+    let docs = common::read_docs(&data);
+    let mut so_far = 0;
+    for l in summary["layers"].as_array().expect("layers") {
+        let layer = i32::try_from(l["layer"].as_u64().expect("layer")).expect("small");
+        let found = docs.iter().filter(|d| d.layer == layer && relevant.contains(d.url.as_str())).count() as u64;
+        assert_eq!(l["truth_found"].as_u64(), Some(found), "{l}");
+        so_far += found;
+        let recall = l["recall"].as_f64().expect("a recall");
+        assert!((recall - so_far as f64 / relevant.len() as f64).abs() < 1e-9, "{l}");
+    }
+    assert!(
+        so_far > 0 && so_far < relevant.len() as u64,
+        "a budget finds some, not all: {so_far} of {}",
+        relevant.len()
+    );
+    // A line that is not a URL is refused before anything is crawled.
+    std::fs::write(&file, "http://s000.test/\nnot a url\n").expect("truth");
+    let bad = web.dir("bad");
+    let out = layercrawl(&web.run_args(&bad, 1, &["--truth", file.to_str().expect("utf-8")]));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("option `truth`") && err.contains("truth.txt:2:"), "{err}");
+    assert!(!bad.join("doc").exists(), "nothing was crawled");
+}
+
+#[test]
 fn the_ant_order_without_a_plan_is_refused_saying_what_to_add() {
     let web = web();
     let data = web.dir("data");

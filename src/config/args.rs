@@ -176,6 +176,10 @@ pub struct RunArgs {
     /// page roles (`role`), and seed templates whose URLs join the seeds.
     #[arg(long, value_name = "FILE")]
     pub plan: Option<PathBuf>,
+    /// The URLs known to be relevant, one a line: each layer's summary
+    /// then gives the truth URLs fetched and the target recall so far.
+    #[arg(long, value_name = "FILE")]
+    pub truth: Option<PathBuf>,
     /// Last night's crawl (a finished data location): requests carry its
     /// ETag and Last-Modified, and a page the server says is unchanged
     /// (304) is carried forward from it with `unchanged = true`.

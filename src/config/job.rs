@@ -55,6 +55,7 @@ pub struct JobFile {
     pub rules: Option<PathBuf>,
     /// The crawl plan (README, "Focused crawling").
     pub plan: Option<PathBuf>,
+    pub truth: Option<PathBuf>,
     /// Last night's crawl (README, "Nightly recrawls").
     pub previous: Option<String>,
     /// Read the seeds' sitemaps (README, "Sitemaps").

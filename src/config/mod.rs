@@ -178,6 +178,8 @@ pub struct CrawlConfig {
     pub rules: Option<crate::map::RulesSource>,
     /// The crawl plan (`--plan`), checked.
     pub plan: Option<crate::focus::PlanSource>,
+    /// The relevant URLs a crawl is measured against (`--truth`).
+    pub truth: Option<crate::focus::truth::Truth>,
     /// Pages fetched per layer at most (`--max-pages`).
     pub max_pages: Option<u64>,
     /// Last night's crawl (`--previous`): its data location.
@@ -418,6 +420,10 @@ impl CrawlConfig {
             }
             None => None,
         };
+        let truth = match args.truth.clone().or(job.truth) {
+            Some(path) => Some(crate::focus::truth::Truth::read(&path).map_err(|e| bad("truth", e))?),
+            None => None,
+        };
         if order == crate::focus::Order::Ant && plan.is_none() {
             return Err(bad(
                 "order",
@@ -552,6 +558,7 @@ impl CrawlConfig {
             rules,
             plan,
             max_pages,
+            truth,
             previous: args.previous.clone().or(job.previous),
             sitemaps,
         })

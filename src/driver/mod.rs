@@ -216,6 +216,8 @@ async fn run_leased(
     if !store.exists(&layout::input_manifest(0)).await? {
         optimise::seed_layer(&optimiser, &seeds.urls).await?;
     }
+    // Truth URLs fetched so far (`--truth`).
+    let mut truth_found = 0;
     for layer in 0..=cfg.depth {
         let layer_start = Instant::now();
         let todo = sequencer::pending(store, Phase::Map, layer, cfg.partitions).await?;
@@ -230,6 +232,14 @@ async fn run_leased(
             executor.run(&PhaseRun { phase: Phase::Map, layer, parts: todo }).await?;
         }
         let mut ls = sequencer::map_summary(store, layer, cfg.partitions).await?;
+        if let Some(truth) = &cfg.truth {
+            let found = truth.found(store, layer).await?;
+            truth_found += found;
+            ls.truth_found = Some(found);
+            #[allow(clippy::cast_precision_loss)]
+            let recall = truth_found as f64 / truth.len() as f64;
+            ls.recall = Some(recall);
+        }
         tracing::info!(layer, seconds = layer_start.elapsed().as_secs_f64(), "map done");
         if layer < cfg.depth {
             let next_start = Instant::now();

@@ -56,6 +56,13 @@ pub struct LayerSummary {
     pub scored: u64,
     pub relevant: u64,
     pub harvest_rate: f64,
+    /// With `--truth FILE`: the truth's URLs this layer fetched, and the
+    /// target recall so far (those fetched by this layer and the ones
+    /// before, over all of the truth's URLs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truth_found: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recall: Option<f64>,
     /// URLs past the page budget (`--max-pages`), carried over unfetched.
     pub budget_cut: u64,
     /// Requests through each proxy (`--proxy`), with its failures,
@@ -331,6 +338,10 @@ impl RunSummary {
                     "      plan: {} of {} pages fetched are relevant (harvest rate {:.2}); {} content pages scored",
                     l.relevant, l.fetched, l.harvest_rate, l.scored
                 );
+            }
+            if let (Some(found), Some(recall)) = (l.truth_found, l.recall) {
+                let _ =
+                    writeln!(s, "      truth: {found} of its URLs fetched in this layer; recall so far {recall:.2}");
             }
             for p in &l.proxies {
                 #[allow(clippy::cast_precision_loss)]

@@ -13,6 +13,7 @@
 pub mod ant;
 pub mod plan;
 pub mod score;
+pub mod truth;
 
 use std::sync::Arc;
 
