@@ -1,7 +1,8 @@
 //! Lines inside an article that are not its text: datelines, and the
 //! page's furniture that sits between paragraphs or under the article
 //! (share and print buttons, "Read more", "Advertisement", tag labels,
-//! reading times, a blog theme's "This entry was posted in").
+//! reading times, a blog theme's "This entry was posted in"), and captions
+//! and credits in plain elements ("Abbildung 4: …", "Quelle: dpa").
 //!
 //! The furniture is recognised by its words, as a short line that is
 //! nothing but one of the phrases below (in the languages most crawled:
@@ -186,8 +187,6 @@ const LEADING: &[&str] = &[
 
 /// Leading phrases of a blog theme's line under a post, which names the
 /// post's categories and tags and can run long.
-/// (All start with `t`, `d` or `b`: [`is_furniture`] looks at the first
-/// byte of a long line first.)
 const POSTED: &[&str] = &[
     "this entry was posted",
     "dieser eintrag wurde",
@@ -217,18 +216,61 @@ pub(super) fn is_furniture(line: &str) -> bool {
     LOWER.with_borrow_mut(|lower| {
         lower.clear();
         if t.len() > MAX_LEADING * 4 {
-            // Too long for anything but a theme's line: its first words.
-            if !matches!(t.as_bytes()[0], b't' | b'T' | b'd' | b'D' | b'b' | b'B') {
-                return false;
-            }
+            // Too long for anything but a theme's line or a caption: its
+            // first words.
             lower.extend(t.chars().take(POSTED_PREFIX).flat_map(char::to_lowercase));
-            return POSTED.iter().any(|p| lower.starts_with(p)) && t.chars().count() <= MAX_POSTED;
+            return is_caption(lower)
+                || (POSTED.iter().any(|p| lower.starts_with(p)) && t.chars().count() <= MAX_POSTED);
         }
         lower.extend(t.chars().flat_map(char::to_lowercase));
         let chars = lower.chars().count();
         (chars <= MAX_WHOLE && (WHOLE_SET.contains(lower.as_str()) || is_reading_time(lower)))
             || (chars <= MAX_LEADING && !lower.ends_with('.') && LEADING.iter().any(|p| lower.starts_with(p)))
             || POSTED.iter().any(|p| lower.starts_with(p))
+            || is_caption(lower)
+    })
+}
+
+/// Labels of a picture's caption or credit, or of a source, when a line
+/// starts with one and a colon ("Abbildung 4: …", "Foto: …", "Quelle:
+/// dpa", "Źródło: ISBnews"): what `<figcaption>` would hold, in a plain
+/// element.
+const CAPTION_LABELS: &[&str] = &[
+    "abbildung",
+    "abb.",
+    "bild",
+    "bilder",
+    "foto",
+    "fotos",
+    "fot.",
+    "photo",
+    "photos",
+    "image",
+    "images",
+    "fig.",
+    "figure",
+    "grafik",
+    "quelle",
+    "quellen",
+    "source",
+    "sources",
+    "credit",
+    "credits",
+    "crédit",
+    "crédits",
+    "bildquelle",
+    "fuente",
+    "źródło",
+    "zdjęcie",
+];
+
+/// A line (lower case) that starts with a caption's label, a number
+/// perhaps, and a colon.
+fn is_caption(lower: &str) -> bool {
+    CAPTION_LABELS.iter().any(|label| {
+        lower.strip_prefix(label).is_some_and(|rest| {
+            rest.trim_start().trim_start_matches(|c: char| c.is_ascii_digit()).trim_start().starts_with(':')
+        })
     })
 }
 
@@ -325,6 +367,9 @@ mod tests {
             "5 min read",
             "11 minut czytania",
             "Lesezeit: 2 Minuten",
+            "Abbildung 4: klassische Schwachschicht.",
+            "Quelle: Deutscher Jagdverband (DJV)",
+            "Źródło: ISBnews",
         ] {
             assert!(is_furniture(line), "{line:?} is furniture");
         }
@@ -334,6 +379,7 @@ mod tests {
             "20 minutes",
             "Die Anzeige wurde am Montag erstattet.",
             "Tags und Nächte verbrachte er im Labor.",
+            "Die Quelle: ein Bericht des Ministeriums.",
         ] {
             assert!(!is_furniture(line), "{line:?} is text");
         }
