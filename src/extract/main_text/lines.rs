@@ -207,6 +207,10 @@ const MAX_POSTED: usize = 300;
 static WHOLE_SET: LazyLock<HashSet<&'static str>> = LazyLock::new(|| WHOLE.iter().copied().collect());
 
 /// A line of the page's furniture (see the module's comment).
+///
+/// Only the first words of a line are put in lower case, and the whole
+/// line only when it is short enough to be a label: the main text's own
+/// paragraphs cost a look at their start.
 pub(super) fn is_furniture(line: &str) -> bool {
     let t = trimmed(line);
     // Bytes bound characters from above (at most four bytes each).
@@ -215,20 +219,33 @@ pub(super) fn is_furniture(line: &str) -> bool {
     }
     LOWER.with_borrow_mut(|lower| {
         lower.clear();
-        if t.len() > MAX_LEADING * 4 {
-            // Too long for anything but a theme's line or a caption: its
-            // first words.
-            lower.extend(t.chars().take(POSTED_PREFIX).flat_map(char::to_lowercase));
-            return is_caption(lower)
-                || (POSTED.iter().any(|p| lower.starts_with(p)) && t.chars().count() <= MAX_POSTED);
+        lower.extend(t.chars().take(PREFIX_CHARS).flat_map(char::to_lowercase));
+        let chars = || t.chars().count();
+        if is_caption(lower) || (POSTED.iter().any(|p| lower.starts_with(p)) && chars() <= MAX_POSTED) {
+            return true;
         }
+        if t.len() > MAX_LEADING * 4 || chars() > MAX_LEADING {
+            return false;
+        }
+        if !t.ends_with('.') && LEADING.iter().any(|p| lower.starts_with(p)) {
+            return true;
+        }
+        if chars() > MAX_WHOLE {
+            return false;
+        }
+        lower.clear();
         lower.extend(t.chars().flat_map(char::to_lowercase));
-        let chars = lower.chars().count();
-        (chars <= MAX_WHOLE && (WHOLE_SET.contains(lower.as_str()) || is_reading_time(lower)))
-            || (chars <= MAX_LEADING && !lower.ends_with('.') && LEADING.iter().any(|p| lower.starts_with(p)))
-            || POSTED.iter().any(|p| lower.starts_with(p))
-            || is_caption(lower)
+        WHOLE_SET.contains(lower.as_str()) || is_reading_time(lower)
     })
+}
+
+/// Characters at the start of a line that the leading phrases, a theme's
+/// line and a caption's label are looked for in.
+const PREFIX_CHARS: usize = 24;
+
+thread_local! {
+    /// The line in lower case: one buffer per thread, no allocation per line.
+    static LOWER: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
 
 /// Labels of a picture's caption or credit, or of a source, when a line
@@ -272,14 +289,6 @@ fn is_caption(lower: &str) -> bool {
             rest.trim_start().trim_start_matches(|c: char| c.is_ascii_digit()).trim_start().starts_with(':')
         })
     })
-}
-
-/// Characters of a line that [`POSTED`]'s phrases can reach.
-const POSTED_PREFIX: usize = 24;
-
-thread_local! {
-    /// The line in lower case: one buffer per thread, no allocation per line.
-    static LOWER: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
 
 /// The line without the punctuation and bullets around a label
@@ -385,7 +394,7 @@ mod tests {
         }
         // A label alone, in any case: "Zurück" is a button.
         assert!(is_furniture("ZURÜCK"));
-        assert!(POSTED.iter().all(|p| p.chars().count() <= POSTED_PREFIX));
+        assert!(POSTED.iter().chain(LEADING).chain(CAPTION_LABELS).all(|p| p.chars().count() < PREFIX_CHARS));
     }
 
     #[test]
