@@ -136,6 +136,9 @@ pub const BATCH_ROWS: usize = 512;
 /// MiB and 1 MiB -> 512 KiB 230 -> 217 MiB, with the same CPU and files
 /// (3 paired runs each, medians, on a loaded machine).
 pub const BATCH_BYTES: usize = 512 << 10;
+/// While memory is near `--max-memory` (the fetcher's governor says so),
+/// batches are this many times smaller: fewer rows wait in memory.
+const TIGHT_BATCH_DIVISOR: usize = 8;
 /// Row-group size of per-partition shards, as encoded (the merge keeps
 /// the row groups, so this is also what readers see).
 pub const SHARD_ROW_GROUP_BYTES: usize = 4 << 20;
@@ -403,12 +406,13 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
                 doc_buf_bytes += doc.body.as_ref().map_or(0, |b| b.len()) + doc.text.as_ref().map_or(0, String::len);
                 doc_buf.push(doc);
                 link_buf.append(&mut l);
-                if doc_buf.len() >= BATCH_ROWS || doc_buf_bytes >= BATCH_BYTES {
+                let shrink = if ctx.fetcher.memory_tight() { TIGHT_BATCH_DIVISOR } else { 1 };
+                if doc_buf.len() >= BATCH_ROWS / shrink || doc_buf_bytes >= BATCH_BYTES / shrink {
                     docs.write(&schema::doc_batch_with(&doc_schema, &doc_buf)?).await?;
                     doc_buf.clear();
                     doc_buf_bytes = 0;
                 }
-                if link_buf.len() >= BATCH_ROWS * 8 {
+                if link_buf.len() >= BATCH_ROWS * 8 / shrink {
                     manifest.links += link_buf.len() as u64;
                     links.write(&schema::links_batch(&link_buf)?).await?;
                     link_buf.clear();
