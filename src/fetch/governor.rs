@@ -6,8 +6,11 @@
 //! 15 of `/proc/self/stat`) since the sample before, over the wall time
 //! between them, as a percentage of all the machine's cores. The control
 //! law ([`Law`]) is additive increase, multiplicative decrease, as TCP's
-//! congestion window: when memory is above 90 % of the cap or CPU above
-//! its target, the limit is halved (never below 1), then held for
+//! congestion window. Under a memory cap it starts at 1/[`SLOW_START`] of
+//! `--concurrency`, since a burst of responses lands within one sample;
+//! memory counts as over 90 % of the cap when it is, or when its rise since
+//! the last sample, twice more, would take it there. Then (or when CPU is
+//! above its target) the limit is halved (never below 1), then held for
 //! [`HOLD_TICKS`] samples while the requests already out finish and their
 //! memory is given back; when memory is under 80 % of the cap and CPU 10
 //! points under its target, the limit grows by 1/32 of `--concurrency`
@@ -30,6 +33,8 @@ use tokio::sync::Semaphore;
 pub const TICK: Duration = Duration::from_millis(150);
 /// Samples after a shrink during which the limit is not halved again.
 pub const HOLD_TICKS: u32 = 4;
+/// Under a memory cap the limit starts at `--concurrency` / this.
+pub const SLOW_START: usize = 8;
 
 /// The governor's settings; a run without either has no governor.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -66,6 +71,9 @@ pub struct Law {
     limit: usize,
     /// Samples left before the limit may be halved again.
     hold: u32,
+    /// The previous sample's resident memory: its rise since says where
+    /// the next sample will be.
+    last_rss: Option<u64>,
 }
 
 impl Law {
@@ -73,7 +81,10 @@ impl Law {
     #[must_use]
     pub fn new(cfg: GovernorConfig, max: usize) -> Self {
         let max = max.max(1);
-        Self { cfg, max, limit: max, hold: 0 }
+        // Under a memory cap, start slow: a layer's first burst of
+        // responses lands within one sample, before any could be seen.
+        let limit = if cfg.max_memory.is_some() { (max / SLOW_START).max(1) } else { max };
+        Self { cfg, max, limit, hold: 0, last_rss: None }
     }
 
     /// The current limit.
@@ -91,8 +102,13 @@ impl Law {
     /// Feeds one sample; returns the new limit.
     pub fn step(&mut self, s: Sample) -> usize {
         let cpu_over = self.cfg.cpu_target.is_some_and(|t| s.cpu > f64::from(t));
+        // Memory rising fast enough to cross the threshold within two more
+        // samples counts as over it already.
+        let rise = s.rss.saturating_sub(self.last_rss.unwrap_or(s.rss));
+        self.last_rss = Some(s.rss);
+        let ahead = Sample { rss: s.rss.saturating_add(rise.saturating_mul(2)), ..s };
         self.hold = self.hold.saturating_sub(1);
-        if self.memory_tight(s) || cpu_over {
+        if self.memory_tight(ahead) || cpu_over {
             if self.hold == 0 && self.limit > 1 {
                 self.limit = (self.limit / 2).max(1);
                 self.hold = HOLD_TICKS;
@@ -172,7 +188,11 @@ impl Governor {
     #[must_use]
     pub fn new(cfg: GovernorConfig, global: Arc<Semaphore>, max: usize) -> Self {
         let law = Law::new(cfg, max);
-        let state = State { min: law.limit(), law, debt: 0, peak: 0, limit_sum: 0, samples: 0, shrinks: 0 };
+        // `global` was made with `max` permits: those above the law's
+        // starting limit are forgotten (owed, if some are out already).
+        let above = max.saturating_sub(law.limit());
+        let debt = above - global.forget_permits(above);
+        let state = State { min: law.limit(), law, debt, peak: 0, limit_sum: 0, samples: 0, shrinks: 0 };
         Self { global, state: Mutex::new(state), tight: AtomicBool::new(false) }
     }
 
@@ -216,6 +236,7 @@ impl Governor {
         // Permits given back by finished requests pay the debt off.
         let paid = self.global.forget_permits(st.debt);
         st.debt -= paid;
+        tracing::debug!(rss = s.rss >> 20, cpu = s.cpu.round(), limit = after, debt = st.debt, "governor sample");
         st.peak = st.peak.max(s.rss);
         st.min = st.min.min(after);
         st.limit_sum += after as u64;
@@ -321,14 +342,33 @@ mod tests {
         Sample { rss: rss_mib * MIB, cpu }
     }
 
+    /// A law under a 100 MiB cap grown to its full limit at 10 MiB.
+    fn grown(max: usize) -> Law {
+        let mut law = Law::new(mem(100), max);
+        while law.limit() < max {
+            law.step(at(10, 0.0));
+        }
+        law
+    }
+
     #[test]
     fn memory_over_the_threshold_halves_then_holds() {
-        let mut law = Law::new(mem(100), 64);
+        let mut law = grown(64);
         assert_eq!(law.step(at(95, 0.0)), 32, "above 90 % of the cap: halved");
         for _ in 1..HOLD_TICKS {
             assert_eq!(law.step(at(95, 0.0)), 32, "held while requests out finish");
         }
         assert_eq!(law.step(at(95, 0.0)), 16, "halved again after the hold");
+    }
+
+    #[test]
+    fn a_memory_cap_starts_slow_and_a_steep_rise_shrinks_early() {
+        assert_eq!(Law::new(mem(100), 64).limit(), 64 / SLOW_START);
+        let cpu = GovernorConfig { max_memory: None, cpu_target: Some(50) };
+        assert_eq!(Law::new(cpu, 64).limit(), 64, "no memory cap: no slow start");
+        let mut law = grown(64);
+        assert_eq!(law.step(at(30, 0.0)), 64, "+20 MiB at 30 MiB: 70 MiB in two samples, fine");
+        assert_eq!(law.step(at(55, 0.0)), 32, "+25 MiB at 55 MiB: 105 MiB in two samples, shrink now");
     }
 
     #[test]
@@ -347,11 +387,12 @@ mod tests {
     #[test]
     fn grows_additively_only_with_margin() {
         let mut law = Law::new(mem(100), 256);
-        law.step(at(95, 0.0));
-        assert_eq!(law.limit(), 128);
-        assert_eq!(law.step(at(85, 0.0)), 128, "between 80 and 90 %: held");
-        assert_eq!(law.step(at(50, 0.0)), 136, "under 80 %: + concurrency / 32");
-        assert_eq!(law.step(at(50, 0.0)), 144);
+        assert_eq!(law.limit(), 32);
+        assert_eq!(law.step(at(50, 0.0)), 40, "under 80 %: + concurrency / 32");
+        assert_eq!(law.step(at(50, 0.0)), 48);
+        assert_eq!(law.step(at(95, 0.0)), 24, "over 90 %: halved");
+        assert_eq!(law.step(at(85, 0.0)), 24, "between 80 and 90 %: held");
+        assert_eq!(law.step(at(50, 0.0)), 32, "under 80 % again: grows");
     }
 
     #[test]
@@ -367,6 +408,12 @@ mod tests {
     fn a_shrink_never_takes_a_permit_from_a_request_in_flight() {
         let sem = Arc::new(Semaphore::new(8));
         let g = Governor::new(mem(100), Arc::clone(&sem), 8);
+        assert_eq!((g.limit(), sem.available_permits()), (1, 1), "slow start: 7 permits forgotten");
+        while g.limit() < 8 {
+            g.feed(at(10, 0.0));
+        }
+        assert_eq!(sem.available_permits(), 8);
+        g.take_figures();
         let held: Vec<_> = (0..6).map(|_| Arc::clone(&sem).try_acquire_owned().expect("permit")).collect();
         g.feed(at(95, 0.0));
         assert_eq!(g.limit(), 4);

@@ -41,12 +41,14 @@ use layer_rules::same_rules_as_the_layer;
 pub use layer_rules::RulesSource;
 use previous::Previous;
 pub use process::{process, ProcessCtx, Processed};
+use sink::Sink;
 use urls::{partition_quota, Urls};
 
 mod layer_rules;
 pub mod previous;
 mod process;
 mod replay;
+mod sink;
 pub mod sitemaps;
 mod urls;
 
@@ -354,7 +356,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
             }
         }
         tokio::select! {
-            got = rx.recv(), if fetch_open && pending.len() < max_pending => match got {
+            got = rx.recv(), if fetch_open && pending.len() < if ctx.fetcher.memory_tight() { 1 } else { max_pending } => match got {
                 Some(f) => {
                     let entry = index.as_deref().zip(f.response.as_ref()).and_then(|(index, r)| {
                         (r.status == 304).then(|| index.get(f.final_url.as_str())).flatten()
@@ -586,33 +588,4 @@ fn samples_batch(rows: &[Sample], path: &str) -> Result<arrow::array::RecordBatc
 /// The first-URL log lives in the temporary folder: say so when it fails.
 fn scratch_err(e: std::io::Error) -> StageError {
     StageError::scratch(e)
-}
-
-/// A shard writer created on the first batch, so empty outputs make no file.
-struct Sink<'a> {
-    store: &'a Store,
-    path: String,
-    schema: arrow::datatypes::SchemaRef,
-    writer: Option<ShardWriter>,
-}
-
-impl<'a> Sink<'a> {
-    fn new(store: &'a Store, path: String, schema: arrow::datatypes::SchemaRef) -> Self {
-        Self { store, path, schema, writer: None }
-    }
-
-    async fn write(&mut self, batch: &arrow::array::RecordBatch) -> Result<(), StoreError> {
-        if self.writer.is_none() {
-            self.writer =
-                Some(ShardWriter::create(self.store, &self.path, self.schema.clone(), SHARD_ROW_GROUP_BYTES)?);
-        }
-        self.writer.as_mut().expect("created above").write(batch).await
-    }
-
-    async fn finish(self) -> Result<(), StoreError> {
-        match self.writer {
-            Some(w) => w.finish().await.map(|_| ()),
-            None => Ok(()),
-        }
-    }
 }

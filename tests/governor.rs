@@ -1,0 +1,122 @@
+//! The resource governor against the test web (README, "Resource limits"):
+//! a crawl capped below the memory an uncapped crawl of the same web
+//! reached stays under the cap and loses no page.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::io::Read as _;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{read_docs, Web};
+use testweb::FarmConfig;
+
+/// A crawl as a child process, its high-water resident memory read from
+/// `/proc/PID/status` (`VmHWM`) until it exits, and its wall time.
+struct Watched {
+    summary: serde_json::Value,
+    hwm: u64,
+    seconds: f64,
+}
+
+fn crawl_watched(args: &[String]) -> Watched {
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_layercrawl"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start layercrawl");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        stdout.read_to_string(&mut s).expect("read the summary");
+        s
+    });
+    let status_path = format!("/proc/{}/status", child.id());
+    let mut hwm = 0;
+    let status = loop {
+        if let Some(kb) = std::fs::read_to_string(&status_path).ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        }) {
+            hwm = hwm.max(kb * 1024);
+        }
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    let out = reader.join().expect("reader");
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    assert!(status.success(), "layercrawl {args:?} failed: {err}");
+    let summary = serde_json::from_str(&out).unwrap_or_else(|e| panic!("summary is not JSON ({e}): {out}"));
+    Watched { summary, hwm, seconds }
+}
+
+const MIB: u64 = 1 << 20;
+
+fn mib(bytes: u64) -> f64 {
+    #[allow(clippy::cast_precision_loss)]
+    let m = bytes as f64 / MIB as f64;
+    m
+}
+
+/// The `doc` rows' URLs of a finished crawl.
+fn urls(data: &std::path::Path) -> BTreeSet<String> {
+    read_docs(data).into_iter().map(|d| d.url).collect()
+}
+
+#[test]
+fn a_memory_cap_below_the_uncapped_peak_holds_and_loses_no_page() {
+    // 128 KB pages answered after 20-40 ms: pages in memory waiting for a
+    // parse worker are much of the crawl's memory.
+    let cfg = FarmConfig {
+        sites: 6,
+        pages: 50,
+        page_kb: 128,
+        faults: false,
+        latency_ms: (20, 40),
+        seed: 7,
+        ..FarmConfig::default()
+    };
+    let web = Web::start(cfg);
+    let args = ["--delay", "0", "--per-host", "8", "--concurrency", "128", "--partitions", "4"];
+    let free = crawl_watched(&web.run_args(&web.dir("free"), 2, &args));
+    assert!(free.summary.get("governor").is_none(), "no governor without its flags: {}", free.summary);
+    // 90 % of the uncapped crawl's peak, in whole MiB.
+    let cap = free.hwm * 9 / 10 / MIB * MIB;
+    let cap_flag = format!("{}M", cap / MIB);
+    let mut capped_args = args.to_vec();
+    capped_args.extend(["--max-memory", &cap_flag]);
+    let capped = crawl_watched(&web.run_args(&web.dir("capped"), 2, &capped_args));
+    let g = &capped.summary["governor"];
+    let peak = g["peak_rss_bytes"].as_u64().expect("the governor's peak RSS");
+    eprintln!(
+        "uncapped: peak RSS {:.1} MiB, {:.1} s; --max-memory {cap_flag}: governor's peak {:.1} MiB (VmHWM {:.1} MiB), {:.1} s; governor {g}",
+        mib(free.hwm),
+        free.seconds,
+        mib(peak),
+        mib(capped.hwm),
+        capped.seconds,
+    );
+    assert!(g["shrinks"].as_u64().is_some_and(|n| n >= 1), "the cap was felt: {g}");
+    assert!(g["min_limit"].as_u64().is_some_and(|n| (1..128).contains(&n)), "{g}");
+    assert!(g["mean_limit"].as_f64().is_some_and(|m| m > 0.0 && m < 128.0), "{g}");
+    assert!(capped.summary["layers"][2]["governor"]["samples"].as_u64().is_some_and(|n| n > 0), "per layer too");
+    // Most of this crawl's memory is not its requests in flight (the
+    // runtime, the parse pool, the allocator's caches): the limit and the
+    // smaller batches hold the rest, and the peak may pass the cap by a
+    // sample's growth. 5 % of the cap is allowed for that.
+    assert!(peak <= cap + cap / 20, "peak {:.1} MiB over the cap {cap_flag} by more than 5 %", mib(peak));
+    let (a, b) = (urls(&web.dir("free")), urls(&web.dir("capped")));
+    assert!(a.len() > 1000, "the whole test web: {}", a.len());
+    assert_eq!(a, b, "the capped crawl has every page of the uncapped one");
+    assert_eq!(free.summary["ok"], capped.summary["ok"]);
+}
