@@ -1,6 +1,7 @@
 //! The resource governor against the test web (README, "Resource limits"):
 //! a crawl capped below the memory an uncapped crawl of the same web
-//! reached stays under the cap and loses no page.
+//! reached stays near the cap and loses no page; a CPU target lowers the
+//! in-flight limit and loses no page either.
 
 mod common;
 
@@ -122,4 +123,22 @@ fn a_memory_cap_below_the_uncapped_peak_holds_and_loses_no_page() {
     // above; 10 % is allowed. The capped crawl still peaks lower.
     assert!(peak <= cap + cap / 10, "peak {:.1} MiB over the cap {cap_flag} by more than 10 %", mib(peak));
     assert!(capped.hwm < free.hwm, "capped {:.1} MiB, uncapped {:.1} MiB", mib(capped.hwm), mib(free.hwm));
+}
+
+#[test]
+fn a_cpu_target_lowers_the_limit_and_loses_no_page() {
+    let cfg = FarmConfig { sites: 4, pages: 150, faults: false, latency_ms: (5, 15), seed: 8, ..FarmConfig::default() };
+    let web = Web::start(cfg);
+    let args = ["--delay", "0", "--per-host", "4", "--concurrency", "32", "--partitions", "2"];
+    let free = web.crawl(&web.dir("free"), 2, &args);
+    let mut capped_args = args.to_vec();
+    // 5 % of all cores: parsing alone takes more.
+    capped_args.extend(["--cpu-target", "5"]);
+    let capped = web.crawl(&web.dir("capped"), 2, &capped_args);
+    let g = &capped["governor"];
+    eprintln!("--cpu-target 5: governor {g}");
+    assert!(g["shrinks"].as_u64().is_some_and(|n| n >= 1), "{g}");
+    assert!(g["mean_limit"].as_f64().is_some_and(|m| m < 16.0), "half of --concurrency at most, on average: {g}");
+    assert_eq!(urls(&web.dir("free")), urls(&web.dir("capped")));
+    assert_eq!(free["ok"], capped["ok"]);
 }
