@@ -13,6 +13,8 @@ const WITHOUT_DEFAULT: &[&str] = &[
     "depth",
     "job",
     "max-pages",
+    "max-memory",
+    "cpu-target",
     "max-pages-per-host",
     "layer-timeout",
     "resolve",

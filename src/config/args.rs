@@ -150,6 +150,15 @@ pub struct RunArgs {
     /// the default is 10 MiB. [default: 10485760]
     #[arg(long, value_name = "BYTES")]
     pub max_body: Option<u64>,
+    /// Resident memory to stay under (512M, 2G, 1.5GiB): above 90 % of it,
+    /// fewer requests are sent at once and rows are written in smaller
+    /// batches. No limit when not given.
+    #[arg(long, value_name = "SIZE")]
+    pub max_memory: Option<String>,
+    /// CPU use to stay under, in percent of all cores (1-100): above it,
+    /// fewer requests are sent at once. No limit when not given.
+    #[arg(long, value_name = "PERCENT")]
+    pub cpu_target: Option<String>,
     /// Which bodies go into the `body` column: html, all or none. [default: html]
     #[arg(long, value_name = "html|all|none")]
     pub store_body: Option<String>,

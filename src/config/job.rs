@@ -45,6 +45,12 @@ pub struct JobFile {
     pub proxy_concurrency: Option<u32>,
     pub proxy_retry: Option<String>,
     pub max_body: Option<u64>,
+    /// The resource governor (README, "Resource limits"); a number is
+    /// taken as bytes or a percentage.
+    #[serde(default, deserialize_with = "string_or_number")]
+    pub max_memory: Option<String>,
+    #[serde(default, deserialize_with = "string_or_number")]
+    pub cpu_target: Option<String>,
     pub retries: Option<u32>,
     pub denoise: Option<String>,
     pub noise_ratio: Option<f32>,
@@ -73,6 +79,20 @@ pub struct JobFile {
     pub worker_secret: Option<String>,
     pub service_account: Option<String>,
     pub wait: Option<bool>,
+}
+
+/// A value given as `"2G"` or as a bare number, kept as text to parse.
+fn string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        Text(String),
+        Number(u64),
+    }
+    Ok(Some(match Either::deserialize(d)? {
+        Either::Text(s) => s,
+        Either::Number(n) => n.to_string(),
+    }))
 }
 
 impl JobFile {

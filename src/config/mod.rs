@@ -6,6 +6,7 @@
 
 mod args;
 mod job;
+mod limits;
 mod settings;
 
 use std::path::PathBuf;
@@ -13,6 +14,7 @@ use std::time::Duration;
 
 pub use args::RunArgs;
 pub use job::JobFile;
+pub use limits::{parse_percent, parse_size};
 pub use settings::RunSettings;
 
 use crate::fetch::resolve::ResolveRule;
@@ -284,6 +286,7 @@ impl CrawlConfig {
         };
         let proxy = proxy_config(args, &job)?;
         let mut render = render_config(args, &job)?;
+        let governor = limits::governor_config(args, &job)?;
         let seeds = args.seeds.clone().or(job.seeds).ok_or(ConfigError::Missing("seeds"))?;
         let depth = args.depth.or(job.depth).ok_or(ConfigError::Missing("depth"))?;
         if depth > 1000 {
@@ -533,6 +536,7 @@ impl CrawlConfig {
                 // timeout (and the browser's start): not a straggler before.
                 straggler_after: straggler_after.map(|d| if rendering { d.max(render_timeout) } else { d }),
                 urls: std::sync::Arc::clone(&urls),
+                governor,
             },
             parse: ParseConfig {
                 noise_ratio,

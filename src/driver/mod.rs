@@ -176,6 +176,9 @@ async fn run_leased(
         caches: OptimiseCtx::caches(cfg.partitions, cfg.optimise.cache_entries),
         cfg: Arc::new(cfg.optimise.clone()),
     };
+    // The fetcher of the local executor; its governor's figures go into
+    // each layer's summary.
+    let mut local_fetcher = None;
     let executor: Box<dyn Executor> = match &cfg.executor {
         ExecutorChoice::Local => Box::new(exec::Local {
             mapper: MapCtx {
@@ -184,7 +187,7 @@ async fn run_leased(
                 depth: cfg.depth,
                 scope,
                 pages: settings.pages,
-                fetcher: Fetcher::new(&cfg.fetch)?,
+                fetcher: local_fetcher.insert(Fetcher::new(&cfg.fetch)?).clone(),
                 deadline: None,
                 tail: None,
                 progress: Arc::clone(&progress) as Arc<dyn map::MapProgress>,
@@ -218,6 +221,11 @@ async fn run_leased(
     }
     // Truth URLs fetched so far (`--truth`).
     let mut truth_found = 0;
+    let governor = local_fetcher.as_ref().and_then(Fetcher::governor);
+    if let Some(g) = governor {
+        // From here on: what the layers saw, not the run's start.
+        g.take_figures();
+    }
     for layer in 0..=cfg.depth {
         let layer_start = Instant::now();
         let todo = sequencer::pending(store, Phase::Map, layer, cfg.partitions).await?;
@@ -264,6 +272,7 @@ async fn run_leased(
             );
         }
         ls.seconds = layer_start.elapsed().as_secs_f64();
+        ls.governor = governor.map(crate::fetch::governor::Governor::take_figures);
         tracing::info!(layer, fetched = ls.fetched, ok = ls.ok, new_urls = ls.new_urls, "layer done");
         summary.layers.push(ls);
     }

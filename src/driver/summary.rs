@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::fetch::governor::GovernorFigures;
 use crate::fetch::ErrorKind;
 use crate::rules::items::RuleCounts;
 use crate::store::manifest::{MapManifest, MergeManifest, NextManifest};
@@ -105,6 +106,11 @@ pub struct LayerSummary {
     /// Per rule (`--rules`): pages matched, items, items with errors, field fill.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub rules: BTreeMap<String, RuleCounts>,
+    /// The resource governor (`--max-memory`, `--cpu-target`, local
+    /// executor): peak RSS sampled, smallest and mean in-flight limit,
+    /// shrinks, over the layer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub governor: Option<GovernorFigures>,
 }
 
 impl LayerSummary {
@@ -226,6 +232,9 @@ pub struct RunSummary {
     /// each field's fill rate (items with a value / items).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub rules: BTreeMap<String, RuleSummary>,
+    /// The resource governor's figures over every layer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub governor: Option<GovernorFigures>,
 }
 
 /// One rule's figures over the run.
@@ -247,6 +256,7 @@ impl RunSummary {
         self.unchanged = self.layers.iter().map(|l| l.unchanged).sum();
         self.bytes_saved = self.layers.iter().map(|l| l.bytes_saved).sum();
         self.seconds_saved = self.layers.iter().map(|l| l.seconds_saved).sum();
+        self.governor = self.layers.iter().filter_map(|l| l.governor).reduce(GovernorFigures::merge);
         let mut rules: BTreeMap<String, RuleCounts> = BTreeMap::new();
         for l in &self.layers {
             for (name, c) in &l.rules {
@@ -324,6 +334,15 @@ impl RunSummary {
                     s,
                     "      dns: {} queries, {} answers from the cache, {} names that did not resolve",
                     l.dns_queries, l.dns_cached, l.dns_failures
+                );
+            }
+            if let Some(g) = &l.governor {
+                #[allow(clippy::cast_precision_loss)]
+                let mib = g.peak_rss_bytes as f64 / f64::from(1 << 20);
+                let _ = writeln!(
+                    s,
+                    "      governor: peak RSS {mib:.0} MiB, in-flight limit min {} mean {:.0}, {} shrinks",
+                    g.min_limit, g.mean_limit, g.shrinks
                 );
             }
             if l.rendered > 0 {

@@ -51,6 +51,9 @@ pub struct FetchConfig {
     pub straggler_after: Option<Duration>,
     /// How redirect targets are normalised.
     pub urls: std::sync::Arc<crate::urlnorm::UrlPolicy>,
+    /// The resource governor (`--max-memory`, `--cpu-target`); off by default.
+    #[serde(default)]
+    pub governor: super::governor::GovernorConfig,
 }
 
 /// The default `--delay-factor`.
@@ -94,6 +97,7 @@ impl FetchConfig {
             max_pages_per_host: None,
             straggler_after: None,
             urls: std::sync::Arc::new(crate::urlnorm::UrlPolicy::default()),
+            governor: super::governor::GovernorConfig::default(),
         }
     }
 }

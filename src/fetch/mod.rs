@@ -14,6 +14,7 @@ mod client;
 mod config;
 pub mod dns;
 pub mod exchange;
+pub mod governor;
 pub mod proxy;
 pub mod render;
 pub mod resolve;
@@ -216,6 +217,9 @@ pub struct Fetcher {
     pub(crate) dns: Option<Arc<dns::DnsCache>>,
     /// The proxy pool, when requests go through proxies.
     pub(crate) proxies: Option<Arc<proxy::pool::Pool>>,
+    /// The resource governor that resizes `global` (`--max-memory`,
+    /// `--cpu-target`); none without either.
+    governor: Option<Arc<governor::Governor>>,
 }
 
 impl Fetcher {
@@ -261,12 +265,21 @@ impl Fetcher {
 
     /// The shared limits around a given exchange, which must keep the SSRF
     /// guard on the addresses it connects to (see [`Exchange`]).
+    /// With `cfg.governor` set, its sampling task starts here, on the
+    /// current runtime.
     #[must_use]
     pub fn with_exchange(cfg: &FetchConfig, exchange: Arc<dyn Exchange>) -> Self {
+        let global = Arc::new(Semaphore::new(cfg.concurrency));
+        let governor = cfg.governor.active().then(|| {
+            let g = Arc::new(governor::Governor::new(cfg.governor, Arc::clone(&global), cfg.concurrency));
+            g.start();
+            g
+        });
         Self {
             exchange,
             robots: RobotsCache::default(),
-            global: Arc::new(Semaphore::new(cfg.concurrency)),
+            global,
+            governor,
             next_start: Arc::default(),
             handover: Handover::default(),
             send_clocks: Arc::default(),
@@ -277,6 +290,19 @@ impl Fetcher {
             agent: robots::product_token(&cfg.user_agent),
             cfg: Arc::new(cfg.clone()),
         }
+    }
+
+    /// The resource governor, when the run has one.
+    #[must_use]
+    pub fn governor(&self) -> Option<&governor::Governor> {
+        self.governor.as_deref()
+    }
+
+    /// Whether memory is near `--max-memory` now (never without it): rows
+    /// are then written in smaller batches.
+    #[must_use]
+    pub fn memory_tight(&self) -> bool {
+        self.governor.as_ref().is_some_and(|g| g.memory_tight())
     }
 
     /// The robots.txt rules of `origin`, once fetched.

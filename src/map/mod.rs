@@ -40,12 +40,14 @@ use layer_rules::same_rules_as_the_layer;
 pub use layer_rules::RulesSource;
 use previous::Previous;
 pub use process::{process, ProcessCtx, Processed};
+use sink::Sink;
 use urls::{partition_quota, Urls};
 
 mod layer_rules;
 pub mod previous;
 mod process;
 mod replay;
+mod sink;
 pub mod sitemaps;
 mod urls;
 
@@ -139,6 +141,9 @@ pub const BATCH_ROWS: usize = 512;
 /// MiB and 1 MiB -> 512 KiB 230 -> 217 MiB, with the same CPU and files
 /// (3 paired runs each, medians, on a loaded machine).
 pub const BATCH_BYTES: usize = 512 << 10;
+/// While memory is near `--max-memory` (the fetcher's governor says so),
+/// batches are this many times smaller: fewer rows wait in memory.
+const TIGHT_BATCH_DIVISOR: usize = 8;
 /// Row-group size of per-partition shards, as encoded (the merge keeps
 /// the row groups, so this is also what readers see).
 pub const SHARD_ROW_GROUP_BYTES: usize = 4 << 20;
@@ -354,7 +359,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
             }
         }
         tokio::select! {
-            got = rx.recv(), if fetch_open && pending.len() < max_pending => match got {
+            got = rx.recv(), if fetch_open && pending.len() < if ctx.fetcher.memory_tight() { 1 } else { max_pending } => match got {
                 Some(f) => {
                     let entry = index.as_deref().zip(f.response.as_ref()).and_then(|(index, r)| {
                         (r.status == 304).then(|| index.get(f.final_url.as_str())).flatten()
@@ -403,12 +408,13 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
                 doc_buf_bytes += doc.body.as_ref().map_or(0, |b| b.len()) + doc.text.as_ref().map_or(0, String::len);
                 doc_buf.push(doc);
                 link_buf.append(&mut l);
-                if doc_buf.len() >= BATCH_ROWS || doc_buf_bytes >= BATCH_BYTES {
+                let shrink = if ctx.fetcher.memory_tight() { TIGHT_BATCH_DIVISOR } else { 1 };
+                if doc_buf.len() >= BATCH_ROWS / shrink || doc_buf_bytes >= BATCH_BYTES / shrink {
                     docs.write(&schema::doc_batch_with(&doc_schema, &doc_buf)?).await?;
                     doc_buf.clear();
                     doc_buf_bytes = 0;
                 }
-                if link_buf.len() >= BATCH_ROWS * 8 {
+                if link_buf.len() >= BATCH_ROWS * 8 / shrink {
                     manifest.links += link_buf.len() as u64;
                     links.write(&schema::links_batch(&link_buf)?).await?;
                     link_buf.clear();
@@ -585,33 +591,4 @@ fn samples_batch(rows: &[Sample], path: &str) -> Result<arrow::array::RecordBatc
 /// The first-URL log lives in the temporary folder: say so when it fails.
 fn scratch_err(e: std::io::Error) -> StageError {
     StageError::scratch(e)
-}
-
-/// A shard writer created on the first batch, so empty outputs make no file.
-struct Sink<'a> {
-    store: &'a Store,
-    path: String,
-    schema: arrow::datatypes::SchemaRef,
-    writer: Option<ShardWriter>,
-}
-
-impl<'a> Sink<'a> {
-    fn new(store: &'a Store, path: String, schema: arrow::datatypes::SchemaRef) -> Self {
-        Self { store, path, schema, writer: None }
-    }
-
-    async fn write(&mut self, batch: &arrow::array::RecordBatch) -> Result<(), StoreError> {
-        if self.writer.is_none() {
-            self.writer =
-                Some(ShardWriter::create(self.store, &self.path, self.schema.clone(), SHARD_ROW_GROUP_BYTES)?);
-        }
-        self.writer.as_mut().expect("created above").write(batch).await
-    }
-
-    async fn finish(self) -> Result<(), StoreError> {
-        match self.writer {
-            Some(w) => w.finish().await.map(|_| ()),
-            None => Ok(()),
-        }
-    }
 }

@@ -119,6 +119,7 @@ fn config() -> FetchConfig {
         max_pages_per_host: None,
         straggler_after: None,
         urls: Arc::default(),
+        governor: crate::fetch::governor::GovernorConfig::default(),
     }
 }
 

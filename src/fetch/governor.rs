@@ -1,0 +1,453 @@
+//! The resource governor (`--max-memory`, `--cpu-target`): the in-flight
+//! request limit follows the process's memory and CPU use.
+//!
+//! A task samples the process every [`TICK`]: its resident memory (`VmRSS`
+//! of `/proc/self/status`) and its CPU time (user + system, fields 14 and
+//! 15 of `/proc/self/stat`) since the sample before, over the wall time
+//! between them, as a percentage of all the machine's cores. The control
+//! law ([`Law`]) is additive increase, multiplicative decrease, as TCP's
+//! congestion window. Under a memory cap it starts at 1/[`SLOW_START`] of
+//! `--concurrency`, since a burst of responses lands within one sample;
+//! memory counts as over 90 % of the cap when it is, or when its rise since
+//! the last sample, twice more, would take it there. Then (or when CPU is
+//! above its target) the limit is halved (never below 1), then held for
+//! [`HOLD_TICKS`] samples while the requests already out finish and their
+//! memory is given back; when memory is under 80 % of the cap and CPU 10
+//! points under its target, the limit grows by 1/32 of `--concurrency`
+//! (at least 1) a sample, up to `--concurrency`; in between it holds.
+//!
+//! The limit is the fetcher's global semaphore. Shrinking forgets permits:
+//! those free at once, and the rest as requests in flight give theirs back
+//! (a debt repaid at each sample), so a request already sent always
+//! finishes and only new ones wait. Growing first cancels debt, then adds
+//! permits. While memory is tight the map task also writes its batches
+//! sooner ([`Governor::memory_tight`]), so fewer rows wait in memory.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
+
+/// Time between two samples.
+pub const TICK: Duration = Duration::from_millis(150);
+/// Samples after a shrink during which the limit is not halved again.
+pub const HOLD_TICKS: u32 = 4;
+/// Under a memory cap the limit starts at `--concurrency` / this.
+pub const SLOW_START: usize = 8;
+
+/// The governor's settings; a run without either has no governor.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GovernorConfig {
+    /// Resident memory the process should stay under, in bytes.
+    pub max_memory: Option<u64>,
+    /// CPU use to stay under, in percent of all cores (1..=100).
+    pub cpu_target: Option<u8>,
+}
+
+impl GovernorConfig {
+    /// Whether a governor runs at all.
+    #[must_use]
+    pub fn active(&self) -> bool {
+        self.max_memory.is_some() || self.cpu_target.is_some()
+    }
+}
+
+/// One sample of the process.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Sample {
+    /// Resident memory, bytes.
+    pub rss: u64,
+    /// CPU use since the previous sample, percent of all cores.
+    pub cpu: f64,
+}
+
+/// The control law: the in-flight limit after each sample.
+#[derive(Clone, Debug)]
+pub struct Law {
+    cfg: GovernorConfig,
+    /// `--concurrency`: the limit never goes above it.
+    max: usize,
+    limit: usize,
+    /// Samples left before the limit may be halved again.
+    hold: u32,
+    /// The previous sample's resident memory: its rise since says where
+    /// the next sample will be.
+    last_rss: Option<u64>,
+}
+
+impl Law {
+    /// A law that starts at the full limit `max`.
+    #[must_use]
+    pub fn new(cfg: GovernorConfig, max: usize) -> Self {
+        let max = max.max(1);
+        // Under a memory cap, start slow: a layer's first burst of
+        // responses lands within one sample, before any could be seen.
+        let limit = if cfg.max_memory.is_some() { (max / SLOW_START).max(1) } else { max };
+        Self { cfg, max, limit, hold: 0, last_rss: None }
+    }
+
+    /// The current limit.
+    #[must_use]
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Whether `s` is above the memory threshold (90 % of the cap).
+    #[must_use]
+    pub fn memory_tight(&self, s: Sample) -> bool {
+        self.cfg.max_memory.is_some_and(|cap| s.rss.saturating_mul(10) > cap.saturating_mul(9))
+    }
+
+    /// Feeds one sample; returns the new limit.
+    pub fn step(&mut self, s: Sample) -> usize {
+        let cpu_over = self.cfg.cpu_target.is_some_and(|t| s.cpu > f64::from(t));
+        // Memory rising fast enough to cross the threshold within two more
+        // samples counts as over it already.
+        let rise = s.rss.saturating_sub(self.last_rss.unwrap_or(s.rss));
+        self.last_rss = Some(s.rss);
+        let ahead = Sample { rss: s.rss.saturating_add(rise.saturating_mul(2)), ..s };
+        self.hold = self.hold.saturating_sub(1);
+        if self.memory_tight(ahead) || cpu_over {
+            if self.hold == 0 && self.limit > 1 {
+                self.limit = (self.limit / 2).max(1);
+                self.hold = HOLD_TICKS;
+            }
+            return self.limit;
+        }
+        let memory_low = self.cfg.max_memory.is_none_or(|cap| s.rss.saturating_mul(10) < cap.saturating_mul(8));
+        let cpu_low = self.cfg.cpu_target.is_none_or(|t| s.cpu < f64::from(t) - 10.0);
+        if memory_low && cpu_low {
+            self.limit = (self.limit + (self.max / 32).max(1)).min(self.max);
+        }
+        self.limit
+    }
+}
+
+/// What the governor saw, over a layer or the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GovernorFigures {
+    /// The largest resident memory sampled, bytes.
+    pub peak_rss_bytes: u64,
+    /// The smallest in-flight limit set.
+    pub min_limit: u64,
+    /// The in-flight limit's mean over the samples.
+    pub mean_limit: f64,
+    /// Times the limit was halved.
+    pub shrinks: u64,
+    pub samples: u64,
+}
+
+impl GovernorFigures {
+    /// `self` and `other` together (a run's figures from its layers').
+    #[must_use]
+    pub fn merge(self, other: Self) -> Self {
+        let samples = self.samples + other.samples;
+        #[allow(clippy::cast_precision_loss)]
+        let mean_limit = if samples == 0 {
+            0.0
+        } else {
+            (self.mean_limit * self.samples as f64 + other.mean_limit * other.samples as f64) / samples as f64
+        };
+        let min_limit = match (self.samples, other.samples) {
+            (0, _) => other.min_limit,
+            (_, 0) => self.min_limit,
+            _ => self.min_limit.min(other.min_limit),
+        };
+        Self {
+            peak_rss_bytes: self.peak_rss_bytes.max(other.peak_rss_bytes),
+            min_limit,
+            mean_limit,
+            shrinks: self.shrinks + other.shrinks,
+            samples,
+        }
+    }
+}
+
+/// The governor of one fetcher: its law, the semaphore it resizes, and
+/// what it saw since its figures were last taken.
+pub struct Governor {
+    global: Arc<Semaphore>,
+    state: Mutex<State>,
+    tight: AtomicBool,
+}
+
+struct State {
+    law: Law,
+    /// Permits still to forget: the limit was lowered by more than were free.
+    debt: usize,
+    peak: u64,
+    min: usize,
+    limit_sum: u64,
+    samples: u64,
+    shrinks: u64,
+}
+
+impl Governor {
+    /// A governor of `global`, whose `max` permits are the full limit.
+    #[must_use]
+    pub fn new(cfg: GovernorConfig, global: Arc<Semaphore>, max: usize) -> Self {
+        let law = Law::new(cfg, max);
+        // `global` was made with `max` permits: those above the law's
+        // starting limit are forgotten (owed, if some are out already).
+        let above = max.saturating_sub(law.limit());
+        let debt = above - global.forget_permits(above);
+        let state = State { min: law.limit(), law, debt, peak: 0, limit_sum: 0, samples: 0, shrinks: 0 };
+        Self { global, state: Mutex::new(state), tight: AtomicBool::new(false) }
+    }
+
+    /// Starts sampling every [`TICK`] on the current tokio runtime, until
+    /// the governor is dropped; without a runtime, nothing is started.
+    pub fn start(self: &Arc<Self>) {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!("no async runtime: the resource governor does not run");
+            return;
+        };
+        let weak: Weak<Self> = Arc::downgrade(self);
+        rt.spawn(async move {
+            let mut cpu = CpuClock::new();
+            let mut tick = tokio::time::interval(TICK);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(g) = weak.upgrade() else { break };
+                let Some(rss) = resident_bytes() else { continue };
+                g.feed(Sample { rss, cpu: cpu.percent() });
+            }
+        });
+    }
+
+    /// Feeds one sample to the law and resizes the semaphore to its limit.
+    pub fn feed(&self, s: Sample) {
+        let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let before = st.law.limit();
+        let after = st.law.step(s);
+        self.tight.store(st.law.memory_tight(s), Ordering::Relaxed);
+        if after < before {
+            st.shrinks += 1;
+            st.debt += before - after;
+        } else if after > before {
+            let mut more = after - before;
+            let cancelled = more.min(st.debt);
+            st.debt -= cancelled;
+            more -= cancelled;
+            self.global.add_permits(more);
+        }
+        // Permits given back by finished requests pay the debt off.
+        let paid = self.global.forget_permits(st.debt);
+        st.debt -= paid;
+        tracing::debug!(rss = s.rss >> 20, cpu = s.cpu.round(), limit = after, debt = st.debt, "governor sample");
+        st.peak = st.peak.max(s.rss);
+        st.min = st.min.min(after);
+        st.limit_sum += after as u64;
+        st.samples += 1;
+    }
+
+    /// The current in-flight limit.
+    #[must_use]
+    pub fn limit(&self) -> usize {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).law.limit()
+    }
+
+    /// Whether the last sample was above 90 % of `--max-memory`.
+    #[must_use]
+    pub fn memory_tight(&self) -> bool {
+        self.tight.load(Ordering::Relaxed)
+    }
+
+    /// What the governor saw since the figures were last taken; starts
+    /// counting again (the limit itself is kept).
+    pub fn take_figures(&self) -> GovernorFigures {
+        let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        #[allow(clippy::cast_precision_loss)]
+        let mean_limit = if st.samples == 0 { 0.0 } else { st.limit_sum as f64 / st.samples as f64 };
+        let figures = GovernorFigures {
+            peak_rss_bytes: st.peak,
+            min_limit: st.min as u64,
+            mean_limit,
+            shrinks: st.shrinks,
+            samples: st.samples,
+        };
+        st.min = st.law.limit();
+        (st.peak, st.limit_sum, st.samples, st.shrinks) = (0, 0, 0, 0);
+        figures
+    }
+}
+
+/// The process's resident memory (`VmRSS`), in bytes.
+#[must_use]
+pub fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.trim_start_matches("VmRSS:").trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The process's CPU time so far (user + system), in clock ticks.
+fn cpu_ticks() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) may hold spaces: count from after its `)`.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace().skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some(utime + stime)
+}
+
+/// CPU use between two readings, as a percentage of all cores.
+struct CpuClock {
+    last: Option<(u64, Instant)>,
+    ticks_per_second: f64,
+    cores: f64,
+}
+
+impl CpuClock {
+    fn new() -> Self {
+        // SAFETY: sysconf reads a constant of the system and has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        #[allow(clippy::cast_precision_loss)]
+        let ticks_per_second = if hz > 0 { hz as f64 } else { 100.0 };
+        #[allow(clippy::cast_precision_loss)]
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get) as f64;
+        Self { last: cpu_ticks().map(|t| (t, Instant::now())), ticks_per_second, cores }
+    }
+
+    /// Percent of all cores used since the last call (0 on the first).
+    fn percent(&mut self) -> f64 {
+        let (Some(now_ticks), now) = (cpu_ticks(), Instant::now()) else { return 0.0 };
+        let pct = match self.last {
+            Some((t, at)) if now > at => {
+                #[allow(clippy::cast_precision_loss)]
+                let used = now_ticks.saturating_sub(t) as f64 / self.ticks_per_second;
+                100.0 * used / (now - at).as_secs_f64() / self.cores
+            }
+            _ => 0.0,
+        };
+        self.last = Some((now_ticks, now));
+        pct
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    fn mem(cap_mib: u64) -> GovernorConfig {
+        GovernorConfig { max_memory: Some(cap_mib * MIB), cpu_target: None }
+    }
+
+    fn at(rss_mib: u64, cpu: f64) -> Sample {
+        Sample { rss: rss_mib * MIB, cpu }
+    }
+
+    /// A law under a 100 MiB cap grown to its full limit at 10 MiB.
+    fn grown(max: usize) -> Law {
+        let mut law = Law::new(mem(100), max);
+        while law.limit() < max {
+            law.step(at(10, 0.0));
+        }
+        law
+    }
+
+    #[test]
+    fn memory_over_the_threshold_halves_then_holds() {
+        let mut law = grown(64);
+        assert_eq!(law.step(at(95, 0.0)), 32, "above 90 % of the cap: halved");
+        for _ in 1..HOLD_TICKS {
+            assert_eq!(law.step(at(95, 0.0)), 32, "held while requests out finish");
+        }
+        assert_eq!(law.step(at(95, 0.0)), 16, "halved again after the hold");
+    }
+
+    #[test]
+    fn a_memory_cap_starts_slow_and_a_steep_rise_shrinks_early() {
+        assert_eq!(Law::new(mem(100), 64).limit(), 64 / SLOW_START);
+        let cpu = GovernorConfig { max_memory: None, cpu_target: Some(50) };
+        assert_eq!(Law::new(cpu, 64).limit(), 64, "no memory cap: no slow start");
+        let mut law = grown(64);
+        assert_eq!(law.step(at(30, 0.0)), 64, "+20 MiB at 30 MiB: 70 MiB in two samples, fine");
+        assert_eq!(law.step(at(55, 0.0)), 32, "+25 MiB at 55 MiB: 105 MiB in two samples, shrink now");
+    }
+
+    #[test]
+    fn never_below_one_and_never_above_concurrency() {
+        let mut law = Law::new(mem(100), 5);
+        for _ in 0..100 {
+            assert!(law.step(at(200, 0.0)) >= 1);
+        }
+        assert_eq!(law.limit(), 1);
+        for _ in 0..100 {
+            assert!(law.step(at(10, 0.0)) <= 5);
+        }
+        assert_eq!(law.limit(), 5);
+    }
+
+    #[test]
+    fn grows_additively_only_with_margin() {
+        let mut law = Law::new(mem(100), 256);
+        assert_eq!(law.limit(), 32);
+        assert_eq!(law.step(at(50, 0.0)), 40, "under 80 %: + concurrency / 32");
+        assert_eq!(law.step(at(50, 0.0)), 48);
+        assert_eq!(law.step(at(95, 0.0)), 24, "over 90 %: halved");
+        assert_eq!(law.step(at(85, 0.0)), 24, "between 80 and 90 %: held");
+        assert_eq!(law.step(at(50, 0.0)), 32, "under 80 % again: grows");
+    }
+
+    #[test]
+    fn cpu_over_its_target_shrinks_and_needs_ten_points_to_grow() {
+        let cfg = GovernorConfig { max_memory: None, cpu_target: Some(50) };
+        let mut law = Law::new(cfg, 16);
+        assert_eq!(law.step(at(1 << 20, 60.0)), 8, "no memory cap: any RSS is fine");
+        assert_eq!(law.step(at(0, 45.0)), 8, "under the target by less than 10 points");
+        assert_eq!(law.step(at(0, 30.0)), 9, "+1 (16 / 32 rounds to 0, at least 1)");
+    }
+
+    #[test]
+    fn a_shrink_never_takes_a_permit_from_a_request_in_flight() {
+        let sem = Arc::new(Semaphore::new(8));
+        let g = Governor::new(mem(100), Arc::clone(&sem), 8);
+        assert_eq!((g.limit(), sem.available_permits()), (1, 1), "slow start: 7 permits forgotten");
+        while g.limit() < 8 {
+            g.feed(at(10, 0.0));
+        }
+        assert_eq!(sem.available_permits(), 8);
+        g.take_figures();
+        let held: Vec<_> = (0..6).map(|_| Arc::clone(&sem).try_acquire_owned().expect("permit")).collect();
+        g.feed(at(95, 0.0));
+        assert_eq!(g.limit(), 4);
+        assert_eq!(sem.available_permits(), 0, "the 2 free permits forgotten, 2 owed");
+        drop(held);
+        g.feed(at(85, 0.0));
+        assert_eq!(sem.available_permits(), 4, "the debt paid from the permits given back");
+        for _ in 0..8 {
+            g.feed(at(10, 0.0));
+        }
+        assert_eq!((g.limit(), sem.available_permits()), (8, 8), "grown back to --concurrency");
+        let f = g.take_figures();
+        assert_eq!((f.peak_rss_bytes, f.min_limit, f.shrinks, f.samples), (95 * MIB, 4, 1, 10));
+        assert!(f.mean_limit > 4.0 && f.mean_limit < 8.0, "{f:?}");
+        assert_eq!(g.take_figures().samples, 0, "taken: counting starts again");
+    }
+
+    #[test]
+    fn figures_merge_over_layers() {
+        let a = GovernorFigures { peak_rss_bytes: 5, min_limit: 4, mean_limit: 6.0, shrinks: 1, samples: 2 };
+        let b = GovernorFigures { peak_rss_bytes: 9, min_limit: 2, mean_limit: 3.0, shrinks: 2, samples: 1 };
+        let m = a.merge(b).merge(GovernorFigures::default());
+        assert_eq!((m.peak_rss_bytes, m.min_limit, m.shrinks, m.samples), (9, 2, 3, 3));
+        assert!((m.mean_limit - 5.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn this_process_is_sampled() {
+        assert!(resident_bytes().is_some_and(|b| b > MIB));
+        let mut clock = CpuClock::new();
+        let spin = Instant::now();
+        while spin.elapsed() < Duration::from_millis(200) {}
+        let pct = clock.percent();
+        // Other tests run beside this one; clock ticks are coarse.
+        assert!(pct > 0.0 && pct <= 150.0, "{pct}");
+    }
+}
