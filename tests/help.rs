@@ -27,6 +27,7 @@ const WITHOUT_DEFAULT: &[&str] = &[
     "noise-patterns",
     "rules",
     "plan",
+    "truth",
     "previous",
     "sitemaps",
     "json",
