@@ -21,29 +21,28 @@ use url::Url;
 
 use crate::config::{BodyPolicy, Denoise, RunSettings};
 use crate::dedup::content::{Claim, FirstUrls};
-use crate::denoise::evidence::{self, Sample};
 use crate::error::StageError;
 use crate::extract::Extractors;
 use crate::fetch::{ErrorKind, Fetched, Fetcher, LayerTail};
 use crate::parse::ParseConfig;
 use crate::partition::partition_of_host;
-use crate::rules::items::{self as rule_items, ItemRow};
 use crate::scope::ScopeFilter;
 use crate::store::attempt::{self, Attempt};
 use crate::store::manifest::{MapManifest, RunState};
-use crate::store::schema::{self, DocRow, InRow, LinkRow};
+use crate::store::schema::{self, DocRow, InRow};
 use crate::store::scratch::InputRows;
 use crate::store::{layout, stream_batches, Created, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
 use layer_rules::same_rules_as_the_layer;
 pub use layer_rules::RulesSource;
+use outputs::TaskOutputs;
 use previous::Previous;
 pub use process::{process, ProcessCtx, Processed};
-use sink::Sink;
 use urls::{partition_quota, Urls};
 
 mod layer_rules;
+mod outputs;
 pub mod previous;
 mod process;
 mod replay;
@@ -141,9 +140,6 @@ pub const BATCH_ROWS: usize = 512;
 /// MiB and 1 MiB -> 512 KiB 230 -> 217 MiB, with the same CPU and files
 /// (3 paired runs each, medians, on a loaded machine).
 pub const BATCH_BYTES: usize = 512 << 10;
-/// While memory is near `--max-memory` (the fetcher's governor says so),
-/// batches are this many times smaller: fewer rows wait in memory.
-const TIGHT_BATCH_DIVISOR: usize = 8;
 /// Row-group size of per-partition shards, as encoded (the merge keeps
 /// the row groups, so this is also what readers see).
 pub const SHARD_ROW_GROUP_BYTES: usize = 4 << 20;
@@ -274,13 +270,6 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         Some(src) => Some(Arc::new(src.compile().map_err(|e| StageError::Internal(format!("the run's rules: {e}")))?)),
         None => None,
     };
-    // One items dataset per rule, each shard made on its first row.
-    let mut item_sinks: Vec<(Sink<'_>, Vec<ItemRow>)> = rules
-        .iter()
-        .flat_map(|r| r.list.iter())
-        .map(|rule| (Sink::new(store, layout::items(&rule.name, layer, part), rule_items::schema(rule)), Vec::new()))
-        .collect();
-
     let partitions = ctx.partitions;
     let scope = ctx.scope.clone();
     let follows =
@@ -316,19 +305,10 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
             None => None,
         },
     });
-    let doc_schema = ctx.extract.doc_schema();
     // With a plan: the pages scored and relevant (the summary's harvest
     // rate) and, for `--order ant`, what they deposit per URL cluster.
     let mut harvest = pctx.plan.clone().map(|p| crate::focus::Harvest::new(p, ctx.pages.order));
-    let mut docs = Sink::new(store, layout::doc(layer, part), Arc::clone(&doc_schema));
-    let mut links = Sink::new(store, layout::links(layer, part), schema::links_schema());
-    let mut doc_buf: Vec<DocRow> = Vec::with_capacity(BATCH_ROWS);
-    let mut doc_buf_bytes = 0usize;
-    let mut link_buf: Vec<LinkRow> = Vec::with_capacity(BATCH_ROWS * 8);
-    // What the noise filter learns from this partition's pages, streamed
-    // out like the rows.
-    let mut sample_sink = Sink::new(store, layout::samples(layer, part), evidence::samples_schema());
-    let mut samples: Vec<Sample> = Vec::with_capacity(SAMPLE_BATCH);
+    let mut outputs = TaskOutputs::new(store, layer, part, ctx.extract.doc_schema(), rules.clone());
     let mut pending = FuturesOrdered::new();
     let max_pending = rayon::current_num_threads() * 4;
     let mut fetch_open = true;
@@ -372,53 +352,22 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
                 None => fetch_open = false,
             },
             Some(done) = pending.next(), if !pending.is_empty() => {
-                let Ok(Processed { mut doc, links: mut l, sample, rule }) = done else {
+                let Ok(mut page) = done else {
                     return Err(StageError::Internal("a parse worker died".into()));
                 };
+                let doc = &mut page.doc;
                 if let (Some(h), true) = (doc.content_hash, (200..300).contains(&doc.status)) {
                     if let Claim::DuplicateOf(first) = first_urls.claim(h, &doc.url).map_err(scratch_err)? {
                         doc.duplicate_of = Some(first);
                     }
                 }
-                samples.extend(sample);
-                if samples.len() >= SAMPLE_BATCH {
-                    sample_sink.write(&samples_batch(&samples, &sample_sink.path)?).await?;
-                    samples.clear();
-                }
-                if let (Some((page_items, dropped)), Some(rules)) = (rule, rules.as_deref()) {
-                    let r = &rules.list[page_items.rule];
-                    let counts = manifest.rules.entry(r.name.clone()).or_default();
-                    counts.add_page(r, &page_items.items);
-                    counts.links_dropped += dropped;
-                    let (sink, buf) = &mut item_sinks[page_items.rule];
-                    for item in page_items.items {
-                        buf.push(ItemRow { url: doc.url.clone(), fetched_at_us: doc.fetched_at_us, item });
-                    }
-                    if buf.len() >= BATCH_ROWS {
-                        sink.write(&rule_items::batch(r, &sink.schema, buf)?).await?;
-                        buf.clear();
-                    }
-                }
-                tally(&mut manifest, &doc);
+                tally(&mut manifest, doc);
                 if let Some(h) = &mut harvest {
                     h.add(&doc.url, &doc.extra);
                 }
                 let skipped = doc.error == Some(ErrorKind::Robots);
                 ctx.progress.page_done(!skipped && (doc.error.is_some() || doc.status >= 400));
-                doc_buf_bytes += doc.body.as_ref().map_or(0, |b| b.len()) + doc.text.as_ref().map_or(0, String::len);
-                doc_buf.push(doc);
-                link_buf.append(&mut l);
-                let shrink = if ctx.fetcher.memory_tight() { TIGHT_BATCH_DIVISOR } else { 1 };
-                if doc_buf.len() >= BATCH_ROWS / shrink || doc_buf_bytes >= BATCH_BYTES / shrink {
-                    docs.write(&schema::doc_batch_with(&doc_schema, &doc_buf)?).await?;
-                    doc_buf.clear();
-                    doc_buf_bytes = 0;
-                }
-                if link_buf.len() >= BATCH_ROWS * 8 / shrink {
-                    manifest.links += link_buf.len() as u64;
-                    links.write(&schema::links_batch(&link_buf)?).await?;
-                    link_buf.clear();
-                }
+                outputs.add(page, &mut manifest, ctx.fetcher.memory_tight()).await?;
             },
             else => break,
         }
@@ -429,23 +378,9 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         manifest.sitemap_files = found.files;
         manifest.sitemap_urls = found.rows.len() as u64;
         manifest.sitemap_problems = found.problems.len() as u64;
-        link_buf.extend(found.links);
+        outputs.add_links(found.links);
     }
-    if !doc_buf.is_empty() {
-        docs.write(&schema::doc_batch_with(&doc_schema, &doc_buf)?).await?;
-    }
-    if !link_buf.is_empty() {
-        manifest.links += link_buf.len() as u64;
-        links.write(&schema::links_batch(&link_buf)?).await?;
-    }
-    docs.finish().await?;
-    links.finish().await?;
-    for (i, (mut sink, buf)) in item_sinks.into_iter().enumerate() {
-        if let (false, Some(rules)) = (buf.is_empty(), rules.as_deref()) {
-            sink.write(&rule_items::batch(&rules.list[i], &sink.schema, &buf)?).await?;
-        }
-        sink.finish().await?;
-    }
+    outputs.finish(&mut manifest).await?;
     if !report.carried.is_empty() {
         let carried =
             report.carried.iter().map(|&id| input.row(id)).collect::<Result<Vec<InRow>, _>>().map_err(input_err)?;
@@ -455,10 +390,6 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         w.finish().await?;
         ctx.progress.pages_carried(carried.len() as u64);
     }
-    if !samples.is_empty() {
-        sample_sink.write(&samples_batch(&samples, &sample_sink.path)?).await?;
-    }
-    sample_sink.finish().await?;
     let fresh = first_urls.fresh_len();
     if fresh > 0 {
         let mut w =
@@ -579,13 +510,6 @@ async fn load_content_hashes(store: &Store, part: u32, layer: u32) -> Result<Fir
     }
     first.mark();
     Ok(first)
-}
-
-/// Samples buffered before they are written (~100 bytes each).
-const SAMPLE_BATCH: usize = 4096;
-
-fn samples_batch(rows: &[Sample], path: &str) -> Result<arrow::array::RecordBatch, StoreError> {
-    evidence::samples_batch(rows).map_err(|e| StoreError::Schema { path: path.to_string(), reason: e.to_string() })
 }
 
 /// The first-URL log lives in the temporary folder: say so when it fails.
