@@ -3,37 +3,33 @@
 //! checked against the crawl's Parquet read back here (no DuckDB) and its
 //! summary; then headless Chromium opens the page, every chart must have
 //! drawn, the graph views must answer the mouse, nothing may be logged as
-//! an error, and a screenshot must not be blank. `LAYERCRAWL_DOCS=1` saves
-//! that screenshot as docs/report.png (the README shows it); it is always
-//! kept in target/report-screenshots/.
+//! an error, and a screenshot must not be blank. The screenshots are kept
+//! in target/report-screenshots/; `LAYERCRAWL_DOCS=1` also saves the top of
+//! the page and the link graph as docs/report.png and docs/report-graph.png
+//! (the README shows them).
 //!
 //! Chromium comes from Debian's `chromium` package (`scripts/chromium.sh`
 //! installs it); without it the test fails and says why.
 
+#[path = "report/browser.rs"]
+mod browser;
 mod common;
+#[path = "report/entities.rs"]
+mod entities;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use arrow::array::{Array, AsArray, RecordBatch};
-use arrow::datatypes::{DataType, Field, Int32Type, Int64Type, Schema};
-use chromiumoxide::browser::{Browser, BrowserConfig};
-use chromiumoxide::cdp::browser_protocol::input::{DispatchMouseEventParams, DispatchMouseEventType, MouseButton};
-use chromiumoxide::cdp::browser_protocol::log::{EventEntryAdded, LogEntryLevel};
-use chromiumoxide::cdp::js_protocol::runtime::{ConsoleApiCalledType, EventConsoleApiCalled, EventExceptionThrown};
-use chromiumoxide::handler::viewport::Viewport;
-use chromiumoxide::page::ScreenshotParams;
-use chromiumoxide::Page;
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::{Int32Type, Int64Type};
 use common::{layercrawl, read_all, Web};
-use futures::StreamExt;
+use entities::{write_entities, EntityFigures};
 use serde_json::Value as Json;
 use testweb::FarmConfig;
 
-/// How long one wait in the browser may take, and the browser part's budget.
-const WAIT: Duration = Duration::from_secs(15);
+/// The browser part's budget.
 const BUDGET: Duration = Duration::from_secs(90);
 
 /// Runs `layercrawl report ARGS --json` and returns what it says it wrote.
@@ -163,111 +159,9 @@ fn median(mut v: Vec<u32>) -> u64 {
     }
 }
 
-/// A small knowledge base's mentions and relations on the crawl's own ok
-/// pages, written as the `entities` and `relations` datasets are specified
-/// (README, "Output"): the report must read any crawl that has them.
-fn write_entities(data: &Path, docs: &[(u32, String)]) -> EntityFigures {
-    const KB: [(&str, &str, Option<&str>); 5] = [
-        ("Q7259", "Ada Lovelace", Some("person")),
-        ("Q46633", "Charles Babbage", Some("person")),
-        ("Q187180", "Analytical Engine", Some("product")),
-        ("Q84", "London", Some("place")),
-        ("Q1147", "Royal Society", None),
-    ];
-    // Per layer: mentions (page, entity) and relations (page, subject, predicate, object).
-    type Rows<'a> = (Vec<(String, usize)>, Vec<(String, &'a str, &'a str, &'a str)>);
-    let mut by_layer: BTreeMap<u32, Rows> = BTreeMap::new();
-    let (mut mentions, mut pages, mut predicates) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
-    for (i, (layer, url)) in docs.iter().enumerate() {
-        let here: BTreeSet<usize> = [i % 5, (i / 5) % 5].into_iter().collect();
-        let entry = by_layer.entry(*layer).or_default();
-        for &e in &here {
-            let times = if e == i % 5 { 1 } else { 2 };
-            for _ in 0..times {
-                entry.0.push((url.clone(), e));
-                *mentions.entry(KB[e].0.to_string()).or_insert(0u64) += 1;
-            }
-            *pages.entry(KB[e].0.to_string()).or_insert(0u64) += 1;
-        }
-        if here.contains(&1) && here.contains(&2) {
-            entry.1.push((url.clone(), KB[1].0, "designed", KB[2].0));
-            *predicates.entry("designed".to_string()).or_insert(0u64) += 1;
-        }
-        if here.contains(&0) && here.contains(&3) {
-            entry.1.push((url.clone(), KB[0].0, "born_in", KB[3].0));
-            *predicates.entry("born_in".to_string()).or_insert(0u64) += 1;
-        }
-    }
-    let entity_schema = Arc::new(Schema::new(vec![
-        Field::new("url", DataType::Utf8, false),
-        Field::new("entity_id", DataType::Utf8, false),
-        Field::new("entity_name", DataType::Utf8, false),
-        Field::new("entity_type", DataType::Utf8, true),
-        Field::new("mention", DataType::Utf8, false),
-        Field::new("offset", DataType::Int64, false),
-        Field::new("score", DataType::Float64, false),
-    ]));
-    let relation_schema = Arc::new(Schema::new(vec![
-        Field::new("url", DataType::Utf8, false),
-        Field::new("subject_id", DataType::Utf8, false),
-        Field::new("predicate", DataType::Utf8, false),
-        Field::new("object_id", DataType::Utf8, false),
-        Field::new("sentence", DataType::Utf8, false),
-        Field::new("score", DataType::Float64, false),
-    ]));
-    let write = |path: PathBuf, batch: RecordBatch| {
-        std::fs::create_dir_all(path.parent().expect("folder")).expect("mkdir");
-        let f = std::fs::File::create(&path).expect("create");
-        let mut w = parquet::arrow::ArrowWriter::try_new(f, batch.schema(), None).expect("writer");
-        w.write(&batch).expect("write");
-        w.close().expect("close");
-    };
-    for (layer, (ms, rels)) in by_layer {
-        let str_col = |v: Vec<&str>| Arc::new(arrow::array::StringArray::from(v)) as Arc<dyn Array>;
-        let batch = RecordBatch::try_new(
-            Arc::clone(&entity_schema),
-            vec![
-                str_col(ms.iter().map(|(u, _)| u.as_str()).collect()),
-                str_col(ms.iter().map(|&(_, e)| KB[e].0).collect()),
-                str_col(ms.iter().map(|&(_, e)| KB[e].1).collect()),
-                Arc::new(arrow::array::StringArray::from(ms.iter().map(|&(_, e)| KB[e].2).collect::<Vec<_>>())),
-                str_col(ms.iter().map(|&(_, e)| KB[e].1).collect()),
-                Arc::new(arrow::array::Int64Array::from((0..ms.len() as i64).collect::<Vec<_>>())),
-                Arc::new(arrow::array::Float64Array::from(vec![0.75; ms.len()])),
-            ],
-        )
-        .expect("entities batch");
-        write(data.join(format!("entities/layer={layer}/data-00000.parquet")), batch);
-        if rels.is_empty() {
-            continue;
-        }
-        let batch = RecordBatch::try_new(
-            Arc::clone(&relation_schema),
-            vec![
-                str_col(rels.iter().map(|r| r.0.as_str()).collect()),
-                str_col(rels.iter().map(|r| r.1).collect()),
-                str_col(rels.iter().map(|r| r.2).collect()),
-                str_col(rels.iter().map(|r| r.3).collect()),
-                str_col(rels.iter().map(|_| "A sentence.").collect()),
-                Arc::new(arrow::array::Float64Array::from(vec![0.9; rels.len()])),
-            ],
-        )
-        .expect("relations batch");
-        write(data.join(format!("relations/layer={layer}/data-00000.parquet")), batch);
-    }
-    EntityFigures { mentions, pages, predicates }
-}
-
-/// What the entity files written hold: mentions and pages per entity id, relations per predicate.
-struct EntityFigures {
-    mentions: BTreeMap<String, u64>,
-    pages: BTreeMap<String, u64>,
-    predicates: BTreeMap<String, u64>,
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_report_holds_the_crawls_figures_and_draws_them_in_chromium() {
-    let chromium = chromium();
+    let chromium = browser::chromium();
     let cfg = FarmConfig { sites: 4, pages: 30, seed: 11, faults: true, slow_ms: 1500, ..FarmConfig::default() };
     let web = Web::start(cfg);
     let data = web.dir("data");
@@ -438,9 +332,10 @@ async fn the_report_holds_the_crawls_figures_and_draws_them_in_chromium() {
     assert_eq!(e["graph"]["nodes"].as_array().expect("nodes").len(), 5);
     assert_eq!(u(&fig["history"][0]["fetched"]), u(&summary["fetched"]));
 
-    let shots = tokio::time::timeout(BUDGET, in_chromium(&chromium, &page, &fig, &web.dir("chromium-profile")))
-        .await
-        .expect("the browser part finished in time");
+    let shots =
+        tokio::time::timeout(BUDGET, browser::in_chromium(&chromium, &page, &fig, &web.dir("chromium-profile")))
+            .await
+            .expect("the browser part finished in time");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = root.join("target/report-screenshots");
     std::fs::create_dir_all(&dir).expect("screenshot folder");
@@ -451,267 +346,6 @@ async fn the_report_holds_the_crawls_figures_and_draws_them_in_chromium() {
         }
     }
     web.farm.shutdown();
-}
-
-/// The path of Chromium, installed by `scripts/chromium.sh` if needed.
-fn chromium() -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/chromium.sh");
-    let out = Command::new("bash").arg(&script).output().expect("run scripts/chromium.sh");
-    assert!(
-        out.status.success(),
-        "scripts/chromium.sh could not install Chromium (Debian's `chromium` package), which this test needs:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    assert!(path.is_file(), "scripts/chromium.sh printed {path:?}, which is not a file");
-    path
-}
-
-/// Errors the page logged: console.error, uncaught exceptions, the browser's own error entries.
-type Errors = Arc<Mutex<Vec<String>>>;
-
-async fn collect_errors(page: &Page) -> Errors {
-    let errors: Errors = Arc::default();
-    page.enable_runtime().await.expect("Runtime.enable");
-    page.enable_log().await.expect("Log.enable");
-    let mut console = page.event_listener::<EventConsoleApiCalled>().await.expect("console listener");
-    let mut log = page.event_listener::<EventEntryAdded>().await.expect("log listener");
-    let mut thrown = page.event_listener::<EventExceptionThrown>().await.expect("exception listener");
-    let e = Arc::clone(&errors);
-    tokio::spawn(async move {
-        while let Some(ev) = console.next().await {
-            if matches!(ev.r#type, ConsoleApiCalledType::Error | ConsoleApiCalledType::Assert) {
-                let args: Vec<String> = ev
-                    .args
-                    .iter()
-                    .map(|a| {
-                        a.value.as_ref().map_or_else(|| a.description.clone().unwrap_or_default(), Json::to_string)
-                    })
-                    .collect();
-                e.lock().expect("errors").push(format!("console.{:?}: {}", ev.r#type, args.join(" ")));
-            }
-        }
-    });
-    let e = Arc::clone(&errors);
-    tokio::spawn(async move {
-        while let Some(ev) = log.next().await {
-            if ev.entry.level == LogEntryLevel::Error {
-                e.lock().expect("errors").push(format!(
-                    "log ({:?}): {} {}",
-                    ev.entry.source,
-                    ev.entry.text,
-                    ev.entry.url.clone().unwrap_or_default()
-                ));
-            }
-        }
-    });
-    let e = Arc::clone(&errors);
-    tokio::spawn(async move {
-        while let Some(ev) = thrown.next().await {
-            let d = &ev.exception_details;
-            let what = d.exception.as_ref().and_then(|x| x.description.clone()).unwrap_or_default();
-            e.lock()
-                .expect("errors")
-                .push(format!("exception: {} {what} at {}:{}", d.text, d.line_number, d.column_number));
-        }
-    });
-    errors
-}
-
-async fn eval(page: &Page, js: &str) -> Json {
-    match page.evaluate_expression(js).await {
-        Ok(r) => r.into_value::<Json>().unwrap_or(Json::Null),
-        Err(e) => panic!("evaluating {js}: {e}"),
-    }
-}
-
-/// Polls `js` until it is truthy; fails saying what it waited for and the errors so far.
-async fn wait_for(page: &Page, what: &str, js: &str, errors: &Errors) -> Json {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let v = eval(page, js).await;
-        let truthy = match &v {
-            Json::Null => false,
-            Json::Bool(b) => *b,
-            Json::Number(n) => n.as_f64().is_some_and(|x| x != 0.0),
-            Json::String(s) => !s.is_empty(),
-            _ => true,
-        };
-        if truthy {
-            return v;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {what} (last {v}); errors: {:#?}",
-            errors.lock().expect("errors")
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-async fn mouse(page: &Page, kind: DispatchMouseEventType, x: f64, y: f64, pressed: bool, delta_y: Option<f64>) {
-    let mut p = DispatchMouseEventParams::builder().r#type(kind.clone()).x(x).y(y);
-    if pressed || matches!(kind, DispatchMouseEventType::MousePressed | DispatchMouseEventType::MouseReleased) {
-        p = p.button(MouseButton::Left).click_count(1);
-    }
-    if pressed {
-        p = p.buttons(1);
-    }
-    if let Some(d) = delta_y {
-        p = p.delta_x(0.0).delta_y(d);
-    }
-    page.execute(p.build().expect("mouse event")).await.expect("dispatch a mouse event");
-}
-
-/// Non-transparent pixels of a canvas.
-const INKED: &str = "(c) => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; \
-    let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n; }";
-
-/// Everything in the browser; returns screenshots (PNG) by file name: the
-/// whole page, its top, and the link graph.
-async fn in_chromium(chromium: &Path, report: &Path, fig: &Json, profile: &Path) -> Vec<(&'static str, Vec<u8>)> {
-    let config = BrowserConfig::builder()
-        .chrome_executable(chromium)
-        .no_sandbox()
-        .window_size(1280, 900)
-        .viewport(Viewport { width: 1280, height: 900, device_scale_factor: Some(1.0), ..Viewport::default() })
-        .user_data_dir(profile)
-        .arg("--disable-gpu")
-        .arg("--disable-dev-shm-usage")
-        .build()
-        .expect("browser config");
-    let (mut browser, mut handler) =
-        Browser::launch(config).await.unwrap_or_else(|e| panic!("launch Chromium at {}: {e}", chromium.display()));
-    let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
-    let page = browser.new_page("about:blank").await.expect("new page");
-    let errors = collect_errors(&page).await;
-    page.goto(format!("file://{}", report.display())).await.expect("open the report");
-    wait_for(&page, "the page's script to finish", "document.body.dataset.ready === '1'", &errors).await;
-
-    // Every chart drew: SVG shapes, or inked canvas pixels.
-    wait_for(
-        &page,
-        "the link graph's layout to settle",
-        "document.getElementById('link-graph').dataset.settled === '1'",
-        &errors,
-    )
-    .await;
-    let charts = eval(
-        &page,
-        &format!(
-            "Array.from(document.querySelectorAll('[data-chart]')).map(e => [e.dataset.chart, e.tagName === 'CANVAS' \
-             ? ({INKED})(e) : e.querySelectorAll('svg rect, svg path, svg circle').length])"
-        ),
-    )
-    .await;
-    let charts: Vec<(String, u64)> = serde_json::from_value(charts).expect("charts");
-    let names: BTreeSet<&str> = charts.iter().map(|c| c.0.as_str()).collect();
-    for want in
-        ["funnel", "statuses", "latency", "sizes", "noise", "link-graph", "entity-types", "entity-graph", "trend"]
-    {
-        assert!(names.contains(want), "chart {want} is on the page: {charts:?}");
-    }
-    for (name, drawn) in &charts {
-        let least = if name.ends_with("graph") { 500 } else { 1 };
-        assert!(*drawn >= least, "chart {name} drew nothing ({drawn}): {charts:?}");
-    }
-    // The graph view: its node count in the DOM, a node's label on hover, zoom on the wheel, a node dragged.
-    let nodes = fig["link_graph"]["nodes"].as_array().expect("nodes").len();
-    assert_eq!(eval(&page, "document.getElementById('link-graph').dataset.nodes").await, Json::from(nodes.to_string()));
-    let at = eval(
-        &page,
-        "(() => { const c = document.getElementById('link-graph'); c.scrollIntoView({block: 'center'}); \
-         const r = c.getBoundingClientRect(); const p = c.graphView.screenOf(0); \
-         return [r.left + p.x, r.top + p.y, c.graphView.label(0)]; })()",
-    )
-    .await;
-    let (x, y, label) =
-        (at[0].as_f64().expect("x"), at[1].as_f64().expect("y"), at[2].as_str().expect("label").to_string());
-    mouse(&page, DispatchMouseEventType::MouseMoved, x, y, false, None).await;
-    let shown = wait_for(
-        &page,
-        "the hovered node's label",
-        "(() => { const t = document.getElementById('link-graph-tip'); \
-         return t.style.display === 'block' ? document.getElementById('link-graph').dataset.hover + '|' + t.textContent : null; })()",
-        &errors,
-    )
-    .await;
-    assert!(
-        shown.as_str().is_some_and(|s| s.starts_with(&format!("{label}|{label}")) && s.contains("pages")),
-        "{shown}"
-    );
-    let zoom = eval(&page, "Number(document.getElementById('link-graph').dataset.zoom)").await;
-    mouse(&page, DispatchMouseEventType::MouseWheel, x, y, false, Some(-400.0)).await;
-    wait_for(
-        &page,
-        "a zoom in",
-        &format!("Number(document.getElementById('link-graph').dataset.zoom) > {zoom} * 1.2"),
-        &errors,
-    )
-    .await;
-    mouse(&page, DispatchMouseEventType::MousePressed, x, y, true, None).await;
-    mouse(&page, DispatchMouseEventType::MouseMoved, x + 60.0, y + 40.0, true, None).await;
-    mouse(&page, DispatchMouseEventType::MouseReleased, x + 60.0, y + 40.0, false, None).await;
-    let moved = eval(
-        &page,
-        &format!(
-            "(() => {{ const c = document.getElementById('link-graph'); const r = c.getBoundingClientRect(); \
-             const p = c.graphView.screenOf(0); return Math.hypot(r.left + p.x - {x} - 60, r.top + p.y - {y} - 40); }})()"
-        ),
-    )
-    .await;
-    assert!(moved.as_f64().is_some_and(|d| d < 5.0), "the dragged node followed the mouse: {moved} px off");
-    let entity_nodes = eval(&page, "document.getElementById('entity-graph').dataset.nodes").await;
-    assert_eq!(entity_nodes, Json::from("5"));
-
-    // The hosts table sorts by the column clicked.
-    page.find_element("#host-table th[data-col='0']").await.expect("host header").click().await.expect("click");
-    let sorted = eval(
-        &page,
-        "(() => { const h = Array.from(document.querySelectorAll('#host-table tbody tr td:first-child')).map(t => t.textContent); \
-         return JSON.stringify(h) === JSON.stringify(h.slice().sort()) && h.length; })()",
-    )
-    .await;
-    assert_eq!(sorted, Json::from(fig["hosts"]["rows"].as_array().expect("rows").len()), "sorted by host");
-
-    // No error of any kind, and a screenshot that is not blank.
-    eval(&page, "window.scrollTo(0, 0)").await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let logged = errors.lock().expect("errors").clone();
-    assert!(logged.is_empty(), "the report logged errors: {logged:#?}");
-    let full = page.screenshot(ScreenshotParams::builder().full_page(true).build()).await.expect("screenshot");
-    let (w, h, spread) = pixel_spread(&full);
-    assert!(w >= 1200 && h > 2000, "a full page: {w}x{h}");
-    assert!(spread > 200.0, "the screenshot is not blank (pixel variance {spread:.0})");
-    let top = page.screenshot(ScreenshotParams::builder().build()).await.expect("screenshot");
-    eval(&page, "document.getElementById('graph').scrollIntoView({block: 'start'}); document.getElementById('link-graph').graphView.fit()").await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let graph = page.screenshot(ScreenshotParams::builder().build()).await.expect("screenshot of the graph");
-    for shot in [&top, &graph] {
-        let (w, h, spread) = pixel_spread(shot);
-        assert!(spread > 200.0, "a {w}x{h} screenshot is not blank (pixel variance {spread:.0})");
-    }
-    browser.close().await.expect("close Chromium");
-    let _ = browser.wait().await;
-    let _ = handler.await;
-    vec![("report-full.png", full), ("report.png", top), ("report-graph.png", graph)]
-}
-
-/// Width, height and the variance of the pixels' brightness of a PNG.
-fn pixel_spread(png: &[u8]) -> (u32, u32, f64) {
-    let mut decoder = png::Decoder::new(std::io::Cursor::new(png));
-    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
-    let mut reader = decoder.read_info().expect("a PNG");
-    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
-    let info = reader.next_frame(&mut buf).expect("a frame");
-    let channels = info.color_type.samples();
-    let px: Vec<f64> = buf[..info.buffer_size()]
-        .chunks(channels)
-        .map(|p| p.iter().take(3.min(channels)).map(|&c| f64::from(c)).sum::<f64>() / 3f64.min(channels as f64))
-        .collect();
-    let mean = px.iter().sum::<f64>() / px.len() as f64;
-    let var = px.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / px.len() as f64;
-    (info.width, info.height, var)
 }
 
 #[test]
