@@ -127,21 +127,15 @@ pub struct Written {
 pub async fn report(args: &ReportArgs, progress: &(dyn Fn(&str) + Sync)) -> Result<Written, ReportError> {
     let started = Instant::now();
     // History first: a bad file is refused before the crawl is read.
-    let nights = history::read(&args.history)?;
+    let paths = args.history.clone();
+    let nights = blocking(move || history::read(&paths)).await??;
     let store = open_crawl(&args.data).await?;
     let mut data = data::gather(&store, progress).await?;
     data.history = nights;
-    let html = html::render(&data)?;
-    progress(&format!("writing {}", args.out.display()));
-    let out = args.out.display().to_string();
-    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| ReportError::Write { path: out.clone(), source })?;
-    }
-    std::fs::write(&args.out, &html.page).map_err(|source| ReportError::Write { path: out.clone(), source })?;
-    Ok(Written {
-        out,
-        bytes: html.page.len() as u64,
-        data_bytes: html.data_bytes as u64,
+    let mut written = Written {
+        out: args.out.display().to_string(),
+        bytes: 0,
+        data_bytes: 0,
         data: store.location().to_string(),
         layers: data.layers.len(),
         pages: data.totals.pages,
@@ -151,8 +145,22 @@ pub async fn report(args: &ReportArgs, progress: &(dyn Fn(&str) + Sync)) -> Resu
         graph_edges: data.link_graph.edges.len(),
         entity_mentions: data.entities.as_ref().map_or(0, |e| e.mentions),
         nights: data.history.len(),
-        seconds: started.elapsed().as_secs_f64(),
+        seconds: 0.0,
+    };
+    let html = on_rayon(move || html::render(&data)).await??;
+    (written.bytes, written.data_bytes) = (html.page.len() as u64, html.data_bytes as u64);
+    progress(&format!("writing {}", written.out));
+    let (out, shown) = (args.out.clone(), written.out.clone());
+    blocking(move || {
+        if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(&out, &html.page)
     })
+    .await?
+    .map_err(|source| ReportError::Write { path: shown, source })?;
+    written.seconds = started.elapsed().as_secs_f64();
+    Ok(written)
 }
 
 /// Opens the data location, refusing one where no crawl started (a local
@@ -181,4 +189,10 @@ async fn on_rayon<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) 
         let _ = tx.send(work());
     });
     rx.await.map_err(|_| ReportError::Internal("an aggregation on the rayon pool panicked".into()))
+}
+
+/// Runs blocking file work (history files, the page's write) on tokio's
+/// blocking pool.
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, ReportError> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| ReportError::Internal(format!("a file task failed: {e}")))
 }
