@@ -23,6 +23,7 @@
 //! | storage | [`store`] | the data store, object paths ([`store::layout`]), schemas, shards, manifests |
 //! | sequencing | [`driver`] | [`driver::run`]: layers in order, each stage's units of work |
 //! | executors | [`exec`] | where units of work run: this process, child processes, Kubernetes Jobs |
+//! | reporting | [`report`] | `layercrawl report`: a crawl's health as one HTML file, from its manifests and Parquet |
 //!
 //! Each stage takes a narrow context ([`map::MapCtx`],
 //! [`optimise::OptimiseCtx`], a [`store::Store`] for the merge) that
@@ -54,6 +55,7 @@ pub mod merge;
 pub mod optimise;
 pub mod parse;
 pub mod partition;
+pub mod report;
 pub mod rules;
 pub mod scope;
 pub mod seeds;

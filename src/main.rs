@@ -62,6 +62,9 @@ enum Command {
     /// The rule editor: a local web page to write a rules file by clicking
     /// a page's elements (127.0.0.1 only, with a token in its address).
     Studio(layercrawl::studio::StudioArgs),
+    /// Write a crawl's report: one self-contained HTML file (funnel,
+    /// statuses, hosts, link graph, trends over nights).
+    Report(layercrawl::report::ReportArgs),
 }
 
 #[derive(clap::Args)]
@@ -114,6 +117,7 @@ fn main() -> ExitCode {
         Command::Rules(args) => rules_cmd::rules(args),
         Command::Plan(args) => plan_cmd::plan(args),
         Command::Studio(args) => studio(args),
+        Command::Report(args) => report(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -132,6 +136,9 @@ fn main() -> ExitCode {
                 .or_else(|| e.downcast_ref::<BadTask>().map(|_| 2))
                 .or_else(|| e.downcast_ref::<rules_cmd::BadRules>().map(|_| 2))
                 .or_else(|| e.downcast_ref::<plan_cmd::BadPlan>().map(|_| 2))
+                .or_else(|| {
+                    e.downcast_ref::<layercrawl::report::ReportError>().map(layercrawl::report::ReportError::exit_code)
+                })
                 .unwrap_or(1);
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
@@ -184,6 +191,27 @@ fn studio(args: layercrawl::studio::StudioArgs) -> anyhow::Result<()> {
         use std::io::Write as _;
         let _ = std::io::stdout().flush();
     }))?;
+    Ok(())
+}
+
+fn report(args: &layercrawl::report::ReportArgs) -> anyhow::Result<()> {
+    let json = args.json;
+    let progress = |what: &str| {
+        if !json {
+            eprintln!("layercrawl report: {what}");
+        }
+    };
+    let w = runtime()?.block_on(layercrawl::report::report(args, &progress))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&w).context("encoding what was written")?);
+    } else {
+        #[allow(clippy::cast_precision_loss)]
+        let kb = w.bytes as f64 / 1e3;
+        println!(
+            "wrote {} ({kb:.0} KB) in {:.1} s: {} layers, {} rows, {} link rows, {} hosts ({} in the graph), {} entity mentions, {} nights of history",
+            w.out, w.seconds, w.layers, w.pages, w.link_rows, w.hosts, w.graph_nodes, w.entity_mentions, w.nights
+        );
+    }
     Ok(())
 }
 
