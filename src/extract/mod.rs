@@ -21,6 +21,11 @@
 //! never call [`ParsedPage::dom`] never pays for a tree (`cargo bench
 //! --bench stages`, group `extract`, measures what it costs).
 //!
+//! An extractor may also write rows of datasets of its own beside `doc`
+//! (one row per entity mention, say): a [`RowExtractor`] ([`rows`]),
+//! registered with [`Extractors::with_rows`], run right after the `doc`
+//! extractors on the same [`ParsedPage`]; [`entities`] is one.
+//!
 //! Extraction is CPU work and runs where [`crate::map::process`] runs: on
 //! the rayon pool, never on an async thread. An extractor that panics on a
 //! hostile page loses only its own values (null), never the row.

@@ -10,7 +10,8 @@
 //!   w·x)`): its context words within 25 words of the mention (w 0.9, `x
 //!   = 1 − 2^−n` for n occurrences), anywhere on the page (w 0.5, `x = 1 −
 //!   2^−n/2`), a word of its type near the mention (`company`, `city`, or
-//!   the built-in cue words of common types, w 0.5), and its full name
+//!   the built-in cue words of common types, such as "based" for a
+//!   place, w 0.5), and its full name
 //!   written elsewhere on the page (w 0.9: "Whitlock" after "Ada
 //!   Whitlock");
 //! - plausibility `= 1 − (1 − form)(1 − evidence)`.
@@ -56,7 +57,19 @@ const TYPE_CUES: [(&[&str], &[&str]); 4] = [
     ),
     (
         &["city", "town", "place", "location", "country", "region", "village", "capital"],
-        &["city", "town", "capital", "village", "region", "country", "streets", "mayor", "residents"],
+        &[
+            "city",
+            "town",
+            "capital",
+            "village",
+            "region",
+            "country",
+            "streets",
+            "mayor",
+            "residents",
+            "based",
+            "headquartered",
+        ],
     ),
     (&["product", "device", "software"], &["launched", "released", "version", "model", "device", "users"]),
 ];

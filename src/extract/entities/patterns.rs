@@ -48,7 +48,8 @@ acquired: {S} has|have|had acquired|bought|purchased {O}
 acquired: {S} took|takes over {O}
 acquired: {S} agreed to acquire|buy|purchase {O}
 acquired: {S} completed [its|the] acquisition|purchase of {O}
-acquired: {O} was|were|is|has been acquired|bought|purchased|taken by {S}
+acquired: {O} was|were|is acquired|bought|purchased by {S}
+acquired: {O} has|have been acquired|bought|purchased by {S}
 acquired: {O} , acquired|bought|purchased by {S}
 acquired: {S} a racheté|acquis {O}
 acquired: {O} a été racheté|rachetée|acquis|acquise par {S}
@@ -56,7 +57,8 @@ acquired: {S} übernahm|kaufte|übernimmt|kauft {O}
 acquired: {S} hat {O} übernommen|gekauft
 based_in: {S} is|was|are based|headquartered|located in {O}
 based_in: {S} , based|headquartered in {O}
-based_in: {S} has|had its headquarters|head office|base in {O}
+based_in: {S} has|had its headquarters|base in {O}
+based_in: {S} has|had its head office in {O}
 based_in: {O} - based {S}
 based_in: {S} , basée|basé|installée|installé à {O}
 based_in: {S} est|sont basée|basé|installée|installé à {O}
