@@ -290,23 +290,20 @@ fn entity_settings(
         (None, Some(list)) => list.clone(),
         (None, None) => Vec::new(),
     };
-    let threshold = args.entity_threshold.or(job.entity_threshold);
+    let threshold = args.entity_threshold.or(job.entity_threshold).unwrap_or(DEFAULT_THRESHOLD);
+    if !(threshold.is_finite() && (0.0..=1.0).contains(&threshold)) {
+        return Err(bad("entity-threshold", format!("{threshold}; allowed 0 to 1 (default {DEFAULT_THRESHOLD})")));
+    }
+    // A threshold alone changes nothing (as its default, it must be
+    // allowed alone); patterns and preferences need entities to act on.
     let Some(kb) = args.entities.clone().or_else(|| job.entities.clone()) else {
-        for (given, option) in [
-            (relations.is_some(), "relations"),
-            (!prefer.is_empty(), "prefer-entities"),
-            (threshold.is_some(), "entity-threshold"),
-        ] {
+        for (given, option) in [(relations.is_some(), "relations"), (!prefer.is_empty(), "prefer-entities")] {
             if given {
                 return Err(bad(option, "works on the entities of a knowledge base: add --entities FILE"));
             }
         }
         return Ok(None);
     };
-    let threshold = threshold.unwrap_or(DEFAULT_THRESHOLD);
-    if !(threshold.is_finite() && (0.0..=1.0).contains(&threshold)) {
-        return Err(bad("entity-threshold", format!("{threshold}; allowed 0 to 1 (default {DEFAULT_THRESHOLD})")));
-    }
     EntitiesSource::read(&kb, relations.as_deref(), prefer, threshold).map(Some).map_err(|e| {
         use crate::extract::entities::EntitiesError;
         let option = match &e {

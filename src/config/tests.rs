@@ -153,7 +153,9 @@ fn a_job_file_names_its_knowledge_base_relative_to_itself_and_the_settings_carry
     // A flag wins over the job file: a comma-separated list.
     let a = RunArgs { job: Some(job), prefer_entities: Some("paris".into()), ..RunArgs::default() };
     assert_eq!(CrawlConfig::from_sources(&a).expect("config").entities.expect("entities").prefer, ["paris"]);
-    let a = RunArgs { entity_threshold: Some(0.5), ..args() };
+    let a = RunArgs { relations: Some("r.txt".into()), ..args() };
     let e = CrawlConfig::from_sources(&a).expect_err("no knowledge base").to_string();
-    assert!(e.contains("option `entity-threshold`") && e.contains("add --entities FILE"), "{e}");
+    assert!(e.contains("option `relations`") && e.contains("add --entities FILE"), "{e}");
+    let a = RunArgs { entity_threshold: Some(1.5), ..args() };
+    assert!(CrawlConfig::from_sources(&a).expect_err("out of range").to_string().contains("entity-threshold"));
 }
