@@ -189,6 +189,23 @@ pub struct RunArgs {
     /// then gives the truth URLs fetched and the target recall so far.
     #[arg(long, value_name = "FILE")]
     pub truth: Option<PathBuf>,
+    /// Knowledge base (CSV or JSON Lines: id, name, aliases, type, prior,
+    /// context): its entities' mentions in each page's main text go to
+    /// `entities/`, the relations between them to `relations/`.
+    #[arg(long, value_name = "FILE")]
+    pub entities: Option<PathBuf>,
+    /// Relation patterns, one a line (`predicate: template`), used with
+    /// the built-in ones (with --entities).
+    #[arg(long, value_name = "FILE")]
+    pub relations: Option<PathBuf>,
+    /// Entity ids or types, comma-separated: the links of pages that
+    /// mention them are fetched first (with --entities).
+    #[arg(long, value_name = "LIST")]
+    pub prefer_entities: Option<String>,
+    /// Entity links scoring below this (0 to 1) are dropped (with
+    /// --entities). [default: 0.35]
+    #[arg(long, value_name = "S")]
+    pub entity_threshold: Option<f64>,
     /// Last night's crawl (a finished data location): requests carry its
     /// ETag and Last-Modified, and a page the server says is unchanged
     /// (304) is carried forward from it with `unchanged = true`.

@@ -62,6 +62,12 @@ pub struct JobFile {
     /// The crawl plan (README, "Focused crawling").
     pub plan: Option<PathBuf>,
     pub truth: Option<PathBuf>,
+    /// Entities and relations (README, "Entities and relations").
+    pub entities: Option<PathBuf>,
+    pub relations: Option<PathBuf>,
+    #[serde(default, deserialize_with = "list_or_text")]
+    pub prefer_entities: Option<Vec<String>>,
+    pub entity_threshold: Option<f64>,
     /// Last night's crawl (README, "Nightly recrawls").
     pub previous: Option<String>,
     /// Read the seeds' sitemaps (README, "Sitemaps").
@@ -79,6 +85,20 @@ pub struct JobFile {
     pub worker_secret: Option<String>,
     pub service_account: Option<String>,
     pub wait: Option<bool>,
+}
+
+/// A list given as `["a", "b"]` or as `"a,b"`.
+fn list_or_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        Text(String),
+        List(Vec<String>),
+    }
+    Ok(Some(match Either::deserialize(d)? {
+        Either::Text(s) => s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect(),
+        Either::List(l) => l,
+    }))
 }
 
 /// A value given as `"2G"` or as a bare number, kept as text to parse.
@@ -113,6 +133,8 @@ impl JobFile {
                 job.noise_patterns.as_mut(),
                 job.rules.as_mut(),
                 job.plan.as_mut(),
+                job.entities.as_mut(),
+                job.relations.as_mut(),
                 job.proxies.as_mut(),
                 job.chromium.as_mut(),
             ]

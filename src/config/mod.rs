@@ -182,6 +182,8 @@ pub struct CrawlConfig {
     pub plan: Option<crate::focus::PlanSource>,
     /// The relevant URLs a crawl is measured against (`--truth`).
     pub truth: Option<crate::focus::truth::Truth>,
+    /// The knowledge base and its settings (`--entities`), checked.
+    pub entities: Option<crate::extract::entities::EntitiesSource>,
     /// Pages fetched per layer at most (`--max-pages`).
     pub max_pages: Option<u64>,
     /// Last night's crawl (`--previous`): its data location.
@@ -274,6 +276,50 @@ fn proxy_config(args: &RunArgs, job: &JobFile) -> Result<crate::fetch::proxy::Pr
     })
 }
 
+/// The entity settings (`--entities`, `--relations`, `--prefer-entities`,
+/// `--entity-threshold`), checked: the knowledge base's and the patterns'
+/// every bad line is named.
+fn entity_settings(
+    args: &RunArgs,
+    job: &JobFile,
+) -> Result<Option<crate::extract::entities::EntitiesSource>, ConfigError> {
+    use crate::extract::entities::{EntitiesSource, DEFAULT_THRESHOLD};
+    let relations = args.relations.clone().or_else(|| job.relations.clone());
+    let prefer: Vec<String> = match (&args.prefer_entities, &job.prefer_entities) {
+        (Some(list), _) => list.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect(),
+        (None, Some(list)) => list.clone(),
+        (None, None) => Vec::new(),
+    };
+    let threshold = args.entity_threshold.or(job.entity_threshold).unwrap_or(DEFAULT_THRESHOLD);
+    if !(threshold.is_finite() && (0.0..=1.0).contains(&threshold)) {
+        return Err(bad("entity-threshold", format!("{threshold}; allowed 0 to 1 (default {DEFAULT_THRESHOLD})")));
+    }
+    // A threshold alone changes nothing (as its default, it must be
+    // allowed alone); patterns and preferences need entities to act on.
+    let Some(kb) = args.entities.clone().or_else(|| job.entities.clone()) else {
+        for (given, option) in [(relations.is_some(), "relations"), (!prefer.is_empty(), "prefer-entities")] {
+            if given {
+                return Err(bad(option, "works on the entities of a knowledge base: add --entities FILE"));
+            }
+        }
+        return Ok(None);
+    };
+    EntitiesSource::read(&kb, relations.as_deref(), prefer, threshold).map(Some).map_err(|e| {
+        use crate::extract::entities::EntitiesError;
+        let option = match &e {
+            EntitiesError::Patterns(_) => "relations",
+            EntitiesError::Prefer(_) => "prefer-entities",
+            EntitiesError::Read { path, .. }
+                if relations.as_ref().is_some_and(|r| r.display().to_string() == *path) =>
+            {
+                "relations"
+            }
+            _ => "entities",
+        };
+        bad(option, e.to_string())
+    })
+}
+
 impl CrawlConfig {
     /// Merges flags over the job file (if any), applies defaults, validates.
     ///
@@ -287,6 +333,7 @@ impl CrawlConfig {
         let proxy = proxy_config(args, &job)?;
         let mut render = render_config(args, &job)?;
         let governor = limits::governor_config(args, &job)?;
+        let entities = entity_settings(args, &job)?;
         let seeds = args.seeds.clone().or(job.seeds).ok_or(ConfigError::Missing("seeds"))?;
         let depth = args.depth.or(job.depth).ok_or(ConfigError::Missing("depth"))?;
         if depth > 1000 {
@@ -558,9 +605,15 @@ impl CrawlConfig {
             dry_run: args.dry_run,
             json: args.json,
             quiet: args.quiet,
-            extractors: crate::focus::run_extractors(text_format, plan.as_ref())?,
+            extractors: crate::extract::entities::with_entities(
+                crate::focus::run_extractors(text_format, plan.as_ref())?,
+                entities.as_ref(),
+                text_format,
+            )
+            .map_err(|e| bad("entities", e.to_string()))?,
             rules,
             plan,
+            entities,
             max_pages,
             truth,
             previous: args.previous.clone().or(job.previous),

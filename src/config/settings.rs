@@ -41,6 +41,7 @@ impl RunSettings {
                 extract_columns: cfg.extractors.column_names(),
                 rules: cfg.rules.clone(),
                 plan: cfg.plan.clone(),
+                entities: cfg.entities.clone(),
                 max_pages: cfg.max_pages,
                 order: cfg.optimise.order,
                 previous: cfg.previous.clone(),

@@ -132,3 +132,30 @@ fn the_ant_order_needs_a_plan() {
     assert_eq!(c.optimise.order, crate::focus::Order::Ant);
     assert_eq!(super::settings::RunSettings::of(&c).pages.order, crate::focus::Order::Ant, "the map tasks know it");
 }
+
+#[test]
+fn a_job_file_names_its_knowledge_base_relative_to_itself_and_the_settings_carry_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = dir.path().join("j.toml");
+    std::fs::write(
+        &job,
+        "seeds = 'seeds.txt'\ndepth = 1\nentities = 'kb.csv'\nprefer-entities = ['acme', 'city']\nentity-threshold = 0.5\n",
+    )
+    .expect("write");
+    std::fs::write(dir.path().join("kb.csv"), "id,name,type\nacme,Acme Corp,company\nparis,Paris,city\n")
+        .expect("write");
+    let c = CrawlConfig::from_sources(&RunArgs { job: Some(job.clone()), ..RunArgs::default() }).expect("config");
+    let e = c.entities.clone().expect("entities from the job file");
+    assert_eq!(e.file, dir.path().join("kb.csv").display().to_string());
+    assert_eq!((e.prefer, e.threshold), (vec!["acme".to_string(), "city".to_string()], 0.5));
+    assert_eq!(c.extractors.datasets().len(), 2, "entities and relations");
+    assert!(super::settings::RunSettings::of(&c).pages.entities.is_some(), "the map tasks get it");
+    // A flag wins over the job file: a comma-separated list.
+    let a = RunArgs { job: Some(job), prefer_entities: Some("paris".into()), ..RunArgs::default() };
+    assert_eq!(CrawlConfig::from_sources(&a).expect("config").entities.expect("entities").prefer, ["paris"]);
+    let a = RunArgs { relations: Some("r.txt".into()), ..args() };
+    let e = CrawlConfig::from_sources(&a).expect_err("no knowledge base").to_string();
+    assert!(e.contains("option `relations`") && e.contains("add --entities FILE"), "{e}");
+    let a = RunArgs { entity_threshold: Some(1.5), ..args() };
+    assert!(CrawlConfig::from_sources(&a).expect_err("out of range").to_string().contains("entity-threshold"));
+}

@@ -21,6 +21,11 @@
 //! never call [`ParsedPage::dom`] never pays for a tree (`cargo bench
 //! --bench stages`, group `extract`, measures what it costs).
 //!
+//! An extractor may also write rows of datasets of its own beside `doc`
+//! (one row per entity mention, say): a [`RowExtractor`] ([`rows`]),
+//! registered with [`Extractors::with_rows`], run right after the `doc`
+//! extractors on the same [`ParsedPage`]; [`entities`] is one.
+//!
 //! Extraction is CPU work and runs where [`crate::map::process`] runs: on
 //! the rayon pool, never on an async thread. An extractor that panics on a
 //! hostile page loses only its own values (null), never the row.
@@ -70,8 +75,10 @@
 //! assert_eq!(run.doc_schema().fields().last().map(|f| f.name().as_str()), Some("link_count"));
 //! ```
 
+pub mod entities;
 pub mod main_text;
 pub mod metadata;
+pub mod rows;
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
@@ -86,6 +93,7 @@ use crate::store::column::Tuned;
 use crate::store::schema;
 
 pub use crate::store::column::{ColumnType, Tuning, Value};
+pub use rows::{Dataset, PageRows, Row, RowExtractor};
 
 /// One output column of an extractor.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -240,6 +248,8 @@ pub enum ExtractError {
     DuplicateColumn { extractor: String, column: String },
     #[error("extractor `{extractor}`: column `{column}` is reserved ({reason})")]
     ReservedColumn { extractor: String, column: String, reason: &'static str },
+    #[error("extractor `{extractor}`: dataset `{dataset}` is written by another extractor, or not one of {known:?} (the datasets the merge looks for; add it to store::layout::EXTRACT_DATASETS)")]
+    Dataset { extractor: String, dataset: String, known: &'static [&'static str] },
 }
 
 /// The extractors of a run, in order, and the `doc` schema they make.
@@ -253,13 +263,24 @@ struct Registry {
     widths: Vec<usize>,
     width: usize,
     schema: SchemaRef,
+    /// The extractors that write datasets of their own, each with the
+    /// range of `datasets` that is theirs.
+    rows: Vec<(Arc<dyn RowExtractor>, std::ops::Range<usize>)>,
+    datasets: Vec<Dataset>,
 }
 
 impl Extractors {
     /// No extractor: the core `doc` schema, as without an extract stage.
     #[must_use]
     pub fn none() -> Self {
-        Self(Arc::new(Registry { list: Vec::new(), widths: Vec::new(), width: 0, schema: schema::doc_schema() }))
+        Self(Arc::new(Registry {
+            list: Vec::new(),
+            widths: Vec::new(),
+            width: 0,
+            schema: schema::doc_schema(),
+            rows: Vec::new(),
+            datasets: Vec::new(),
+        }))
     }
 
     /// The built-in extractors, which every run has unless a library
@@ -310,7 +331,88 @@ impl Extractors {
             }
         }
         let width = fields.len();
-        Ok(Self(Arc::new(Registry { list, widths, width, schema: schema::doc_schema_with(&fields) })))
+        Ok(Self(Arc::new(Registry {
+            list,
+            widths,
+            width,
+            schema: schema::doc_schema_with(&fields),
+            rows: Vec::new(),
+            datasets: Vec::new(),
+        })))
+    }
+
+    /// The same registry with `list` writing rows of their own datasets,
+    /// after the `doc` extractors, in this order.
+    ///
+    /// # Errors
+    /// When a dataset is another's, or not one of
+    /// [`layout::EXTRACT_DATASETS`](crate::store::layout::EXTRACT_DATASETS).
+    pub fn with_rows(self, list: Vec<Arc<dyn RowExtractor>>) -> Result<Self, ExtractError> {
+        use crate::store::layout::EXTRACT_DATASETS;
+        let mut datasets = self.0.datasets.clone();
+        let mut rows = self.0.rows.clone();
+        for ex in list {
+            let start = datasets.len();
+            for d in ex.datasets() {
+                if !EXTRACT_DATASETS.contains(&d.name.as_str()) || datasets.iter().any(|o| o.name == d.name) {
+                    return Err(ExtractError::Dataset {
+                        extractor: ex.name().to_string(),
+                        dataset: d.name,
+                        known: &EXTRACT_DATASETS,
+                    });
+                }
+                datasets.push(d);
+            }
+            let end = datasets.len();
+            rows.push((ex, start..end));
+        }
+        let r = &self.0;
+        Ok(Self(Arc::new(Registry {
+            list: r.list.clone(),
+            widths: r.widths.clone(),
+            width: r.width,
+            schema: Arc::clone(&r.schema),
+            rows,
+            datasets,
+        })))
+    }
+
+    /// The datasets the row extractors write, in order.
+    #[must_use]
+    pub fn datasets(&self) -> &[Dataset] {
+        &self.0.datasets
+    }
+
+    /// Every row extractor's rows for one page ([`PageRows`], one list per
+    /// dataset). An extractor that panics loses only its own rows.
+    #[must_use]
+    pub fn rows(&self, input: &PageInput<'_>) -> PageRows {
+        let mut sets = vec![Vec::new(); self.0.datasets.len()];
+        for (ex, range) in &self.0.rows {
+            let out = &mut sets[range.clone()];
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ex.rows(input, out)));
+            if run.is_err() {
+                tracing::error!(url = %input.url, extractor = ex.name(), "the extractor panicked; its rows are dropped");
+                out.iter_mut().for_each(Vec::clear);
+            }
+        }
+        PageRows { sets }
+    }
+
+    /// The row extractors' scores of a page's links (one per anchor), the
+    /// best of those that have an opinion; `None` when none has.
+    #[must_use]
+    pub fn link_scores(&self, rows: &PageRows, anchors: &[&str]) -> Option<Vec<f64>> {
+        let mut best: Option<Vec<f64>> = None;
+        for (ex, range) in &self.0.rows {
+            let Some(sets) = rows.sets.get(range.clone()) else { continue };
+            let Some(scores) = ex.link_scores(sets, anchors).filter(|s| s.len() == anchors.len()) else { continue };
+            best = Some(match best {
+                Some(b) => b.into_iter().zip(scores).map(|(x, y)| x.max(y)).collect(),
+                None => scores,
+            });
+        }
+        best
     }
 
     /// Whether no extractor is registered.
@@ -332,9 +434,9 @@ impl Extractors {
         self.0.schema.fields().iter().skip(core).map(|f| f.name().clone()).collect()
     }
 
-    /// The names of the registered extractors, in order.
+    /// The names of the registered extractors, in order (row extractors last).
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.0.list.iter().map(|e| e.name())
+        self.0.list.iter().map(|e| e.name()).chain(self.0.rows.iter().map(|(e, _)| e.name()))
     }
 
     /// Every extractor's values for one page, in schema order. An extractor

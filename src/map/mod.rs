@@ -69,6 +69,10 @@ pub struct PageSettings {
     /// The crawl plan (`--plan`): its `relevance` and `role` columns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<crate::focus::PlanSource>,
+    /// The knowledge base and its settings (`--entities`): the `entities`
+    /// and `relations` datasets, compiled where the run's extractors are made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entities: Option<crate::extract::entities::EntitiesSource>,
     /// Last night's crawl (`--previous`), opened by each map task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub previous: Option<String>,
@@ -161,8 +165,11 @@ impl MapCtx {
     pub async fn open(store: Store) -> Result<Self, StageError> {
         let (state, settings) = load_run(&store).await?;
         let seeds: Vec<Url> = state.seeds.iter().filter_map(|s| Url::parse(s).ok()).collect();
-        let extract = crate::focus::run_extractors(settings.pages.parse.text_format, settings.pages.plan.as_ref())
+        let format = settings.pages.parse.text_format;
+        let extract = crate::focus::run_extractors(format, settings.pages.plan.as_ref())
             .map_err(|e| StageError::Internal(format!("the run's plan: {e}")))?;
+        let extract = crate::extract::entities::with_entities(extract, settings.pages.entities.as_ref(), format)
+            .map_err(|e| StageError::Internal(format!("the run's entities: {e}")))?;
         let fetcher = Fetcher::new(&settings.fetch)
             .map_err(|e| StageError::Internal(format!("cannot build the HTTP client: {e}")))?;
         let previous = match &settings.pages.previous {
@@ -308,7 +315,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     // With a plan: the pages scored and relevant (the summary's harvest
     // rate) and, for `--order ant`, what they deposit per URL cluster.
     let mut harvest = pctx.plan.clone().map(|p| crate::focus::Harvest::new(p, ctx.pages.order));
-    let mut outputs = TaskOutputs::new(store, layer, part, ctx.extract.doc_schema(), rules.clone());
+    let mut outputs = TaskOutputs::new(store, layer, part, &ctx.extract, rules.clone());
     let mut pending = FuturesOrdered::new();
     let max_pending = rayon::current_num_threads() * 4;
     let mut fetch_open = true;
@@ -469,6 +476,7 @@ fn process_guarded(pctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<S
                 links: Vec::new(),
                 sample: None,
                 rule: None,
+                rows: crate::extract::PageRows::default(),
             }
         }
     }

@@ -1,6 +1,7 @@
 //! A map task's outputs beside the fetch: the `doc` and `links` shards,
-//! the noise filter's samples and the rules' items, each buffered and
-//! written in batches, all under the task's one commit.
+//! the noise filter's samples, the rules' items and the row extractors'
+//! datasets (entities, relations), each buffered and written in batches,
+//! all under the task's one commit.
 //!
 //! [`TaskOutputs`] is where a new per-page output plugs in
 //! (ARCHITECTURE.md, "Where new capabilities plug in"): the CPU part of
@@ -14,6 +15,7 @@ use arrow::datatypes::SchemaRef;
 
 use crate::denoise::evidence::{self, Sample};
 use crate::error::StageError;
+use crate::extract::{Dataset, Extractors, Row};
 use crate::rules::items::{self as rule_items, ItemRow};
 use crate::rules::Rules;
 use crate::store::manifest::MapManifest;
@@ -42,6 +44,8 @@ pub(super) struct TaskOutputs<'a> {
     /// One items dataset per rule of the run's rules file, in its order.
     rules: Option<Arc<Rules>>,
     items: Vec<(Sink<'a>, Vec<ItemRow>)>,
+    /// One shard per dataset of the run's row extractors, in their order.
+    extracted: Vec<(Sink<'a>, Vec<Row>)>,
 }
 
 impl<'a> TaskOutputs<'a> {
@@ -51,9 +55,15 @@ impl<'a> TaskOutputs<'a> {
         store: &'a Store,
         layer: u32,
         part: u32,
-        doc_schema: SchemaRef,
+        extract: &Extractors,
         rules: Option<Arc<Rules>>,
     ) -> Self {
+        let doc_schema = extract.doc_schema();
+        let extracted = extract
+            .datasets()
+            .iter()
+            .map(|d| (Sink::new(store, layout::extracted(&d.name, layer, part), d.schema()), Vec::new()))
+            .collect();
         let items = rules
             .iter()
             .flat_map(|r| r.list.iter())
@@ -72,6 +82,7 @@ impl<'a> TaskOutputs<'a> {
             sample_buf: Vec::with_capacity(SAMPLE_BATCH),
             rules,
             items,
+            extracted,
         }
     }
 
@@ -86,7 +97,15 @@ impl<'a> TaskOutputs<'a> {
         manifest: &mut MapManifest,
         tight: bool,
     ) -> Result<(), StageError> {
-        let Processed { doc, links, sample, rule } = page;
+        let Processed { doc, links, sample, rule, rows } = page;
+        for ((sink, buf), rows) in self.extracted.iter_mut().zip(rows.sets) {
+            buf.extend(rows);
+            if buf.len() >= BATCH_ROWS * 8 {
+                *manifest.extracted.entry(dataset_name(&sink.path)).or_default() += buf.len() as u64;
+                sink.write(&Dataset::batch(&sink.schema, buf)?).await?;
+                buf.clear();
+            }
+        }
         self.sample_buf.extend(sample);
         if self.sample_buf.len() >= SAMPLE_BATCH {
             self.flush_samples().await?;
@@ -135,6 +154,13 @@ impl<'a> TaskOutputs<'a> {
         self.docs.finish().await?;
         self.links.finish().await?;
         self.samples.finish().await?;
+        for (mut sink, buf) in self.extracted {
+            if !buf.is_empty() {
+                *manifest.extracted.entry(dataset_name(&sink.path)).or_default() += buf.len() as u64;
+                sink.write(&Dataset::batch(&sink.schema, &buf)?).await?;
+            }
+            sink.finish().await?;
+        }
         for (i, (mut sink, buf)) in self.items.into_iter().enumerate() {
             if let (false, Some(rules)) = (buf.is_empty(), self.rules.as_deref()) {
                 sink.write(&rule_items::batch(&rules.list[i], &sink.schema, &buf)?).await?;
@@ -171,4 +197,9 @@ impl<'a> TaskOutputs<'a> {
         }
         Ok(())
     }
+}
+
+/// The dataset a shard path belongs to (`entities/layer=0/part-00000.parquet`: `entities`).
+fn dataset_name(path: &str) -> String {
+    path.split('/').next().unwrap_or(path).to_string()
 }

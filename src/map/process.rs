@@ -9,7 +9,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use crate::config::{BodyPolicy, Denoise};
 use crate::denoise::evidence::Sample;
 use crate::denoise::NoiseLabel;
-use crate::extract::{Extractors, PageInput, ParsedPage};
+use crate::extract::{Extractors, PageInput, PageRows, ParsedPage};
 use crate::fetch::{ErrorKind, Fetched};
 use crate::parse::{self, ParseConfig};
 use crate::rules::{PageItems, Rules};
@@ -44,6 +44,9 @@ pub struct Processed {
     /// The rule that matched the page, with its items (none for `nav`
     /// rules) and the count of links it did not follow.
     pub rule: Option<(PageItems, u64)>,
+    /// The rows the run's row extractors made of the page (entities,
+    /// relations), one list per dataset; none without row extractors.
+    pub rows: PageRows,
 }
 
 /// Builds the rows of `f`, fetched at `depth` with `referrer`.
@@ -67,6 +70,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
     };
     let mut links = Vec::new();
     let mut rule_out = None;
+    let mut rows = PageRows::default();
     let mut sample =
         (ctx.denoise != Denoise::Off).then(|| Sample { redirect_out: f.redirect_out.is_some(), ..Sample::default() });
     if let Some(target) = &f.redirect_out {
@@ -98,16 +102,21 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
             }
         });
         // The extract stage: every registered extractor reads the one
-        // parsed form of the page (ARCHITECTURE.md, "Extraction").
+        // parsed form of the page (ARCHITECTURE.md, "Extraction"); then
+        // the row extractors, on the same parse and main text.
+        let input = PageInput {
+            url: &f.url,
+            final_url: &f.final_url,
+            status: resp.status,
+            content_type: resp.content_type.as_deref(),
+            body: &resp.body,
+            parsed: parsed.as_ref(),
+        };
         if !ctx.extract.is_empty() {
-            doc.extra = ctx.extract.extract(&PageInput {
-                url: &f.url,
-                final_url: &f.final_url,
-                status: resp.status,
-                content_type: resp.content_type.as_deref(),
-                body: &resp.body,
-                parsed: parsed.as_ref(),
-            });
+            doc.extra = ctx.extract.extract(&input);
+        }
+        if !ctx.extract.datasets().is_empty() {
+            rows = ctx.extract.rows(&input);
         }
         // Rules run on the same parse (README, "Rules"): the first rule
         // matching the page's final URL makes its items and may hold some
@@ -136,9 +145,22 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
             let nofollow_page = page.meta_nofollow;
             links.reserve(page.links.len());
             let parent = ctx.plan.as_ref().and_then(|p| p.relevance(&doc.extra));
-            for l in page.links {
+            // A row extractor's opinion of the links (`--prefer-entities`),
+            // averaged with the plan's link score when there is a plan.
+            let preferred = if ctx.extract.datasets().is_empty() {
+                None
+            } else {
+                let anchors: Vec<&str> = page.links.iter().map(|l| l.anchor.as_str()).collect();
+                ctx.extract.link_scores(&rows, &anchors)
+            };
+            for (i, l) in page.links.into_iter().enumerate() {
+                let planned = ctx.plan.as_ref().map(|p| p.scorer.link_score(&l.anchor, parent, &l.url));
                 #[allow(clippy::cast_possible_truncation)]
-                let score = ctx.plan.as_ref().map(|p| p.scorer.link_score(&l.anchor, parent, &l.url) as f32);
+                let score = match (planned, preferred.as_ref().and_then(|p| p.get(i).copied())) {
+                    (Some(a), Some(b)) => Some(((a + b) / 2.0) as f32),
+                    (Some(a), None) | (None, Some(a)) => Some(a as f32),
+                    (None, None) => None,
+                };
                 let mut row = link(ctx, &doc.url, &l.url, l.anchor, depth, nofollow_page || l.nofollow, l.block_ratio);
                 row.score = score;
                 if let Some(d) = &decision {
@@ -171,7 +193,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
         s.url.clone_from(&doc.url);
         s.status = doc.status;
     }
-    Processed { doc, links, sample, rule: rule_out }
+    Processed { doc, links, sample, rule: rule_out, rows }
 }
 
 /// A link row with its noise label: hard reasons (`nofollow`, `scope`)

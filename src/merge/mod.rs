@@ -1,7 +1,9 @@
 //! The merge stage: after the last layer, compact each layer's shards for
 //! analytics (README, "How it works", step 4).
 //!
-//! Per dataset (`doc`, `links`, each rule's `items/rule=NAME`) and layer, the `part-*.parquet` shards are
+//! Per dataset (`doc`, `links`, each rule's `items/rule=NAME`, the
+//! `sitemaps`, and the extractors' `entities` and `relations`, all found
+//! by listing) and layer, the `part-*.parquet` shards are
 //! concatenated into one `data-00000.parquet` in the same `layer=L` folder,
 //! so one glob still reads the whole crawl exactly once. Row groups are
 //! copied, not re-encoded (see [`concat_shards`]): they stay as the map
@@ -54,6 +56,7 @@ pub async fn merge_layers(store: &Store, layers: u32) -> Result<MergeManifest, S
             "doc" => m.doc_rows += rows,
             "links" => m.link_rows += rows,
             layout::SITEMAPS => m.sitemap_rows += rows,
+            d if layout::EXTRACT_DATASETS.contains(&d) => *m.extracted_rows.entry(dataset.clone()).or_default() += rows,
             _ => *m.item_rows.entry(dataset.to_string()).or_default() += rows,
         }
         m.files.entry(dataset).or_default().push(path);
@@ -98,7 +101,8 @@ async fn shards_of(store: &Store, dataset: &str, layer: u32) -> Result<Vec<Strin
 }
 
 /// The datasets to merge: `doc`, `links`, and each rule's items
-/// (`items/rule=NAME`) found in the store.
+/// (`items/rule=NAME`), the sitemaps and the extractors' datasets found
+/// in the store.
 async fn datasets(store: &Store) -> Result<Vec<String>, StoreError> {
     let mut out = vec!["doc".to_string(), "links".to_string()];
     let mut rules = std::collections::BTreeSet::new();
@@ -113,6 +117,11 @@ async fn datasets(store: &Store) -> Result<Vec<String>, StoreError> {
     out.extend(rules);
     if !store.parquet_files(layout::SITEMAPS).await?.is_empty() {
         out.push(layout::SITEMAPS.to_string());
+    }
+    for name in layout::EXTRACT_DATASETS {
+        if !store.parquet_files(name).await?.is_empty() {
+            out.push(name.to_string());
+        }
     }
     Ok(out)
 }

@@ -38,6 +38,19 @@ pub const SITEMAPS: &str = "sitemaps";
 pub fn sitemaps(layer: u32, part: u32) -> String {
     format!("{SITEMAPS}/layer={layer}/part-{part:05}.parquet")
 }
+/// The mentions of the knowledge base's entities (`--entities`).
+pub const ENTITIES: &str = "entities";
+/// The relations between entities of one sentence (`--entities`).
+pub const RELATIONS: &str = "relations";
+/// The datasets extractors may write beside `doc` (`extract::RowExtractor`):
+/// the merge looks for these.
+pub const EXTRACT_DATASETS: [&str; 2] = [ENTITIES, RELATIONS];
+/// `NAME/layer=L/part-PPPPP.parquet`: the rows partition `P`'s pages of
+/// layer `L` gave an extractor's dataset `NAME` (`entities`, `relations`).
+#[must_use]
+pub fn extracted(dataset: &str, layer: u32, part: u32) -> String {
+    format!("{dataset}/layer={layer}/part-{part:05}.parquet")
+}
 /// URLs a partition could not fetch in its layer (time or host budget),
 /// carried into the next layer.
 #[must_use]

@@ -60,6 +60,9 @@ pub struct MapManifest {
     /// Per rule (`--rules`), what it matched and made.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub rules: BTreeMap<String, crate::rules::items::RuleCounts>,
+    /// Rows written to each row extractor's dataset (`entities`, `relations`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extracted: BTreeMap<String, u64>,
     /// Rows written to `links`.
     pub links: u64,
     /// URLs carried to the next layer (time or host budget).
@@ -245,6 +248,9 @@ pub struct MergeManifest {
     /// Rows of the `sitemaps` dataset (`--sitemaps`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub sitemap_rows: u64,
+    /// Rows of each row extractor's dataset (`entities`, `relations`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extracted_rows: BTreeMap<String, u64>,
 }
 
 /// Settings fixed for the life of a data location (`state/run.json`).

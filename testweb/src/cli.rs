@@ -69,6 +69,11 @@ pub struct WebfarmArgs {
     /// articles per site (for focused crawling; 0: none).
     #[arg(long, default_value_t = 0)]
     pub topics: u32,
+    /// Serve articles about a small knowledge base's companies under /kb/
+    /// on every site, this many per site, with the knowledge base at
+    /// /__farm/kb.csv (for entity recognition; 0: none).
+    #[arg(long, default_value_t = 0)]
+    pub kb: u32,
 }
 
 impl WebfarmArgs {
@@ -92,6 +97,7 @@ impl WebfarmArgs {
             proxies: self.proxies,
             apps: self.apps == OnOff::On,
             topics: self.topics,
+            kb: self.kb,
         }
     }
 }

@@ -78,6 +78,7 @@ mod charset;
 mod cli;
 mod faults;
 mod files;
+pub mod kb;
 mod kinds;
 mod pages;
 mod proxy;
@@ -149,6 +150,10 @@ pub struct FarmConfig {
     /// Serve a topical magazine under `/topics/` on every regular site,
     /// with this many articles per site ([`topics`]); 0: none.
     pub topics: u32,
+    /// Serve articles that mention a small knowledge base's entities
+    /// under `/kb/` on every regular site, this many per site ([`kb`]);
+    /// 0: none.
+    pub kb: u32,
 }
 
 impl Default for FarmConfig {
@@ -170,6 +175,7 @@ impl Default for FarmConfig {
             proxies: 0,
             apps: false,
             topics: 0,
+            kb: 0,
         }
     }
 }
@@ -201,6 +207,8 @@ pub(crate) struct Core {
     apps: bool,
     /// Articles per site of the topical section; 0: none.
     topics: u32,
+    /// Articles per site of the knowledge-base section; 0: none.
+    kb: u32,
     /// The forward proxies (`FarmConfig::proxies`).
     proxies: Vec<proxy::ProxyLive>,
     /// Set once `/503-once` has answered 503 (cleared by a stats reset).
@@ -259,6 +267,7 @@ impl Core {
             sitemaps: cfg.sitemaps,
             apps: cfg.apps,
             topics: cfg.topics,
+            kb: cfg.kb,
             proxies: Vec::new(),
             once_503: AtomicBool::new(false),
             once_wait: AtomicBool::new(false),
@@ -458,6 +467,34 @@ impl Farm {
     pub fn topic_start_urls(&self) -> Vec<String> {
         let w = &self.core.world;
         (0..w.sites).map(|n| w.origin(site::HostId::Site(n)) + "/topics/").collect()
+    }
+
+    /// The knowledge base of the `/kb/` section (`FarmConfig::kb`) as CSV
+    /// (also served at `/__farm/kb.csv`).
+    #[must_use]
+    pub fn kb_csv(&self) -> String {
+        kb::kb_csv()
+    }
+
+    /// What a crawl of the `/kb/` section from every site's `/kb/`
+    /// reaches within `depth` hops, and each article's mentions and
+    /// relations.
+    #[must_use]
+    pub fn kb_truth(&self, depth: u32) -> kb::KbTruth {
+        kb::truth(&self.core.world, self.core.kb, depth)
+    }
+
+    /// The `/kb/` page at `url` with its truth; `None` for any other page.
+    #[must_use]
+    pub fn kb_page(&self, url: &str) -> Option<kb::KbPage> {
+        kb::page_of_url(&self.core.world, self.core.kb, url)
+    }
+
+    /// Every site's `/kb/`: the seeds of a crawl of the section.
+    #[must_use]
+    pub fn kb_start_urls(&self) -> Vec<String> {
+        let w = &self.core.world;
+        (0..w.sites).map(|n| w.origin(site::HostId::Site(n)) + "/kb/").collect()
     }
 
     /// Every `<a href>` of the page at `url`, in document order, with its role.

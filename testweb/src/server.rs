@@ -176,6 +176,11 @@ fn site_response(core: &Core, host: HostId, path: &str, query: Option<&str>) -> 
             return html(StatusCode::OK, p.html);
         }
     }
+    if let (true, HostId::Site(site)) = (core.kb > 0, host) {
+        if let Some(p) = super::kb::page(world, core.kb, site, path) {
+            return html(StatusCode::OK, p.html);
+        }
+    }
     if core.sitemaps {
         if let Some(r) = sitemaps::respond(world, host, path) {
             return r;
@@ -220,6 +225,7 @@ async fn farm_endpoint(core: &Arc<Core>, path: &str, query: Option<&str>) -> Res
             None => typed(StatusCode::BAD_REQUEST, "text/plain", Bytes::from_static(b"usage: /__farm/edition?n=N\n")),
         },
         "/__farm/shop" => json(StatusCode::OK, &shop::truth(&core.world)),
+        "/__farm/kb.csv" => typed(StatusCode::OK, "text/csv; charset=utf-8", Bytes::from(super::kb::kb_csv())),
         "/__farm/truth" => {
             let depth = param("depth").and_then(|d| d.parse::<u32>().ok()).unwrap_or(3);
             let mut seeds: Vec<String> = params.iter().filter(|(k, _)| k == "seed").map(|(_, v)| v.clone()).collect();
@@ -240,7 +246,7 @@ async fn farm_endpoint(core: &Arc<Core>, path: &str, query: Option<&str>) -> Res
         _ => typed(
             StatusCode::OK,
             "text/plain",
-            Bytes::from_static(b"test web endpoints: /__farm/stats /__farm/reset /__farm/faults /__farm/truth?depth=N[&seed=URL...] /__farm/links?url=URL /__farm/shop /__farm/edition?n=N /__farm/proxies\n"),
+            Bytes::from_static(b"test web endpoints: /__farm/stats /__farm/reset /__farm/faults /__farm/truth?depth=N[&seed=URL...] /__farm/links?url=URL /__farm/shop /__farm/kb.csv /__farm/edition?n=N /__farm/proxies\n"),
         ),
     }
 }
