@@ -25,7 +25,7 @@ use std::time::Duration;
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{Int32Type, Int64Type};
 use common::{layercrawl, read_all, Web};
-use entities::{write_entities, EntityFigures};
+use entities::{entity_figures, EntityFigures};
 use serde_json::Value as Json;
 use testweb::FarmConfig;
 
@@ -162,23 +162,42 @@ fn median(mut v: Vec<u32>) -> u64 {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_report_holds_the_crawls_figures_and_draws_them_in_chromium() {
     let chromium = browser::chromium();
-    let cfg = FarmConfig { sites: 4, pages: 30, seed: 11, faults: true, slow_ms: 1500, ..FarmConfig::default() };
-    let web = Web::start(cfg);
+    // The test web with its faults and its knowledge-base section, crawled
+    // from the start URLs and the section's with the knowledge base.
+    let cfg =
+        FarmConfig { sites: 4, pages: 30, seed: 11, faults: true, slow_ms: 1500, kb: 12, ..FarmConfig::default() };
+    let farm = testweb::Farm::start_background(cfg).expect("start the test web");
+    let seeds: Vec<String> = farm.start_urls().into_iter().chain(farm.kb_start_urls()).collect();
+    let web = Web::with_seeds(farm, &seeds);
+    let kb = web.dir("kb.csv");
+    std::fs::write(&kb, web.farm.kb_csv()).expect("knowledge base");
     let data = web.dir("data");
-    let args = ["--delay", "0", "--partitions", "3", "--timeout", "1s", "--max-delay", "200ms", "--retries", "0"];
+    let kb_arg = kb.display().to_string();
+    let args = [
+        "--delay",
+        "0",
+        "--partitions",
+        "3",
+        "--timeout",
+        "1s",
+        "--max-delay",
+        "200ms",
+        "--retries",
+        "0",
+        "--entities",
+        &kb_arg,
+    ];
     let summary = web.crawl(&data, 2, &args);
     let history = web.dir("night.json");
     std::fs::write(&history, serde_json::to_string_pretty(&summary).expect("summary")).expect("write");
     let data_arg = data.display().to_string();
 
-    // Without an entities dataset, the report says so.
     let page = web.dir("report.html");
     let out_arg = page.display().to_string();
-    let written = report(&["--data", &data_arg, "--out", &out_arg]);
-    let fig = embedded(&page);
-    assert!(fig["entities"].is_null(), "no entities: {}", fig["entities"]);
+    let written = report(&["--data", &data_arg, "--out", &out_arg, "--history", &history.display().to_string()]);
+    assert_eq!(u(&written["nights"]), 1);
     assert_eq!(u(&written["bytes"]), std::fs::metadata(&page).expect("report").len(), "{written}");
-    assert!(std::fs::read_to_string(&page).expect("page").contains("ran without --entities"));
+    let fig = embedded(&page);
 
     // The figures against the Parquet, read back here.
     let docs = doc_rows(&data);
@@ -295,41 +314,32 @@ async fn the_report_holds_the_crawls_figures_and_draws_them_in_chromium() {
     let between = links.iter().filter(|k| host_of(&k.1) == s && host_of(&k.2) == t).count() as u64;
     assert_eq!(u(&edge["w"]), between, "links from {s} to {t}");
 
-    // With the entity datasets: the entity figures, from what was written.
-    let ok_pages: Vec<(u32, String)> = {
-        let mut v: Vec<(u32, String)> = Vec::new();
-        for (layer, b) in read_all(&data.join("doc")) {
-            let (url, status, error) = (
-                b.column_by_name("url").expect("url").as_string::<i32>().clone(),
-                b.column_by_name("status").expect("status").as_primitive::<Int32Type>().clone(),
-                b.column_by_name("error").expect("error").as_string::<i32>().clone(),
-            );
-            for i in 0..b.num_rows() {
-                if status.value(i) == 200 && error.is_null(i) {
-                    v.push((u32::try_from(layer).expect("layer"), url.value(i).to_string()));
-                }
-            }
-        }
-        v.sort();
-        v
-    };
-    let EntityFigures { mentions, pages, predicates } = write_entities(&data, &ok_pages);
-    let written = report(&["--data", &data_arg, "--out", &out_arg, "--history", &history.display().to_string()]);
-    assert_eq!(u(&written["nights"]), 1);
-    let fig = embedded(&page);
+    // The entity figures, from the crawl's entities and relations datasets.
+    let EntityFigures { mentions, pages, mean_score, types, predicates } = entity_figures(&data);
+    assert!(mentions.len() >= 10 && !predicates.is_empty(), "the crawl linked entities: {mentions:?} {predicates:?}");
     let e = &fig["entities"];
     assert_eq!(u(&e["mentions"]), mentions.values().sum::<u64>());
-    assert_eq!(u(&e["entities"]), 5);
-    assert_eq!(u(&e["pages"]), ok_pages.len() as u64);
-    for row in e["top"].as_array().expect("top") {
+    assert_eq!(u(&e["entities"]), mentions.len() as u64);
+    let linked_pages: BTreeSet<String> = read_all(&data.join("entities"))
+        .iter()
+        .flat_map(|(_, b)| {
+            let url = b.column_by_name("url").expect("url").as_string::<i32>().clone();
+            (0..b.num_rows()).map(move |i| url.value(i).to_string()).collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(u(&e["pages"]), linked_pages.len() as u64);
+    let top = e["top"].as_array().expect("top");
+    assert_eq!(top.len(), mentions.len().min(50));
+    for row in top {
         let id = row["id"].as_str().expect("id");
         assert_eq!((u(&row["mentions"]), u(&row["pages"])), (mentions[id], pages[id]), "{row}");
-        assert!((row["score"].as_f64().expect("score") - 0.75).abs() < 1e-9);
+        assert!((row["score"].as_f64().expect("score") - mean_score[id]).abs() < 1e-9, "{row}");
     }
     let got: BTreeMap<String, u64> = serde_json::from_value(e["predicates"].clone()).expect("predicates");
     assert_eq!(got, predicates);
-    assert_eq!(e["types"]["none"], mentions["Q1147"], "an entity without a type");
-    assert_eq!(e["graph"]["nodes"].as_array().expect("nodes").len(), 5);
+    let got: BTreeMap<String, u64> = serde_json::from_value(e["types"].clone()).expect("types");
+    assert_eq!(got, types);
+    assert_eq!(e["graph"]["nodes"].as_array().expect("nodes").len(), mentions.len().min(120));
     assert_eq!(u(&fig["history"][0]["fetched"]), u(&summary["fetched"]));
 
     let shots =
@@ -396,6 +406,9 @@ fn nightly_runs_keep_their_summaries_and_the_report_draws_their_trends() {
         assert!(new > 0 && u(&t["fetched"]) > 20, "{t}");
     }
     assert_eq!(trend[1]["label"], "nightly-2026-11-25");
+    // A crawl without --entities: the report says so.
+    assert!(fig["entities"].is_null(), "no entities: {}", fig["entities"]);
+    assert!(std::fs::read_to_string(&page).expect("page").contains("ran without --entities"));
     assert_eq!(u(&fig["totals"]["pages"]), u(&nights[1]["fetched"]), "the report is of the second night");
 
     // The same from a folder and from files, in the order given; a night given twice counts once.

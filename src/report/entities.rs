@@ -13,12 +13,10 @@ use serde::Serialize;
 
 use super::graph::{Edge, Graph, Node};
 use super::{on_rayon, ReportError};
+use crate::store::layout::{ENTITIES, RELATIONS};
 use crate::store::schema::string_col;
 use crate::store::{stream_batches, Store, StoreError};
 
-/// The datasets' folders (one `layer=L` folder each, like `doc`).
-const ENTITIES: &str = "entities";
-const RELATIONS: &str = "relations";
 const ENTITY_COLUMNS: &[&str] = &["url", "entity_id", "entity_name", "entity_type", "score"];
 const RELATION_COLUMNS: &[&str] = &["subject_id", "predicate", "object_id"];
 
