@@ -60,3 +60,4 @@ pub mod seeds;
 pub mod store;
 pub mod studio;
 pub mod urlnorm;
+pub mod warc;

@@ -33,6 +33,7 @@ use crate::store::schema::{self, DocRow, InRow};
 use crate::store::scratch::InputRows;
 use crate::store::{layout, stream_batches, Created, ShardWriter, Store, StoreError};
 use crate::urlnorm;
+use crate::warc::TaskArchive;
 
 use layer_rules::same_rules_as_the_layer;
 pub use layer_rules::RulesSource;
@@ -85,6 +86,9 @@ pub struct PageSettings {
     /// tallies its pages' deposits per URL cluster (`focus::ant`).
     #[serde(default)]
     pub order: crate::focus::Order,
+    /// Write each exchange as WARC records (`--warc`; `crate::warc`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warc: bool,
 }
 
 /// Where a map task reports its progress (the driver's progress bars);
@@ -289,6 +293,10 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     let urls = Urls(Arc::clone(&input), index.clone(), quota);
     let fetch = tokio::spawn(async move { fetcher.fetch_partition(&urls, follows, deadline, seat, tx).await });
 
+    let archive = match ctx.pages.warc {
+        true => Some(Arc::new(TaskArchive::open(&ctx.store, layer, part, &ctx.fetcher.cfg.user_agent).await?)),
+        false => None,
+    };
     let pctx = std::sync::Arc::new(ProcessCtx {
         partition: i32::try_from(part).unwrap_or(i32::MAX),
         parse: ctx.pages.parse.clone(),
@@ -304,11 +312,12 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
             )),
             None => None,
         },
+        warc: archive.clone(),
     });
     // With a plan: the pages scored and relevant (the summary's harvest
     // rate) and, for `--order ant`, what they deposit per URL cluster.
     let mut harvest = pctx.plan.clone().map(|p| crate::focus::Harvest::new(p, ctx.pages.order));
-    let mut outputs = TaskOutputs::new(store, layer, part, ctx.extract.doc_schema(), rules.clone());
+    let mut outputs = TaskOutputs::new(store, layer, part, ctx.extract.doc_schema(), rules.clone(), archive);
     let mut pending = FuturesOrdered::new();
     let max_pending = rayon::current_num_threads() * 4;
     let mut fetch_open = true;
@@ -469,6 +478,7 @@ fn process_guarded(pctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<S
                 links: Vec::new(),
                 sample: None,
                 rule: None,
+                warc: None,
             }
         }
     }

@@ -1,6 +1,6 @@
 //! A map task's outputs beside the fetch: the `doc` and `links` shards,
-//! the noise filter's samples and the rules' items, each buffered and
-//! written in batches, all under the task's one commit.
+//! the noise filter's samples, the rules' items and the WARC archive, each
+//! buffered and written in batches, all under the task's one commit.
 //!
 //! [`TaskOutputs`] is where a new per-page output plugs in
 //! (ARCHITECTURE.md, "Where new capabilities plug in"): the CPU part of
@@ -19,6 +19,7 @@ use crate::rules::Rules;
 use crate::store::manifest::MapManifest;
 use crate::store::schema::{self, DocRow, LinkRow};
 use crate::store::{layout, Store, StoreError};
+use crate::warc::{TaskArchive, WarcFile};
 
 use super::sink::Sink;
 use super::{Processed, BATCH_BYTES, BATCH_ROWS};
@@ -42,6 +43,8 @@ pub(super) struct TaskOutputs<'a> {
     /// One items dataset per rule of the run's rules file, in its order.
     rules: Option<Arc<Rules>>,
     items: Vec<(Sink<'a>, Vec<ItemRow>)>,
+    /// The WARC archive (`--warc`), whose records arrive compressed.
+    warc: Option<WarcFile<'a>>,
 }
 
 impl<'a> TaskOutputs<'a> {
@@ -53,6 +56,7 @@ impl<'a> TaskOutputs<'a> {
         part: u32,
         doc_schema: SchemaRef,
         rules: Option<Arc<Rules>>,
+        warc: Option<Arc<TaskArchive>>,
     ) -> Self {
         let items = rules
             .iter()
@@ -72,6 +76,7 @@ impl<'a> TaskOutputs<'a> {
             sample_buf: Vec::with_capacity(SAMPLE_BATCH),
             rules,
             items,
+            warc: warc.map(|a| WarcFile::new(store, a)),
         }
     }
 
@@ -86,7 +91,10 @@ impl<'a> TaskOutputs<'a> {
         manifest: &mut MapManifest,
         tight: bool,
     ) -> Result<(), StageError> {
-        let Processed { doc, links, sample, rule } = page;
+        let Processed { doc, links, sample, rule, warc } = page;
+        if let (Some(file), Some(records)) = (self.warc.as_mut(), warc) {
+            file.add(records).await?;
+        }
         self.sample_buf.extend(sample);
         if self.sample_buf.len() >= SAMPLE_BATCH {
             self.flush_samples().await?;
@@ -140,6 +148,9 @@ impl<'a> TaskOutputs<'a> {
                 sink.write(&rule_items::batch(&rules.list[i], &sink.schema, &buf)?).await?;
             }
             sink.finish().await?;
+        }
+        if let Some(file) = self.warc {
+            file.finish().await?;
         }
         Ok(())
     }
