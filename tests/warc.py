@@ -51,6 +51,9 @@ def record_info(r, layer, path):
         if r.rec_type == "request":
             info["method"] = r.http_headers.protocol
             info["user_agent"] = r.http_headers.get_header("User-Agent")
+            info["conditional"] = bool(
+                r.http_headers.get_header("If-None-Match") or r.http_headers.get_header("If-Modified-Since")
+            )
         else:
             info["status"] = int(r.http_headers.get_statuscode())
             info["http_content_length"] = r.http_headers.get_header("Content-Length")

@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use common::objstores::{Kind, Server};
 use common::{crawl_ok, read_docs, Web};
 use testweb::FarmConfig;
 
@@ -265,6 +266,64 @@ fn killed_and_resumed_the_archive_has_every_record_once_and_none_cut() {
     // The resumed crawl's index is the reference's, record for record.
     let lines = |g: &Value| g["index"].as_array().expect("index").len();
     assert_eq!(lines(&got), lines(&want));
+}
+
+#[test]
+fn a_recrawl_records_each_304_as_a_revisit_of_last_nights_page() {
+    let web = Web::start(FarmConfig { sites: 2, pages: 30, faults: false, seed: 31, ..FarmConfig::default() });
+    let (night1, night2) = (web.dir("night1"), web.dir("night2"));
+    web.crawl(&night1, 1, &["--delay", "0"]);
+    let previous = night1.display().to_string();
+    web.crawl(&night2, 1, &["--delay", "0", "--warc", "--previous", &previous]);
+    let got = inspect(&night2, None);
+    assert_checked(&got);
+    let records = got["records"].as_array().expect("records");
+    assert_paired(records);
+    assert_indexed(&got);
+    let by_id: BTreeMap<&str, &Value> = records.iter().map(|r| (s(r, "id"), r)).collect();
+    let revisits: Vec<&Value> = records.iter().filter(|r| r["type"] == "revisit").collect();
+    let unchanged: Vec<_> = read_docs(&night2).into_iter().filter(|d| d.unchanged).collect();
+    assert!(unchanged.len() > 20, "only {} pages carried forward", unchanged.len());
+    assert_eq!(revisits.len(), unchanged.len(), "one revisit per page carried forward");
+    for d in &unchanged {
+        let r = revisits
+            .iter()
+            .find(|r| s(r, "target") == d.final_url)
+            .unwrap_or_else(|| panic!("no revisit of {}", d.url));
+        assert_eq!(r["status"], 304, "{r}");
+        assert_eq!(r["payload_len"], 0, "a 304 has no body: {r}");
+        assert_eq!(by_id[s(r, "concurrent_to")]["conditional"], true, "the request carried last night's validators");
+    }
+    // The index lists them as revisits.
+    let index = got["index"].as_array().expect("index");
+    let listed = index.iter().filter(|l| l["entry"]["mime"] == "warc/revisit" && l["entry"]["status"] == "304").count();
+    assert_eq!(listed, revisits.len());
+}
+
+#[test]
+fn on_s3_the_archive_is_uploaded_in_parts_and_holds_what_a_local_one_holds() {
+    // Large pages, one partition: an archive of several 5 MiB upload parts.
+    let web =
+        Web::start(FarmConfig { sites: 1, pages: 60, page_kb: 1024, faults: false, seed: 37, ..FarmConfig::default() });
+    let args = ["--warc", "--delay", "0", "--partitions", "1"];
+    let local = web.dir("local");
+    web.crawl(&local, 1, &args);
+    let s3 = Server::start(Kind::S3);
+    let data = s3.bucket("crawl", "archive");
+    let mut cmd = s3.command();
+    cmd.args(web.run_args(Path::new(&data), 1, &args));
+    let out = cmd.output().expect("run");
+    assert!(out.status.success(), "the s3 crawl failed: {}", String::from_utf8_lossy(&out.stderr));
+    let copy = web.dir("s3-copy");
+    s3.download("crawl", "archive", &copy);
+    let archive = copy.join("warc/layer=1/part-00000.warc.gz");
+    let size = std::fs::metadata(&archive).map_or(0, |m| m.len());
+    assert!(size > 5 << 20, "{size} bytes: not more than one 5 MiB upload part");
+    let (want, got) = (inspect(&local, None), inspect(&copy, None));
+    assert_checked(&got);
+    assert_paired(got["records"].as_array().expect("records"));
+    assert_indexed(&got);
+    assert_eq!(archived(&got), archived(&want), "the same records as in a local folder");
 }
 
 #[test]

@@ -293,9 +293,12 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     let urls = Urls(Arc::clone(&input), index.clone(), quota);
     let fetch = tokio::spawn(async move { fetcher.fetch_partition(&urls, follows, deadline, seat, tx).await });
 
-    let archive = match ctx.pages.warc {
-        true => Some(Arc::new(TaskArchive::open(&ctx.store, layer, part, &ctx.fetcher.cfg.user_agent).await?)),
-        false => None,
+    // The run's archive (`--warc`): its id lives in the data location
+    // itself, so it is read through `ctx.store`, not the attempt's.
+    let archive = if ctx.pages.warc {
+        Some(Arc::new(TaskArchive::open(&ctx.store, layer, part, &ctx.fetcher.cfg.user_agent).await?))
+    } else {
+        None
     };
     let pctx = std::sync::Arc::new(ProcessCtx {
         partition: i32::try_from(part).unwrap_or(i32::MAX),

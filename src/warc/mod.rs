@@ -21,7 +21,6 @@ mod http;
 mod record;
 mod writer;
 
-use std::sync::Arc;
 use std::time::SystemTime;
 
 use bytes::Bytes;
@@ -254,17 +253,6 @@ impl PageRecords {
             self.bytes.extend_from_slice(&member);
         }
     }
-
-    /// The compressed size.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.bytes.len()
-    }
-
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
-    }
 }
 
 /// A run id no other run shares: 128 bits from the process's hash seeds
@@ -281,9 +269,6 @@ fn fresh_id() -> String {
     };
     format!("{:016x}{:016x}", half(0), half(1))
 }
-
-/// Shared by the records of a task: cheap to hand to each page's job.
-pub type Archive = Arc<TaskArchive>;
 
 #[cfg(test)]
 mod tests;

@@ -217,3 +217,73 @@ fn nothing_exchanged_is_no_record() {
     assert_eq!(info[0].2.get("WARC-Filename"), "part-00003.warc.gz");
     assert!(String::from_utf8_lossy(&info[0].2.block).contains("isPartOf: layercrawl-run-r1\r\n"));
 }
+
+/// Two pages' records in a task's file, through `store`, then the file and
+/// its index read back from where the attempt wrote them.
+async fn write_two_pages(store: &Store) -> (Vec<u8>, String) {
+    let a = std::sync::Arc::new(archive());
+    let attempt = store.staged_in("state/attempts/layer=1/map-00003/a1");
+    let mut file = WarcFile::new(&attempt, std::sync::Arc::clone(&a));
+    for path in ["/z", "/b"] {
+        let r = response(&format!("http://a.test{path}"), 200, "<p>page</p>", &[("content-type", "text/html")]);
+        file.add(a.page(&fetched(Vec::new(), Some(r))).expect("records")).await.expect("append");
+    }
+    file.finish().await.expect("finish");
+    let at = |p: String| format!("state/attempts/layer=1/map-00003/a1/{p}");
+    let warc = store.get(&at(layout::warc(1, 3))).await.expect("read").expect("the archive");
+    let cdxj = store.get(&at(layout::warc_index(1, 3))).await.expect("read").expect("the index");
+    (warc.to_vec(), String::from_utf8(cdxj.to_vec()).expect("utf8"))
+}
+
+fn assert_written(warc: &[u8], cdxj: &str) {
+    let records = members(warc);
+    let kinds: Vec<&str> = records.iter().map(|(_, _, r)| r.get("WARC-Type")).collect();
+    assert_eq!(kinds, ["warcinfo", "request", "response", "request", "response"]);
+    let lines: Vec<&str> = cdxj.lines().collect();
+    assert_eq!(lines.len(), 2);
+    assert!(lines[0].starts_with("test,a)/b ") && lines[1].starts_with("test,a)/z "), "sorted: {cdxj}");
+    for line in lines {
+        let json: serde_json::Value = serde_json::from_str(line.splitn(3, ' ').nth(2).expect("json")).expect("json");
+        let offset: u64 = json["offset"].as_str().and_then(|s| s.parse().ok()).expect("offset");
+        let (_, len, r) = records.iter().find(|(at, _, _)| *at == offset).expect("a record starts at the offset");
+        assert_eq!(json["length"].as_str(), Some(len.to_string().as_str()));
+        assert_eq!(json["url"].as_str(), Some(r.get("WARC-Target-URI")));
+        assert_eq!(json["filename"], "warc/layer=1/part-00003.warc.gz");
+    }
+}
+
+#[tokio::test]
+async fn on_object_storage_the_archive_is_uploaded_whole_with_its_index() {
+    let store = Store::open("memory://").expect("memory store");
+    let (warc, cdxj) = write_two_pages(&store).await;
+    assert_written(&warc, &cdxj);
+}
+
+#[tokio::test]
+async fn in_a_folder_the_archive_appears_whole_and_a_given_up_one_leaves_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path().to_str().expect("utf8")).expect("folder store");
+    let (warc, cdxj) = write_two_pages(&store).await;
+    assert_written(&warc, &cdxj);
+    let folder = dir.path().join("state/attempts/layer=1/map-00003/a1/warc/layer=1");
+    let names = |d: &std::path::Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .expect("folder")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(&folder), ["part-00003.cdxj", "part-00003.warc.gz"], "no staging file left");
+
+    // A file dropped before it is finished (an error, a cancelled task).
+    let a = std::sync::Arc::new(TaskArchive { part: 4, filename: layout::warc(1, 4), ..archive() });
+    let attempt = store.staged_in("state/attempts/layer=1/map-00004/a1");
+    let mut file = WarcFile::new(&attempt, std::sync::Arc::clone(&a));
+    let r = response("http://a.test/x", 200, "x", &[]);
+    file.add(a.page(&fetched(Vec::new(), Some(r))).expect("records")).await.expect("append");
+    let folder = dir.path().join("state/attempts/layer=1/map-00004/a1/warc/layer=1");
+    assert_eq!(names(&folder), [".part-00004.warc.gz.staged"], "written to a hidden staging file");
+    drop(file);
+    assert!(names(&folder).is_empty(), "the staging file goes with the writer");
+}
