@@ -2,13 +2,12 @@
 //! (redirect hops go back through the scheduler so politeness applies to
 //! each).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use futures::future::BoxFuture;
 use url::Url;
-
-use std::sync::Arc;
 
 use super::capture::{self, Capture};
 use super::config::FetchConfig;

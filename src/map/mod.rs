@@ -279,6 +279,13 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     let follows =
         move |u: &Url| scope.allows(u) && partition_of_host(u.host_str().unwrap_or_default(), partitions) == part;
     let deadline = ctx.deadline;
+    // The run's archive (`--warc`): its id lives in the data location
+    // itself, so it is read through `ctx.store`, not the attempt's.
+    let archive = if ctx.pages.warc {
+        Some(Arc::new(TaskArchive::open(&ctx.store, layer, part, &ctx.fetcher.cfg.user_agent).await?))
+    } else {
+        None
+    };
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Fetched>(FETCHED_QUEUE);
     let fetcher = ctx.fetcher.clone();
     let index = match &ctx.previous {
@@ -293,13 +300,6 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     let urls = Urls(Arc::clone(&input), index.clone(), quota);
     let fetch = tokio::spawn(async move { fetcher.fetch_partition(&urls, follows, deadline, seat, tx).await });
 
-    // The run's archive (`--warc`): its id lives in the data location
-    // itself, so it is read through `ctx.store`, not the attempt's.
-    let archive = if ctx.pages.warc {
-        Some(Arc::new(TaskArchive::open(&ctx.store, layer, part, &ctx.fetcher.cfg.user_agent).await?))
-    } else {
-        None
-    };
     let pctx = std::sync::Arc::new(ProcessCtx {
         partition: i32::try_from(part).unwrap_or(i32::MAX),
         parse: ctx.pages.parse.clone(),

@@ -18,6 +18,7 @@
 
 mod cdxj;
 mod http;
+mod index;
 mod record;
 mod writer;
 

@@ -1,7 +1,8 @@
 //! A map task's WARC file and its CDXJ index: the records of each page
 //! appended as they come (already compressed on the rayon pool, so this
-//! only moves bytes), the index lines kept, sorted and written when the
-//! file is complete.
+//! only moves bytes), the index lines kept (in sorted runs on a temporary
+//! file past 1 MiB, `index.rs`) and merged into the index when the file is
+//! complete.
 //!
 //! Like a Parquet shard (`store::ShardWriter`), the file appears whole or
 //! not at all: in a local folder the bytes go to a hidden staging file
@@ -12,12 +13,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use object_store::path::Path;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
+use super::index::IndexLines;
 use super::{PageRecords, TaskArchive, WarcError};
-use crate::store::{layout, staging_path, Access, Store};
+use crate::store::{layout, staging_path, Access, Store, StoreError};
 
 /// The size of each part of an upload (S3's smallest): what an open
 /// archive holds in memory on object storage.
@@ -40,8 +41,8 @@ pub struct WarcFile<'a> {
     out: Option<Out>,
     /// Bytes written so far: where the next record starts.
     offset: u64,
-    /// Index lines, unsorted (~250 bytes a page).
-    index: Vec<String>,
+    /// Index lines, sorted at the end.
+    index: IndexLines,
 }
 
 impl<'a> WarcFile<'a> {
@@ -49,7 +50,7 @@ impl<'a> WarcFile<'a> {
     /// attempt's).
     #[must_use]
     pub fn new(store: &'a Store, archive: Arc<TaskArchive>) -> Self {
-        Self { store, archive, out: None, offset: 0, index: Vec::new() }
+        Self { store, archive, out: None, offset: 0, index: IndexLines::default() }
     }
 
     /// Appends one page's records and keeps their index lines.
@@ -63,7 +64,12 @@ impl<'a> WarcFile<'a> {
             self.write(&head).await?;
         }
         let filename = self.archive.filename();
-        self.index.extend(page.index.iter().map(|e| e.line(self.offset, filename)));
+        for e in &page.index {
+            let line = e.line(self.offset, filename);
+            self.index
+                .push(line)
+                .map_err(|e| StoreError::scratch(&layout::warc_index(self.archive.layer, self.archive.part), e))?;
+        }
         self.write(&page.bytes).await
     }
 
@@ -87,13 +93,8 @@ impl<'a> WarcFile<'a> {
             }
             Some(Out::Upload(mut w)) => w.shutdown().await.map_err(io)?,
         }
-        // Byte order, as `sort` with LC_ALL=C and the replay tools compare.
-        self.index.sort_unstable();
-        let mut text = self.index.join("\n");
-        text.push('\n');
-        let (layer, part) = (self.archive.layer, self.archive.part);
-        self.store.put(&layout::warc_index(layer, part), Bytes::from(text)).await?;
-        Ok(())
+        let index = std::mem::take(&mut self.index);
+        write_index(self.store, &layout::warc_index(self.archive.layer, self.archive.part), index).await
     }
 
     async fn write(&mut self, bytes: &[u8]) -> Result<(), WarcError> {
@@ -132,6 +133,58 @@ async fn create(store: &Store, filename: &str) -> Result<Out, WarcError> {
             CHUNK,
         )),
     })
+}
+
+/// Writes `lines`, sorted, to `path` through `store`, whole or not at
+/// all: in a local folder merged straight into a staging file renamed into
+/// place, on object storage into a temporary file then uploaded.
+async fn write_index(store: &Store, path: &str, lines: IndexLines) -> Result<(), WarcError> {
+    let at = store.write_path(path);
+    let failed = |what: &str, e: tokio::task::JoinError| WarcError::Write {
+        path: at.clone(),
+        source: std::io::Error::other(format!("{what}: {e}")),
+    };
+    match store.access() {
+        Access::Folder(root) => {
+            let target = root.join(&at);
+            let staged = staging_path(&target);
+            let (io_path, staged_c, target_c) = (at.clone(), staged.clone(), target);
+            tokio::task::spawn_blocking(move || {
+                let write = || -> std::io::Result<()> {
+                    if let Some(dir) = target_c.parent() {
+                        std::fs::create_dir_all(dir)?;
+                    }
+                    let mut f = std::fs::File::create(&staged_c)?;
+                    lines.write_sorted(&mut f)?;
+                    drop(f);
+                    std::fs::rename(&staged_c, &target_c)
+                };
+                write().map_err(|source| {
+                    let _ = std::fs::remove_file(&staged_c);
+                    WarcError::Write { path: io_path, source }
+                })
+            })
+            .await
+            .map_err(|e| failed("index writer thread failed", e))?
+        }
+        Access::Objects => {
+            let scratch = |e| WarcError::Store(StoreError::scratch(path, e));
+            let sorted = tokio::task::spawn_blocking(move || -> std::io::Result<std::fs::File> {
+                let mut f = tempfile::tempfile()?;
+                lines.write_sorted(&mut f)?;
+                std::io::Seek::rewind(&mut f)?;
+                Ok(f)
+            })
+            .await
+            .map_err(|e| failed("index writer thread failed", e))?
+            .map_err(scratch)?;
+            let mut upload =
+                object_store::buffered::BufWriter::with_capacity(store.backend(), Path::from(at.as_str()), CHUNK);
+            let io = |source| WarcError::Write { path: at.clone(), source };
+            tokio::io::copy(&mut tokio::fs::File::from_std(sorted), &mut upload).await.map_err(io)?;
+            upload.shutdown().await.map_err(io)
+        }
+    }
 }
 
 impl Drop for WarcFile<'_> {
