@@ -16,6 +16,8 @@
 //! - `recrawl`: a recrawl of the cpu scenario's unchanged web against the
 //!   night before (`--previous`) beside a crawl from scratch, in turn:
 //!   body bytes sent, CPU, wall (`suite/recrawl.rs`).
+//! - `warc`: the cpu scenario's crawl with `--warc` against the same crawl
+//!   without, in turn: CPU, wall, peak RSS, archive size (`suite/warc.rs`).
 //! - `dns`: the cpu scenario's web to depth 2 through dnsmasq on loopback
 //!   instead of `--resolve` rules: queries against lookups from the cache
 //!   (`suite/dns.rs`).
@@ -70,6 +72,8 @@ mod recrawl;
 mod render;
 #[path = "suite/scaleout.rs"]
 mod scaleout;
+#[path = "suite/warc.rs"]
+mod warc;
 
 use measure::{last_json_line, peers_python, run_measured};
 
@@ -80,7 +84,7 @@ fn main() {
         return; // `cargo test --benches` probes; nothing to list.
     }
     let wanted = std::env::var("SUITE")
-        .unwrap_or_else(|_| "cpu,peer,rules,recrawl,dns,proxy,render,focus,wan,scale,scaleout".into());
+        .unwrap_or_else(|_| "cpu,peer,rules,recrawl,warc,dns,proxy,render,focus,wan,scale,scaleout".into());
     let wanted: Vec<&str> = wanted.split(',').map(str::trim).collect();
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut table = Table::default();
@@ -106,6 +110,9 @@ fn main() {
     }
     if wanted.contains(&"recrawl") {
         recrawl::recrawl(tmp.path(), &mut table);
+    }
+    if wanted.contains(&"warc") {
+        warc::warc(tmp.path(), &mut table);
     }
     if wanted.contains(&"wan") {
         latency_bound(tmp.path(), &mut table);

@@ -28,6 +28,9 @@ pub enum StageError {
     /// committed partitions made items with the rules it started with.
     #[error("layer {layer} was started with another rules file ({started}); its committed partitions made their items with it, so this run cannot finish the layer with {now}: run again with the rules file the layer started with, or start the crawl in a new data folder")]
     RulesChanged { layer: u32, started: String, now: String },
+    /// The WARC archive (`--warc`) could not be written.
+    #[error(transparent)]
+    Warc(#[from] crate::warc::WarcError),
     /// Last night's crawl (`--previous`) cannot be used.
     #[error(transparent)]
     Previous(#[from] crate::map::previous::PreviousError),

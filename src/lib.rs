@@ -62,3 +62,4 @@ pub mod seeds;
 pub mod store;
 pub mod studio;
 pub mod urlnorm;
+pub mod warc;

@@ -33,6 +33,7 @@ const WITHOUT_DEFAULT: &[&str] = &[
     "prefer-entities",
     "previous",
     "sitemaps",
+    "warc",
     "json",
     "quiet",
     "help",

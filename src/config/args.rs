@@ -216,6 +216,10 @@ pub struct RunArgs {
     /// layer 1.
     #[arg(long)]
     pub sitemaps: bool,
+    /// Also write every request and response as WARC/1.1 records, with a
+    /// CDXJ index, under `warc/layer=L/` (for web archives).
+    #[arg(long)]
+    pub warc: bool,
     /// URLs taken from one host's sitemaps at most. [default: 50000]
     #[arg(long, value_name = "N")]
     pub sitemap_urls: Option<usize>,

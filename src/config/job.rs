@@ -73,6 +73,8 @@ pub struct JobFile {
     /// Read the seeds' sitemaps (README, "Sitemaps").
     pub sitemaps: Option<bool>,
     pub sitemap_urls: Option<usize>,
+    /// WARC records of every exchange (README, "WARC").
+    pub warc: Option<bool>,
     pub max_query_variants: Option<usize>,
     pub strip_params: Option<Vec<String>>,
     pub cache_entries: Option<usize>,

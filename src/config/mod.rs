@@ -190,6 +190,8 @@ pub struct CrawlConfig {
     pub previous: Option<String>,
     /// `--sitemaps`: at most this many URLs per host from the seeds' sitemaps.
     pub sitemaps: Option<usize>,
+    /// `--warc`: every exchange as WARC records beside `doc`.
+    pub warc: bool,
 }
 
 /// A configuration problem, naming the option and what is allowed.
@@ -400,6 +402,7 @@ impl CrawlConfig {
             return Err(bad("sitemap-urls", "0; allowed 1 or more (default 50000)".to_string()));
         }
         let sitemaps = (args.sitemaps || job.sitemaps.unwrap_or(false)).then_some(sitemap_urls);
+        let warc = args.warc || job.warc.unwrap_or(false);
         let mut dns = Vec::new();
         for s in job.dns.iter().chain(&args.dns) {
             let addr = s
@@ -584,6 +587,7 @@ impl CrawlConfig {
                 straggler_after: straggler_after.map(|d| if rendering { d.max(render_timeout) } else { d }),
                 urls: std::sync::Arc::clone(&urls),
                 governor,
+                capture: warc,
             },
             parse: ParseConfig {
                 noise_ratio,
@@ -618,6 +622,7 @@ impl CrawlConfig {
             truth,
             previous: args.previous.clone().or(job.previous),
             sitemaps,
+            warc,
         })
     }
 }

@@ -46,6 +46,7 @@ impl RunSettings {
                 order: cfg.optimise.order,
                 previous: cfg.previous.clone(),
                 sitemaps: cfg.sitemaps,
+                warc: cfg.warc,
             },
             fetch: cfg.fetch.clone(),
             optimise: cfg.optimise.clone(),

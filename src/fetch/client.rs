@@ -2,14 +2,16 @@
 //! (redirect hops go back through the scheduler so politeness applies to
 //! each).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use futures::future::BoxFuture;
 use url::Url;
 
+use super::capture::{self, Capture};
 use super::config::FetchConfig;
-use super::exchange::{Exchange, Request, Validators};
+use super::exchange::{Exchange, Request};
 use super::resolve::{AddressPolicy, PolicyResolver, ResolveError};
 use super::{ErrorKind, FetchError, Response};
 
@@ -20,6 +22,8 @@ use super::{ErrorKind, FetchError, Response};
 pub struct HttpExchange {
     client: reqwest::Client,
     policy: AddressPolicy,
+    /// The user agent, when each exchange is captured (`--warc`).
+    capture: Option<Arc<str>>,
 }
 
 impl HttpExchange {
@@ -38,14 +42,19 @@ impl HttpExchange {
             .dns_resolver(PolicyResolver::new(cfg.resolve.clone(), policy).with_cache(dns))
             .build()
             .map_err(|e| FetchError::Client(e.to_string()))?;
-        Ok(Self { client, policy })
+        Ok(Self { client, policy, capture: capturing(cfg) })
     }
 }
 
 impl Exchange for HttpExchange {
     fn get<'a>(&'a self, req: Request<'a>) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>> {
-        Box::pin(exchange(&self.client, self.policy, req.url, req.max_body, req.validators))
+        Box::pin(exchange(&self.client, self.policy, req, self.capture.as_deref()))
     }
+}
+
+/// The user agent to capture exchanges with, when `cfg` asks for captures.
+pub(super) fn capturing(cfg: &FetchConfig) -> Option<Arc<str>> {
+    cfg.capture.then(|| Arc::from(cfg.user_agent.as_str()))
 }
 
 /// The client settings every exchange shares: no redirects followed,
@@ -76,15 +85,17 @@ fn idle_timeout(delay: Duration) -> Duration {
     (delay * 2).max(Duration::from_secs(3))
 }
 
-/// Performs one GET of `url`, reading at most `max_body` bytes of the
-/// (decompressed) body. Failures are values, never panics or errors.
+/// Performs one GET of `req.url`, reading at most `req.max_body` bytes of
+/// the (decompressed) body; with `capture` (the user agent), the exchange
+/// is kept for the archive ([`Capture`]). Failures are values, never
+/// panics or errors.
 pub(super) async fn exchange(
     client: &reqwest::Client,
     policy: AddressPolicy,
-    url: &Url,
-    max_body: u64,
-    validators: Option<&Validators>,
+    req: Request<'_>,
+    capture: Option<&str>,
 ) -> Result<Response, (ErrorKind, String)> {
+    let Request { url, max_body, validators } = req;
     // IP-literal hosts skip the resolver inside the client: check them here.
     if let Some(ip) = literal_ip(url) {
         if let Err(class) = policy.check(ip) {
@@ -95,8 +106,16 @@ pub(super) async fn exchange(
         }
     }
     let start = Instant::now();
+    let sent_at = std::time::SystemTime::now();
     let mut request = client.get(url.clone());
-    if let Some(v) = validators {
+    let sent = capture.map(|agent| capture::request_headers(agent, url, validators));
+    if let Some(headers) = &sent {
+        // Every header but Host, which the client derives from the URL as
+        // the captured one was.
+        for (name, value) in headers.iter().filter(|(n, _)| *n != reqwest::header::HOST) {
+            request = request.header(name, value);
+        }
+    } else if let Some(v) = validators {
         if let Some(etag) = &v.etag {
             request = request.header(reqwest::header::IF_NONE_MATCH, etag);
         }
@@ -114,6 +133,23 @@ pub(super) async fn exchange(
     let last_modified = header(reqwest::header::LAST_MODIFIED);
     let retry_after =
         header(reqwest::header::RETRY_AFTER).and_then(|v| parse_retry_after(&v, std::time::SystemTime::now()));
+    let capture = sent.map(|request| {
+        Box::new(Capture {
+            url: url.clone(),
+            sent_at,
+            request,
+            status,
+            version: resp.version(),
+            reason: resp
+                .extensions()
+                .get::<hyper::ext::ReasonPhrase>()
+                .map(|r| String::from_utf8_lossy(r.as_bytes()).into_owned()),
+            // Moved, not copied: nothing reads them from the client after this.
+            headers: std::mem::take(resp.headers_mut()),
+            remote_ip: resp.remote_addr().map(|a| a.ip()),
+            served_body: None,
+        })
+    });
     // Sized once from Content-Length (bounded by the body limit), so a
     // body arriving in many chunks is copied once, not regrown.
     let expected = resp.content_length().unwrap_or(0).min(max_body);
@@ -150,6 +186,7 @@ pub(super) async fn exchange(
                     elapsed: start.elapsed(),
                     body_error: Some((kind, detail)),
                     rendered: false,
+                    capture,
                 });
             }
         }
@@ -167,6 +204,7 @@ pub(super) async fn exchange(
         elapsed: start.elapsed(),
         body_error: None,
         rendered: false,
+        capture,
     })
 }
 

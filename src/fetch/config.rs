@@ -54,6 +54,11 @@ pub struct FetchConfig {
     /// The resource governor (`--max-memory`, `--cpu-target`); off by default.
     #[serde(default)]
     pub governor: super::governor::GovernorConfig,
+    /// Keep each exchange's request and response headers and each redirect
+    /// hop ([`super::Capture`], [`super::Fetched::hops`]) for the archive
+    /// (`--warc`); off by default.
+    #[serde(default)]
+    pub capture: bool,
 }
 
 /// The default `--delay-factor`.
@@ -98,6 +103,7 @@ impl FetchConfig {
             straggler_after: None,
             urls: std::sync::Arc::new(crate::urlnorm::UrlPolicy::default()),
             governor: super::governor::GovernorConfig::default(),
+            capture: false,
         }
     }
 }

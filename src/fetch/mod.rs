@@ -10,6 +10,7 @@
 //! `fetch/` imports nothing from `crate::config`: its settings are
 //! [`FetchConfig`], which the configuration builds.
 
+pub mod capture;
 mod client;
 mod config;
 pub mod dns;
@@ -30,6 +31,7 @@ use url::Url;
 
 use robots::RobotsCache;
 
+pub use capture::Capture;
 pub use client::HttpExchange;
 pub use config::{FetchConfig, DEFAULT_DELAY_FACTOR, DEFAULT_MAX_DELAY};
 pub use exchange::{Exchange, Request, Validators};
@@ -159,6 +161,9 @@ pub struct Response {
     /// The body is the DOM after the page's scripts ran in headless
     /// Chromium (`--render`), not the bytes the server sent.
     pub rendered: bool,
+    /// The exchange as it crossed the wire, for the archive (`--warc`);
+    /// none unless [`FetchConfig::capture`] is on.
+    pub capture: Option<Box<Capture>>,
 }
 
 /// The final state of one input URL after its redirect chain.
@@ -176,6 +181,9 @@ pub struct Fetched {
     /// A redirect target this partition does not follow (another
     /// partition's site, out of scope, or disallowed): it becomes a link.
     pub redirect_out: Option<Url>,
+    /// The redirects followed before `response`, in order, each with its
+    /// capture (kept only when [`FetchConfig::capture`] is on).
+    pub hops: Vec<Response>,
     pub started_at: SystemTime,
     /// Wall time over all hops, excluding politeness waits.
     pub elapsed: Duration,

@@ -33,6 +33,7 @@ use crate::store::schema::{self, DocRow, InRow};
 use crate::store::scratch::InputRows;
 use crate::store::{layout, stream_batches, Created, ShardWriter, Store, StoreError};
 use crate::urlnorm;
+use crate::warc::TaskArchive;
 
 use layer_rules::same_rules_as_the_layer;
 pub use layer_rules::RulesSource;
@@ -89,6 +90,9 @@ pub struct PageSettings {
     /// tallies its pages' deposits per URL cluster (`focus::ant`).
     #[serde(default)]
     pub order: crate::focus::Order,
+    /// Write each exchange as WARC records (`--warc`; `crate::warc`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warc: bool,
 }
 
 /// Where a map task reports its progress (the driver's progress bars);
@@ -282,6 +286,13 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     let follows =
         move |u: &Url| scope.allows(u) && partition_of_host(u.host_str().unwrap_or_default(), partitions) == part;
     let deadline = ctx.deadline;
+    // The run's archive (`--warc`): its id lives in the data location
+    // itself, so it is read through `ctx.store`, not the attempt's.
+    let archive = if ctx.pages.warc {
+        Some(Arc::new(TaskArchive::open(&ctx.store, layer, part, &ctx.fetcher.cfg.user_agent).await?))
+    } else {
+        None
+    };
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Fetched>(FETCHED_QUEUE);
     let fetcher = ctx.fetcher.clone();
     let index = match &ctx.previous {
@@ -311,11 +322,12 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
             )),
             None => None,
         },
+        warc: archive.clone(),
     });
     // With a plan: the pages scored and relevant (the summary's harvest
     // rate) and, for `--order ant`, what they deposit per URL cluster.
     let mut harvest = pctx.plan.clone().map(|p| crate::focus::Harvest::new(p, ctx.pages.order));
-    let mut outputs = TaskOutputs::new(store, layer, part, &ctx.extract, rules.clone());
+    let mut outputs = TaskOutputs::new(store, layer, part, &ctx.extract, rules.clone(), archive);
     let mut pending = FuturesOrdered::new();
     let max_pending = rayon::current_num_threads() * 4;
     let mut fetch_open = true;
@@ -477,6 +489,7 @@ fn process_guarded(pctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<S
                 sample: None,
                 rule: None,
                 rows: crate::extract::PageRows::default(),
+                warc: None,
             }
         }
     }

@@ -1,7 +1,7 @@
 //! A map task's outputs beside the fetch: the `doc` and `links` shards,
-//! the noise filter's samples, the rules' items and the row extractors'
-//! datasets (entities, relations), each buffered and written in batches,
-//! all under the task's one commit.
+//! the noise filter's samples, the rules' items, the row extractors'
+//! datasets (entities, relations) and the WARC archive, each buffered and
+//! written in batches, all under the task's one commit.
 //!
 //! [`TaskOutputs`] is where a new per-page output plugs in
 //! (ARCHITECTURE.md, "Where new capabilities plug in"): the CPU part of
@@ -21,6 +21,7 @@ use crate::rules::Rules;
 use crate::store::manifest::MapManifest;
 use crate::store::schema::{self, DocRow, LinkRow};
 use crate::store::{layout, Store, StoreError};
+use crate::warc::{TaskArchive, WarcFile};
 
 use super::sink::Sink;
 use super::{Processed, BATCH_BYTES, BATCH_ROWS};
@@ -46,6 +47,8 @@ pub(super) struct TaskOutputs<'a> {
     items: Vec<(Sink<'a>, Vec<ItemRow>)>,
     /// One shard per dataset of the run's row extractors, in their order.
     extracted: Vec<(Sink<'a>, Vec<Row>)>,
+    /// The WARC archive (`--warc`), whose records arrive compressed.
+    warc: Option<WarcFile<'a>>,
 }
 
 impl<'a> TaskOutputs<'a> {
@@ -57,6 +60,7 @@ impl<'a> TaskOutputs<'a> {
         part: u32,
         extract: &Extractors,
         rules: Option<Arc<Rules>>,
+        warc: Option<Arc<TaskArchive>>,
     ) -> Self {
         let doc_schema = extract.doc_schema();
         let extracted = extract
@@ -83,6 +87,7 @@ impl<'a> TaskOutputs<'a> {
             rules,
             items,
             extracted,
+            warc: warc.map(|a| WarcFile::new(store, a)),
         }
     }
 
@@ -97,7 +102,10 @@ impl<'a> TaskOutputs<'a> {
         manifest: &mut MapManifest,
         tight: bool,
     ) -> Result<(), StageError> {
-        let Processed { doc, links, sample, rule, rows } = page;
+        let Processed { doc, links, sample, rule, rows, warc } = page;
+        if let (Some(file), Some(records)) = (self.warc.as_mut(), warc) {
+            file.add(records).await?;
+        }
         for ((sink, buf), rows) in self.extracted.iter_mut().zip(rows.sets) {
             buf.extend(rows);
             if buf.len() >= BATCH_ROWS * 8 {
@@ -166,6 +174,9 @@ impl<'a> TaskOutputs<'a> {
                 sink.write(&rule_items::batch(&rules.list[i], &sink.schema, &buf)?).await?;
             }
             sink.finish().await?;
+        }
+        if let Some(file) = self.warc {
+            file.finish().await?;
         }
         Ok(())
     }

@@ -32,6 +32,9 @@ pub struct ProcessCtx {
     pub rules: Option<Arc<Rules>>,
     /// With a crawl plan (`--plan`): what scores the page's links.
     pub plan: Option<Arc<crate::focus::LinkScoring>>,
+    /// With `--warc`: the task's archive, which the page's records are
+    /// built for.
+    pub warc: Option<Arc<crate::warc::TaskArchive>>,
 }
 
 /// The rows of one fetched URL.
@@ -47,11 +50,16 @@ pub struct Processed {
     /// The rows the run's row extractors made of the page (entities,
     /// relations), one list per dataset; none without row extractors.
     pub rows: PageRows,
+    /// The page's WARC records, compressed (`--warc`; none when nothing
+    /// was exchanged).
+    pub warc: Option<crate::warc::PageRecords>,
 }
 
 /// Builds the rows of `f`, fetched at `depth` with `referrer`.
 #[must_use]
 pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String>) -> Processed {
+    // Built first: the body may not be kept in the row (`--store-body`).
+    let warc = ctx.warc.as_deref().and_then(|a| a.page(&f));
     let host = f.url.host_str().unwrap_or_default().to_string();
     let mut doc = DocRow {
         url: f.url.to_string(),
@@ -193,7 +201,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
         s.url.clone_from(&doc.url);
         s.status = doc.status;
     }
-    Processed { doc, links, sample, rule: rule_out, rows }
+    Processed { doc, links, sample, rule: rule_out, rows, warc }
 }
 
 /// A link row with its noise label: hard reasons (`nofollow`, `scope`)

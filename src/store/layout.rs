@@ -51,6 +51,22 @@ pub const EXTRACT_DATASETS: [&str; 2] = [ENTITIES, RELATIONS];
 pub fn extracted(dataset: &str, layer: u32, part: u32) -> String {
     format!("{dataset}/layer={layer}/part-{part:05}.parquet")
 }
+/// The WARC archives (`--warc`; README, "WARC").
+pub const WARC: &str = "warc";
+/// `warc/layer=L/part-PPPPP.warc.gz`: one partition's exchanges of layer
+/// `L` as WARC records.
+#[must_use]
+pub fn warc(layer: u32, part: u32) -> String {
+    format!("{WARC}/layer={layer}/part-{part:05}.warc.gz")
+}
+/// `warc/layer=L/part-PPPPP.cdxj`: the CDXJ index of [`warc`]'s file.
+#[must_use]
+pub fn warc_index(layer: u32, part: u32) -> String {
+    format!("{WARC}/layer={layer}/part-{part:05}.cdxj")
+}
+/// The run's id in its archives' record ids, made by the first map task
+/// that writes one.
+pub const WARC_RUN: &str = "state/warc.json";
 /// URLs a partition could not fetch in its layer (time or host budget),
 /// carried into the next layer.
 #[must_use]

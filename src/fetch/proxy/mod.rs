@@ -159,6 +159,8 @@ pub struct ProxyExchange {
     policy: AddressPolicy,
     /// How long a request may wait for a proxy.
     wait: Duration,
+    /// The user agent, when each exchange is captured (`--warc`).
+    capture: Option<Arc<str>>,
 }
 
 impl ProxyExchange {
@@ -195,6 +197,7 @@ impl ProxyExchange {
             resolver: PolicyResolver::new(cfg.resolve.clone(), policy).with_cache(dns),
             policy,
             wait: cfg.timeout,
+            capture: client::capturing(cfg),
         })
     }
 
@@ -219,7 +222,11 @@ impl ProxyExchange {
             let lease: Lease =
                 self.pool.acquire(&host, &domain, &tried, until).await.map_err(|e| (ErrorKind::Connect, e))?;
             let i = lease.index;
-            let result = client::exchange(&self.clients[i], self.policy, req.url, req.max_body, req.validators).await;
+            let mut result = client::exchange(&self.clients[i], self.policy, req, self.capture.as_deref()).await;
+            if let Ok(Some(c)) = result.as_mut().map(|r| r.capture.as_mut()) {
+                // The proxy's address, not the server's.
+                c.remote_ip = None;
+            }
             match &result {
                 Ok(r) if matches!(r.status, 407 | 502 | 504) => lease.finish(Verdict::ProxyFailed),
                 Ok(r) => lease.finish(Verdict::Answered(r.elapsed)),

@@ -382,7 +382,11 @@ impl RenderExchange {
                 let mut body = html.into_bytes();
                 resp.truncated |= body.len() as u64 > req.max_body;
                 body.truncate(usize::try_from(req.max_body).unwrap_or(usize::MAX));
-                resp.body = body.into();
+                let served = std::mem::replace(&mut resp.body, body.into());
+                if let Some(c) = resp.capture.as_mut() {
+                    // The archive keeps what the server sent beside the DOM.
+                    c.served_body = Some(served);
+                }
                 resp.content_type = Some("text/html; charset=utf-8".into());
                 resp.rendered = true;
                 resp.elapsed += started.elapsed();

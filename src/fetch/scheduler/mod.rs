@@ -109,6 +109,9 @@ struct Job {
     hops: u32,
     retries: u32,
     chain: Vec<u64>,
+    /// The redirect responses followed so far, with their captures
+    /// (`FetchConfig::capture` only).
+    redirects: Vec<Response>,
     started_at: Option<SystemTime>,
     elapsed: Duration,
 }
@@ -122,6 +125,7 @@ impl Job {
             hops: 0,
             retries: 0,
             chain: Vec::new(),
+            redirects: Vec::new(),
             started_at: None,
             elapsed: Duration::ZERO,
         }
@@ -137,6 +141,7 @@ impl Job {
             // A shadow never retries: its failure is final.
             retries: u32::MAX,
             chain: Vec::new(),
+            redirects: Vec::new(),
             started_at: self.started_at,
             elapsed: self.elapsed,
         }

@@ -164,6 +164,10 @@ impl State<'_> {
         if follows(&target) {
             let h = self.host_index(&target);
             job.url = target;
+            if resp.capture.is_some() {
+                // The archive records every hop (README, "WARC").
+                job.redirects.push(resp);
+            }
             self.enqueue_again(h, job);
         } else {
             // Another partition's site or out of scope: it becomes a link.
@@ -187,6 +191,7 @@ impl State<'_> {
             response,
             error,
             redirect_out,
+            hops: job.redirects,
             started_at: job.started_at.unwrap_or_else(SystemTime::now),
             elapsed: job.elapsed,
         });

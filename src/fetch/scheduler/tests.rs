@@ -120,6 +120,7 @@ fn config() -> FetchConfig {
         straggler_after: None,
         urls: Arc::default(),
         governor: crate::fetch::governor::GovernorConfig::default(),
+        capture: false,
     }
 }
 
