@@ -23,6 +23,7 @@
 //! | storage | [`store`] | the data store, object paths ([`store::layout`]), schemas, shards, manifests |
 //! | sequencing | [`driver`] | [`driver::run`]: layers in order, each stage's units of work |
 //! | executors | [`exec`] | where units of work run: this process, child processes, Kubernetes Jobs |
+//! | after a crawl | [`export`] | [`export::export`]: the crawl's Parquet into SQLite or PostgreSQL tables |
 //!
 //! Each stage takes a narrow context ([`map::MapCtx`],
 //! [`optimise::OptimiseCtx`], a [`store::Store`] for the merge) that
@@ -46,6 +47,7 @@ pub mod denoise;
 pub mod driver;
 pub mod error;
 pub mod exec;
+pub mod export;
 pub mod extract;
 pub mod fetch;
 pub mod focus;

@@ -62,6 +62,9 @@ enum Command {
     /// The rule editor: a local web page to write a rules file by clicking
     /// a page's elements (127.0.0.1 only, with a token in its address).
     Studio(layercrawl::studio::StudioArgs),
+    /// Load a crawl's Parquet into SQLite or PostgreSQL tables, adding only
+    /// the rows the database lacks (README, "Exporting to SQL").
+    Export(layercrawl::export::ExportArgs),
 }
 
 #[derive(clap::Args)]
@@ -114,6 +117,7 @@ fn main() -> ExitCode {
         Command::Rules(args) => rules_cmd::rules(args),
         Command::Plan(args) => plan_cmd::plan(args),
         Command::Studio(args) => studio(args),
+        Command::Export(args) => export(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -132,6 +136,7 @@ fn main() -> ExitCode {
                 .or_else(|| e.downcast_ref::<BadTask>().map(|_| 2))
                 .or_else(|| e.downcast_ref::<rules_cmd::BadRules>().map(|_| 2))
                 .or_else(|| e.downcast_ref::<plan_cmd::BadPlan>().map(|_| 2))
+                .or_else(|| e.downcast_ref::<layercrawl::export::ExportError>().map(|x| i32::from(x.exit_code())))
                 .unwrap_or(1);
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
@@ -184,6 +189,17 @@ fn studio(args: layercrawl::studio::StudioArgs) -> anyhow::Result<()> {
         use std::io::Write as _;
         let _ = std::io::stdout().flush();
     }))?;
+    Ok(())
+}
+
+fn export(args: &layercrawl::export::ExportArgs) -> anyhow::Result<()> {
+    let cfg = layercrawl::export::ExportConfig::from_args(args)?;
+    let summary = runtime()?.block_on(layercrawl::export::export(&cfg, true))?;
+    if cfg.json {
+        println!("{}", serde_json::to_string_pretty(&summary).context("encoding the summary")?);
+    } else {
+        print!("{}", summary.table());
+    }
     Ok(())
 }
 
