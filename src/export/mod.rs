@@ -64,7 +64,7 @@ pub enum Destination {
     /// A SQLite database file.
     Sqlite(std::path::PathBuf),
     /// A PostgreSQL server; `name` is the URL without its password.
-    Postgres { config: tokio_postgres::Config, name: String },
+    Postgres { config: Box<tokio_postgres::Config>, name: String },
 }
 
 const ACCEPTED: &str = "accepted are sqlite:FILE and postgres://USER@HOST:PORT/DB (or postgresql://)";
@@ -99,7 +99,7 @@ impl Destination {
             if url.password().is_some() {
                 let _ = url.set_password(Some("***"));
             }
-            return Ok(Self::Postgres { config, name: url.to_string() });
+            return Ok(Self::Postgres { config: Box::new(config), name: url.to_string() });
         }
         let scheme = to.split_once(':').map_or(to, |(s, _)| s);
         Err(bad(&format!("unknown destination {scheme:?}")))
@@ -210,14 +210,16 @@ pub(crate) type Loaded = BTreeMap<&'static str, (u64, u64)>;
 /// A database being written, in its one transaction.
 enum Sink {
     Sqlite(sqlite::Writer),
-    Postgres(postgres::Writer),
+    Postgres(Box<postgres::Writer>),
 }
 
 impl Sink {
     async fn open(to: &Destination) -> Result<Self, ExportError> {
         Ok(match to {
             Destination::Sqlite(path) => Self::Sqlite(sqlite::Writer::open(path.clone(), to.name()).await?),
-            Destination::Postgres { config, name } => Self::Postgres(postgres::Writer::open(config, name).await?),
+            Destination::Postgres { config, name } => {
+                Self::Postgres(Box::new(postgres::Writer::open(config, name).await?))
+            }
         })
     }
 
