@@ -4,7 +4,8 @@
 //! compared with the Parquet: row counts, one `content` row per content
 //! hash shared by duplicate pages, nothing added by a second export, only
 //! the new layers' rows by the export of a deeper crawl, and the keys,
-//! indexes and foreign key in the database's catalog.
+//! indexes and foreign key in the database's catalog. A crawl on object
+//! storage (moto's S3 server) is exported from its URL.
 
 mod common;
 #[path = "export/postgres.rs"]
@@ -317,6 +318,31 @@ fn a_crawl_exported_to_postgres_adds_only_new_rows() {
     );
     // fetched_at is the crawl's time: within the last hour.
     assert_eq!(db.count("SELECT count(*) FROM doc WHERE fetched_at < now() - interval '1 hour'"), 0);
+}
+
+#[test]
+fn a_crawl_on_object_storage_is_exported_from_its_url() {
+    use common::objstores::{Kind, Server};
+    let s3 = Server::start(Kind::S3);
+    let data = s3.bucket("crawl", "night");
+    let web = Web::start(FarmConfig { sites: 2, pages: 20, faults: false, seed: 4, ..FarmConfig::default() });
+    let out = s3.command().args(web.run_args(Path::new(&data), 1, &["--delay", "0"])).output().expect("run");
+    assert!(out.status.success(), "the s3 crawl: {}", String::from_utf8_lossy(&out.stderr));
+    let file = web.dir("crawl.db");
+    let to = format!("sqlite:{}", file.display());
+    let out = s3.command().args(["export", "--data", &data, "--to", &to, "--json"]).output().expect("export");
+    assert!(out.status.success(), "export from {data}: {}", String::from_utf8_lossy(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON summary");
+    assert_eq!(summary["data"].as_str(), Some(data.as_str()), "{summary}");
+    // The same rows as the crawl's files, read back from the bucket.
+    let copy = web.dir("copy");
+    s3.download("crawl", "night", &copy);
+    let db = Sqlite(file);
+    let (docs, links) = (rows_by_layer(&copy, "doc"), rows_by_layer(&copy, "links"));
+    assert_eq!(added(&summary, "doc"), docs.values().sum::<u64>(), "{summary}");
+    assert_eq!(db.count("SELECT count(*) FROM doc"), docs.values().sum::<u64>());
+    assert_eq!(db.count("SELECT count(*) FROM links"), links.values().sum::<u64>());
+    assert_eq!(db.count("SELECT count(*) FROM content"), content_hashes(&copy).len() as u64);
 }
 
 #[test]
