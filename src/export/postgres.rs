@@ -7,13 +7,12 @@
 
 use std::pin::pin;
 
-use arrow::array::{Array, AsArray, RecordBatch};
-use arrow::datatypes::{Float64Type, Int32Type, Int64Type, TimestampMicrosecondType};
+use arrow::array::RecordBatch;
 use bytes::{BufMut, Bytes, BytesMut};
 use futures::SinkExt;
 use tokio_postgres::{Client, NoTls};
 
-use super::tables::{self, ident, Dialect, Kind, Table};
+use super::tables::{self, ident, Cells, Dialect, Table};
 use super::{Chunk, ExportError, Loaded};
 
 /// Staged COPY data is moved into the tables when it passes this size.
@@ -194,11 +193,12 @@ const PG_EPOCH_MICROS: i64 = 946_684_800_000_000;
 /// `rows` of `table` as binary COPY tuples (without header and trailer).
 fn encode(table: &Table, rows: &RecordBatch) -> Bytes {
     let fields = i16::try_from(table.columns.len()).expect("tables have few columns");
+    let cells = tables::cells(table, rows);
     let mut out = BytesMut::with_capacity(rows.get_array_memory_size() + rows.num_rows() * 64);
     for i in 0..rows.num_rows() {
         out.put_i16(fields);
-        for (j, c) in table.columns.iter().enumerate() {
-            field(&mut out, c.kind, rows.column(j).as_ref(), i);
+        for c in &cells {
+            field(&mut out, *c, i);
         }
     }
     out.freeze()
@@ -206,35 +206,35 @@ fn encode(table: &Table, rows: &RecordBatch) -> Bytes {
 
 /// One field: its length (-1 for null), then its value in PostgreSQL's
 /// binary form.
-fn field(out: &mut BytesMut, kind: Kind, array: &dyn Array, i: usize) {
-    if array.is_null(i) {
+fn field(out: &mut BytesMut, cells: Cells<'_>, i: usize) {
+    if cells.is_null(i) {
         out.put_i32(-1);
         return;
     }
-    match kind {
-        Kind::Text => text(out, array.as_string::<i32>().value(i)),
-        Kind::Int32 => {
+    match cells {
+        Cells::Text(a) => text(out, a.value(i)),
+        Cells::Int32(a) => {
             out.put_i32(4);
-            out.put_i32(array.as_primitive::<Int32Type>().value(i));
+            out.put_i32(a.value(i));
         }
-        Kind::Int64 => {
+        Cells::Int64(a) => {
             out.put_i32(8);
-            out.put_i64(array.as_primitive::<Int64Type>().value(i));
+            out.put_i64(a.value(i));
         }
-        Kind::Float64 => {
+        Cells::Float64(a) => {
             out.put_i32(8);
-            out.put_f64(array.as_primitive::<Float64Type>().value(i));
+            out.put_f64(a.value(i));
         }
-        Kind::Bool => {
+        Cells::Bool(a) => {
             out.put_i32(1);
-            out.put_u8(u8::from(array.as_boolean().value(i)));
+            out.put_u8(u8::from(a.value(i)));
         }
-        Kind::Timestamp => {
+        Cells::Timestamp(a) => {
             out.put_i32(8);
-            out.put_i64(array.as_primitive::<TimestampMicrosecondType>().value(i).saturating_sub(PG_EPOCH_MICROS));
+            out.put_i64(a.value(i).saturating_sub(PG_EPOCH_MICROS));
         }
-        Kind::Bytes => {
-            let v = array.as_binary::<i32>().value(i);
+        Cells::Bytes(a) => {
+            let v = a.value(i);
             out.put_i32(i32::try_from(v.len()).unwrap_or(i32::MAX));
             out.put_slice(v);
         }

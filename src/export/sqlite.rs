@@ -6,13 +6,12 @@
 
 use std::path::PathBuf;
 
-use arrow::array::{Array, AsArray, RecordBatch};
-use arrow::datatypes::{Float64Type, Int32Type, Int64Type, TimestampMicrosecondType};
+use arrow::array::RecordBatch;
 use rusqlite::types::Null;
 use rusqlite::{CachedStatement, Connection};
 use tokio::sync::{mpsc, oneshot};
 
-use super::tables::{self, ident, Dialect, Kind, Table};
+use super::tables::{self, ident, Cells, Dialect, Table};
 use super::{Chunk, ExportError, Loaded};
 
 /// A SQLite database being written; its rows go to the writing thread,
@@ -163,9 +162,10 @@ fn insert(conn: &Connection, table: &'static Table, rows: &RecordBatch, name: &s
     let doing = || format!("inserting into {}", table.name);
     let mut stmt = conn.prepare_cached(&sql).map_err(|e| db_err(name, &doing(), &e))?;
     let (mut added, mut present) = (0u64, 0u64);
+    let cells = tables::cells(table, rows);
     for i in 0..rows.num_rows() {
-        for (j, c) in table.columns.iter().enumerate() {
-            bind(&mut stmt, j + 1, c.kind, rows.column(j).as_ref(), i).map_err(|e| db_err(name, &doing(), &e))?;
+        for (j, c) in cells.iter().enumerate() {
+            bind(&mut stmt, j + 1, *c, i).map_err(|e| db_err(name, &doing(), &e))?;
         }
         if stmt.raw_execute().map_err(|e| db_err(name, &doing(), &e))? > 0 {
             added += 1;
@@ -176,21 +176,19 @@ fn insert(conn: &Connection, table: &'static Table, rows: &RecordBatch, name: &s
     Ok((added, present))
 }
 
-/// Binds row `i` of `array` (of `kind`'s normalised type) to parameter `at`.
-fn bind(stmt: &mut CachedStatement<'_>, at: usize, kind: Kind, array: &dyn Array, i: usize) -> rusqlite::Result<()> {
-    if array.is_null(i) {
+/// Binds row `i` of `cells` to parameter `at`.
+fn bind(stmt: &mut CachedStatement<'_>, at: usize, cells: Cells<'_>, i: usize) -> rusqlite::Result<()> {
+    if cells.is_null(i) {
         return stmt.raw_bind_parameter(at, Null);
     }
-    match kind {
-        Kind::Text => stmt.raw_bind_parameter(at, array.as_string::<i32>().value(i)),
-        Kind::Int32 => stmt.raw_bind_parameter(at, array.as_primitive::<Int32Type>().value(i)),
-        Kind::Int64 => stmt.raw_bind_parameter(at, array.as_primitive::<Int64Type>().value(i)),
-        Kind::Float64 => stmt.raw_bind_parameter(at, array.as_primitive::<Float64Type>().value(i)),
-        Kind::Bool => stmt.raw_bind_parameter(at, array.as_boolean().value(i)),
-        Kind::Timestamp => {
-            stmt.raw_bind_parameter(at, iso8601(array.as_primitive::<TimestampMicrosecondType>().value(i)))
-        }
-        Kind::Bytes => stmt.raw_bind_parameter(at, array.as_binary::<i32>().value(i)),
+    match cells {
+        Cells::Text(a) => stmt.raw_bind_parameter(at, a.value(i)),
+        Cells::Int32(a) => stmt.raw_bind_parameter(at, a.value(i)),
+        Cells::Int64(a) => stmt.raw_bind_parameter(at, a.value(i)),
+        Cells::Float64(a) => stmt.raw_bind_parameter(at, a.value(i)),
+        Cells::Bool(a) => stmt.raw_bind_parameter(at, a.value(i)),
+        Cells::Timestamp(a) => stmt.raw_bind_parameter(at, iso8601(a.value(i))),
+        Cells::Bytes(a) => stmt.raw_bind_parameter(at, a.value(i)),
     }
 }
 

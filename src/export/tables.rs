@@ -328,6 +328,57 @@ impl Table {
     }
 }
 
+/// One column of a normalised batch, downcast once to its [`Kind`]'s
+/// array type, so that the writers read each value without a type check.
+#[derive(Clone, Copy)]
+pub enum Cells<'a> {
+    Text(&'a arrow::array::StringArray),
+    Int32(&'a Int32Array),
+    Int64(&'a Int64Array),
+    Float64(&'a arrow::array::Float64Array),
+    Bool(&'a arrow::array::BooleanArray),
+    /// Microseconds since the Unix epoch, UTC.
+    Timestamp(&'a arrow::array::TimestampMicrosecondArray),
+    Bytes(&'a arrow::array::BinaryArray),
+}
+
+impl Cells<'_> {
+    /// Whether row `i` is null.
+    #[must_use]
+    pub fn is_null(&self, i: usize) -> bool {
+        match self {
+            Self::Text(a) => a.is_null(i),
+            Self::Int32(a) => a.is_null(i),
+            Self::Int64(a) => a.is_null(i),
+            Self::Float64(a) => a.is_null(i),
+            Self::Bool(a) => a.is_null(i),
+            Self::Timestamp(a) => a.is_null(i),
+            Self::Bytes(a) => a.is_null(i),
+        }
+    }
+}
+
+/// The columns of `rows`, a normalised batch of `table` ([`normalise`],
+/// [`content_rows`]), each downcast to its kind's array.
+#[must_use]
+pub fn cells<'a>(table: &Table, rows: &'a RecordBatch) -> Vec<Cells<'a>> {
+    use arrow::datatypes::{Float64Type, Int32Type, Int64Type, TimestampMicrosecondType};
+    table
+        .columns
+        .iter()
+        .zip(rows.columns())
+        .map(|(c, a)| match c.kind {
+            Kind::Text => Cells::Text(a.as_string::<i32>()),
+            Kind::Int32 => Cells::Int32(a.as_primitive::<Int32Type>()),
+            Kind::Int64 => Cells::Int64(a.as_primitive::<Int64Type>()),
+            Kind::Float64 => Cells::Float64(a.as_primitive::<Float64Type>()),
+            Kind::Bool => Cells::Bool(a.as_boolean()),
+            Kind::Timestamp => Cells::Timestamp(a.as_primitive::<TimestampMicrosecondType>()),
+            Kind::Bytes => Cells::Bytes(a.as_binary::<i32>()),
+        })
+        .collect()
+}
+
 /// The Parquet columns an export reads of `dataset`.
 #[must_use]
 pub fn wanted_columns(dataset: Dataset) -> Vec<&'static str> {
