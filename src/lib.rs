@@ -24,6 +24,7 @@
 //! | sequencing | [`driver`] | [`driver::run`]: layers in order, each stage's units of work |
 //! | executors | [`exec`] | where units of work run: this process, child processes, Kubernetes Jobs |
 //! | reporting | [`report`] | `layercrawl report`: a crawl's health as one HTML file, from its manifests and Parquet |
+//! | after a crawl | [`export`] | [`export::export`]: the crawl's Parquet into SQLite or PostgreSQL tables |
 //!
 //! Each stage takes a narrow context ([`map::MapCtx`],
 //! [`optimise::OptimiseCtx`], a [`store::Store`] for the merge) that
@@ -47,6 +48,7 @@ pub mod denoise;
 pub mod driver;
 pub mod error;
 pub mod exec;
+pub mod export;
 pub mod extract;
 pub mod fetch;
 pub mod focus;

@@ -65,6 +65,9 @@ enum Command {
     /// Write a crawl's report: one self-contained HTML file (funnel,
     /// statuses, hosts, link graph, trends over nights).
     Report(layercrawl::report::ReportArgs),
+    /// Load a crawl's Parquet into SQLite or PostgreSQL tables, adding only
+    /// the rows the database lacks (README, "Exporting to SQL").
+    Export(layercrawl::export::ExportArgs),
 }
 
 #[derive(clap::Args)]
@@ -118,6 +121,7 @@ fn main() -> ExitCode {
         Command::Plan(args) => plan_cmd::plan(args),
         Command::Studio(args) => studio(args),
         Command::Report(args) => report(&args),
+        Command::Export(args) => export(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -139,6 +143,7 @@ fn main() -> ExitCode {
                 .or_else(|| {
                     e.downcast_ref::<layercrawl::report::ReportError>().map(layercrawl::report::ReportError::exit_code)
                 })
+                .or_else(|| e.downcast_ref::<layercrawl::export::ExportError>().map(|x| i32::from(x.exit_code())))
                 .unwrap_or(1);
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
@@ -211,6 +216,17 @@ fn report(args: &layercrawl::report::ReportArgs) -> anyhow::Result<()> {
             "wrote {} ({kb:.0} KB) in {:.1} s: {} layers, {} rows, {} link rows, {} hosts ({} in the graph), {} entity mentions, {} nights of history",
             w.out, w.seconds, w.layers, w.pages, w.link_rows, w.hosts, w.graph_nodes, w.entity_mentions, w.nights
         );
+    }
+    Ok(())
+}
+
+fn export(args: &layercrawl::export::ExportArgs) -> anyhow::Result<()> {
+    let cfg = layercrawl::export::ExportConfig::from_args(args)?;
+    let summary = runtime()?.block_on(layercrawl::export::export(&cfg, true))?;
+    if cfg.json {
+        println!("{}", serde_json::to_string_pretty(&summary).context("encoding the summary")?);
+    } else {
+        print!("{}", summary.table());
     }
     Ok(())
 }

@@ -91,9 +91,14 @@ fn run_help_states_every_default() {
 
 #[test]
 fn help_texts_cite_no_unknown_documents() {
-    for args in
-        [&["--help"][..], &["run", "--help"], &["forget", "--help"], &["demo", "--help"], &["webfarm", "--help"]]
-    {
+    for args in [
+        &["--help"][..],
+        &["run", "--help"],
+        &["forget", "--help"],
+        &["demo", "--help"],
+        &["webfarm", "--help"],
+        &["export", "--help"],
+    ] {
         let text = help(args);
         for cited in ["document ", "S300", "S400", "DESIGN.md", "SEEDS.md", "patent"] {
             assert!(!text.contains(cited), "{args:?} cites {cited:?}:\n{text}");
