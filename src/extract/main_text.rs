@@ -206,31 +206,29 @@ fn select(s: &Structure) -> Option<Selected> {
             stats[parent].score += score / 2.0;
         }
     }
-    // Under a block named as boilerplate (a consent dialog's sections, a
-    // comment thread's posts) is boilerplate too, whatever its own name,
-    // unless the name is overruled by the text (see [`misnamed`]).
-    let mut named = vec![false; blocks.len()];
-    for i in 1..blocks.len() {
-        let p = blocks[i].parent as usize;
-        let inherited = named[p] && !(blocks[p].hint < 0 && misnamed(&blocks[p], &stats[p], stats[0].para));
-        named[i] = blocks[i].hint < 0 || inherited;
-    }
-    let final_score = |i: usize| -> f64 {
-        let st = &stats[i];
-        if st.score <= 0.0 {
-            return 0.0;
+    // One pass over the blocks, parents before children, for what their
+    // names and elements say and their final scores. Under a block named
+    // as boilerplate (a consent dialog's sections, a comment thread's
+    // posts) is boilerplate too, whatever its own name, unless the name is
+    // overruled by the text (see [`misnamed`]).
+    let n = blocks.len();
+    let (mut boiler, mut overrulable) = (vec![false; n], vec![false; n]);
+    let (mut named, mut final_scores) = (vec![false; n], vec![0.0; n]);
+    for (i, (b, st)) in blocks.iter().zip(&stats).enumerate() {
+        boiler[i] = is_boilerplate(b, st);
+        overrulable[i] = may_be_misnamed(b, st);
+        let p = b.parent as usize;
+        let inherited = i > 0 && named[p] && !(overrulable[p] && misnamed(&stats[p], stats[0].para));
+        named[i] = b.hint < 0 || inherited;
+        if st.score > 0.0 {
+            // Boilerplate by name keeps a quarter of its score: a long
+            // comment thread must not outscore the article. Names and
+            // elements count for as much as the text inside at most: a
+            // teaser in an <article> of its own is still a teaser.
+            let named_down = if named[i] { 0.25 } else { 1.0 };
+            final_scores[i] = st.score * (1.0 - link_density(st)) * named_down + bias(b, st).min(st.score * 2.0);
         }
-        let density = link_density(st);
-        // Boilerplate by name keeps a quarter of its score: a long comment
-        // thread must not outscore the article.
-        let named_down = if named[i] { 0.25 } else { 1.0 };
-        // Names and elements count for as much as the text inside at most:
-        // a teaser in an <article> of its own is still a teaser.
-        let bias = bias(&blocks[i], st);
-        st.score * (1.0 - density) * named_down + bias.min(st.score * 2.0)
-    };
-    let final_scores: Vec<f64> = (0..blocks.len()).map(final_score).collect();
-    let boiler: Vec<bool> = blocks.iter().zip(&stats).map(|(b, st)| is_boilerplate(b, st)).collect();
+    }
     let final_score = |i: usize| final_scores[i];
     let best = (0..blocks.len()).max_by(|&a, &b| final_score(a).total_cmp(&final_score(b)))?;
     let top_score = final_score(best);
@@ -248,7 +246,7 @@ fn select(s: &Structure) -> Option<Selected> {
     }
     // Inside the main content, the text overrules a name (see [`misnamed`]).
     let dropped: Vec<bool> =
-        (0..blocks.len()).map(|i| boiler[i] && !misnamed(&blocks[i], &stats[i], stats[top].para)).collect();
+        (0..n).map(|i| boiler[i] && !(overrulable[i] && misnamed(&stats[i], stats[top].para))).collect();
     let mut chosen = vec![false; blocks.len()];
     if top_score > 0.0 {
         chosen[top] = true;
@@ -421,15 +419,20 @@ fn is_boilerplate(b: &Block, st: &Stats) -> bool {
             && b.text_chars < 100)
 }
 
-/// A block inside the main content whose class or id names it boilerplate
-/// but which holds most of the main content's paragraph text (of `top`'s
-/// `top_para` characters), with few links: script hooks and ad slots
-/// put on the article body itself (`js-dynamic-advertorial`,
-/// `js-truncate-related`, `banners-contenido`) name the wrong thing. Only
-/// names are overruled, not elements or roles, and never a comment
-/// thread's.
-fn misnamed(b: &Block, st: &Stats, top_para: u64) -> bool {
-    b.hint == -1 && !b.thread && st.para >= 400 && st.para * 2 >= top_para && link_density(st) < 0.2
+/// A block whose class or id names it boilerplate but which holds
+/// paragraphs of text with few links: it is [`misnamed`] when that is most
+/// of the main content's text. Only names are overruled, not elements or
+/// roles, and never a comment thread's.
+fn may_be_misnamed(b: &Block, st: &Stats) -> bool {
+    b.hint == -1 && !b.thread && st.para >= 400 && link_density(st) < 0.2
+}
+
+/// A block that [`may_be_misnamed`] holding at least half of the main
+/// content's paragraph text (of `top_para` characters): script hooks and
+/// ad slots put on the article body itself (`js-dynamic-advertorial`,
+/// `js-truncate-related`, `banners-contenido`) name the wrong thing.
+fn misnamed(st: &Stats, top_para: u64) -> bool {
+    st.para * 2 >= top_para
 }
 
 /// The text of the runs whose block is inside, one line each.

@@ -10,7 +10,6 @@
 //! or starts with one of the leading phrases. A paragraph that merely
 //! contains such words is kept.
 
-use std::collections::HashSet;
 use std::sync::LazyLock;
 
 /// Whole lines of furniture, lower case, without the punctuation around
@@ -204,39 +203,111 @@ const MAX_WHOLE: usize = 60;
 const MAX_LEADING: usize = 80;
 const MAX_POSTED: usize = 300;
 
-static WHOLE_SET: LazyLock<HashSet<&'static str>> = LazyLock::new(|| WHOLE.iter().copied().collect());
+/// What a phrase of the lists above is, for the one lookup by first byte.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Whole,
+    Leading,
+    Posted,
+    Caption,
+    /// The start of a reading time without its number ("lesezeit", "ca. ").
+    Reading,
+}
+
+/// Every phrase of the lists, bucketed by its first byte (lower case):
+/// a line is compared only with the phrases that start as it does, a
+/// handful instead of all of them (most lines' first byte starts none).
+static BY_FIRST_BYTE: LazyLock<Vec<Vec<(&'static str, Kind)>>> = LazyLock::new(|| {
+    let mut buckets = vec![Vec::new(); 256];
+    let lists = [
+        (WHOLE, Kind::Whole),
+        (LEADING, Kind::Leading),
+        (POSTED, Kind::Posted),
+        (CAPTION_LABELS, Kind::Caption),
+        (&["lesezeit", "ca. "][..], Kind::Reading),
+    ];
+    for (list, kind) in lists {
+        for phrase in list {
+            let first = phrase.as_bytes().first().copied().expect("phrases are not empty");
+            buckets[usize::from(first)].push((*phrase, kind));
+        }
+    }
+    buckets
+});
 
 /// A line of the page's furniture (see the module's comment).
 ///
-/// Only the first words of a line are put in lower case, and the whole
+/// The line's first byte (in lower case) picks the phrases it is compared
+/// with; only then are its first words put in lower case, and the whole
 /// line only when it is short enough to be a label: the main text's own
-/// paragraphs cost a look at their start.
+/// paragraphs cost a table lookup, most of them.
 pub(super) fn is_furniture(line: &str) -> bool {
     let t = trimmed(line);
     // Bytes bound characters from above (at most four bytes each).
     if t.is_empty() || t.len() > MAX_POSTED * 4 {
         return false;
     }
+    let first = first_byte_lower(t);
+    // A number of minutes starts a reading time.
+    let bucket: &[(&str, Kind)] = if first.is_ascii_digit() { &[] } else { &BY_FIRST_BYTE[usize::from(first)] };
+    if bucket.is_empty() && !first.is_ascii_digit() {
+        return false;
+    }
     LOWER.with_borrow_mut(|lower| {
         lower.clear();
-        lower.extend(t.chars().take(PREFIX_CHARS).flat_map(char::to_lowercase));
+        let head = &t.as_bytes()[..t.len().min(PREFIX_CHARS)];
+        if head.is_ascii() {
+            // ASCII (nearly every line): byte for byte, no decoding.
+            lower.extend(head.iter().map(|b| char::from(b.to_ascii_lowercase())));
+        } else {
+            lower.extend(t.chars().take(PREFIX_CHARS).flat_map(char::to_lowercase));
+        }
         let chars = || t.chars().count();
-        if is_caption(lower) || (POSTED.iter().any(|p| lower.starts_with(p)) && chars() <= MAX_POSTED) {
-            return true;
+        let (mut whole, mut reading) = (first.is_ascii_digit(), first.is_ascii_digit());
+        for &(phrase, kind) in bucket {
+            let hit = match kind {
+                Kind::Caption => is_caption(lower, phrase),
+                Kind::Posted => lower.starts_with(phrase) && chars() <= MAX_POSTED,
+                Kind::Leading => {
+                    lower.starts_with(phrase)
+                        && !t.ends_with('.')
+                        && t.len() <= MAX_LEADING * 4
+                        && chars() <= MAX_LEADING
+                }
+                Kind::Whole => {
+                    // Bytes of a label and of the line in lower case differ
+                    // by a few at most (a capital 'ẞ' for 'ß'): checked below.
+                    whole = true;
+                    false
+                }
+                Kind::Reading => {
+                    reading |= lower.starts_with(phrase);
+                    false
+                }
+            };
+            if hit {
+                return true;
+            }
         }
-        if t.len() > MAX_LEADING * 4 || chars() > MAX_LEADING {
-            return false;
-        }
-        if !t.ends_with('.') && LEADING.iter().any(|p| lower.starts_with(p)) {
-            return true;
-        }
-        if chars() > MAX_WHOLE {
+        if !(whole || reading) || t.len() > MAX_WHOLE * 4 || chars() > MAX_WHOLE {
             return false;
         }
         lower.clear();
         lower.extend(t.chars().flat_map(char::to_lowercase));
-        WHOLE_SET.contains(lower.as_str()) || is_reading_time(lower)
+        (whole && bucket.iter().any(|&(p, k)| k == Kind::Whole && p == lower.as_str()))
+            || (reading && is_reading_time(lower))
     })
+}
+
+/// The first byte of `t` in lower case (of its first character's lower
+/// case, for a character beyond ASCII).
+fn first_byte_lower(t: &str) -> u8 {
+    let b = t.as_bytes()[0];
+    if b.is_ascii() {
+        return b.to_ascii_lowercase();
+    }
+    let mut buf = [0u8; 4];
+    t.chars().next().and_then(|c| c.to_lowercase().next()).map_or(b, |c| c.encode_utf8(&mut buf).as_bytes()[0])
 }
 
 /// Characters at the start of a line that the leading phrases, a theme's
@@ -281,13 +352,11 @@ const CAPTION_LABELS: &[&str] = &[
     "zdjęcie",
 ];
 
-/// A line (lower case) that starts with a caption's label, a number
-/// perhaps, and a colon.
-fn is_caption(lower: &str) -> bool {
-    CAPTION_LABELS.iter().any(|label| {
-        lower.strip_prefix(label).is_some_and(|rest| {
-            rest.trim_start().trim_start_matches(|c: char| c.is_ascii_digit()).trim_start().starts_with(':')
-        })
+/// A line (lower case) that starts with the caption's label `label`, a
+/// number perhaps, and a colon.
+fn is_caption(lower: &str, label: &str) -> bool {
+    lower.strip_prefix(label).is_some_and(|rest| {
+        rest.trim_start().trim_start_matches(|c: char| c.is_ascii_digit()).trim_start().starts_with(':')
     })
 }
 
