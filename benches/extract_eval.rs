@@ -13,7 +13,10 @@
 //! snippets, as trafilatura's own comparison does). Prints one table.
 //! `EXTRACT_EVAL_FORMAT=markdown` scores the Markdown rendering instead;
 //! `EXTRACT_EVAL_EXPLAIN=FILE` prints why each block of one page is main
-//! text or not.
+//! text or not; `EXTRACT_EVAL_PAGES=FILE.csv` writes each page's counts
+//! (true and false positives, negatives) for every extractor, to find the
+//! pages where they disagree; `EXTRACT_EVAL_PEER=again` runs trafilatura
+//! again instead of reading its output of an earlier run.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -87,7 +90,12 @@ fn main() {
     if !peer.exists() || std::env::var("EXTRACT_EVAL_PEER").is_ok_and(|v| v == "again") {
         run(Command::new(&python).arg(&script).args(["trafilatura", "--out"]).arg(&peer));
     }
-    let scored = run(Command::new(&python).arg(&script).arg("score").arg(&ours).arg(&peer));
+    let mut score = Command::new(&python);
+    score.arg(&script).arg("score").arg(&ours).arg(&peer);
+    if let Ok(csv) = std::env::var("EXTRACT_EVAL_PAGES") {
+        score.arg("--per-page").arg(csv);
+    }
+    let scored = run(&mut score);
     let rows: Vec<Value> = scored.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     let mb = bytes as f64 / 1e6;
     println!("\n{} pages, {mb:.1} MB of HTML\n", texts.len());

@@ -17,20 +17,26 @@
 //!    `itemprop=articleBody`, `class="post-body"` up; `<nav>`, `<aside>`,
 //!    `<footer>`, a `<form>` without paragraphs, `class="comments"`,
 //!    `cookie-banner`, `related` down. A block named as boilerplate keeps
-//!    a quarter of its score: a long comment thread must not win.
+//!    a quarter of its score, its content name's bonus included, and so
+//!    does every block under it: a long comment thread must not win. A
+//!    name is overruled by the text when the block holds most of the
+//!    paragraphs ([`misnamed`]), never a comment thread's or a consent
+//!    dialog's, nor any name under one of those.
 //! 3. The **densest container** is the main content, widened to the
-//!    ancestor that holds the whole article (through wrappers, and up
-//!    steps that add a quarter more clean text) and to its `<article>` or
+//!    ancestor that holds the whole article (through wrappers, up steps
+//!    that add a quarter more clean text, and up a wrapper that adds a
+//!    lead: a paragraph without links) and to its `<article>` or
 //!    `<main>`, or replaced by the page's marked article (`<article>`,
 //!    `itemprop=articleBody`) when that holds over twice its paragraph
 //!    text; its siblings join it when they score at least a fifth of
 //!    it, or are paragraphs of their own (a long one, or one without
-//!    links).
+//!    links), or hold nothing but paragraphs without links.
 //! 4. Inside, boilerplate is dropped: navigation, asides, forms, footers,
 //!    blocks named as comments, share bars, captions, link lists
-//!    (mostly links, no paragraphs) and short paragraphs all of link; a heading whose section was all
-//!    dropped goes with it, and so does a line that is only a date or a
-//!    time.
+//!    (mostly links, no paragraphs) and short paragraphs all of link; a
+//!    heading whose section was all dropped goes with it, and so does a
+//!    line that is only a date or a time, or the page's furniture
+//!    ([`lines`]).
 //! 5. Pages whose densest container holds little text fall back to the
 //!    JSON-LD `articleBody` when there is one, else to the page's text
 //!    without boilerplate and link-dense blocks.
@@ -132,13 +138,14 @@ pub fn explain(s: &Structure) -> String {
             continue;
         }
         out.push_str(&format!(
-            "{i:>5} <{:?}> parent {} hint {} own {} links {} sub {} score {:.1} {}{} {}\n",
+            "{i:>5} <{:?}> parent {} hint {} own {} links {} sub {} para {} score {:.1} {}{} {}\n",
             b.tag,
             b.parent,
             b.hint,
             b.text_chars,
             b.anchor_chars,
             sel.stats[i].sub_text,
+            sel.stats[i].para,
             sel.final_scores[i],
             if sel.top == i { "TOP " } else { "" },
             if sel.inside[i] { "in" } else { "out" },
@@ -162,10 +169,10 @@ struct Selection {
 }
 
 fn select(s: &Structure) -> Option<Selected> {
-    let blocks = &s.blocks;
-    if blocks.is_empty() || s.text.is_empty() {
+    if s.blocks.is_empty() || s.text.is_empty() {
         return None;
     }
+    let blocks = &s.blocks;
     let mut stats = vec![Stats::default(); blocks.len()];
     for seg in &s.segments {
         let st = &mut stats[seg.block];
@@ -206,31 +213,34 @@ fn select(s: &Structure) -> Option<Selected> {
             stats[parent].score += score / 2.0;
         }
     }
-    // Under a block named as boilerplate (a consent dialog's sections, a
-    // comment thread's posts) is boilerplate too, whatever its own name,
-    // unless the name is overruled by the text (see [`misnamed`]).
-    let mut named = vec![false; blocks.len()];
-    for i in 1..blocks.len() {
-        let p = blocks[i].parent as usize;
-        let inherited = named[p] && !(blocks[p].hint < 0 && misnamed(&blocks[p], &stats[p], stats[0].para));
-        named[i] = blocks[i].hint < 0 || inherited;
-    }
-    let final_score = |i: usize| -> f64 {
-        let st = &stats[i];
-        if st.score <= 0.0 {
-            return 0.0;
+    // One pass over the blocks, parents before children, for what their
+    // names and elements say and their final scores. Under a block named
+    // as boilerplate (a consent dialog's sections, a comment thread's
+    // posts) is boilerplate too, whatever its own name, unless the name is
+    // overruled by the text (see [`misnamed`]).
+    let n = blocks.len();
+    let (mut boiler, mut overrulable, mut firm) = (vec![false; n], vec![false; n], vec![false; n]);
+    let (mut named, mut final_scores) = (vec![false; n], vec![0.0; n]);
+    for (i, (b, st)) in blocks.iter().zip(&stats).enumerate() {
+        boiler[i] = is_boilerplate(b, st);
+        let p = b.parent as usize;
+        firm[i] = b.firm || (i > 0 && firm[p]);
+        overrulable[i] = may_be_misnamed(b, st) && !firm[i];
+        let inherited = i > 0 && named[p] && !(overrulable[p] && misnamed(&stats[p], stats[0].para));
+        named[i] = b.hint < 0 || inherited;
+        if st.score > 0.0 {
+            // Boilerplate by name keeps a quarter of its score, the bonus of
+            // its own content name included (a post's `entry-content` in a
+            // forum's comments): a long comment thread must not outscore
+            // the article. Names and elements count for as much as the
+            // text inside at most: a teaser in an <article> of its own is
+            // still a teaser.
+            let named_down = if named[i] { 0.25 } else { 1.0 };
+            let bias = bias(b, st);
+            let bias = if named[i] && bias > 0.0 { bias * 0.25 } else { bias };
+            final_scores[i] = st.score * (1.0 - link_density(st)) * named_down + bias.min(st.score * 2.0);
         }
-        let density = link_density(st);
-        // Boilerplate by name keeps a quarter of its score: a long comment
-        // thread must not outscore the article.
-        let named_down = if named[i] { 0.25 } else { 1.0 };
-        // Names and elements count for as much as the text inside at most:
-        // a teaser in an <article> of its own is still a teaser.
-        let bias = bias(&blocks[i], st);
-        st.score * (1.0 - density) * named_down + bias.min(st.score * 2.0)
-    };
-    let final_scores: Vec<f64> = (0..blocks.len()).map(final_score).collect();
-    let boiler: Vec<bool> = blocks.iter().zip(&stats).map(|(b, st)| is_boilerplate(b, st)).collect();
+    }
     let final_score = |i: usize| final_scores[i];
     let best = (0..blocks.len()).max_by(|&a, &b| final_score(a).total_cmp(&final_score(b)))?;
     let top_score = final_score(best);
@@ -248,7 +258,7 @@ fn select(s: &Structure) -> Option<Selected> {
     }
     // Inside the main content, the text overrules a name (see [`misnamed`]).
     let dropped: Vec<bool> =
-        (0..blocks.len()).map(|i| boiler[i] && !misnamed(&blocks[i], &stats[i], stats[top].para)).collect();
+        (0..n).map(|i| boiler[i] && !(overrulable[i] && misnamed(&stats[i], stats[top].para))).collect();
     let mut chosen = vec![false; blocks.len()];
     if top_score > 0.0 {
         chosen[top] = true;
@@ -261,7 +271,8 @@ fn select(s: &Structure) -> Option<Selected> {
             let own = b.text_chars - b.anchor_chars;
             let joins = final_score(i) >= threshold
                 || (is_paragraph(b) && b.hint >= 0 && (own >= 80 && link_density(&stats[i]) < 0.25))
-                || (is_paragraph(b) && b.hint >= 0 && b.anchor_chars == 0 && own >= MIN_PARAGRAPH);
+                || (is_paragraph(b) && b.hint >= 0 && b.anchor_chars == 0 && own >= MIN_PARAGRAPH)
+                || (b.hint >= 0 && wraps_clean_paragraphs(&stats[i]));
             chosen[i] = joins && !dropped[i];
         }
     }
@@ -296,19 +307,22 @@ fn select(s: &Structure) -> Option<Selected> {
 /// densest. Each step up must add a quarter more clean text (boilerplate
 /// children left out) and keep links under a third of it.
 fn climb(blocks: &[Block], boiler: &[bool], from: usize) -> usize {
-    // Text outside links and inside links, without boilerplate subtrees.
-    let mut clean = vec![(0u64, 0u64); blocks.len()];
+    // Text outside links, inside links, and in paragraphs, without
+    // boilerplate subtrees.
+    let mut clean = vec![(0u64, 0u64, 0u64); blocks.len()];
     for (i, b) in blocks.iter().enumerate() {
-        clean[i] = (u64::from(b.text_chars - b.anchor_chars), u64::from(b.anchor_chars));
+        let own = u64::from(b.text_chars - b.anchor_chars);
+        clean[i] = (own, u64::from(b.anchor_chars), if is_paragraph(b) { own } else { 0 });
     }
     for i in (1..blocks.len()).rev() {
         if boiler[i] {
             continue;
         }
         let p = blocks[i].parent as usize;
-        let (t, a) = clean[i];
+        let (t, a, para) = clean[i];
         clean[p].0 += t;
         clean[p].1 += a;
+        clean[p].2 += para;
     }
     let (mut cur, mut reached) = (from, from);
     while cur != 0 {
@@ -316,7 +330,7 @@ fn climb(blocks: &[Block], boiler: &[bool], from: usize) -> usize {
         if p == 0 || boiler[p] {
             break;
         }
-        let (t, a) = clean[p];
+        let (t, a, para) = clean[p];
         #[allow(clippy::cast_precision_loss)]
         let links = a as f64 / (t + a).max(1) as f64;
         if links >= 1.0 / 3.0 {
@@ -326,7 +340,13 @@ fn climb(blocks: &[Block], boiler: &[bool], from: usize) -> usize {
             (cur, reached) = (p, p);
         } else if t * 10 <= clean[reached].0 * 11 {
             // A wrapper, with next to no text besides: climbed through, but
-            // only kept if a step above it adds text.
+            // only kept if a step above it adds text, or if what it adds is
+            // a paragraph without links (the article's lead above its body)
+            // and little else.
+            let (added, added_para) = (t - clean[reached].0, para - clean[reached].2);
+            if a == clean[reached].1 && added_para >= u64::from(MIN_PARAGRAPH) && added_para * 4 >= added * 3 {
+                reached = p;
+            }
             cur = p;
         } else {
             break;
@@ -402,6 +422,13 @@ fn bias(b: &Block, st: &Stats) -> f64 {
     tag + f64::from(b.hint) * 15.0
 }
 
+/// A block that holds paragraphs and nothing else, without a link (a
+/// lead or a section's text wrapped in a `<div>` of its own): a sibling
+/// of the main content that joins it.
+fn wraps_clean_paragraphs(st: &Stats) -> bool {
+    st.sub_anchor == 0 && st.para >= u64::from(MIN_PARAGRAPH) && st.para * 10 >= st.sub_text * 8
+}
+
 /// A form that holds paragraphs of text: a page wrapped in one form (as
 /// ASP.NET pages are) or a shop's product text inside its order form.
 fn wraps_text(st: &Stats) -> bool {
@@ -421,15 +448,20 @@ fn is_boilerplate(b: &Block, st: &Stats) -> bool {
             && b.text_chars < 100)
 }
 
-/// A block inside the main content whose class or id names it boilerplate
-/// but which holds most of the main content's paragraph text (of `top`'s
-/// `top_para` characters), with few links: script hooks and ad slots
-/// put on the article body itself (`js-dynamic-advertorial`,
-/// `js-truncate-related`, `banners-contenido`) name the wrong thing. Only
-/// names are overruled, not elements or roles, and never a comment
-/// thread's.
-fn misnamed(b: &Block, st: &Stats, top_para: u64) -> bool {
-    b.hint == -1 && !b.thread && st.para >= 400 && st.para * 2 >= top_para && link_density(st) < 0.2
+/// A block whose class or id names it boilerplate but which holds
+/// paragraphs of text with few links: it is [`misnamed`] when that is most
+/// of the main content's text. Only names are overruled, not elements or
+/// roles, and never a comment thread's.
+fn may_be_misnamed(b: &Block, st: &Stats) -> bool {
+    b.hint == -1 && !b.firm && st.para >= 400 && link_density(st) < 0.2
+}
+
+/// A block that [`may_be_misnamed`] holding at least half of the main
+/// content's paragraph text (of `top_para` characters): script hooks and
+/// ad slots put on the article body itself (`js-dynamic-advertorial`,
+/// `js-truncate-related`, `banners-contenido`) name the wrong thing.
+fn misnamed(st: &Stats, top_para: u64) -> bool {
+    st.para * 2 >= top_para
 }
 
 /// The text of the runs whose block is inside, one line each.

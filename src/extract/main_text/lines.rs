@@ -1,199 +1,22 @@
 //! Lines inside an article that are not its text: datelines, and the
 //! page's furniture that sits between paragraphs or under the article
 //! (share and print buttons, "Read more", "Advertisement", tag labels,
-//! reading times, a blog theme's "This entry was posted in"), and captions
-//! and credits in plain elements ("Abbildung 4: …", "Quelle: dpa").
+//! reading times, a blog theme's "This entry was posted in"), captions
+//! and credits in plain elements ("Abbildung 4: …", "Quelle: dpa", "… ©
+//! AFP / Jane Doe"), links to other articles and the post's taxonomy
+//! behind a label ("Lea también: …", "Themen: …"), prompts to follow the
+//! site on a social network and calls to subscribe.
 //!
 //! The furniture is recognised by its words, as a short line that is
-//! nothing but one of the phrases below (in the languages most crawled:
-//! English, German, French, Spanish, Italian, Polish, Portuguese, Dutch),
-//! or starts with one of the leading phrases. A paragraph that merely
-//! contains such words is kept.
+//! nothing but one of the phrases of [`phrases`] (in the languages most
+//! crawled: English, German, French, Spanish, Italian, Polish, Portuguese,
+//! Dutch), or starts with one of the leading phrases, or with a label and
+//! a colon. A paragraph that merely contains such words is kept.
 
-use std::collections::HashSet;
 use std::sync::LazyLock;
 
-/// Whole lines of furniture, lower case, without the punctuation around
-/// them that [`trimmed`] takes off.
-const WHOLE: &[&str] = &[
-    // English
-    "share",
-    "share this",
-    "share this article",
-    "share this story",
-    "share this post",
-    "tweet",
-    "print",
-    "print this page",
-    "email",
-    "e-mail",
-    "advertisement",
-    "advertising",
-    "sponsored",
-    "sponsored content",
-    "tags",
-    "topics",
-    "related",
-    "related articles",
-    "related posts",
-    "related stories",
-    "related content",
-    "read more",
-    "read next",
-    "more on this topic",
-    "more stories",
-    "you may also like",
-    "you might also like",
-    "recommended",
-    "recommended for you",
-    "comments",
-    "leave a comment",
-    "leave a reply",
-    "permalink",
-    "back to top",
-    "subscribe",
-    "newsletter",
-    "useful",
-    "was this article helpful?",
-    "about the author",
-    "show more",
-    "load more",
-    // German
-    "teilen",
-    "jetzt teilen",
-    "artikel teilen",
-    "beitrag teilen",
-    "seite teilen",
-    "news teilen",
-    "drucken",
-    "artikel drucken",
-    "seite drucken",
-    "rezept drucken",
-    "anzeige",
-    "werbung",
-    "themen",
-    "schlagworte",
-    "schlagwörter",
-    "stichworte",
-    "stichwörter",
-    "mehr zum thema",
-    "weitere informationen",
-    "das könnte sie auch interessieren",
-    "das könnte dich auch interessieren",
-    "das könnte ihnen auch gefallen",
-    "auch interessant",
-    "lesen sie auch",
-    "lesen sie mehr",
-    "weiterlesen",
-    "zum weiterlesen",
-    "mehr lesen",
-    "mehr erfahren",
-    "über den autor",
-    "über die autorin",
-    "zur person",
-    "kommentare",
-    "kommentieren",
-    "kommentar schreiben",
-    "bild anzeigen",
-    "bilder anzeigen",
-    "alle bilder anzeigen",
-    "quellen ausblenden",
-    "quellen anzeigen",
-    "externer inhalt",
-    "zurück",
-    "nach oben",
-    "war der artikel nützlich?",
-    "war dieser artikel hilfreich?",
-    "möchten sie den artikel teilen?",
-    "zum artikel",
-    "kontakt",
-    "von",
-    "autor",
-    "autorin",
-    "quelle",
-    "bildquelle",
-    "fotos",
-    "foto",
-    // French
-    "partager",
-    "partagez",
-    "imprimer",
-    "publicité",
-    "vous aimerez aussi",
-    "à lire aussi",
-    "a lire aussi",
-    "lire aussi",
-    "sur le même sujet",
-    "permalien",
-    "commentaires",
-    "mots-clés",
-    "mots clés",
-    // Spanish
-    "compartir",
-    "publicidad",
-    "te puede interesar",
-    "lee también",
-    "relacionados",
-    "noticias relacionadas",
-    "etiquetas",
-    // Italian
-    "condividi",
-    "pubblicità",
-    "leggi anche",
-    "potrebbe interessarti",
-    // Polish
-    "zobacz również",
-    "zobacz też",
-    "czytaj też",
-    "czytaj także",
-    "udostępnij",
-    "reklama",
-    "tagi",
-    // Portuguese
-    "compartilhe",
-    "partilhar",
-    "publicidade",
-    "leia também",
-    "veja também",
-    // Dutch
-    "delen",
-    "advertentie",
-    "lees ook",
-    "gerelateerde artikelen",
-];
-
-/// Leading phrases of short furniture lines ("Back to all news",
-/// "More on coronavirus:", "Follow us on Twitter"); a line that ends as a
-/// sentence ends, with a full stop, is text.
-const LEADING: &[&str] = &[
-    "zurück zu",
-    "back to ",
-    "mehr zu ",
-    "more on ",
-    "read more",
-    "lesen sie auch",
-    "das könnte",
-    "you may also",
-    "you might also",
-    "weitere artikel",
-    "weitere meldungen",
-    "alle artikel",
-    "alle meldungen",
-    "share on",
-    "teilen auf",
-    "folgen sie uns",
-    "follow us",
-];
-
-/// Leading phrases of a blog theme's line under a post, which names the
-/// post's categories and tags and can run long.
-const POSTED: &[&str] = &[
-    "this entry was posted",
-    "dieser eintrag wurde",
-    "dieser beitrag wurde",
-    "der beitrag wurde",
-    "bookmark the permalink",
-];
+mod phrases;
+use phrases::{CALLS, CAPTION_LABELS, FOLLOW, LEADING, LINK_LABELS, NETWORKS, POSTED, WHOLE};
 
 /// Words after a number of minutes that make it a reading time
 /// ("5 min read", "11 minut czytania").
@@ -203,40 +26,133 @@ const READING: &[&str] = &["read", "lesezeit", "czytania", "de lecture", "de lec
 const MAX_WHOLE: usize = 60;
 const MAX_LEADING: usize = 80;
 const MAX_POSTED: usize = 300;
+const MAX_CALL: usize = 160;
+const MAX_FOLLOW: usize = 200;
+/// Longest caption with a credit at its end, and longest credit.
+const MAX_CREDITED: usize = 200;
+const MAX_CREDIT: usize = 60;
 
-static WHOLE_SET: LazyLock<HashSet<&'static str>> = LazyLock::new(|| WHOLE.iter().copied().collect());
+/// What a phrase of the lists above is, for the one lookup by first byte.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Whole,
+    Leading,
+    Posted,
+    /// A caption's, a link's or the taxonomy's label, and a colon.
+    Caption,
+    Follow,
+    Call,
+    /// The start of a reading time without its number ("lesezeit", "ca. ").
+    Reading,
+}
+
+/// Every phrase of the lists, bucketed by its first byte (lower case):
+/// a line is compared only with the phrases that start as it does, a
+/// handful instead of all of them (most lines' first byte starts none).
+static BY_FIRST_BYTE: LazyLock<Vec<Vec<(&'static str, Kind)>>> = LazyLock::new(|| {
+    let mut buckets = vec![Vec::new(); 256];
+    let lists = [
+        (WHOLE, Kind::Whole),
+        (LEADING, Kind::Leading),
+        (POSTED, Kind::Posted),
+        (CAPTION_LABELS, Kind::Caption),
+        (LINK_LABELS, Kind::Caption),
+        (FOLLOW, Kind::Follow),
+        (CALLS, Kind::Call),
+        (&["lesezeit", "ca. "][..], Kind::Reading),
+    ];
+    for (list, kind) in lists {
+        for phrase in list {
+            let first = phrase.as_bytes().first().copied().expect("phrases are not empty");
+            buckets[usize::from(first)].push((*phrase, kind));
+        }
+    }
+    buckets
+});
 
 /// A line of the page's furniture (see the module's comment).
 ///
-/// Only the first words of a line are put in lower case, and the whole
+/// The line's first byte (in lower case) picks the phrases it is compared
+/// with; only then are its first words put in lower case, and the whole
 /// line only when it is short enough to be a label: the main text's own
-/// paragraphs cost a look at their start.
+/// paragraphs cost a table lookup, most of them.
 pub(super) fn is_furniture(line: &str) -> bool {
     let t = trimmed(line);
     // Bytes bound characters from above (at most four bytes each).
     if t.is_empty() || t.len() > MAX_POSTED * 4 {
         return false;
     }
+    if is_credit(t) {
+        return true;
+    }
+    let first = first_byte_lower(t);
+    // A number of minutes starts a reading time.
+    let bucket: &[(&str, Kind)] = if first.is_ascii_digit() { &[] } else { &BY_FIRST_BYTE[usize::from(first)] };
+    if bucket.is_empty() && !first.is_ascii_digit() {
+        return false;
+    }
     LOWER.with_borrow_mut(|lower| {
         lower.clear();
-        lower.extend(t.chars().take(PREFIX_CHARS).flat_map(char::to_lowercase));
+        let head = &t.as_bytes()[..t.len().min(PREFIX_CHARS)];
+        if head.is_ascii() {
+            // ASCII (nearly every line): byte for byte, no decoding.
+            lower.extend(head.iter().map(|b| char::from(b.to_ascii_lowercase())));
+        } else {
+            lower.extend(t.chars().take(PREFIX_CHARS).flat_map(char::to_lowercase));
+        }
         let chars = || t.chars().count();
-        if is_caption(lower) || (POSTED.iter().any(|p| lower.starts_with(p)) && chars() <= MAX_POSTED) {
-            return true;
+        let (mut whole, mut reading) = (first.is_ascii_digit(), first.is_ascii_digit());
+        for &(phrase, kind) in bucket {
+            let hit = match kind {
+                Kind::Caption => is_caption(lower, phrase),
+                Kind::Posted => lower.starts_with(phrase) && chars() <= MAX_POSTED,
+                Kind::Call => lower.starts_with(phrase) && t.len() <= MAX_CALL * 4 && chars() <= MAX_CALL,
+                Kind::Follow => {
+                    lower.starts_with(phrase)
+                        && t.len() <= MAX_FOLLOW * 4
+                        && chars() <= MAX_FOLLOW
+                        && names_a_network(t)
+                }
+                Kind::Leading => {
+                    lower.starts_with(phrase)
+                        && !t.ends_with('.')
+                        && t.len() <= MAX_LEADING * 4
+                        && chars() <= MAX_LEADING
+                }
+                Kind::Whole => {
+                    // Bytes of a label and of the line in lower case differ
+                    // by a few at most (a capital 'ẞ' for 'ß'): checked below.
+                    whole = true;
+                    false
+                }
+                Kind::Reading => {
+                    reading |= lower.starts_with(phrase);
+                    false
+                }
+            };
+            if hit {
+                return true;
+            }
         }
-        if t.len() > MAX_LEADING * 4 || chars() > MAX_LEADING {
-            return false;
-        }
-        if !t.ends_with('.') && LEADING.iter().any(|p| lower.starts_with(p)) {
-            return true;
-        }
-        if chars() > MAX_WHOLE {
+        if !(whole || reading) || t.len() > MAX_WHOLE * 4 || chars() > MAX_WHOLE {
             return false;
         }
         lower.clear();
         lower.extend(t.chars().flat_map(char::to_lowercase));
-        WHOLE_SET.contains(lower.as_str()) || is_reading_time(lower)
+        (whole && bucket.iter().any(|&(p, k)| k == Kind::Whole && p == lower.as_str()))
+            || (reading && is_reading_time(lower))
     })
+}
+
+/// The first byte of `t` in lower case (of its first character's lower
+/// case, for a character beyond ASCII).
+fn first_byte_lower(t: &str) -> u8 {
+    let b = t.as_bytes()[0];
+    if b.is_ascii() {
+        return b.to_ascii_lowercase();
+    }
+    let mut buf = [0u8; 4];
+    t.chars().next().and_then(|c| c.to_lowercase().next()).map_or(b, |c| c.encode_utf8(&mut buf).as_bytes()[0])
 }
 
 /// Characters at the start of a line that the leading phrases, a theme's
@@ -248,48 +164,56 @@ thread_local! {
     static LOWER: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
 
-/// Labels of a picture's caption or credit, or of a source, when a line
-/// starts with one and a colon ("Abbildung 4: …", "Foto: …", "Quelle:
-/// dpa", "Źródło: ISBnews"): what `<figcaption>` would hold, in a plain
-/// element.
-const CAPTION_LABELS: &[&str] = &[
-    "abbildung",
-    "abb.",
-    "bild",
-    "bilder",
-    "foto",
-    "fotos",
-    "fot.",
-    "photo",
-    "photos",
-    "image",
-    "images",
-    "fig.",
-    "figure",
-    "grafik",
-    "quelle",
-    "quellen",
-    "source",
-    "sources",
-    "credit",
-    "credits",
-    "crédit",
-    "crédits",
-    "bildquelle",
-    "fuente",
-    "źródło",
-    "zdjęcie",
-];
-
-/// A line (lower case) that starts with a caption's label, a number
-/// perhaps, and a colon.
-fn is_caption(lower: &str) -> bool {
-    CAPTION_LABELS.iter().any(|label| {
-        lower.strip_prefix(label).is_some_and(|rest| {
-            rest.trim_start().trim_start_matches(|c: char| c.is_ascii_digit()).trim_start().starts_with(':')
-        })
+/// A line (lower case) that starts with the caption's label `label`, a
+/// number perhaps, and a colon.
+fn is_caption(lower: &str, label: &str) -> bool {
+    lower.strip_prefix(label).is_some_and(|rest| {
+        rest.trim_start().trim_start_matches(|c: char| c.is_ascii_digit()).trim_start().starts_with(':')
     })
 }
+
+/// Whether `t` names a social network ([`NETWORKS`]), in any case.
+fn names_a_network(t: &str) -> bool {
+    let lower = t.to_lowercase();
+    NETWORKS.iter().any(|n| lower.contains(n))
+}
+
+/// A copyright or credit line ("© Bundesrat | Frank Bräuer"), or a short
+/// caption that ends with its picture's credit ("… aus der Schweiz. ©
+/// AFP / Marco Bertorello", "… el año escolar. Foto: Andina"): a credit
+/// after `©` or a label and a colon, short, that does not end as a
+/// sentence.
+fn is_credit(t: &str) -> bool {
+    if t.len() > MAX_CREDITED * 4 {
+        return false;
+    }
+    if t.starts_with('©') {
+        return t.chars().count() <= MAX_CREDITED;
+    }
+    // Where the credit would start: its marker in the line's last bytes.
+    let tail_from = t.len().saturating_sub(MAX_CREDIT * 4 + 8);
+    let tail = &t.as_bytes()[tail_from..];
+    let marker = memchr::memrchr2(b':', 0xa9, tail).and_then(|i| {
+        let at = tail_from + i;
+        if tail[i] == 0xa9 {
+            // The second byte of '©' (U+00A9).
+            return (at > 0 && t.as_bytes()[at - 1] == 0xc2).then_some(at + 1);
+        }
+        let before = t[..at].trim_end();
+        let word = before.rsplit(|c: char| !c.is_alphanumeric()).next().unwrap_or("");
+        CREDIT_LABELS.iter().any(|l| l.eq_ignore_ascii_case(word)).then_some(at + 1)
+    });
+    let Some(at) = marker else { return false };
+    let credit = t[at..].trim();
+    !credit.is_empty()
+        && credit.chars().count() <= MAX_CREDIT
+        && !credit.ends_with(['.', '!', '?'])
+        && t.chars().count() <= MAX_CREDITED
+}
+
+/// Labels of a picture's credit at the end of a caption, before a colon.
+const CREDIT_LABELS: &[&str] =
+    &["foto", "fotos", "photo", "photos", "bild", "bilder", "credit", "credits", "fot", "zdjęcie"];
 
 /// The line without the punctuation and bullets around a label
 /// ("» Drucken", "- Anzeige -", "Advertisement:", "(Teilen)").
@@ -379,6 +303,18 @@ mod tests {
             "Abbildung 4: klassische Schwachschicht.",
             "Quelle: Deutscher Jagdverband (DJV)",
             "Źródło: ISBnews",
+            "Lea también: Impiden ingreso a Nicaragua a reportero y camarógrafo",
+            "LE PUEDE INTERESAR: La ficha del expresidente en el tribunal de Nueva York",
+            "Czytaj też: Wyścig zbrojeń ruszył z kopyta",
+            "Themen: Kritik aus dem Internet, Neue Prognosen zum Virus, Impfstoffzulassungen",
+            "Category : Press Releases",
+            "Follow The Gleaner on Twitter and Instagram @JamaicaGleaner",
+            "Síguenos en Telegram, Instagram, Facebook y Twitter",
+            "Subscribe now to our eNATION edition for the full story.",
+            "Never miss the latest news by signing up to our newsletter today!",
+            "© Bundesrat | Frank Bräuer",
+            "Marco Odermatt, Ski-Star aus der Schweiz. © AFP / MARCO BERTORELLO",
+            "Son tres los periodos de vacaciones durante el año escolar. Foto: Andina",
         ] {
             assert!(is_furniture(line), "{line:?} is furniture");
         }
@@ -389,12 +325,21 @@ mod tests {
             "Die Anzeige wurde am Montag erstattet.",
             "Tags und Nächte verbrachte er im Labor.",
             "Die Quelle: ein Bericht des Ministeriums.",
+            "Themen wie Klimaschutz und Verkehr bestimmten den Wahlkampf: das zeigen die Umfragen.",
+            "Follow the signs to the harbour and turn left at the old market square.",
+            "Follow the money, the investigators said, and you will find the people behind it.",
+            "Subscribers of the old service keep their numbers, the company said.",
+            "Der Bürgermeister eröffnete die Brücke am Montag, nach zwei Jahren Bauzeit und vielen Verzögerungen, \
+             vor rund 300 Gästen aus der ganzen Region, den Nachbargemeinden und dem Landkreis, die bis in \
+             den Abend blieben. Foto: Stadt",
+            "Die Regel lautet: Foto: nur mit Erlaubnis.",
         ] {
             assert!(!is_furniture(line), "{line:?} is text");
         }
         // A label alone, in any case: "Zurück" is a button.
         assert!(is_furniture("ZURÜCK"));
-        assert!(POSTED.iter().chain(LEADING).chain(CAPTION_LABELS).all(|p| p.chars().count() < PREFIX_CHARS));
+        let prefixes = POSTED.iter().chain(LEADING).chain(CAPTION_LABELS).chain(LINK_LABELS).chain(FOLLOW).chain(CALLS);
+        assert!(prefixes.into_iter().all(|p| p.chars().count() < PREFIX_CHARS && *p == p.to_lowercase()));
     }
 
     #[test]

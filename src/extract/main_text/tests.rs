@@ -241,3 +241,102 @@ fn a_line_that_is_only_a_date_or_a_time_is_left_out() {
     assert!(super::lines::is_date_line("Erstellt am Dienstag 6. Mai 2014") && super::lines::is_date_line("20:37"));
     assert!(!super::lines::is_date_line("Over 2000 people came") && !super::lines::is_date_line("Windows 10"));
 }
+
+/// Eight paragraphs of article text, about 1,500 characters.
+fn body() -> String {
+    (0..8).map(|i| format!("<p>{}</p>", if i % 2 == 0 { ARTICLE } else { SECOND })).collect()
+}
+
+#[test]
+fn a_consent_dialog_with_more_text_than_the_article_is_not_main_text() {
+    // The dialog's inner `modal` name alone would be overruled by its text
+    // (it holds most of the page's paragraphs), and its `content` sections
+    // would win; under a consent dialog's name, no name is overruled.
+    let policy = "We and our partners store cookies on your device, read them, and use them to measure \
+        audiences, to show personalised advertising, and to improve our services, which you can refuse.";
+    let policy: String = (0..4).map(|_| format!("<p>{policy}</p>")).collect();
+    let html = chrome(&format!(
+        "<div class=story><p>{ARTICLE}</p><p>{SECOND}</p></div>\
+         <div class=cookie-consent-wrap><div class=modal><section><div class=content>{policy}</div></section></div></div>"
+    ));
+    let t = plain(&html);
+    assert!(t.contains("decade") && t.contains("market square"), "{t}");
+    assert!(!t.contains("our partners store cookies"), "{t}");
+}
+
+#[test]
+fn a_live_ticker_named_as_comments_is_the_text_and_the_comments_are_not() {
+    let entries: String = (0..8)
+        .map(|m| {
+            format!(
+                "<div class='live-match-comment'><div class=live-match-comment-time>{m}'</div>\
+                 <div class=live-match-comment-body>Minute {m}: the home side press high, win the ball back near \
+                 the box, and the striker's shot goes just wide of the far post.</div></div>"
+            )
+        })
+        .collect();
+    let html = chrome(&format!(
+        "<main><h1>Harbour United against City</h1><div class=live>{entries}</div>\
+         <div class=comments><div class=comment><p>What a match, I was there with my father, and it was cold.</p></div></div></main>"
+    ));
+    let t = plain(&html);
+    assert!(t.contains("Minute 0:") && t.contains("Minute 7:"), "{t}");
+    assert!(!t.contains("with my father"), "{t}");
+}
+
+#[test]
+fn a_content_name_inside_a_comment_thread_does_not_make_it_the_article() {
+    // A reader's comment in an `entry-content` block: the name's bonus is
+    // quartered with the rest of a thread's score.
+    let comment = "I have taken this tram every morning for twenty years and never once was it on time, \
+        not in summer and not in winter, so the extension will change nothing at all for us out here. \
+        The council, as usual, listens to the shops, the hotels and the cruise lines, not to the people.";
+    let html = chrome(&format!(
+        "<div><p>{ARTICLE}</p><p>{SECOND}</p></div>\
+         <div id=comments><div class=reply><div class=entry-content><p>{comment}</p></div></div></div>"
+    ));
+    let t = plain(&html);
+    assert!(t.contains("decade"), "{t}");
+    assert!(!t.contains("twenty years"), "{t}");
+}
+
+#[test]
+fn a_lead_above_the_article_body_is_kept() {
+    // The body is the densest block; its parent adds only a share bar, and
+    // the block above that adds the lead: a paragraph without links.
+    let lead = "The harbour line opens in spring, two years late and over budget, the council said.";
+    let html = chrome(&format!(
+        "<div class=wrap><p class=intro>{lead}</p><div class=inner><div class=body>{}</div>\
+         <div class=share><a href=/s>Share</a> <a href=/t>Tweet</a></div></div></div>",
+        body()
+    ));
+    let t = plain(&html);
+    assert!(t.contains("two years late") && t.contains("market square"), "{t}");
+    assert!(!t.contains("Tweet"), "{t}");
+}
+
+#[test]
+fn a_paragraph_wrapped_in_a_block_of_its_own_next_to_the_article_joins_it() {
+    let coda = "The council will publish the full plans, the costs and the timetable of the works on its \
+        website next week, and residents can comment on them until the end of the month at the town hall.";
+    let html =
+        chrome(&format!("<div class=col><div class=body>{}</div><div class=x><p>{coda}</p></div></div>", body()));
+    let t = plain(&html);
+    assert!(t.contains("market square") && t.contains("until the end of the month"), "{t}");
+}
+
+#[test]
+fn see_also_links_follow_prompts_calls_and_credits_are_not_main_text() {
+    let html = chrome(&format!(
+        "<article><p>{ARTICLE}</p><p>Lea también: <a href=/x>Impiden ingreso a reportero y camarógrafo</a></p>\
+         <div>Themen: <a href=/k>Kritik</a>, <a href=/p>Prognosen</a></div>\
+         <p>Marco Example, the council's planner. © AFP / Jane Doe</p><p>{SECOND}</p>\
+         <p>Follow The Example News on Twitter and Instagram @ExampleNews</p>\
+         <p>Subscribe now to our e-edition for the full story.</p><div>© Example Press | Jane Doe</div></article>"
+    ));
+    let t = plain(&html);
+    assert!(t.contains("decade") && t.contains("market square"), "{t}");
+    for noise in ["Lea también", "Themen:", "AFP", "Twitter", "Subscribe", "Example Press"] {
+        assert!(!t.contains(noise), "{noise} in: {t}");
+    }
+}

@@ -26,7 +26,7 @@ mod structure;
 mod words;
 
 pub use dom::extract_with_dom;
-use structure::{hint, KIND_ELEMENTS, THREAD};
+use structure::{hint, FIRM, KIND_ELEMENTS};
 pub use structure::{Block, BlockTag, Meta, SegKind, Segment};
 use words::{is_ascii_space, truncate_chars, Words};
 
@@ -173,8 +173,8 @@ impl State {
         let idx = self.out.blocks.len();
         let parent = u32::try_from(self.cur_block()).unwrap_or(0);
         let named = hint(tag);
-        let (hint, thread) = if named == THREAD { (-1, true) } else { (named, false) };
-        self.out.blocks.push(Block { parent, tag: BlockTag::of(name), hint, thread, ..Block::default() });
+        let (hint, firm) = if named == FIRM { (-1, true) } else { (named, false) };
+        self.out.blocks.push(Block { parent, tag: BlockTag::of(name), hint, firm, ..Block::default() });
         self.stack.push((name.to_string(), idx));
         self.pending_break = true;
     }

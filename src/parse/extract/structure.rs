@@ -21,9 +21,10 @@ pub struct Block {
     /// content (`article`, `post-body`, `itemprop=articleBody`), below 0
     /// boilerplate (`comments`, `sidebar`, `cookie-banner`); see [`hint`].
     pub hint: i8,
-    /// Named as a comment thread (`comments`, `disqus_thread`): text that
+    /// Named as a comment thread (`comments`, `disqus_thread`) or a
+    /// consent dialog (`cookie-consent`, `gdpr`): text that
     /// is not the article however much of it there is.
-    pub thread: bool,
+    pub firm: bool,
 }
 
 /// The element that opened a block.
@@ -144,9 +145,6 @@ const BOILERPLATE_WORDS: &[&str] = &[
     "share",
     "sharing",
     "social",
-    "cookie",
-    "consent",
-    "gdpr",
     "banner",
     "newsletter",
     "subscribe",
@@ -173,12 +171,18 @@ const BOILERPLATE_WORDS: &[&str] = &[
     "caption",
     "credit",
     "copyright",
+    "embed",
+    "tags",
 ];
-/// Boilerplate words that name a comment thread (see [`Block::thread`]).
-const THREAD_WORDS: &[&str] = &["comment", "disqus"];
-/// What [`hint`] returns for a name of [`THREAD_WORDS`]: boilerplate,
-/// and a thread.
-pub(super) const THREAD: i8 = -3;
+/// Boilerplate words that name a comment thread or a consent dialog,
+/// which the text never overrules (see [`Block::firm`]).
+const FIRM_WORDS: &[&str] = &["comment", "disqus", "cookie", "consent", "gdpr"];
+/// Words that make a name with a comment's word a live ticker's entry
+/// (`live-match-comment`): the match report itself, not a thread.
+const LIVE_WORDS: &[&str] = &["live", "ticker", "liveticker", "liveblog"];
+/// What [`hint`] returns for a name of [`FIRM_WORDS`]: boilerplate, and
+/// firmly so.
+pub(super) const FIRM: i8 = -3;
 /// Prefixes of names skipped by [`name_hint`].
 const SKIPPED_PREFIXES: &[&str] = &["category-", "tag-", "has-", "with-", "no-", "without-", "elementor-"];
 /// Words that begin or end with a listed word but mean something else.
@@ -187,8 +191,9 @@ const NOT_HINTS: &[&str] = &["commentary", "domain", "context", "navigator", "sh
 /// What an element's `class`, `id`, `role` and `itemprop` say: +2 for
 /// `itemprop=articleBody` or `role=main|article`, +1 for a content word,
 /// -1 for a boilerplate word, -2 for `role=navigation|banner|contentinfo|
-/// complementary`, [`THREAD`] for a comment thread's word. A name with
-/// both kinds of words (`comment-content`) counts as boilerplate.
+/// complementary`, [`FIRM`] for a comment thread's or a consent dialog's
+/// word. A name with both kinds of words (`comment-content`) counts as
+/// boilerplate.
 pub(super) fn hint(tag: &Tag) -> i8 {
     if attr(tag, "itemprop").is_some_and(|p| p.eq_ignore_ascii_case("articlebody")) {
         return 2;
@@ -204,7 +209,7 @@ pub(super) fn hint(tag: &Tag) -> i8 {
     for key in ["class", "id"] {
         let Some(v) = attr(tag, key) else { continue };
         match name_hint(v) {
-            h @ (-1 | THREAD) => return h,
+            h @ (-1 | FIRM) => return h,
             1 => content = true,
             _ => {}
         }
@@ -216,9 +221,13 @@ pub(super) fn hint(tag: &Tag) -> i8 {
 /// content word, else 0. Each name is cut into words at anything not a
 /// letter or digit and where lower case turns upper (`commentList`:
 /// comment, list); a word matches a listed one that begins or ends it
-/// (`comments`, `mainnav`). Names that say what a post is about
-/// (WordPress' `category-*`, `tag-*`), what a layout holds (`has-sidebar`,
-/// `no-comments`) or which page builder made it (`elementor-widget`) rather than what the block is are skipped.
+/// (`comments`, `mainnav`). A boilerplate word anywhere in a name makes
+/// it boilerplate, a comment's word firmly so ([`FIRM`]) unless a live
+/// ticker's word is in the same name (`live-match-comment`: an entry of
+/// the match report). Names that say what a post is about (WordPress'
+/// `category-*`, `tag-*`), what a layout holds (`has-sidebar`,
+/// `no-comments`) or which page builder made it (`elementor-widget`)
+/// rather than what the block is are skipped.
 fn name_hint(value: &str) -> i8 {
     let mut content = false;
     for name in value.split_ascii_whitespace() {
@@ -229,13 +238,12 @@ fn name_hint(value: &str) -> i8 {
         let mut word = [0u8; 24];
         let mut len = 0;
         let mut prev_lower = false;
+        let mut seen = Seen { content, ..Seen::default() };
         for &c in name.as_bytes() {
             let boundary = !c.is_ascii_alphanumeric() || (prev_lower && c.is_ascii_uppercase());
             if boundary && len > 0 {
-                match word_hint(&word[..len]) {
-                    h @ (-1 | THREAD) => return h,
-                    1 => content = true,
-                    _ => {}
+                if seen.word(&word[..len]) {
+                    return -1;
                 }
                 len = 0;
             }
@@ -245,15 +253,46 @@ fn name_hint(value: &str) -> i8 {
             }
             prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
         }
-        if len > 0 {
-            match word_hint(&word[..len]) {
-                h @ (-1 | THREAD) => return h,
-                1 => content = true,
-                _ => {}
-            }
+        if len > 0 && seen.word(&word[..len]) {
+            return -1;
+        }
+        content = seen.content;
+        if seen.firm && !seen.live {
+            return FIRM;
+        }
+        if seen.boiler {
+            return -1;
         }
     }
     i8::from(content)
+}
+
+/// What the words of one name said so far.
+#[derive(Default)]
+struct Seen {
+    content: bool,
+    firm: bool,
+    boiler: bool,
+    live: bool,
+}
+
+impl Seen {
+    /// Takes the name's next word; true when the name is boilerplate
+    /// whatever follows (a boilerplate word before any comment's word, as
+    /// ever: the first word that says boilerplate decides).
+    fn word(&mut self, w: &[u8]) -> bool {
+        if matches!(w.first(), Some(b'l' | b't')) && LIVE_WORDS.iter().any(|l| l.as_bytes() == w) {
+            self.live = true;
+        }
+        match word_hint(w) {
+            -1 if !self.firm => return true,
+            -1 => self.boiler = true,
+            FIRM => self.firm = true,
+            1 => self.content = true,
+            _ => {}
+        }
+        false
+    }
 }
 
 /// One lower-case word of a name against the lists.
@@ -264,8 +303,8 @@ fn word_hint(word: &[u8]) -> i8 {
         let w = w.as_bytes();
         (w[0] == first && word.starts_with(w)) || (w[w.len() - 1] == last && word.ends_with(w))
     };
-    let hint = if THREAD_WORDS.iter().any(has) {
-        THREAD
+    let hint = if FIRM_WORDS.iter().any(has) {
+        FIRM
     } else if BOILERPLATE_WORDS.iter().any(has) {
         -1
     } else {
