@@ -318,7 +318,8 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     });
     let doc_schema = ctx.extract.doc_schema();
     // With a plan: the pages scored and relevant (the summary's harvest
-    // rate) and, for `--order ant`, what they deposit per URL cluster.
+    // rate) and, for `--order ant`, what they deposit per URL cluster (for
+    // `learned`, every page's reward).
     let mut harvest = pctx.plan.clone().map(|p| crate::focus::Harvest::new(p, ctx.pages.order));
     let mut docs = Sink::new(store, layout::doc(layer, part), Arc::clone(&doc_schema));
     let mut links = Sink::new(store, layout::links(layer, part), schema::links_schema());
@@ -401,7 +402,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
                 }
                 tally(&mut manifest, &doc);
                 if let Some(h) = &mut harvest {
-                    h.add(&doc.url, &doc.extra);
+                    h.add(&doc.url, &doc.extra, &l);
                 }
                 let skipped = doc.error == Some(ErrorKind::Robots);
                 ctx.progress.page_done(!skipped && (doc.error.is_some() || doc.status >= 400));
