@@ -216,13 +216,12 @@ impl Harvest {
         Self { scoring, threshold, scored: 0, relevant: 0, deposits, outcomes }
     }
 
-    /// Counts the page at `url`, whose extractor values are `extra` and
-    /// whose outlinks are `links`, if it was scored (and, for the learned
-    /// order, whether or not it was).
-    pub fn add(&mut self, url: &str, extra: &[Value], links: &[crate::store::schema::LinkRow]) {
+    /// Counts the page at `url`, whose extractor values are `extra`, if it
+    /// was scored (and, for the learned order, whether or not it was).
+    pub fn add(&mut self, url: &str, extra: &[Value]) {
         let relevance = self.scoring.relevance(extra);
         if let Some(o) = &mut self.outcomes {
-            o.add(url, learned::reward(relevance, links));
+            o.add(url, learned::reward(relevance));
         }
         let Some(r) = relevance else { return };
         self.scored += 1;

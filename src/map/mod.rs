@@ -402,7 +402,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
                 }
                 tally(&mut manifest, &doc);
                 if let Some(h) = &mut harvest {
-                    h.add(&doc.url, &doc.extra, &l);
+                    h.add(&doc.url, &doc.extra);
                 }
                 let skipped = doc.error == Some(ErrorKind::Robots);
                 ctx.progress.page_done(!skipped && (doc.error.is_some() || doc.status >= 400));

@@ -287,8 +287,10 @@ mod tests {
     #[test]
     fn with_exploration_every_row_is_still_drawn_once() {
         let (enc, dqn) = models();
+        // Twelve clusters (a letters-only segment is not folded), interleaved.
+        let names = ["ab", "cd", "ef", "gh", "ij", "kl", "mn", "op", "qr", "st", "uv", "wx"];
         let rows: Vec<InRow> =
-            (0..300).map(|i| input(&format!("http://s.test/c{}/{i}", i % 12), Some(i * 3000))).collect();
+            (0..300).map(|i| input(&format!("http://s.test/{}/{i}", names[i as usize % 12]), Some(i * 3000))).collect();
         let drawn = draw(rows.clone(), &Harvests::default(), &enc, &dqn, &mut Rng::new(2, "draw", 1, 0)).expect("draw");
         let mut got: Vec<String> = drawn.rows.iter().map(|r| r.url.clone()).collect();
         let mut best_first = rows.clone();

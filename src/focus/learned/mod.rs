@@ -47,7 +47,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::error::StageError;
 use crate::store::manifest::RunState;
-use crate::store::schema::{InRow, LinkRow};
+use crate::store::schema::InRow;
 use crate::store::{layout, Store, StoreError};
 use dqn::Dqn;
 use draw::Harvests;
@@ -98,21 +98,15 @@ impl From<LearnedError> for StageError {
     }
 }
 
-/// What a fetched page is worth to the learned order: its relevance when
-/// it was scored; for a page without one (a nav page, whose own text is
-/// not what the crawl is after), the mean score of the links it leads on
-/// to, the relevance it promises; 0 for an error or a file with no links.
+/// What a fetched page is worth to the learned order: its relevance; 0
+/// for a page without one (a nav page, an error, a file). A nav page's
+/// worth is the links it adds to the next layer, which a layer's draws
+/// cannot see (README, "Focused crawling").
 #[must_use]
-pub fn reward(relevance: Option<f64>, links: &[LinkRow]) -> f32 {
-    if let Some(r) = relevance {
-        #[allow(clippy::cast_possible_truncation)]
-        return r.clamp(0.0, 1.0) as f32;
-    }
-    let (n, sum) =
-        links.iter().filter(|l| l.followed).filter_map(|l| l.score).fold((0u32, 0f32), |(n, s), x| (n + 1, s + x));
-    #[allow(clippy::cast_precision_loss)]
-    let mean = if n == 0 { 0.0 } else { sum / n as f32 };
-    mean
+pub fn reward(relevance: Option<f64>) -> f32 {
+    #[allow(clippy::cast_possible_truncation)]
+    let r = relevance.map_or(0.0, |r| r.clamp(0.0, 1.0) as f32);
+    r
 }
 
 /// A map task's pages and their rewards.
