@@ -11,7 +11,12 @@
 //! the pages fetched after the seeds; recall: the topic's articles fetched
 //! among those within reach. Medians over the webs, with min and max;
 //! breadth-first (`--order bfs`) is the baseline. The web runs in this
-//! process: the figures are counts, not times.
+//! process: the figures are counts, not times, but for what the learned
+//! order's training and draws cost: their wall time from its `stats` files
+//! (milliseconds per layer, over the partitions, medians over every
+//! crawl's layers), and the crawl's CPU time over best-first's on the same
+//! web and budget, per layer that trains (what it costs however busy the
+//! machine is).
 
 use std::path::Path;
 
@@ -22,7 +27,7 @@ use super::{crawl, env_u32, median, DirBatches, Table};
 use arrow::array::{Array, AsArray};
 
 const DEPTH: u32 = 3;
-const POLICIES: [&str; 3] = ["bfs", "best-first", "ant"];
+const POLICIES: [&str; 4] = ["bfs", "best-first", "ant", "learned"];
 const BUDGETS: [f64; 3] = [0.10, 0.25, 0.50];
 
 fn plan(topic: usize) -> String {
@@ -34,6 +39,10 @@ pub(super) fn focus(tmp: &Path, table: &mut Table) {
     let webs = env_u32("SUITE_FOCUS_SEEDS", 3).max(1);
     // (policy, budget) → per web: (harvest, recall).
     let mut results: Vec<Vec<(f64, f64)>> = vec![Vec::new(); POLICIES.len() * BUDGETS.len()];
+    // The learned order's cost per layer: (training ms, drawing ms); and
+    // each crawl's CPU seconds, as `results`.
+    let mut learned_ms: Vec<(f64, f64)> = Vec::new();
+    let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); POLICIES.len() * BUDGETS.len()];
     for web in 0..webs {
         let cfg = FarmConfig {
             sites: 6,
@@ -72,7 +81,8 @@ pub(super) fn focus(tmp: &Path, table: &mut Table) {
                 a.extend(["--json", "--quiet", "--delay", "0", "--order", policy].map(String::from));
                 a.extend(["--plan".into(), plan_file.display().to_string()]);
                 a.extend(["--max-pages".into(), per_layer.to_string()]);
-                let _ = crawl(&a);
+                let run = crawl(&a);
+                cpu[b * POLICIES.len() + p].push(run.cpu);
                 let (mut fetched, mut on) = (0usize, 0usize);
                 for layer in 1..=DEPTH {
                     for batch in DirBatches::new(&data.join("doc").join(format!("layer={layer}")), &["url"]) {
@@ -80,6 +90,9 @@ pub(super) fn focus(tmp: &Path, table: &mut Table) {
                         fetched += urls.len();
                         on += urls.iter().flatten().filter(|u| relevant.contains(u)).count();
                     }
+                }
+                if *policy == "learned" {
+                    learned_ms.extend(learned_cost(&data));
                 }
                 let _ = std::fs::remove_dir_all(&data);
                 #[allow(clippy::cast_precision_loss)]
@@ -94,6 +107,34 @@ pub(super) fn focus(tmp: &Path, table: &mut Table) {
         farm.shutdown();
     }
     let s = "focus";
+    if !learned_ms.is_empty() {
+        let n = learned_ms.len();
+        let train = median(learned_ms.iter().map(|x| x.0).collect());
+        let draw = median(learned_ms.iter().map(|x| x.1).collect());
+        println!("  learned order: {n} layers, median {train:.0} ms training and {draw:.0} ms drawing a layer");
+        table.add(s, "learned order: training a layer (all its partitions)", train, "ms");
+        table.add(s, "learned order: drawing a layer's input", draw, "ms");
+        // CPU over best-first's, same web and budget, per optimised layer:
+        // what training and drawing cost whatever else the machine runs.
+        if let (Some(l), Some(b)) =
+            (POLICIES.iter().position(|p| *p == "learned"), POLICIES.iter().position(|p| *p == "best-first"))
+        {
+            let extra: Vec<f64> = (0..BUDGETS.len())
+                .flat_map(|k| {
+                    let (lc, bc) = (&cpu[k * POLICIES.len() + l], &cpu[k * POLICIES.len() + b]);
+                    lc.iter().zip(bc).map(|(x, y)| (x - y) * 1000.0 / f64::from(DEPTH)).collect::<Vec<_>>()
+                })
+                .collect();
+            let lo = extra.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = extra.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let extra_median = median(extra);
+            println!(
+                "  learned order: {extra_median:.0} ms more CPU a layer than best-first (min {lo:.0}, max {hi:.0})"
+            );
+            let name = format!("learned order: CPU a layer over best-first's (min {lo:.0}, max {hi:.0})");
+            table.add(s, &name, extra_median, "ms");
+        }
+    }
     for (b, &fraction) in BUDGETS.iter().enumerate() {
         for (p, policy) in POLICIES.iter().enumerate() {
             let r = &results[b * POLICIES.len() + p];
@@ -111,4 +152,26 @@ pub(super) fn focus(tmp: &Path, table: &mut Table) {
             table.add(s, &format!("recall, {policy}, budget {budget} (min {cl:.2}, max {ch:.2})"), c, "share");
         }
     }
+}
+
+/// Per optimised layer of the learned crawl in `data`: the milliseconds
+/// its partitions spent training and drawing, summed (their `stats`
+/// files, `state/focus/learned/stats/layer=L/part-K.json`).
+fn learned_cost(data: &Path) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    let Ok(layers) = std::fs::read_dir(data.join("state/focus/learned/stats")) else { return out };
+    for layer in layers.flatten() {
+        let (mut train, mut draw) = (0.0, 0.0);
+        for f in std::fs::read_dir(layer.path()).into_iter().flatten().flatten() {
+            let Ok(text) = std::fs::read(f.path()) else { continue };
+            let Ok(v) = serde_json::from_slice::<serde_json::Value>(&text) else { continue };
+            #[allow(clippy::cast_precision_loss)]
+            {
+                train += v["train_ms"].as_u64().unwrap_or(0) as f64;
+                draw += v["draw_ms"].as_u64().unwrap_or(0) as f64;
+            }
+        }
+        out.push((train, draw));
+    }
+    out
 }

@@ -92,11 +92,13 @@ pub struct RunArgs {
     pub scope: Option<String>,
     /// The order of a layer's input, which each host's URLs are fetched in
     /// and a page budget cuts: best-first (with --plan, the best link score
-    /// first; URL order without a plan), bfs (URL order) or ant (with
+    /// first; URL order without a plan), bfs (URL order), ant (with
     /// --plan: the link score times the pheromone of the target's URL
-    /// cluster, learned from the relevance of its pages fetched so far).
-    /// [default: best-first]
-    #[arg(long, value_name = "best-first|bfs|ant")]
+    /// cluster, learned from the relevance of its pages fetched so far) or
+    /// learned (with --plan: drawn cluster by cluster by a DQN over the
+    /// link score, the cluster's harvest and a learned code of the URL,
+    /// trained on the crawl's own pages). [default: best-first]
+    #[arg(long, value_name = "best-first|bfs|ant|learned")]
     pub order: Option<String>,
     /// Fetch at most N pages in one layer, shared among the partitions in
     /// proportion to their input; each takes the first of its input (best

@@ -477,10 +477,11 @@ impl CrawlConfig {
             Some(path) => Some(crate::focus::truth::Truth::read(&path).map_err(|e| bad("truth", e))?),
             None => None,
         };
-        if order == crate::focus::Order::Ant && plan.is_none() {
+        if matches!(order, crate::focus::Order::Ant | crate::focus::Order::Learned) && plan.is_none() {
+            let name = if order == crate::focus::Order::Ant { "ant" } else { "learned" };
             return Err(bad(
                 "order",
-                "ant learns from the pages' relevance to a crawl plan: add --plan FILE (or plan = \"FILE\" in the job file), or use --order best-first or bfs",
+                format!("{name} learns from the pages' relevance to a crawl plan: add --plan FILE (or plan = \"FILE\" in the job file), or use --order best-first or bfs"),
             ));
         }
         let cluster_sim =

@@ -258,7 +258,7 @@ const TAU: &str = "tau";
 
 /// Writes `rows` to `path` (through `store`, an attempt's), or removes the
 /// file when there are none.
-async fn write(store: &Store, path: &str, rows: &[ClusterRow], value: &str) -> Result<(), StoreError> {
+pub(crate) async fn write(store: &Store, path: &str, rows: &[ClusterRow], value: &str) -> Result<(), StoreError> {
     if rows.is_empty() {
         return store.delete(path).await;
     }
@@ -274,7 +274,7 @@ async fn write(store: &Store, path: &str, rows: &[ClusterRow], value: &str) -> R
 }
 
 /// Every row of the file at `path`, none when it does not exist.
-async fn read(store: &Store, path: &str, value: &str) -> Result<Vec<ClusterRow>, StoreError> {
+pub(crate) async fn read(store: &Store, path: &str, value: &str) -> Result<Vec<ClusterRow>, StoreError> {
     let mut out = Vec::new();
     for b in read_if_exists(store, path).await? {
         out.extend(rows(&b, value).ok_or_else(|| StoreError::Schema {

@@ -8,9 +8,12 @@
 //! - [`PlanColumns`]: the extractor that writes `relevance` and `role` into
 //!   `doc` (only when the run has a plan).
 //! - [`Order`]: the order of a layer's input; [`ant`]: the ant-colony
-//!   order's pheromone per URL cluster.
+//!   order's pheromone per URL cluster; [`learned`]: the learned order's
+//!   URL encoder and Q-network; [`Ranking`]: what an order learned, applied
+//!   where a partition's share of the next input is written.
 
 pub mod ant;
+pub mod learned;
 pub mod plan;
 pub mod score;
 pub mod truth;
@@ -68,6 +71,9 @@ pub enum Order {
     /// The best link score times its URL cluster's pheromone first
     /// ([`ant`]); needs a plan.
     Ant,
+    /// Drawn cluster by cluster by a DQN trained on the crawl's own pages
+    /// ([`learned`]); needs a plan.
+    Learned,
 }
 
 impl std::str::FromStr for Order {
@@ -78,7 +84,8 @@ impl std::str::FromStr for Order {
             "best-first" => Ok(Self::BestFirst),
             "bfs" => Ok(Self::Bfs),
             "ant" => Ok(Self::Ant),
-            other => Err(format!("{other:?}; allowed best-first, bfs, ant")),
+            "learned" => Ok(Self::Learned),
+            other => Err(format!("{other:?}; allowed best-first, bfs, ant, learned")),
         }
     }
 }
@@ -89,7 +96,9 @@ impl Order {
     /// `ant`, the best [`ant::Pheromone::priority`] first (the rows keep
     /// their link score as `priority`, so a URL carried over is ranked
     /// again with the next layer's pheromone), as best-first without a
-    /// table. Ties, and rows without a priority (last), go by URL.
+    /// table; `learned` as best-first here (its order is drawn by
+    /// [`Ranking::order`]). Ties, and rows without a priority (last), go
+    /// by URL.
     pub fn sort(self, rows: &mut [InRow], pheromone: Option<&ant::Pheromone>) {
         use std::cmp::Reverse;
         match (self, pheromone) {
@@ -101,6 +110,53 @@ impl Order {
             }),
             _ => rows.sort_by(|a, b| b.priority.cmp(&a.priority).then_with(|| a.url.cmp(&b.url))),
         }
+    }
+}
+
+/// What a partition's order learned from the layer just fetched, applied
+/// where its share of the next layer's input is written
+/// (`optimise::write_partition_input`): nothing for best-first and bfs,
+/// the pheromone table for `ant`, the trained scheduler for `learned`.
+#[derive(Debug)]
+pub enum Ranking {
+    Plain(Order),
+    Ant(ant::Pheromone),
+    Learned(Arc<learned::Scheduler>),
+}
+
+impl Ranking {
+    /// Partition `part`'s ranking after `layer` in `order`: the ant-colony
+    /// and learned orders learn from the layer's pages first, writing their
+    /// state through `store` (the optimise task's attempt).
+    ///
+    /// # Errors
+    /// On storage failures, or a learned model that fails.
+    pub async fn learn(store: &Store, layer: u32, part: u32, order: Order) -> Result<Self, crate::error::StageError> {
+        Ok(match order {
+            Order::Ant => Self::Ant(ant::advance(store, layer, part).await?),
+            Order::Learned => Self::Learned(Arc::new(learned::advance(store, layer, part).await?)),
+            plain => Self::Plain(plain),
+        })
+    }
+
+    /// `rows`, partition `part`'s share of layer `target`'s input, in the
+    /// order (the learned order writes its draws through `store`).
+    ///
+    /// # Errors
+    /// On storage failures, or a learned model that fails.
+    pub async fn order(
+        &self,
+        store: &Store,
+        target: u32,
+        part: u32,
+        mut rows: Vec<InRow>,
+    ) -> Result<Vec<InRow>, crate::error::StageError> {
+        match self {
+            Self::Plain(order) => order.sort(&mut rows, None),
+            Self::Ant(p) => Order::Ant.sort(&mut rows, Some(p)),
+            Self::Learned(s) => return Arc::clone(s).order(store, target, part, rows).await,
+        }
+        Ok(rows)
     }
 }
 
@@ -137,8 +193,9 @@ impl LinkScoring {
 }
 
 /// A map task's tally of its pages' relevance: the pages scored and those
-/// at or above the plan's threshold (the summary's harvest rate) and, with
-/// `--order ant`, each URL cluster's deposits.
+/// at or above the plan's threshold (the summary's harvest rate); with
+/// `--order ant`, each URL cluster's deposits; with `--order learned`,
+/// every page's reward.
 #[derive(Debug)]
 pub struct Harvest {
     scoring: Arc<LinkScoring>,
@@ -146,6 +203,7 @@ pub struct Harvest {
     scored: u64,
     relevant: u64,
     deposits: Option<ant::Deposits>,
+    outcomes: Option<learned::Outcomes>,
 }
 
 impl Harvest {
@@ -154,13 +212,18 @@ impl Harvest {
     pub fn new(scoring: Arc<LinkScoring>, order: Order) -> Self {
         let threshold = scoring.scorer.plan().threshold;
         let deposits = (order == Order::Ant).then(|| ant::Deposits::new(threshold));
-        Self { scoring, threshold, scored: 0, relevant: 0, deposits }
+        let outcomes = (order == Order::Learned).then(learned::Outcomes::default);
+        Self { scoring, threshold, scored: 0, relevant: 0, deposits, outcomes }
     }
 
     /// Counts the page at `url`, whose extractor values are `extra`, if it
-    /// was scored.
+    /// was scored (and, for the learned order, whether or not it was).
     pub fn add(&mut self, url: &str, extra: &[Value]) {
-        let Some(r) = self.scoring.relevance(extra) else { return };
+        let relevance = self.scoring.relevance(extra);
+        if let Some(o) = &mut self.outcomes {
+            o.add(url, learned::reward(relevance));
+        }
+        let Some(r) = relevance else { return };
         self.scored += 1;
         self.relevant += u64::from(r >= self.threshold);
         if let Some(d) = &mut self.deposits {
@@ -168,15 +231,18 @@ impl Harvest {
         }
     }
 
-    /// Writes the deposits of partition `part`'s pages of `layer` (through
-    /// the map task's attempt `store`), if it tallies them; returns the
-    /// pages scored and relevant.
+    /// Writes the deposits of partition `part`'s pages of `layer`, or its
+    /// outcomes and transitions (through the map task's attempt `store`),
+    /// if it tallies them; returns the pages scored and relevant.
     ///
     /// # Errors
     /// On storage failures.
     pub async fn finish(self, store: &Store, layer: u32, part: u32) -> Result<(u64, u64), StoreError> {
         if let Some(d) = &self.deposits {
             ant::write_deposits(store, layer, part, d).await?;
+        }
+        if let Some(o) = self.outcomes {
+            learned::record(store, layer, part, o).await?;
         }
         Ok((self.scored, self.relevant))
     }

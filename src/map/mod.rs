@@ -325,7 +325,8 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         warc: archive.clone(),
     });
     // With a plan: the pages scored and relevant (the summary's harvest
-    // rate) and, for `--order ant`, what they deposit per URL cluster.
+    // rate) and, for `--order ant`, what they deposit per URL cluster (for
+    // `learned`, every page's reward).
     let mut harvest = pctx.plan.clone().map(|p| crate::focus::Harvest::new(p, ctx.pages.order));
     let mut outputs = TaskOutputs::new(store, layer, part, &ctx.extract, rules.clone(), archive);
     let mut pending = FuturesOrdered::new();

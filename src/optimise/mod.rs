@@ -144,7 +144,8 @@ pub async fn seed_layer(ctx: &OptimiseCtx, seeds: &[Url]) -> Result<NextManifest
     let mut m = NextManifest { layer: 0, candidates: seeds.len() as u64, ..NextManifest::default() };
     for (k, rows) in by_part.into_iter().enumerate() {
         let k = u32::try_from(k).expect("partition index fits u32");
-        write_partition_input(ctx, 0, k, rows, Vec::new(), None, &mut m).await?;
+        let plain = crate::focus::Ranking::Plain(ctx.cfg.order);
+        write_partition_input(ctx, 0, k, rows, Vec::new(), &plain, &mut m).await?;
     }
     commit_layer_input(ctx, 0, &mut m).await?;
     Ok(m)
@@ -361,12 +362,9 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
         .map(|c| c.row)
         .collect();
     let carried = read_carried(store, layer, k).await?;
-    // The ant-colony order learns from the layer's pages first.
-    let pheromone = match opt.order {
-        crate::focus::Order::Ant => Some(crate::focus::ant::advance(store, layer, k).await?),
-        _ => None,
-    };
-    write_partition_input(ctx, layer + 1, k, fresh, carried, pheromone.as_ref(), &mut m).await?;
+    // The ant-colony and learned orders learn from the layer's pages first.
+    let ranking = crate::focus::Ranking::learn(store, layer, k, opt.order).await?;
+    write_partition_input(ctx, layer + 1, k, fresh, carried, &ranking, &mut m).await?;
     Ok(PartitionNext { stats: m, labels, followed_targets })
 }
 
@@ -448,14 +446,15 @@ async fn read_carried(store: &Store, layer: u32, k: u32) -> Result<Vec<InRow>, S
 }
 
 /// De-duplicates and writes partition `k`'s share of layer `target`'s
-/// input, in the run's order (with `--order ant`, by `pheromone`).
+/// input, in the run's order (with `--order ant` or `learned`, by what it
+/// learned: `ranking`).
 async fn write_partition_input(
     ctx: &OptimiseCtx,
     target: u32,
     k: u32,
     mut rows: Vec<InRow>,
     carried: Vec<InRow>,
-    pheromone: Option<&crate::focus::ant::Pheromone>,
+    ranking: &crate::focus::Ranking,
     m: &mut NextManifest,
 ) -> Result<(), StageError> {
     let store = &ctx.store;
@@ -476,7 +475,7 @@ async fn write_partition_input(
     // Best first (README, "Focused crawling"): the scheduler fetches each
     // host's URLs in input order. Without a plan every priority is none
     // and the order is the URL's.
-    ctx.cfg.order.sort(&mut out, pheromone);
+    let out = ranking.order(store, target, k, out).await?;
     m.next += out.len() as u64;
     let path = layout::input(target, k);
     if out.is_empty() {
