@@ -30,6 +30,7 @@ const WITHOUT_DEFAULT: &[&str] = &[
     "truth",
     "previous",
     "sitemaps",
+    "sink",
     "json",
     "quiet",
     "help",

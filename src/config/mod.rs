@@ -188,6 +188,8 @@ pub struct CrawlConfig {
     pub previous: Option<String>,
     /// `--sitemaps`: at most this many URLs per host from the seeds' sitemaps.
     pub sitemaps: Option<usize>,
+    /// Where the pages are published as they are committed (`--sink`).
+    pub sink: Option<crate::sink::SinkSpec>,
 }
 
 /// A configuration problem, naming the option and what is allowed.
@@ -393,12 +395,15 @@ impl CrawlConfig {
             Some(s) => s.parse().map_err(|e| bad("text-format", e))?,
             None => crate::extract::main_text::TextFormat::Plain,
         };
+        let sink = args.sink.clone().or(job.sink).map(|u| crate::sink::SinkSpec::parse(&u)).transpose();
+        let sink = sink.map_err(|e| bad("sink", e))?;
         let rules = match args.rules.clone().or(job.rules) {
             Some(path) => {
                 let text = std::fs::read_to_string(&path)
                     .map_err(|e| bad("rules", format!("cannot read {}: {e}", path.display())))?;
                 let source = crate::map::RulesSource { file: path.display().to_string(), text };
                 let compiled = source.compile()?;
+                sink.as_ref().map(|s| s.check_rules(&compiled)).transpose().map_err(|e| bad("rules", e))?;
                 // Rules with `render = true`: their pages are rendered.
                 for rule in compiled.list.iter().filter(|r| r.render) {
                     render.rule_patterns.extend(rule.urls.iter().map(|p| p.text.clone()));
@@ -565,6 +570,7 @@ impl CrawlConfig {
             truth,
             previous: args.previous.clone().or(job.previous),
             sitemaps,
+            sink,
         })
     }
 }

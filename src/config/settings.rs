@@ -45,6 +45,7 @@ impl RunSettings {
                 order: cfg.optimise.order,
                 previous: cfg.previous.clone(),
                 sitemaps: cfg.sitemaps,
+                sink: cfg.sink.clone(),
             },
             fetch: cfg.fetch.clone(),
             optimise: cfg.optimise.clone(),
