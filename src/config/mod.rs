@@ -395,8 +395,8 @@ impl CrawlConfig {
             Some(s) => s.parse().map_err(|e| bad("text-format", e))?,
             None => crate::extract::main_text::TextFormat::Plain,
         };
-        let sink = args.sink.clone().or(job.sink).map(|u| crate::sink::SinkSpec::parse(&u)).transpose();
-        let sink = sink.map_err(|e| bad("sink", e))?;
+        let sink = args.sink.clone().or(job.sink).map(|u| crate::sink::SinkSpec::parse(&u).map_err(|e| bad("sink", e)));
+        let sink = sink.transpose()?;
         let rules = match args.rules.clone().or(job.rules) {
             Some(path) => {
                 let text = std::fs::read_to_string(&path)

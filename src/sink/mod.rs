@@ -180,6 +180,7 @@ pub enum SinkError {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "kafka")]
     #[test]
     fn brokers_and_prefix_are_read_and_checked() {
         let s = SinkSpec::parse("kafka://k1:9093,127.0.0.1:1,[::1]:7,k4/crawl.nightly").expect("good URL");
@@ -195,6 +196,7 @@ mod tests {
         assert_eq!(format!("{s:?}"), "kafka://k1:9093,127.0.0.1:1,[::1]:7,k4:9092/crawl.nightly");
     }
 
+    #[cfg(feature = "kafka")]
     #[test]
     fn bad_urls_are_refused_saying_why() {
         for (url, says) in [
@@ -215,5 +217,12 @@ mod tests {
         }
         let long = format!("kafka://k1/{}", "p".repeat(MAX_PREFIX + 1));
         assert!(SinkSpec::parse(&long).is_err());
+    }
+
+    #[cfg(not(feature = "kafka"))]
+    #[test]
+    fn without_the_feature_a_kafka_sink_is_refused_saying_so() {
+        let e = SinkSpec::parse("kafka://k1:9092/crawl").expect_err("not built");
+        assert!(e.contains("without the Kafka sink"), "{e}");
     }
 }

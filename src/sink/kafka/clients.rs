@@ -67,6 +67,13 @@ pub(super) struct Ctx(pub(super) Arc<Seen>);
 impl ClientContext for Ctx {
     fn log(&self, level: rdkafka::config::RDKafkaLogLevel, fac: &str, log_message: &str) {
         tracing::debug!(?level, fac, "librdkafka: {log_message}");
+        // Connection failures are logged (from librdkafka's own threads)
+        // before any error reaches the application: keep the last.
+        if level as i32 <= rdkafka::config::RDKafkaLogLevel::Warning as i32 {
+            if let Ok(mut e) = self.0.last_error.lock() {
+                *e = Some(log_message.to_string());
+            }
+        }
     }
 
     fn error(&self, error: KafkaError, reason: &str) {
@@ -99,7 +106,10 @@ fn base(spec: &SinkSpec) -> ClientConfig {
     let mut c = ClientConfig::new();
     c.set("bootstrap.servers", spec.bootstrap())
         .set("client.id", concat!("layercrawl/", env!("CARGO_PKG_VERSION")))
-        .set("socket.connection.setup.timeout.ms", "10000");
+        .set("socket.connection.setup.timeout.ms", "10000")
+        // Warnings and errors reach the context (connection failures come
+        // as logs first); rdkafka would take the `log` crate's level, off.
+        .set_log_level(rdkafka::config::RDKafkaLogLevel::Warning);
     c
 }
 

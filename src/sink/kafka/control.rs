@@ -14,7 +14,7 @@ use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
 
-use super::clients::{self, Ctx, CALL_TIMEOUT, CONNECT_TIMEOUT};
+use super::clients::{self, Ctx, CALL_TIMEOUT, CONNECT_TIMEOUT, TRANSACTION_TIMEOUT};
 use crate::sink::{SinkError, SinkSpec};
 
 /// What a partition's transaction records besides its pages.
@@ -67,24 +67,36 @@ pub(super) fn find(
     };
     let committed = clients::consumer(spec, true, ctx.clone()).map_err(|e| failed(&ctx, e))?;
     let topic = spec.control_topic();
-    let meta = committed
-        .fetch_metadata(Some(&topic), CONNECT_TIMEOUT)
-        .map_err(|e| SinkError::Unreachable { brokers: spec.bootstrap(), reason: ctx.0.explain(&e) })?;
+    // A refused connection fails a metadata request at once; the brokers
+    // get the whole connect timeout to answer.
+    let connect_by = Instant::now() + CONNECT_TIMEOUT;
+    let meta = loop {
+        match committed.fetch_metadata(Some(&topic), connect_by.saturating_duration_since(Instant::now())) {
+            Ok(meta) => break meta,
+            Err(e) if Instant::now() >= connect_by => {
+                return Err(SinkError::Unreachable { brokers: spec.bootstrap(), reason: ctx.0.explain(&e) })
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(250)),
+        }
+    };
     let parts: Vec<i32> = match meta.topics().iter().find(|t| t.name() == topic) {
         // Not made yet: nothing was ever published with this prefix.
         None => return Ok(None),
         Some(t) if t.error().is_some() => return Ok(None),
         Some(t) => t.partitions().iter().map(rdkafka::metadata::MetadataPartition::id).collect(),
     };
-    let deadline = Instant::now() + CALL_TIMEOUT;
     if reach == Reach::Settled {
         let uctx = Ctx::default();
         let everything = clients::consumer(spec, false, uctx.clone()).map_err(|e| failed(&uctx, e))?;
+        // A transaction a killed run left open ends when its task starts
+        // again, or when the broker aborts it: at most its timeout.
+        let deadline = Instant::now() + TRANSACTION_TIMEOUT + CALL_TIMEOUT;
         for &p in &parts {
             let (_, end) = everything.fetch_watermarks(&topic, p, CALL_TIMEOUT).map_err(|e| failed(&uctx, e))?;
             settle(&committed, &topic, p, end, deadline).map_err(|e| failed(&ctx, e))?;
         }
     }
+    let deadline = Instant::now() + CALL_TIMEOUT;
     let mut tpl = TopicPartitionList::new();
     let mut pending = BTreeSet::new();
     for &p in &parts {
@@ -133,10 +145,20 @@ pub(super) fn find(
 /// when the wait began: every transaction open then has committed or
 /// aborted, so reading to the end sees every marker committed before.
 fn settle(c: &BaseConsumer<Ctx>, topic: &str, p: i32, end: i64, deadline: Instant) -> Result<(), KafkaError> {
+    let (started, mut told) = (Instant::now(), false);
     loop {
         let (_, stable) = c.fetch_watermarks(topic, p, CALL_TIMEOUT)?;
         if stable >= end {
             return Ok(());
+        }
+        if !told && started.elapsed() > Duration::from_secs(5) {
+            tracing::warn!(
+                topic,
+                partition = p,
+                "waiting for a transaction left open in the control topic to end (a killed run's: its task \
+                 aborts it when it starts again, the broker when it times out)"
+            );
+            told = true;
         }
         if Instant::now() >= deadline {
             return Err(KafkaError::MessageConsumption(RDKafkaErrorCode::OperationTimedOut));

@@ -3,16 +3,16 @@
 //! a crawl killed at any point and resumed leaves each page in the topics
 //! exactly once (for `read_committed` readers).
 //!
-//! The order of one map attempt A of partition P of layer L, once its
-//! outputs are staged in its folder:
+//! The order of one map attempt A of partition P of layer L:
 //!
-//! 1. A makes a producer with the transactional id of (crawl, L, P) and
-//!    initialises its transactions: an earlier producer of the same task is
-//!    fenced off and its open transaction aborted.
-//! 2. A reads the control topic to its end (`read_committed`, once every
-//!    transaction open at step 1 has ended). A marker of (crawl, L, P)
-//!    there names the attempt X whose pages are out: A commits X's staged
-//!    outputs (X's manifest, from X's staged record) and drops its own.
+//! 1. When the task starts, A makes a producer with the transactional id of
+//!    (crawl, L, P) and initialises its transactions: an earlier producer
+//!    of the same task is fenced off and its open transaction aborted.
+//! 2. Once its outputs are staged in its folder, A reads the control topic
+//!    to its end (`read_committed`, once every transaction open at that
+//!    moment has ended). A marker of (crawl, L, P) there names the attempt
+//!    X whose pages are out: A commits X's staged outputs (X's manifest,
+//!    from X's staged record) and drops its own.
 //! 3. Otherwise A sends its pages from its staged `doc` shard, stages its
 //!    record (what it sent and the manifest it will commit), sends the
 //!    marker naming A, and commits the transaction.
@@ -77,6 +77,10 @@ pub struct TaskSink {
     layer: u32,
     part: u32,
     task_dir: String,
+    /// The task's producer, its transactions initialised when the task
+    /// started: a transaction a killed attempt left open is aborted then,
+    /// not when this attempt commits, so readers are held back no longer.
+    txn: Txn,
     /// The marker found when the task started, if any.
     earlier: Option<Marker>,
 }
@@ -95,17 +99,18 @@ impl TaskSink {
     /// When no broker answers (the message names them), or storage fails.
     pub async fn open(spec: &SinkSpec, store: &Store, layer: u32, part: u32) -> Result<Self, SinkError> {
         let run = run_id(store).await?;
-        let mut sink = Self {
-            spec: spec.clone(),
-            run,
-            layer,
-            part,
-            task_dir: layout::task_attempts(layer, "map", part),
-            earlier: None,
-        };
-        let (spec, key) = (sink.spec.clone(), sink.key());
-        sink.earlier = sink.blocking(move || control::find(&spec, &key, Reach::Now, (layer, part))).await?;
-        Ok(sink)
+        let (key, txn_id) = (marker_key(&run, layer, part), transactional_id(&run, layer, part));
+        let owned = spec.clone();
+        let found = tokio::task::spawn_blocking(move || {
+            // The control topic first: no broker answering fails here, after
+            // the connect timeout, naming the brokers.
+            let earlier = control::find(&owned, &key, Reach::Now, (layer, part))?;
+            Ok((earlier, Txn::init(&owned, &txn_id, layer, part)?))
+        })
+        .await;
+        let (earlier, txn) = joined(found, spec, (layer, part))?;
+        let task_dir = layout::task_attempts(layer, "map", part);
+        Ok(Self { spec: spec.clone(), run, layer, part, task_dir, txn, earlier })
     }
 
     /// When an earlier attempt published the partition (a run killed
@@ -137,14 +142,8 @@ impl TaskSink {
         manifest: MapManifest,
         rules: Option<Arc<Rules>>,
     ) -> Result<(MapManifest, Created), SinkError> {
-        let (spec, key, txn_id, (layer, part)) = (self.spec.clone(), self.key(), self.transactional_id(), self.at());
-        let (txn, marker) = self
-            .blocking(move || {
-                let txn = Txn::init(&spec, &txn_id, layer, part)?;
-                let marker = control::find(&spec, &key, Reach::Settled, (layer, part))?;
-                Ok((txn, marker))
-            })
-            .await?;
+        let (spec, key, (layer, part)) = (self.spec.clone(), self.key(), (self.layer, self.part));
+        let marker = self.blocking(move || control::find(&spec, &key, Reach::Settled, (layer, part))).await?;
         match marker {
             Some(m) if m.attempt != attempt.id => {
                 return Ok((self.adopt(store, &m.attempt, Some(attempt)).await?, Created::Existed));
@@ -152,7 +151,7 @@ impl TaskSink {
             // Its own marker: the transaction committed (a commit call that
             // failed after all); only the manifest is left to write.
             Some(_) => {}
-            None => self.publish(store, attempt, &manifest, rules, txn).await?,
+            None => self.publish(store, attempt, &manifest, rules).await?,
         }
         let path = layout::map_manifest(self.layer, self.part);
         match store.put_json_new(&path, &manifest).await? {
@@ -177,9 +176,9 @@ impl TaskSink {
         attempt: &Attempt,
         manifest: &MapManifest,
         rules: Option<Arc<Rules>>,
-        txn: Txn,
     ) -> Result<(), SinkError> {
         let started = Instant::now();
+        let txn = self.txn.clone();
         let sent = match self.send_pages(store, attempt, rules, &txn).await {
             Ok(sent) => sent,
             Err(e) => {
@@ -324,10 +323,6 @@ impl TaskSink {
         }
     }
 
-    fn at(&self) -> (u32, u32) {
-        (self.layer, self.part)
-    }
-
     /// Runs a blocking librdkafka call off the async workers.
     async fn blocking<T: Send + 'static>(
         &self,
@@ -337,27 +332,40 @@ impl TaskSink {
     }
 
     fn joined<T>(&self, r: Result<Result<T, SinkError>, tokio::task::JoinError>) -> Result<T, SinkError> {
-        r.unwrap_or_else(|e| {
-            Err(SinkError::Transaction {
-                brokers: self.spec.bootstrap(),
-                layer: self.layer,
-                part: self.part,
-                step: "the sink's thread",
-                reason: format!("it panicked: {e}"),
-            })
-        })
+        joined(r, &self.spec, (self.layer, self.part))
     }
 
-    /// The marker's key: crawl, layer, partition.
     fn key(&self) -> String {
-        format!("{}/{}/{}", self.run, self.layer, self.part)
+        marker_key(&self.run, self.layer, self.part)
     }
+}
 
-    /// One transactional id per (crawl, layer, partition): every attempt of
-    /// a task fences the ones before it.
-    fn transactional_id(&self) -> String {
-        format!("layercrawl-{}-{}-{}", self.run, self.layer, self.part)
-    }
+/// The marker's key: crawl, layer, partition.
+fn marker_key(run: &str, layer: u32, part: u32) -> String {
+    format!("{run}/{layer}/{part}")
+}
+
+/// One transactional id per (crawl, layer, partition): every attempt of a
+/// task fences the ones before it.
+fn transactional_id(run: &str, layer: u32, part: u32) -> String {
+    format!("layercrawl-{run}-{layer}-{part}")
+}
+
+/// The result of a blocking call; its panic is an error of the task.
+fn joined<T>(
+    r: Result<Result<T, SinkError>, tokio::task::JoinError>,
+    spec: &SinkSpec,
+    (layer, part): (u32, u32),
+) -> Result<T, SinkError> {
+    r.unwrap_or_else(|e| {
+        Err(SinkError::Transaction {
+            brokers: spec.bootstrap(),
+            layer,
+            part,
+            step: "the sink's thread",
+            reason: format!("it panicked: {e}"),
+        })
+    })
 }
 
 /// The crawl's id in the topics, made by the first task that asks
