@@ -34,6 +34,9 @@ pub enum StageError {
     /// Last night's crawl (`--previous`) cannot be used.
     #[error(transparent)]
     Previous(#[from] crate::map::previous::PreviousError),
+    /// The sink (`--sink`) could not publish the task's pages.
+    #[error(transparent)]
+    Sink(#[from] crate::sink::SinkError),
     /// A crawler bug (a task that panicked, a worker that died).
     #[error("internal error: {0}")]
     Internal(String),

@@ -34,6 +34,7 @@ const WITHOUT_DEFAULT: &[&str] = &[
     "previous",
     "sitemaps",
     "warc",
+    "sink",
     "json",
     "quiet",
     "help",

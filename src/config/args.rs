@@ -249,6 +249,12 @@ pub struct RunArgs {
     /// [default: 262144]
     #[arg(long, value_name = "N")]
     pub cache_entries: Option<usize>,
+    /// Publish every fetched page to Kafka (README, "Kafka"): one JSON
+    /// message per page, keyed by URL, on topic PREFIX.RULE, PREFIX.ROLE or
+    /// PREFIX.pages; each partition's pages in one transaction tied to its
+    /// commit, so a resumed crawl publishes nothing twice.
+    #[arg(long, value_name = "kafka://BROKERS/PREFIX")]
+    pub sink: Option<String>,
     /// Where the tasks of each layer run: in this process (local), as
     /// child processes of this program, W at a time (processes), or as
     /// Kubernetes Indexed Jobs (kubernetes; README, "Running on a

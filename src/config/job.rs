@@ -79,6 +79,8 @@ pub struct JobFile {
     pub strip_params: Option<Vec<String>>,
     pub cache_entries: Option<usize>,
     pub store_body: Option<String>,
+    /// The sink (README, "Kafka"), `kafka://BROKERS/PREFIX`.
+    pub sink: Option<String>,
     pub compression: Option<String>,
     pub executor: Option<String>,
     pub workers: Option<usize>,

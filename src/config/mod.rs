@@ -192,6 +192,8 @@ pub struct CrawlConfig {
     pub sitemaps: Option<usize>,
     /// `--warc`: every exchange as WARC records beside `doc`.
     pub warc: bool,
+    /// Where the pages are published as they are committed (`--sink`).
+    pub sink: Option<crate::sink::SinkSpec>,
 }
 
 /// A configuration problem, naming the option and what is allowed.
@@ -443,12 +445,15 @@ impl CrawlConfig {
             Some(s) => s.parse().map_err(|e| bad("text-format", e))?,
             None => crate::extract::main_text::TextFormat::Plain,
         };
+        let sink = args.sink.clone().or(job.sink).map(|u| crate::sink::SinkSpec::parse(&u).map_err(|e| bad("sink", e)));
+        let sink = sink.transpose()?;
         let rules = match args.rules.clone().or(job.rules) {
             Some(path) => {
                 let text = std::fs::read_to_string(&path)
                     .map_err(|e| bad("rules", format!("cannot read {}: {e}", path.display())))?;
                 let source = crate::map::RulesSource { file: path.display().to_string(), text };
                 let compiled = source.compile()?;
+                sink.as_ref().map(|s| s.check_rules(&compiled)).transpose().map_err(|e| bad("rules", e))?;
                 // Rules with `render = true`: their pages are rendered.
                 for rule in compiled.list.iter().filter(|r| r.render) {
                     render.rule_patterns.extend(rule.urls.iter().map(|p| p.text.clone()));
@@ -624,6 +629,7 @@ impl CrawlConfig {
             previous: args.previous.clone().or(job.previous),
             sitemaps,
             warc,
+            sink,
         })
     }
 }

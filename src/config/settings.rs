@@ -47,6 +47,7 @@ impl RunSettings {
                 previous: cfg.previous.clone(),
                 sitemaps: cfg.sitemaps,
                 warc: cfg.warc,
+                sink: cfg.sink.clone(),
             },
             fetch: cfg.fetch.clone(),
             optimise: cfg.optimise.clone(),

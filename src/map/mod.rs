@@ -27,6 +27,7 @@ use crate::fetch::{ErrorKind, Fetched, Fetcher, LayerTail};
 use crate::parse::ParseConfig;
 use crate::partition::partition_of_host;
 use crate::scope::ScopeFilter;
+use crate::sink::TaskSink;
 use crate::store::attempt::{self, Attempt};
 use crate::store::manifest::{MapManifest, RunState};
 use crate::store::schema::{self, DocRow, InRow};
@@ -93,6 +94,10 @@ pub struct PageSettings {
     /// Write each exchange as WARC records (`--warc`; `crate::warc`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub warc: bool,
+    /// Where each task publishes its pages (`--sink`) as part of its
+    /// commit (README, "Kafka").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sink: Option<crate::sink::SinkSpec>,
 }
 
 /// Where a map task reports its progress (the driver's progress bars);
@@ -256,6 +261,18 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         attempt::roll_forward(&ctx.store, &task_dir, &done).await?;
         return Ok((done, Created::Existed));
     }
+    // With a sink, a partition that an earlier attempt published is
+    // committed from that attempt's outputs, not fetched again.
+    let sink = match &ctx.pages.sink {
+        Some(spec) => Some(TaskSink::open(spec, &ctx.store, layer, part).await?),
+        None => None,
+    };
+    if let Some(done) = match &sink {
+        Some(s) => s.published_earlier(&ctx.store).await?,
+        None => None,
+    } {
+        return Ok((done, Created::Existed));
+    }
     let started = Instant::now();
     let attempt = Attempt::start(&task_dir);
     let store = &attempt.store(&ctx.store);
@@ -272,7 +289,8 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         ..MapManifest::default()
     };
     if input.is_empty() {
-        return commit(ctx, &attempt, manifest).await;
+        // No page to publish: committed without the sink.
+        return commit(ctx, None, None, &attempt, manifest).await;
     }
     let mut first_urls = load_content_hashes(store, part, layer).await?;
     manifest.rules_used = ctx.pages.rules.as_ref().map(RulesSource::identity);
@@ -450,13 +468,24 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     manifest.stragglers_in_flight = report.stragglers_in_flight;
     manifest.adopted = report.adopted;
     manifest.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    commit(ctx, &attempt, manifest).await
+    commit(ctx, sink.as_ref(), rules, &attempt, manifest).await
 }
 
 /// Commits a map attempt by its manifest, written only if none is there:
 /// of two attempts of one task, the first to commit wins (its outputs are
-/// published) and the other gets the committed manifest back.
-async fn commit(ctx: &MapCtx, attempt: &Attempt, manifest: MapManifest) -> Result<(MapManifest, Created), StageError> {
+/// published) and the other gets the committed manifest back. With a sink,
+/// the pages are published first, and the attempt whose pages are out is
+/// the one that commits (README, "Kafka").
+async fn commit(
+    ctx: &MapCtx,
+    sink: Option<&TaskSink>,
+    rules: Option<Arc<crate::rules::Rules>>,
+    attempt: &Attempt,
+    manifest: MapManifest,
+) -> Result<(MapManifest, Created), StageError> {
+    if let Some(sink) = sink {
+        return Ok(sink.commit(&ctx.store, attempt, manifest, rules).await?);
+    }
     let path = layout::map_manifest(manifest.layer, manifest.partition);
     Ok(attempt::commit(&ctx.store, &path, attempt, manifest).await?)
 }

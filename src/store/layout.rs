@@ -130,6 +130,16 @@ pub fn layer_attempts(layer: u32) -> String {
 pub fn task_attempts(layer: u32, phase: &str, part: u32) -> String {
     format!("{}/{phase}-{part:05}", layer_attempts(layer))
 }
+/// The crawl's id for its sink (README, "Kafka"): random, made by the
+/// first map task that publishes, the same for every resumed run.
+pub const SINK_RUN: &str = "state/sink/run.json";
+/// What the map task of partition `part` of `layer` published to the sink
+/// (README, "Kafka"): staged with the task's outputs before its pages'
+/// transaction commits, published with them.
+#[must_use]
+pub fn sink_record(layer: u32, part: u32) -> String {
+    format!("state/sink/layer={layer}/map-{part:05}.json")
+}
 /// The driver's lease: one run per data location.
 pub const LEASE: &str = "state/lease.json";
 /// The marker of one takeover of a stale lease (named after its token).
