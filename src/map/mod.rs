@@ -76,9 +76,10 @@ pub struct PageSettings {
     /// many URLs per host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sitemaps: Option<usize>,
-    /// Pages fetched per layer at most (`--max-pages`), shared among the
-    /// partitions; each fetches the first of its input (best first with a
-    /// plan) and carries the rest over.
+    /// Pages fetched per layer at most (`--max-pages`), given to the best
+    /// URLs of the whole layer (in proportion to the partitions' inputs
+    /// with `--order bfs`); each partition fetches the first of its input
+    /// (best first with a plan) and carries the rest over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_pages: Option<u64>,
     /// The order of the input (`--order`): with `ant`, each map task
@@ -282,7 +283,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         None => None,
     };
     let quota = match ctx.pages.max_pages {
-        Some(max) => partition_quota(&ctx.store, layer, max, input.len()).await?,
+        Some(max) => partition_quota(&ctx.store, layer, part, max, input.len()).await?,
         None => None,
     };
     manifest.budget_cut = quota.map_or(0, |q| input.len().saturating_sub(q) as u64);
@@ -315,11 +316,11 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     // 304 answers waiting for last night's bodies (`--previous`).
     let mut replay: Vec<(Fetched, previous::Entry)> = Vec::new();
     let spawn = |f: Fetched, unchanged: bool| -> Result<_, StageError> {
-        let InRow { depth, referrer, .. } = input.row(f.id).map_err(input_err)?;
+        let InRow { depth, referrer, anchor, .. } = input.row(f.id).map_err(input_err)?;
         let pctx = std::sync::Arc::clone(&pctx);
         let (otx, orx) = tokio::sync::oneshot::channel();
         rayon::spawn(move || {
-            let mut done = process_guarded(&pctx, f, depth, referrer);
+            let mut done = process_guarded(&pctx, f, depth, referrer, anchor.as_deref());
             done.doc.unchanged = unchanged;
             let _ = otx.send(done);
         });
@@ -444,11 +445,17 @@ async fn commit(ctx: &MapCtx, attempt: &Attempt, manifest: MapManifest) -> Resul
 /// Runs [`process`], turning a panic (a parser bug met on a hostile page)
 /// into an error row instead of aborting the run: rayon aborts the process
 /// on a panicking job, so it must not escape.
-fn process_guarded(pctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String>) -> Processed {
+fn process_guarded(
+    pctx: &ProcessCtx,
+    f: Fetched,
+    depth: i32,
+    referrer: Option<String>,
+    anchor: Option<&str>,
+) -> Processed {
     let url = f.url.to_string();
     let host = f.url.host_str().unwrap_or_default().to_string();
     let status = f.response.as_ref().map_or(0, |r| i32::from(r.status));
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process(pctx, f, depth, referrer.clone()))) {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process(pctx, f, depth, referrer.clone(), anchor))) {
         Ok(p) => p,
         Err(_) => {
             tracing::error!(%url, "processing the page panicked; recorded as error `parse_panic`");

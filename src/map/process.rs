@@ -46,9 +46,10 @@ pub struct Processed {
     pub rule: Option<(PageItems, u64)>,
 }
 
-/// Builds the rows of `f`, fetched at `depth` with `referrer`.
+/// Builds the rows of `f`, fetched at `depth` with `referrer`, reached by
+/// a link whose anchor text was `anchor` (the input's, with a plan).
 #[must_use]
-pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String>) -> Processed {
+pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String>, anchor: Option<&str>) -> Processed {
     let host = f.url.host_str().unwrap_or_default().to_string();
     let mut doc = DocRow {
         url: f.url.to_string(),
@@ -107,6 +108,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
                 content_type: resp.content_type.as_deref(),
                 body: &resp.body,
                 parsed: parsed.as_ref(),
+                anchor,
             });
         }
         // Rules run on the same parse (README, "Rules"): the first rule

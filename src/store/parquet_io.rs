@@ -455,7 +455,13 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path().to_str().expect("utf8")).expect("open");
         let rows: Vec<InRow> = (0..1000)
-            .map(|i| InRow { url: format!("http://s{i}.test/"), depth: i % 4, referrer: None, priority: None })
+            .map(|i| InRow {
+                url: format!("http://s{i}.test/"),
+                depth: i % 4,
+                referrer: None,
+                priority: None,
+                anchor: None,
+            })
             .collect();
         let mut w = ShardWriter::create(&store, "in/layer=0/part-00000.parquet", input_schema(), 1 << 20).expect("w");
         w.write(&input_batch(&rows[..500]).expect("b")).await.expect("write");
@@ -506,6 +512,7 @@ mod tests {
                     depth: 1,
                     referrer: None,
                     priority: None,
+                    anchor: None,
                 })
                 .collect();
             let mut w =
