@@ -102,8 +102,28 @@ struct ForgetArgs {
     json: bool,
 }
 
+/// jemalloc's purge of every arena (`arena.<MALLCTL_ARENAS_ALL>.purge`):
+/// the freed pages it keeps for reuse go back to the system at once. The
+/// resource governor calls it near `--max-memory` (README, "Resource
+/// limits"), where the cap is about resident memory.
+#[cfg(feature = "jemalloc")]
+fn purge_freed_memory() {
+    // SAFETY: a void mallctl: no old or new value is read or written.
+    unsafe {
+        tikv_jemalloc_sys::mallctl(
+            c"arena.4096.purge".as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+        );
+    }
+}
+
 fn main() -> ExitCode {
     init_logging();
+    #[cfg(feature = "jemalloc")]
+    layercrawl::fetch::governor::set_allocator_release(purge_freed_memory);
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run(&args),

@@ -143,6 +143,12 @@ fn properties(codec: parquet::basic::Compression, schema: &SchemaRef, row_group_
         if tuning.no_dictionary {
             props = props.set_column_dictionary_enabled(field.name().as_str().into(), false);
         }
+        if tuning.no_statistics {
+            props = props.set_column_statistics_enabled(
+                field.name().as_str().into(),
+                parquet::file::properties::EnabledStatistics::None,
+            );
+        }
         if tuning.uncompressed {
             props =
                 props.set_column_compression(field.name().as_str().into(), parquet::basic::Compression::UNCOMPRESSED);
@@ -439,6 +445,9 @@ mod tests {
                 assert_eq!(props.dictionary_enabled(&col), !UNIQUE_VALUED.contains(&f.name().as_str()), "{}", f.name());
                 let plain = props.compression(&col) == parquet::basic::Compression::UNCOMPRESSED;
                 assert_eq!(plain, UNCOMPRESSED.contains(&f.name().as_str()), "{}", f.name());
+                // Whole pages have no min/max statistics (`Tuning::BULK`).
+                let stats = props.statistics_enabled(&col) != parquet::file::properties::EnabledStatistics::None;
+                assert_eq!(stats, !["body", "text"].contains(&f.name().as_str()), "{}", f.name());
             }
         }
         let store = Store::open("memory://").expect("open");
