@@ -11,7 +11,8 @@
 //! the pages fetched after the seeds; recall: the topic's articles fetched
 //! among those within reach. Medians over the webs, with min and max;
 //! breadth-first (`--order bfs`) is the baseline. The web runs in this
-//! process: the figures are counts, not times.
+//! process: the figures are counts, not times. `SUITE_FOCUS_ANCHOR` sets
+//! the plan's `weights.anchor` (0: pages scored without their anchor).
 
 use std::path::Path;
 
@@ -27,7 +28,11 @@ const BUDGETS: [f64; 3] = [0.10, 0.25, 0.50];
 
 fn plan(topic: usize) -> String {
     let words: Vec<String> = testweb::topics::plan_words(topic).iter().map(|w| format!("{w:?}")).collect();
-    format!("threshold = 0.3\n[[group]]\nany = [{}]\n", words.join(", "))
+    // `SUITE_FOCUS_ANCHOR`: the weight of the anchor that led to a page in
+    // its relevance (the plan's default, 0.2, unless set; 0 leaves it out).
+    let weights =
+        std::env::var("SUITE_FOCUS_ANCHOR").map_or_else(|_| String::new(), |w| format!("[weights]\nanchor = {w}\n"));
+    format!("threshold = 0.3\n{weights}[[group]]\nany = [{}]\n", words.join(", "))
 }
 
 pub(super) fn focus(tmp: &Path, table: &mut Table) {

@@ -27,10 +27,10 @@
 //! pages waiting for and in the parse workers, and the rows waiting for
 //! their batch. Under a memory cap those are bounded in bytes by
 //! [`pages`]: an allowance set at each sample from the room under the
-//! cap. At each sample above 80 % of the cap the governor also asks the
-//! allocator to give the pages it keeps free back to the system
-//! ([`set_allocator_release`]), since freed memory it keeps for reuse
-//! counts in the resident memory the cap is about.
+//! cap. And freed memory that the allocator keeps for reuse counts in the
+//! resident memory the cap is about: from a sample above 80 % of the cap
+//! until one under 70 %, the governor has the allocator give freed memory
+//! back to the system at once ([`set_allocator_release`]).
 
 pub mod pages;
 
@@ -180,15 +180,18 @@ impl GovernorFigures {
     }
 }
 
-/// What gives the memory the allocator keeps free back to the system.
-static ALLOCATOR_RELEASE: OnceLock<fn()> = OnceLock::new();
+/// What has the allocator give freed memory back at once, or keep it at
+/// its own pace.
+static ALLOCATOR_RELEASE: OnceLock<fn(bool)> = OnceLock::new();
 
-/// Registers `release`, which asks the program's allocator to return the
-/// memory it keeps free to the system: the governor calls it at each
-/// sample near the memory cap. The binary registers jemalloc's purge; a
-/// program that registers nothing keeps its allocator's own pace. The
-/// first registration stays.
-pub fn set_allocator_release(release: fn()) {
+/// Registers `release`, which the governor calls with `true` when memory
+/// comes near the cap (above 80 %) and `false` when it is well under it
+/// again (under 70 %): with `true` the program's allocator should give the
+/// memory it frees back to the system at once, and what it keeps now; with
+/// `false` it may keep freed memory for reuse again, which is faster. The
+/// binary registers jemalloc's decay settings; a program that registers
+/// nothing keeps its allocator's own pace. The first registration stays.
+pub fn set_allocator_release(release: fn(bool)) {
     let _ = ALLOCATOR_RELEASE.set(release);
 }
 
@@ -202,6 +205,8 @@ pub struct Governor {
     cap: Option<u64>,
     /// The pages the map tasks hold after their requests, in bytes.
     pages: pages::PageBytes,
+    /// Memory is near the cap: the allocator gives freed memory back at once.
+    near: AtomicBool,
 }
 
 struct State {
@@ -226,7 +231,14 @@ impl Governor {
         let debt = above - global.forget_permits(above);
         let state = State { min: law.limit(), law, debt, peak: 0, limit_sum: 0, samples: 0, shrinks: 0 };
         let pages = pages::PageBytes::new(cfg.max_memory.is_some());
-        Self { global, state: Mutex::new(state), tight: AtomicBool::new(false), cap: cfg.max_memory, pages }
+        Self {
+            global,
+            state: Mutex::new(state),
+            tight: AtomicBool::new(false),
+            cap: cfg.max_memory,
+            pages,
+            near: AtomicBool::new(false),
+        }
     }
 
     /// Starts sampling every [`TICK`] on the current tokio runtime, until
@@ -254,9 +266,16 @@ impl Governor {
     /// and the pages' allowance to the room under the cap.
     pub fn feed(&self, s: Sample) {
         if let Some(cap) = self.cap {
-            if s.rss.saturating_mul(10) > cap.saturating_mul(8) {
+            let near = self.near.load(Ordering::Relaxed);
+            let now = if near {
+                s.rss.saturating_mul(10) >= cap.saturating_mul(7)
+            } else {
+                s.rss.saturating_mul(10) > cap.saturating_mul(8)
+            };
+            if now != near {
+                self.near.store(now, Ordering::Relaxed);
                 if let Some(release) = ALLOCATOR_RELEASE.get() {
-                    release();
+                    release(now);
                 }
             }
             self.pages.resize(s.rss, cap);
