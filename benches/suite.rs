@@ -25,6 +25,9 @@
 //!   proxies against the same crawl direct, in turn (`suite/proxy.rs`).
 //! - `render`: 450 pages of the test web's script-built applications fetched
 //!   plain and rendered in headless Chromium, in turn (`suite/render.rs`).
+//! - `memory`: a crawl of 512 KB pages under `--max-memory` at 90 % and
+//!   80 % of its uncapped peak against the same crawl uncapped: peak RSS
+//!   and pages/s (`suite/memory.rs`).
 //! - `wan`: a simulated WAN (thousands of hosts, 100-300 ms per response,
 //!   1 s delay and 1 connection per host) against its politeness bound.
 //! - `scale`: a 100 k-page and a 1 M-page crawl with the same settings:
@@ -64,6 +67,8 @@ mod focus;
 mod limit;
 #[path = "common/measure.rs"]
 mod measure;
+#[path = "suite/memory.rs"]
+mod memory;
 #[path = "suite/proxy.rs"]
 mod proxy;
 #[path = "suite/recrawl.rs"]
@@ -84,7 +89,7 @@ fn main() {
         return; // `cargo test --benches` probes; nothing to list.
     }
     let wanted = std::env::var("SUITE")
-        .unwrap_or_else(|_| "cpu,peer,rules,recrawl,warc,dns,proxy,render,focus,wan,scale,scaleout".into());
+        .unwrap_or_else(|_| "cpu,peer,rules,recrawl,warc,dns,proxy,render,focus,memory,wan,scale,scaleout".into());
     let wanted: Vec<&str> = wanted.split(',').map(str::trim).collect();
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut table = Table::default();
@@ -107,6 +112,9 @@ fn main() {
     }
     if wanted.contains(&"focus") {
         focus::focus(tmp.path(), &mut table);
+    }
+    if wanted.contains(&"memory") {
+        memory::memory(tmp.path(), &mut table);
     }
     if wanted.contains(&"recrawl") {
         recrawl::recrawl(tmp.path(), &mut table);

@@ -185,6 +185,43 @@ fn with_a_plan_each_layer_is_written_and_fetched_best_first() {
     }
     assert!(pairs > 100, "{pairs} pairs");
 
+    // Each row also carries the anchor text of its best link in layer 1
+    // (the smallest of the best's on a tie), for its page's relevance.
+    let mut best: BTreeMap<String, (f32, String)> = BTreeMap::new();
+    for (layer, b) in read_all(&data.join("links")) {
+        if layer != 1 {
+            continue;
+        }
+        let dst = b.column_by_name("dst_url").expect("dst_url").as_string::<i32>().clone();
+        let anchor = b.column_by_name("anchor").expect("anchor").as_string::<i32>().clone();
+        let noise = b.column_by_name("noise").expect("noise").as_string::<i32>().clone();
+        let score = b.column_by_name("score").expect("score").as_primitive::<Float32Type>().clone();
+        for i in 0..b.num_rows() {
+            // Links the shuffle never sees: nofollow, out of scope, held back by a rule.
+            if !noise.is_null(i) && ["nofollow", "scope", "rule"].contains(&noise.value(i)) {
+                continue;
+            }
+            let candidate = (score.value(i), anchor.value(i).to_string());
+            let e = best.entry(dst.value(i).to_string()).or_insert_with(|| candidate.clone());
+            if candidate.0 > e.0 || (candidate.0 == e.0 && candidate.1 < e.1) {
+                *e = candidate;
+            }
+        }
+    }
+    let mut anchors = 0;
+    for (_, b) in read_all(&data.join("in").join("layer=2")) {
+        let url = b.column_by_name("url").expect("url").as_string::<i32>().clone();
+        let anchor = b.column_by_name("anchor").expect("an anchor column").as_string::<i32>().clone();
+        for i in 0..b.num_rows() {
+            let want = best.get(url.value(i)).unwrap_or_else(|| panic!("{}: linked in layer 1", url.value(i)));
+            assert!(!anchor.is_null(i), "{}: a scored URL has its best link's anchor", url.value(i));
+            let want = (layercrawl::store::schema::priority_of(want.0), want.1.as_str());
+            assert_eq!((priority[url.value(i)], anchor.value(i)), want, "{}", url.value(i));
+            anchors += usize::from(!anchor.value(i).is_empty());
+        }
+    }
+    assert!(anchors > 50, "{anchors} rows with a non-empty anchor");
+
     // Each host's pages of layer 2 started in that order: the priorities of
     // its rows, by fetch time, never rise.
     let mut by_host: BTreeMap<String, Vec<(i64, String)>> = BTreeMap::new();
@@ -251,6 +288,137 @@ fn under_a_page_budget_best_first_harvests_more_than_breadth_first() {
     eprintln!("best-first {best} of {best_n}, bfs {bfs} of {bfs_n}");
     assert!(best_n <= 75 && bfs_n <= 75);
     assert!(best as f64 >= 1.5 * bfs as f64, "best-first {best} of {best_n}, bfs {bfs} of {bfs_n}: {s1} {s2}");
+}
+
+/// Layer `layer`'s input over all partitions: url → (partition, priority).
+fn layer_input(data: &Path, layer: u32) -> BTreeMap<String, (u32, Option<i32>)> {
+    let mut out = BTreeMap::new();
+    for path in common::parquet_files(&data.join(format!("in/layer={layer}"))) {
+        let name = path.file_stem().and_then(|n| n.to_str()).expect("name");
+        let part: u32 = name.trim_start_matches("part-").parse().expect("part-KKKKK");
+        for b in common::read_file(&path) {
+            let url = b.column_by_name("url").expect("url").as_string::<i32>().clone();
+            let prio = b.column_by_name("priority").expect("priority").as_primitive::<Int32Type>().clone();
+            for i in 0..b.num_rows() {
+                out.insert(url.value(i).to_string(), (part, (!prio.is_null(i)).then(|| prio.value(i))));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_page_budget_goes_to_the_best_urls_of_the_whole_layer_whatever_their_partition() {
+    let web = web();
+    let (topic, file) = budget_topic(&web);
+    // The magazine site that favours the topic, alone in its partition: its
+    // links are the layer's strong ones, the other partition's weak.
+    let share = |origin: &str| {
+        (0..ARTICLES).filter(|id| web.farm.topic_of(&format!("{origin}/topics/a/{id}")) == Some(topic)).count()
+    };
+    let mut hosts: Vec<(usize, String)> = web
+        .farm
+        .topic_start_urls()
+        .iter()
+        .map(|u| {
+            let origin = u.trim_end_matches("/topics/");
+            (share(origin), origin.trim_start_matches("http://").to_string())
+        })
+        .collect();
+    hosts.sort();
+    let (strong, weak) = hosts.split_last().expect("sites");
+    let of = |host: &str, p: u32| layercrawl::partition::partition_of_host(host, p);
+    let parts = (2..64)
+        .find(|&p| weak.iter().all(|(_, h)| of(h, p) != of(&strong.1, p)))
+        .expect("a partition count that sets the favoured site apart");
+    let strong_part = of(&strong.1, parts);
+    eprintln!("{hosts:?}: {parts} partitions, the strong site in {strong_part}");
+
+    let crawl = |name: &str| {
+        let data = web.dir(name);
+        let p = parts.to_string();
+        let args = ["--delay", "0", "--max-pages", "25", "--partitions", &p, "--plan", file.to_str().expect("utf-8")];
+        let summary = crawl_ok(&web.run_args(&data, 3, &args));
+        (data, summary)
+    };
+    let (data, summary) = crawl("data");
+    let docs = common::read_docs(&data);
+    let (mut cut_layers, mut strong_fetched, mut strong_input, mut weak_fetched, mut weak_input) = (0, 0, 0, 0, 0);
+    let mut strong_proportional = 0;
+    for layer in 1..=3u32 {
+        let input = layer_input(&data, layer);
+        let fetched: std::collections::BTreeSet<&str> =
+            docs.iter().filter(|d| d.layer == layer as i32).map(|d| d.url.as_str()).collect();
+        let l = &summary["layers"][layer as usize];
+        if input.len() <= 25 {
+            assert_eq!(fetched.len(), input.len(), "layer {layer} fits its budget: {l}");
+            continue;
+        }
+        cut_layers += 1;
+        // The total is the budget, and the fetched URLs are the layer's best.
+        assert_eq!(fetched.len(), 25, "layer {layer}: {l}");
+        assert!(fetched.iter().all(|u| input.contains_key(*u)), "layer {layer} fetched its input only");
+        let worst_fetched = fetched.iter().map(|u| input[*u].1).min().expect("fetched");
+        let carried: Vec<&String> = input.keys().filter(|u| !fetched.contains(u.as_str())).collect();
+        let best_carried = carried.iter().map(|u| input[*u].1).max().expect("carried");
+        assert!(
+            worst_fetched >= best_carried,
+            "layer {layer}: fetched down to {worst_fetched:?}, carried from {best_carried:?}"
+        );
+        // The layer's input manifest has the cutoff and the quotas.
+        let manifest: Value = serde_json::from_str(
+            &std::fs::read_to_string(data.join(format!("state/manifest/layer={layer}/in.json"))).expect("in.json"),
+        )
+        .expect("JSON");
+        let budget = &manifest["budget"];
+        assert_eq!(budget["cutoff"].as_i64().map(|c| i32::try_from(c).expect("i32")), worst_fetched, "{budget}");
+        let quotas: Vec<u64> = budget["quotas"].as_array().expect("quotas").iter().filter_map(Value::as_u64).collect();
+        assert_eq!(quotas.iter().sum::<u64>(), 25, "{budget}");
+        for (k, q) in quotas.iter().enumerate() {
+            let got = fetched.iter().filter(|u| input[**u].0 as usize == k).count() as u64;
+            assert_eq!(got, *q, "layer {layer}, partition {k}: {budget}");
+        }
+        assert_eq!(l["budget_cut"].as_u64(), Some(input.len() as u64 - 25), "{l}");
+        // Nothing is lost: what was not fetched is carried into the next layer.
+        if layer < 3 {
+            let next = layer_input(&data, layer + 1);
+            let lost: Vec<&&String> = carried.iter().filter(|u| !next.contains_key(u.as_str())).collect();
+            assert!(lost.is_empty(), "layer {layer} lost {lost:?}");
+        }
+        let strong_here = input.values().filter(|(k, _)| *k == strong_part).count();
+        strong_proportional += 25 * strong_here / input.len();
+        for (u, (k, _)) in &input {
+            let (f, i) = if *k == strong_part {
+                (&mut strong_fetched, &mut strong_input)
+            } else {
+                (&mut weak_fetched, &mut weak_input)
+            };
+            *i += 1;
+            *f += usize::from(fetched.contains(u.as_str()));
+        }
+    }
+    assert!(cut_layers >= 2, "the budget cut at least two layers: {summary}");
+    // The strong partition's URLs went first: more of its input was fetched
+    // than a share in proportion to the inputs would have given it (the
+    // same part of each partition's input).
+    eprintln!(
+        "strong partition: {strong_fetched} of {strong_input} (in proportion: {strong_proportional}); the other: {weak_fetched} of {weak_input}"
+    );
+    assert!(strong_fetched > strong_proportional + 3, "strong {strong_fetched}, in proportion {strong_proportional}");
+    assert!(
+        4 * strong_fetched * weak_input > 5 * weak_fetched * strong_input,
+        "strong {strong_fetched} of {strong_input}, weak {weak_fetched} of {weak_input}"
+    );
+
+    // What a budget keeps does not depend on when pages came back: the same
+    // crawl again fetches the same URLs in every layer.
+    let (again, _) = crawl("again");
+    let by_layer = |d: &Path| {
+        let mut v: Vec<(i32, String)> = common::read_docs(d).into_iter().map(|d| (d.layer, d.url)).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(by_layer(&again), by_layer(&data));
 }
 
 /// A `state/focus/pheromone` file's rows: cluster → (pages, τ).

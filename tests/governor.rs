@@ -1,7 +1,7 @@
 //! The resource governor against the test web (README, "Resource limits"):
-//! a crawl capped below the memory an uncapped crawl of the same web
-//! reached stays near the cap and loses no page; a CPU target lowers the
-//! in-flight limit and loses no page either.
+//! a crawl of large pages capped below the memory an uncapped crawl of the
+//! same web reached stays under the cap and loses no page; a CPU target
+//! lowers the in-flight limit and loses no page either.
 
 mod common;
 
@@ -63,6 +63,16 @@ fn crawl_watched(args: &[String]) -> Watched {
 
 const MIB: u64 = 1 << 20;
 
+/// What the measurement of a peak may add to it: the kernel counts a
+/// process's resident pages in per-CPU counters that it folds into the
+/// total in batches (`percpu_counter`, 32 pages or twice the CPUs, whichever
+/// is more), so `VmRSS` and `VmHWM`, read from the total, may be off by a
+/// batch per CPU: 256 KiB on 2 CPUs.
+fn slack() -> u64 {
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get) as u64;
+    32.max(2 * cpus) * cpus * 4096
+}
+
 fn mib(bytes: u64) -> f64 {
     #[allow(clippy::cast_precision_loss)]
     let m = bytes as f64 / MIB as f64;
@@ -76,12 +86,13 @@ fn urls(data: &std::path::Path) -> BTreeSet<String> {
 
 #[test]
 fn a_memory_cap_below_the_uncapped_peak_holds_and_loses_no_page() {
-    // 128 KB pages answered after 20-40 ms: pages in memory waiting for a
-    // parse worker are much of the crawl's memory.
+    // 512 KB pages answered after 20-40 ms: what grows with page size is
+    // most of the crawl's memory above its floor (bodies in flight, pages
+    // waiting for and in the parse workers, rows waiting for their batch).
     let cfg = FarmConfig {
         sites: 6,
-        pages: 50,
-        page_kb: 128,
+        pages: 15,
+        page_kb: 512,
         faults: false,
         latency_ms: (20, 40),
         seed: 7,
@@ -98,31 +109,34 @@ fn a_memory_cap_below_the_uncapped_peak_holds_and_loses_no_page() {
     capped_args.extend(["--max-memory", &cap_flag]);
     let capped = crawl_watched(&web.run_args(&web.dir("capped"), 2, &capped_args));
     let g = &capped.summary["governor"];
-    let peak = g["peak_rss_bytes"].as_u64().expect("the governor's peak RSS");
     eprintln!(
-        "uncapped: peak RSS {:.1} MiB, {:.1} s; --max-memory {cap_flag}: governor's peak {:.1} MiB (VmHWM {:.1} MiB), {:.1} s; governor {g}",
+        "uncapped: peak RSS {:.1} MiB, {:.1} s; --max-memory {cap_flag}: peak RSS {:.1} MiB (governor's samples {:.1} MiB), {:.1} s; governor {g}",
         mib(free.hwm),
         free.seconds,
-        mib(peak),
         mib(capped.hwm),
+        mib(g["peak_rss_bytes"].as_u64().expect("the governor's peak RSS")),
         capped.seconds,
     );
     assert!(g["shrinks"].as_u64().is_some_and(|n| n >= 1), "the cap was felt: {g}");
     assert!(g["min_limit"].as_u64().is_some_and(|n| (1..128).contains(&n)), "{g}");
     assert!(g["mean_limit"].as_f64().is_some_and(|m| m > 0.0 && m < 128.0), "{g}");
+    // Pages were held after their requests, never more than the allowance
+    // lets through (about a tenth of the cap at most, here).
+    let held = g["peak_page_bytes"].as_u64().expect("the pages held");
+    assert!(held > 0 && held < cap / 4, "pages held at most {:.1} MiB", mib(held));
     assert!(capped.summary["layers"][2]["governor"]["samples"].as_u64().is_some_and(|n| n > 0), "per layer too");
     let (a, b) = (urls(&web.dir("free")), urls(&web.dir("capped")));
-    assert!(a.len() > 1000, "the whole test web: {}", a.len());
+    assert!(a.len() > 900, "the whole test web: {}", a.len());
     assert_eq!(a, b, "the capped crawl has every page of the uncapped one");
     assert_eq!(free.summary["ok"], capped.summary["ok"]);
-    // Most of this crawl's memory is not its requests in flight: the
-    // binary, the runtime, the parse pool and the allocator's caches make a
-    // floor of ~80 MiB here (a crawl at --concurrency 1 peaks as high), so
-    // a cap at 90 % of the peak sits on that floor and the peak may pass it
-    // by what the governor does not control. Measured over runs: 0-7 %
-    // above; 10 % is allowed. The capped crawl still peaks lower.
-    assert!(peak <= cap + cap / 10, "peak {:.1} MiB over the cap {cap_flag} by more than 10 %", mib(peak));
-    assert!(capped.hwm < free.hwm, "capped {:.1} MiB, uncapped {:.1} MiB", mib(capped.hwm), mib(free.hwm));
+    // The peak (the kernel's high-water mark of the crawl's resident
+    // memory, VmHWM) stays under the cap, but for how the kernel counts it.
+    assert!(
+        capped.hwm <= cap + slack(),
+        "peak {:.1} MiB over the cap {cap_flag} (uncapped {:.1} MiB)",
+        mib(capped.hwm),
+        mib(free.hwm)
+    );
 }
 
 #[test]

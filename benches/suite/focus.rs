@@ -17,6 +17,8 @@
 //! crawl's layers), and the crawl's CPU time over best-first's on the same
 //! web and budget, per layer that trains (what it costs however busy the
 //! machine is).
+//! `SUITE_FOCUS_ANCHOR` sets the plan's `weights.anchor` (0: pages scored
+//! without their anchor).
 
 use std::path::Path;
 
@@ -32,7 +34,11 @@ const BUDGETS: [f64; 3] = [0.10, 0.25, 0.50];
 
 fn plan(topic: usize) -> String {
     let words: Vec<String> = testweb::topics::plan_words(topic).iter().map(|w| format!("{w:?}")).collect();
-    format!("threshold = 0.3\n[[group]]\nany = [{}]\n", words.join(", "))
+    // `SUITE_FOCUS_ANCHOR`: the weight of the anchor that led to a page in
+    // its relevance (the plan's default, 0.2, unless set; 0 leaves it out).
+    let weights =
+        std::env::var("SUITE_FOCUS_ANCHOR").map_or_else(|_| String::new(), |w| format!("[weights]\nanchor = {w}\n"));
+    format!("threshold = 0.3\n{weights}[[group]]\nany = [{}]\n", words.join(", "))
 }
 
 pub(super) fn focus(tmp: &Path, table: &mut Table) {

@@ -175,6 +175,7 @@ async fn run_leased(
         noise_ratio: cfg.parse.noise_ratio,
         caches: OptimiseCtx::caches(cfg.partitions, cfg.optimise.cache_entries),
         cfg: Arc::new(cfg.optimise.clone()),
+        max_pages: cfg.max_pages,
     };
     // The fetcher of the local executor; its governor's figures go into
     // each layer's summary.

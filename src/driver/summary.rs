@@ -338,12 +338,19 @@ impl RunSummary {
             }
             if let Some(g) = &l.governor {
                 #[allow(clippy::cast_precision_loss)]
-                let mib = g.peak_rss_bytes as f64 / f64::from(1 << 20);
-                let _ = writeln!(
+                let mib = |b: u64| b as f64 / f64::from(1 << 20);
+                let _ = write!(
                     s,
-                    "      governor: peak RSS {mib:.0} MiB, in-flight limit min {} mean {:.0}, {} shrinks",
-                    g.min_limit, g.mean_limit, g.shrinks
+                    "      governor: peak RSS {:.0} MiB, in-flight limit min {} mean {:.0}, {} shrinks",
+                    mib(g.peak_rss_bytes),
+                    g.min_limit,
+                    g.mean_limit,
+                    g.shrinks
                 );
+                if g.peak_page_bytes > 0 {
+                    let _ = write!(s, ", pages held at most {:.1} MiB", mib(g.peak_page_bytes));
+                }
+                let _ = writeln!(s);
             }
             if l.rendered > 0 {
                 let _ = writeln!(s, "      rendered in Chromium: {} pages", l.rendered);

@@ -60,7 +60,7 @@ impl Extractor for MainText {
     }
 
     fn columns(&self) -> Vec<Column> {
-        vec![Column::new("main_text", ColumnType::Utf8).tuned(Tuning::DISTINCT)]
+        vec![Column::new("main_text", ColumnType::Utf8).tuned(Tuning::BULK)]
     }
 
     fn extract(&self, input: &PageInput<'_>, out: &mut Vec<Value>) {

@@ -223,6 +223,9 @@ pub struct PageInput<'a> {
     /// The parsed page: a 2xx HTML response whose body was parsed; `None`
     /// for anything else (errors, redirects out, PDFs, broken bodies).
     pub parsed: Option<&'a ParsedPage<'a>>,
+    /// The anchor text of the best link that led to the page, when the run
+    /// scores links (a crawl plan); none for seeds.
+    pub anchor: Option<&'a str>,
 }
 
 /// One capability of the extract stage: columns of `doc` and how to fill

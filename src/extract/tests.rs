@@ -78,7 +78,7 @@ const PAGE: &[u8] = b"<!doctype html><html><head><title>T</title></head><body>\
     <p>Some article text.</p><h1>Second</h1></body></html>";
 
 fn input<'a>(url: &'a Url, parsed: Option<&'a ParsedPage<'a>>) -> PageInput<'a> {
-    PageInput { url, final_url: url, status: 200, content_type: Some("text/html"), body: PAGE, parsed }
+    PageInput { url, final_url: url, status: 200, content_type: Some("text/html"), body: PAGE, parsed, anchor: None }
 }
 
 #[test]

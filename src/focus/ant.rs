@@ -418,7 +418,13 @@ mod tests {
     fn the_input_goes_in_the_ants_order_and_without_a_table_in_best_firsts() {
         use crate::focus::Order;
         use crate::store::schema::InRow;
-        let input = |url: &str, priority: Option<i32>| InRow { url: url.into(), depth: 1, referrer: None, priority };
+        let input = |url: &str, priority: Option<i32>| InRow {
+            url: url.into(),
+            depth: 1,
+            referrer: None,
+            priority,
+            anchor: None,
+        };
         let mut rows = vec![
             input("http://s.test/x/", None),
             input("http://s.test/b/1", Some(900_000)),

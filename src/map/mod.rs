@@ -43,6 +43,7 @@ use previous::Previous;
 pub use process::{process, ProcessCtx, Processed};
 use urls::{partition_quota, Urls};
 
+mod held;
 mod layer_rules;
 mod outputs;
 pub mod previous;
@@ -82,9 +83,10 @@ pub struct PageSettings {
     /// many URLs per host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sitemaps: Option<usize>,
-    /// Pages fetched per layer at most (`--max-pages`), shared among the
-    /// partitions; each fetches the first of its input (best first with a
-    /// plan) and carries the rest over.
+    /// Pages fetched per layer at most (`--max-pages`), given to the best
+    /// URLs of the whole layer (in proportion to the partitions' inputs
+    /// with `--order bfs`); each partition fetches the first of its input
+    /// (best first with a plan) and carries the rest over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_pages: Option<u64>,
     /// The order of the input (`--order`): with `ant`, each map task
@@ -311,14 +313,17 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     } else {
         None
     };
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<Fetched>(FETCHED_QUEUE);
+    // Under a memory cap, the pages this task holds count against the
+    // process's allowance in bytes (README, "Resource limits").
+    let mut held = held::HeldPages::new(ctx.fetcher.governor().map(crate::fetch::governor::Governor::pages));
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Fetched>(held.queue(FETCHED_QUEUE));
     let fetcher = ctx.fetcher.clone();
     let index = match &ctx.previous {
         Some(p) => Some(Arc::new(p.index(part, ctx.partitions).await?)),
         None => None,
     };
     let quota = match ctx.pages.max_pages {
-        Some(max) => partition_quota(&ctx.store, layer, max, input.len()).await?,
+        Some(max) => partition_quota(&ctx.store, layer, part, max, input.len()).await?,
         None => None,
     };
     manifest.budget_cut = quota.map_or(0, |q| input.len().saturating_sub(q) as u64);
@@ -352,16 +357,18 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     let mut fetch_open = true;
     // 304 answers waiting for last night's bodies (`--previous`).
     let mut replay: Vec<(Fetched, previous::Entry)> = Vec::new();
+    // A page on its way to a parse worker, and the bytes it holds.
     let spawn = |f: Fetched, unchanged: bool| -> Result<_, StageError> {
-        let InRow { depth, referrer, .. } = input.row(f.id).map_err(input_err)?;
+        let InRow { depth, referrer, anchor, .. } = input.row(f.id).map_err(input_err)?;
+        let bytes = f.response.as_ref().map_or(0, |r| r.body.len());
         let pctx = std::sync::Arc::clone(&pctx);
         let (otx, orx) = tokio::sync::oneshot::channel();
         rayon::spawn(move || {
-            let mut done = process_guarded(&pctx, f, depth, referrer);
+            let mut done = process_guarded(&pctx, f, depth, referrer, anchor.as_deref());
             done.doc.unchanged = unchanged;
             let _ = otx.send(done);
         });
-        Ok(orx)
+        Ok((futures::FutureExt::map(orx, move |done| (done, bytes)), bytes))
     };
     loop {
         if replay.len() >= REPLAY_BATCH || (!fetch_open && !replay.is_empty()) {
@@ -370,26 +377,44 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
             for f in replay::carry_forward(ctx, part, previous, std::mem::take(&mut replay), &mut manifest, &mut fresh)
                 .await?
             {
-                pending.push_back(spawn(f, true)?);
+                let (page, bytes) = spawn(f, true)?;
+                held.took(bytes);
+                pending.push_back(page);
             }
             for f in fresh {
-                pending.push_back(spawn(f, false)?);
+                let (page, bytes) = spawn(f, false)?;
+                held.took(bytes);
+                pending.push_back(page);
             }
         }
+        let room = held.room();
+        if !room && pending.is_empty() && outputs.buffered_bytes() > 0 {
+            // Waiting for room: this task's rows go to the encoder first,
+            // so that the process's held pages can fall to none.
+            outputs.flush_pages().await?;
+            held.written(outputs.buffered_bytes());
+            continue;
+        }
+        let takes = if ctx.fetcher.memory_tight() { 1 } else { max_pending };
         tokio::select! {
-            got = rx.recv(), if fetch_open && pending.len() < if ctx.fetcher.memory_tight() { 1 } else { max_pending } => match got {
+            got = rx.recv(), if fetch_open && room && pending.len() < takes => match got {
                 Some(f) => {
                     let entry = index.as_deref().zip(f.response.as_ref()).and_then(|(index, r)| {
                         (r.status == 304).then(|| index.get(f.final_url.as_str())).flatten()
                     });
                     match entry {
                         Some(e) => replay.push((f, e.clone())),
-                        None => pending.push_back(spawn(f, false)?),
+                        None => {
+                            let (page, bytes) = spawn(f, false)?;
+                            held.took(bytes);
+                            pending.push_back(page);
+                        }
                     }
                 }
                 None => fetch_open = false,
             },
-            Some(done) = pending.next(), if !pending.is_empty() => {
+            () = held.changed(), if fetch_open && !room => {}
+            Some((done, bytes)) = pending.next(), if !pending.is_empty() => {
                 let Ok(mut page) = done else {
                     return Err(StageError::Internal("a parse worker died".into()));
                 };
@@ -405,7 +430,8 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
                 }
                 let skipped = doc.error == Some(ErrorKind::Robots);
                 ctx.progress.page_done(!skipped && (doc.error.is_some() || doc.status >= 400));
-                outputs.add(page, &mut manifest, ctx.fetcher.memory_tight()).await?;
+                outputs.add(page, &mut manifest, ctx.fetcher.memory_tight() || held.over()).await?;
+                held.processed(bytes, outputs.buffered_bytes());
             },
             else => break,
         }
@@ -493,11 +519,17 @@ async fn commit(
 /// Runs [`process`], turning a panic (a parser bug met on a hostile page)
 /// into an error row instead of aborting the run: rayon aborts the process
 /// on a panicking job, so it must not escape.
-fn process_guarded(pctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String>) -> Processed {
+fn process_guarded(
+    pctx: &ProcessCtx,
+    f: Fetched,
+    depth: i32,
+    referrer: Option<String>,
+    anchor: Option<&str>,
+) -> Processed {
     let url = f.url.to_string();
     let host = f.url.host_str().unwrap_or_default().to_string();
     let status = f.response.as_ref().map_or(0, |r| i32::from(r.status));
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process(pctx, f, depth, referrer.clone()))) {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process(pctx, f, depth, referrer.clone(), anchor))) {
         Ok(p) => p,
         Err(_) => {
             tracing::error!(%url, "processing the page panicked; recorded as error `parse_panic`");

@@ -29,8 +29,11 @@ use super::{Processed, BATCH_BYTES, BATCH_ROWS};
 /// While memory is near `--max-memory` (the fetcher's governor says so),
 /// batches are this many times smaller: fewer rows wait in memory.
 const TIGHT_BATCH_DIVISOR: usize = 8;
-/// Samples buffered before they are written (~100 bytes each).
+/// Samples buffered before they are written (~100 bytes each)...
 const SAMPLE_BATCH: usize = 4096;
+/// ...or bytes of them: a long page's sample holds a hash per paragraph
+/// (16 bytes each; 512 KB pages make samples of ~10 KB).
+const SAMPLE_BATCH_BYTES: usize = 1 << 20;
 
 /// The writers of one map attempt and the rows waiting for them.
 pub(super) struct TaskOutputs<'a> {
@@ -42,6 +45,7 @@ pub(super) struct TaskOutputs<'a> {
     link_buf: Vec<LinkRow>,
     samples: Sink<'a>,
     sample_buf: Vec<Sample>,
+    sample_buf_bytes: usize,
     /// One items dataset per rule of the run's rules file, in its order.
     rules: Option<Arc<Rules>>,
     items: Vec<(Sink<'a>, Vec<ItemRow>)>,
@@ -84,6 +88,7 @@ impl<'a> TaskOutputs<'a> {
             link_buf: Vec::with_capacity(BATCH_ROWS * 8),
             samples: Sink::new(store, layout::samples(layer, part), evidence::samples_schema()),
             sample_buf: Vec::with_capacity(SAMPLE_BATCH),
+            sample_buf_bytes: 0,
             rules,
             items,
             extracted,
@@ -103,19 +108,23 @@ impl<'a> TaskOutputs<'a> {
         tight: bool,
     ) -> Result<(), StageError> {
         let Processed { doc, links, sample, rule, rows, warc } = page;
+        let shrink = if tight { TIGHT_BATCH_DIVISOR } else { 1 };
         if let (Some(file), Some(records)) = (self.warc.as_mut(), warc) {
             file.add(records).await?;
         }
         for ((sink, buf), rows) in self.extracted.iter_mut().zip(rows.sets) {
             buf.extend(rows);
-            if buf.len() >= BATCH_ROWS * 8 {
+            if buf.len() >= BATCH_ROWS * 8 / shrink {
                 *manifest.extracted.entry(dataset_name(&sink.path)).or_default() += buf.len() as u64;
                 sink.write(&Dataset::batch(&sink.schema, buf)?).await?;
                 buf.clear();
             }
         }
+        if let Some(s) = &sample {
+            self.sample_buf_bytes += s.url.len() + std::mem::size_of_val(s.paragraphs.as_slice());
+        }
         self.sample_buf.extend(sample);
-        if self.sample_buf.len() >= SAMPLE_BATCH {
+        if self.sample_buf.len() >= SAMPLE_BATCH || self.sample_buf_bytes >= SAMPLE_BATCH_BYTES / shrink {
             self.flush_samples().await?;
         }
         if let (Some((page_items, dropped)), Some(rules)) = (rule, self.rules.as_deref()) {
@@ -135,7 +144,6 @@ impl<'a> TaskOutputs<'a> {
         self.doc_buf_bytes += doc.body.as_ref().map_or(0, |b| b.len()) + doc.text.as_ref().map_or(0, String::len);
         self.doc_buf.push(doc);
         self.link_buf.extend(links);
-        let shrink = if tight { TIGHT_BATCH_DIVISOR } else { 1 };
         if self.doc_buf.len() >= BATCH_ROWS / shrink || self.doc_buf_bytes >= BATCH_BYTES / shrink {
             self.flush_docs().await?;
         }
@@ -143,6 +151,22 @@ impl<'a> TaskOutputs<'a> {
             self.flush_links(manifest).await?;
         }
         Ok(())
+    }
+
+    /// Bytes of body and text in the rows waiting for their batch, and of
+    /// the samples waiting for theirs.
+    pub(super) fn buffered_bytes(&self) -> usize {
+        self.doc_buf_bytes + self.sample_buf_bytes
+    }
+
+    /// Writes the rows and samples waiting for their batch now (the memory
+    /// cap wants their pages back).
+    ///
+    /// # Errors
+    /// When a batch cannot be built or written.
+    pub(super) async fn flush_pages(&mut self) -> Result<(), StageError> {
+        self.flush_docs().await?;
+        self.flush_samples().await
     }
 
     /// Links that no page of this task holds (the seeds' sitemaps).
@@ -205,6 +229,7 @@ impl<'a> TaskOutputs<'a> {
                 .map_err(|e| StoreError::Schema { path: self.samples.path.clone(), reason: e.to_string() })?;
             self.samples.write(&batch).await?;
             self.sample_buf.clear();
+            self.sample_buf_bytes = 0;
         }
         Ok(())
     }

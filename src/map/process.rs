@@ -55,9 +55,10 @@ pub struct Processed {
     pub warc: Option<crate::warc::PageRecords>,
 }
 
-/// Builds the rows of `f`, fetched at `depth` with `referrer`.
+/// Builds the rows of `f`, fetched at `depth` with `referrer`, reached by
+/// a link whose anchor text was `anchor` (the input's, with a plan).
 #[must_use]
-pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String>) -> Processed {
+pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String>, anchor: Option<&str>) -> Processed {
     // Built first: the body may not be kept in the row (`--store-body`).
     let warc = ctx.warc.as_deref().and_then(|a| a.page(&f));
     let host = f.url.host_str().unwrap_or_default().to_string();
@@ -119,6 +120,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
             content_type: resp.content_type.as_deref(),
             body: &resp.body,
             parsed: parsed.as_ref(),
+            anchor,
         };
         if !ctx.extract.is_empty() {
             doc.extra = ctx.extract.extract(&input);

@@ -30,20 +30,27 @@ impl UrlSource for Urls {
     }
 }
 
-/// This partition's share of the layer's page budget (`--max-pages`): the
-/// budget split among the partitions in proportion to their input (the
-/// layer's input manifest has the total), rounded down so that the layer
-/// stays within it; `None` when the partition's input fits.
+/// This partition's share of the layer's page budget (`--max-pages`):
+/// with an order that ranks URLs, the quota the layer's input manifest
+/// gives it (the budget went to the best URLs of the whole layer when the
+/// layer was sealed: `optimise::budget`); otherwise, or for a manifest
+/// made for another budget, the budget split among the partitions in
+/// proportion to their input (the manifest has the total), rounded down
+/// so that the layer stays within it. `None` when the partition's input
+/// fits.
 pub(super) async fn partition_quota(
     store: &Store,
     layer: u32,
+    part: u32,
     max: u64,
     here: usize,
 ) -> Result<Option<usize>, StageError> {
-    let total = store
-        .get_json::<crate::store::manifest::NextManifest>(&layout::input_manifest(layer))
-        .await?
-        .map_or(here as u64, |m| m.next.max(here as u64));
+    let manifest = store.get_json::<crate::store::manifest::NextManifest>(&layout::input_manifest(layer)).await?;
+    let given = manifest.as_ref().and_then(|m| m.budget.as_ref()).filter(|b| b.max_pages == max);
+    if let Some(quota) = given.and_then(|b| b.quotas.get(part as usize)) {
+        return Ok(Some(usize::try_from(*quota).unwrap_or(usize::MAX)).filter(|&q| q < here));
+    }
+    let total = manifest.map_or(here as u64, |m| m.next.max(here as u64));
     if total <= max {
         return Ok(None);
     }

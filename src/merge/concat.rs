@@ -237,6 +237,7 @@ mod tests {
                     depth: i % 3,
                     referrer: (i % 2 == 0).then(|| "r".into()),
                     priority: None,
+                    anchor: None,
                 })
                 .collect();
             let path = format!("in/layer=0/part-{s:05}.parquet");
@@ -264,9 +265,12 @@ mod tests {
     async fn different_schemas_are_refused() {
         let store = Store::open("memory://").expect("store");
         let mut w = ShardWriter::create(&store, "a.parquet", input_schema(), 1 << 20).expect("w");
-        w.write(&input_batch(&[InRow { url: "u".into(), depth: 0, referrer: None, priority: None }]).expect("b"))
-            .await
-            .expect("w");
+        w.write(
+            &input_batch(&[InRow { url: "u".into(), depth: 0, referrer: None, priority: None, anchor: None }])
+                .expect("b"),
+        )
+        .await
+        .expect("w");
         w.finish().await.expect("f");
         let mut w =
             ShardWriter::create(&store, "b.parquet", crate::store::schema::content_schema(), 1 << 20).expect("w");

@@ -283,6 +283,7 @@ mod tests {
                     depth: i % 3,
                     referrer: (i % 2 == 0).then(|| format!("http://s{s}.test/r{}", i % 5)),
                     priority: None,
+                    anchor: None,
                 })
                 .collect();
             let path = format!("doc/layer=1/part-{s:05}.parquet");
@@ -326,7 +327,13 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path().to_str().expect("utf-8")).expect("store");
         let rows: Vec<InRow> = (0..2000)
-            .map(|i| InRow { url: format!("http://s.test/{i}"), depth: 1, referrer: None, priority: None })
+            .map(|i| InRow {
+                url: format!("http://s.test/{i}"),
+                depth: 1,
+                referrer: None,
+                priority: None,
+                anchor: None,
+            })
             .collect();
         let shards = ["doc/layer=0/part-00000.parquet".to_string(), "doc/layer=0/part-00001.parquet".to_string()];
         for path in &shards {
@@ -366,6 +373,7 @@ mod tests {
                     depth: 1,
                     referrer: None,
                     priority: None,
+                    anchor: None,
                 })
                 .collect();
             let path = format!("in/part-{s}.parquet");

@@ -29,6 +29,7 @@
 //! optimise task commits like a map task ([`crate::store::attempt`]); the
 //! seal commits the layer's input by `in.json`.
 
+mod budget;
 mod labels;
 mod shuffle;
 
@@ -47,7 +48,7 @@ use crate::dedup::visited::VisitedStore;
 use crate::denoise::evidence::{self, Sample, SeenTexts, TemplateCount};
 use crate::denoise::NoiseLabel;
 use crate::store::attempt::{self, Attempt};
-use crate::store::manifest::{MapManifest, NextManifest, OptimiseManifest, ShuffleManifest};
+use crate::store::manifest::{LayerBudget, MapManifest, NextManifest, OptimiseManifest, ShuffleManifest};
 use crate::store::schema::{self, InRow};
 use crate::store::{layout, read_if_exists, stream_batches, Created, ShardWriter, Store, StoreError};
 use crate::urlnorm;
@@ -68,6 +69,9 @@ pub struct OptimiseCtx {
     /// Link-text ratio above which a DOM block is navigation (`--noise-ratio`).
     pub noise_ratio: f32,
     pub cfg: Arc<OptimiseConfig>,
+    /// Pages fetched per layer at most (`--max-pages`): given to the best
+    /// URLs of the whole layer when the layer is sealed ([`budget`]).
+    pub max_pages: Option<u64>,
     /// Each partition's weighted visit/cache list, kept across the layers
     /// of one process; the visited store stays authoritative, so a fresh
     /// set of empty lists (a task in another process) only costs lookups.
@@ -90,6 +94,7 @@ impl OptimiseCtx {
             noise_ratio: settings.pages.parse.noise_ratio,
             caches: Self::caches(state.partitions, settings.optimise.cache_entries),
             cfg: Arc::new(settings.optimise),
+            max_pages: settings.pages.max_pages,
         })
     }
 
@@ -139,14 +144,17 @@ pub async fn seed_layer(ctx: &OptimiseCtx, seeds: &[Url]) -> Result<NextManifest
             depth: 0,
             referrer: None,
             priority: None,
+            anchor: None,
         });
     }
     let mut m = NextManifest { layer: 0, candidates: seeds.len() as u64, ..NextManifest::default() };
+    let mut ranks = Vec::new();
     for (k, rows) in by_part.into_iter().enumerate() {
         let k = u32::try_from(k).expect("partition index fits u32");
         let plain = crate::focus::Ranking::Plain(ctx.cfg.order);
-        write_partition_input(ctx, 0, k, rows, Vec::new(), &plain, &mut m).await?;
+        ranks.push(write_partition_input(ctx, 0, k, rows, Vec::new(), &plain, &mut m).await?);
     }
+    m.budget = layer_budget(ctx, ranks.into_iter().map(Option::unwrap_or_default).collect(), m.next);
     commit_layer_input(ctx, 0, &mut m).await?;
     Ok(m)
 }
@@ -260,6 +268,13 @@ pub async fn seal_layer(ctx: &OptimiseCtx, layer: u32) -> Result<NextManifest, S
     }
     // Repeats within the round: every followable link to a target after its first.
     m.visit_hits += m.candidates.saturating_sub(followed_targets);
+    if ctx.max_pages.is_some() && ctx.cfg.order.ranks() {
+        let mut ranks = Vec::with_capacity(ctx.partitions as usize);
+        for k in 0..ctx.partitions {
+            ranks.push(budget::Ranks::read(store, &layout::ranks(layer + 1, k)).await?.unwrap_or_default());
+        }
+        m.budget = layer_budget(ctx, ranks, m.next);
+    }
     if !labels.is_empty() {
         let started = std::time::Instant::now();
         let n = labels.len();
@@ -456,7 +471,7 @@ async fn write_partition_input(
     carried: Vec<InRow>,
     ranking: &crate::focus::Ranking,
     m: &mut NextManifest,
-) -> Result<(), StageError> {
+) -> Result<Option<budget::Ranks>, StageError> {
     let store = &ctx.store;
     let visited = VisitedStore::new(store.clone());
     m.carried += carried.len() as u64;
@@ -480,14 +495,44 @@ async fn write_partition_input(
     let path = layout::input(target, k);
     if out.is_empty() {
         store.delete(&path).await?;
-    } else {
-        let mut w = ShardWriter::create(store, &path, schema::input_schema(), 32 << 20)?;
-        for chunk in out.chunks(8192) {
-            w.write(&schema::input_batch(chunk)?).await?;
-        }
-        w.finish().await?;
+        return Ok(None);
     }
-    Ok(())
+    let mut w = ShardWriter::create(store, &path, schema::input_schema(), 32 << 20)?;
+    for chunk in out.chunks(8192) {
+        w.write(&schema::input_batch(chunk)?).await?;
+    }
+    w.finish().await?;
+    // Beside the input, for the layer's page budget: how many of its URLs
+    // have each rank (the seal reads every partition's).
+    if ctx.max_pages.is_none() || !ctx.cfg.order.ranks() {
+        return Ok(None);
+    }
+    let order = ctx.cfg.order;
+    let pheromone = match ranking {
+        crate::focus::Ranking::Ant(p) => Some(p),
+        _ => None,
+    };
+    let ranks = budget::Ranks::of(out.iter().map(|r| order.rank(r, pheromone)));
+    ranks.write(store, &layout::ranks(target, k)).await?;
+    Ok(Some(ranks))
+}
+
+/// The page budget of a layer whose partitions' inputs rank as `ranks`
+/// (`next` URLs in all), when the run has one and its order ranks URLs;
+/// none when the histograms do not count the whole input (a share written
+/// by an older version: the map tasks then share the budget in proportion).
+fn layer_budget(ctx: &OptimiseCtx, ranks: Vec<budget::Ranks>, next: u64) -> Option<LayerBudget> {
+    let max = ctx.max_pages.filter(|_| ctx.cfg.order.ranks())?;
+    let counted: u64 = ranks.iter().map(budget::Ranks::total).sum();
+    if counted != next {
+        tracing::warn!(
+            counted,
+            next,
+            "the layer's ranks do not count its whole input; its budget is shared in proportion"
+        );
+        return None;
+    }
+    budget::split(&ranks, max)
 }
 
 /// Commits layer `target`'s input: its manifest is what makes it exist.

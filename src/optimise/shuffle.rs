@@ -27,42 +27,66 @@ struct Merged {
     followed: bool,
     dom: bool,
     content: bool,
-    /// The best score of the links to it (with a crawl plan).
+    /// The best score of the links to it (with a crawl plan)...
     score: Option<f32>,
+    /// ...and that link's anchor text (the smallest of the best's on a
+    /// tie), which counts in the target page's relevance.
+    anchor: Option<String>,
+}
+
+/// One link (or an earlier merge of links) to a target, as merged.
+struct Link<'a> {
+    depth: i32,
+    referrer: &'a str,
+    followed: bool,
+    dom: bool,
+    content: bool,
+    /// Its score and anchor text: a link without a score brings no anchor.
+    best: Option<(f32, &'a str)>,
 }
 
 impl Merged {
-    /// Merges into `map` links to `url` (or an earlier merge of them): the
-    /// smallest `(depth, referrer)` is kept, the flags combine, the best
-    /// score is kept. Strings are
-    /// copied only for a new target or a referrer that becomes the kept
-    /// one. True when `url` was new.
-    #[allow(clippy::too_many_arguments)]
-    fn merge_into(
-        map: &mut HashMap<String, Merged>,
-        url: &str,
-        depth: i32,
-        referrer: &str,
-        followed: bool,
-        dom: bool,
-        content: bool,
-        score: Option<f32>,
-    ) -> bool {
+    /// Merges into `map` a link to `url` (or an earlier merge of links):
+    /// the smallest `(depth, referrer)` is kept, the flags combine, the
+    /// best score is kept with its anchor. Strings are copied only for a
+    /// new target, or a referrer or anchor that becomes the kept one. True
+    /// when `url` was new.
+    fn merge_into(map: &mut HashMap<String, Merged>, url: &str, l: &Link<'_>) -> bool {
         if let Some(e) = map.get_mut(url) {
-            e.followed |= followed;
-            e.dom &= dom;
-            e.content |= content;
-            e.score = match (e.score, score) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
-            if (depth, referrer) < (e.depth, e.referrer.as_str()) {
-                e.depth = depth;
-                e.referrer = referrer.to_string();
+            e.followed |= l.followed;
+            e.dom &= l.dom;
+            e.content |= l.content;
+            if let Some((score, anchor)) = l.best {
+                // Better: a higher score, or the same and a smaller anchor
+                // (a total order, so merging stays associative).
+                let better = match (e.score, e.anchor.as_deref()) {
+                    (Some(s), Some(a)) => score > s || (score == s && anchor < a),
+                    (Some(s), None) => score >= s,
+                    (None, _) => true,
+                };
+                if better {
+                    e.score = Some(score);
+                    e.anchor = Some(anchor.to_string());
+                }
+            }
+            if (l.depth, l.referrer) < (e.depth, e.referrer.as_str()) {
+                e.depth = l.depth;
+                e.referrer = l.referrer.to_string();
             }
             return false;
         }
-        map.insert(url.to_string(), Merged { depth, referrer: referrer.to_string(), followed, dom, content, score });
+        map.insert(
+            url.to_string(),
+            Merged {
+                depth: l.depth,
+                referrer: l.referrer.to_string(),
+                followed: l.followed,
+                dom: l.dom,
+                content: l.content,
+                score: l.best.map(|b| b.0),
+                anchor: l.best.map(|b| b.1.to_string()),
+            },
+        );
         true
     }
 }
@@ -161,7 +185,8 @@ async fn shuffle_shard(
     let mut state = ShardMerge::default();
     let mut runs = 0u32;
     let mut batches =
-        stream_batches(store, path, Some(&["src_url", "dst_url", "depth", "noise", "block_ratio", "score"])).await?;
+        stream_batches(store, path, Some(&["src_url", "dst_url", "anchor", "depth", "noise", "block_ratio", "score"]))
+            .await?;
     while let Some(b) = batches.next().await {
         let (b, owned) = (b?, path.to_string());
         state = off_async("merging links", move || {
@@ -214,6 +239,7 @@ impl ShardMerge {
             .ok_or_else(|| missing(path, "block_ratio"))?;
         // No score column: a run without a plan, or links of an older version.
         let score = b.column_by_name("score").and_then(|c| c.as_primitive_opt::<arrow::datatypes::Float32Type>());
+        let anchor = str_col(b, "anchor", path)?;
         for (i, label) in noise.into_iter().enumerate() {
             // A label from an earlier attempt of this step is undone: it is
             // recomputed, and whether the link was a suspect comes back from
@@ -232,16 +258,15 @@ impl ShardMerge {
                 continue;
             }
             self.counts.candidates += u64::from(follows);
-            let new = Merged::merge_into(
-                &mut self.merged,
-                dst.value(i),
-                depth.value(i),
-                src.value(i),
-                follows,
+            let link = Link {
+                depth: depth.value(i),
+                referrer: src.value(i),
+                followed: follows,
                 dom,
-                follows && !dom,
-                score.and_then(|s| (!s.is_null(i)).then(|| s.value(i))),
-            );
+                content: follows && !dom,
+                best: score.and_then(|s| (!s.is_null(i)).then(|| (s.value(i), anchor.value(i)))),
+            };
+            let new = Merged::merge_into(&mut self.merged, dst.value(i), &link);
             if new && self.merged.len() >= combine {
                 self.full.push(by_partition(std::mem::take(&mut self.merged), parts));
             }
@@ -293,6 +318,7 @@ fn shuffle_schema() -> SchemaRef {
             Field::new("dom", DataType::Boolean, false),
             Field::new("content", DataType::Boolean, false),
             Field::new("score", DataType::Float32, true),
+            Field::new("anchor", DataType::Utf8, true),
         ]))
     }))
 }
@@ -310,6 +336,7 @@ fn shuffle_batch(rows: &[(String, Merged)], path: &str) -> Result<RecordBatch, S
         std::sync::Arc::new(flag(|m| m.dom)),
         std::sync::Arc::new(flag(|m| m.content)),
         std::sync::Arc::new(rows.iter().map(|r| r.1.score).collect::<arrow::array::Float32Array>()),
+        std::sync::Arc::new(rows.iter().map(|r| r.1.anchor.as_deref()).collect::<StringArray>()),
     ];
     RecordBatch::try_new(shuffle_schema(), cols)
         .map_err(|e| StoreError::Schema { path: path.to_string(), reason: e.to_string() })
@@ -344,17 +371,19 @@ fn merge_run(merged: &mut HashMap<String, Merged>, b: &RecordBatch, path: &str) 
     let (followed, dom, content) =
         (bool_col(b, "followed", path)?, bool_col(b, "dom", path)?, bool_col(b, "content", path)?);
     let score = b.column_by_name("score").and_then(|c| c.as_primitive_opt::<arrow::datatypes::Float32Type>());
+    // Spills of an older version have no anchors.
+    let anchor = b.column_by_name("anchor").and_then(|c| c.as_string_opt::<i32>());
     for i in 0..b.num_rows() {
-        Merged::merge_into(
-            merged,
-            url.value(i),
-            depth.value(i),
-            referrer.value(i),
-            followed.value(i),
-            dom.value(i),
-            content.value(i),
-            score.and_then(|s| (!s.is_null(i)).then(|| s.value(i))),
-        );
+        let link = Link {
+            depth: depth.value(i),
+            referrer: referrer.value(i),
+            followed: followed.value(i),
+            dom: dom.value(i),
+            content: content.value(i),
+            // A merge with a score has its best link's anchor.
+            best: score.and_then(|s| (!s.is_null(i)).then(|| (s.value(i), anchor.map_or("", |a| a.value(i))))),
+        };
+        Merged::merge_into(merged, url.value(i), &link);
     }
     Ok(())
 }
@@ -365,7 +394,13 @@ fn candidates(merged: HashMap<String, Merged>) -> Vec<Candidate> {
         .into_iter()
         .map(|(url, m)| Candidate {
             domain: urlnorm::registrable_domain(urlnorm::host_of(&url)),
-            row: InRow { url, depth: m.depth, referrer: Some(m.referrer), priority: m.score.map(schema::priority_of) },
+            row: InRow {
+                url,
+                depth: m.depth,
+                referrer: Some(m.referrer),
+                priority: m.score.map(schema::priority_of),
+                anchor: m.anchor,
+            },
             followed: m.followed,
             dom: m.dom,
             content: m.content,
@@ -398,11 +433,16 @@ mod tests {
         }
     }
 
+    type Summary = (String, i32, Option<String>, bool, bool, bool, Option<i32>, Option<String>);
+
     /// What a partition's candidates say, comparable across runs.
-    fn summary(cands: &[Candidate]) -> Vec<(String, i32, Option<String>, bool, bool, bool)> {
+    fn summary(cands: &[Candidate]) -> Vec<Summary> {
         cands
             .iter()
-            .map(|c| (c.row.url.clone(), c.row.depth, c.row.referrer.clone(), c.followed, c.dom, c.content))
+            .map(|c| {
+                let r = &c.row;
+                (r.url.clone(), r.depth, r.referrer.clone(), c.followed, c.dom, c.content, r.priority, r.anchor.clone())
+            })
             .collect()
     }
 
@@ -419,7 +459,14 @@ mod tests {
                 1 => Some(NoiseLabel::Scope),
                 _ => None,
             };
-            rows.push(link(&src, &dst, 1 + (n % 3 == 0) as i32, noise, n % 10 != 0));
+            let mut l = link(&src, &dst, 1 + (n % 3 == 0) as i32, noise, n % 10 != 0);
+            // Scored links (a run with a plan) on two thirds of the targets,
+            // with ties between anchors: the best score's smallest anchor wins.
+            if n % 40 % 3 != 2 {
+                l.score = Some(f32::from(u8::try_from(n % 6).expect("small")) / 10.0);
+                l.anchor = format!("anchor {}", n % 7);
+            }
+            rows.push(l);
         }
         let parts = 3;
         let mut results = Vec::new();
@@ -449,6 +496,24 @@ mod tests {
         // p0 is linked by n = 0, 40, ..., 360, all DOM-flagged and not followed; depth 1 from
         // from0 (n = 280), from3, from4, from5, from6: the smallest referrer wins.
         let p0 = one.3.iter().flatten().find(|c| c.0 == "http://s0.test/p0").expect("p0");
-        assert_eq!(p0, &("http://s0.test/p0".into(), 1, Some("http://s0.test/from0".into()), false, true, false));
+        // Its links n = 0, 40, ..., 360 score n % 6 / 10: the best, 0.4, is
+        // that of n = 40, 160 and 280, whose anchors are 5, 6 and 0: the
+        // smallest, "anchor 0", is kept.
+        let best = (400_000, "anchor 0".to_string());
+        assert_eq!(
+            p0,
+            &(
+                "http://s0.test/p0".into(),
+                1,
+                Some("http://s0.test/from0".into()),
+                false,
+                true,
+                false,
+                Some(best.0),
+                Some(best.1)
+            )
+        );
+        let unscored = one.3.iter().flatten().find(|c| c.0 == "http://s2.test/p2").expect("p2");
+        assert_eq!((unscored.6, unscored.7.as_deref()), (None, None), "no score, no anchor");
     }
 }

@@ -23,36 +23,50 @@ use super::StoreError;
 pub const NO_DICTIONARY_KEY: &str = "layercrawl.parquet.no_dictionary";
 /// Field metadata key: `"true"` writes the column uncompressed.
 pub const UNCOMPRESSED_KEY: &str = "layercrawl.parquet.uncompressed";
+/// Field metadata key: `"true"` writes the column without min/max statistics.
+pub const NO_STATISTICS_KEY: &str = "layercrawl.parquet.no_statistics";
 
 /// How one column is written to Parquet, beyond the file's defaults
-/// (dictionary on, the store's compression).
+/// (dictionary on, the store's compression, min/max statistics).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tuning {
     pub no_dictionary: bool,
     pub uncompressed: bool,
+    pub no_statistics: bool,
 }
 
 impl Tuning {
     /// The file's defaults.
-    pub const DEFAULT: Self = Self { no_dictionary: false, uncompressed: false };
-    /// Values that rarely repeat within a file (URLs, bodies, texts,
-    /// timestamps): a dictionary only pays for repeated values; for a
-    /// page's body or text it is built, found useless and dropped for every
-    /// column chunk, at the price of a second compression of its first MiB.
-    pub const DISTINCT: Self = Self { no_dictionary: true, uncompressed: false };
+    pub const DEFAULT: Self = Self { no_dictionary: false, uncompressed: false, no_statistics: false };
+    /// Values that rarely repeat within a file (URLs, timestamps): a
+    /// dictionary only pays for repeated values.
+    pub const DISTINCT: Self = Self { no_dictionary: true, uncompressed: false, no_statistics: false };
+    /// Whole pages (bodies, texts): no dictionary (it would be built, found
+    /// useless and dropped for every column chunk, at the price of a second
+    /// compression of its first MiB), and no min/max statistics: nobody
+    /// filters on the smallest body of a file, and the encoder keeps a full
+    /// copy of the smallest and the largest value of the open page and of
+    /// the open column chunk, four pages per column of every open shard (on
+    /// 512 KB pages, 19 MiB of a crawl's 128 MiB peak, README "Resource
+    /// limits").
+    pub const BULK: Self = Self { no_dictionary: true, uncompressed: false, no_statistics: true };
     /// Dictionary codes, flags and small numbers, written uncompressed:
     /// compression gains under 0.01 % of a `doc` file there (measured
     /// column by column on a crawl's shards) while every compressed column
     /// chunk being written holds two zstd contexts (~150 KB: parquet
     /// creates a decompressor beside each compressor). The cpu crawl's
     /// peak RSS went 271 -> 265 MiB, and its files got no larger.
-    pub const SMALL: Self = Self { no_dictionary: false, uncompressed: true };
+    pub const SMALL: Self = Self { no_dictionary: false, uncompressed: true, no_statistics: false };
 
     /// The tuning a field's metadata asks for.
     #[must_use]
     pub fn of(field: &Field) -> Self {
         let flag = |key: &str| field.metadata().get(key).is_some_and(|v| v == "true");
-        Self { no_dictionary: flag(NO_DICTIONARY_KEY), uncompressed: flag(UNCOMPRESSED_KEY) }
+        Self {
+            no_dictionary: flag(NO_DICTIONARY_KEY),
+            uncompressed: flag(UNCOMPRESSED_KEY),
+            no_statistics: flag(NO_STATISTICS_KEY),
+        }
     }
 
     /// `field` with this tuning in its metadata (other keys kept).
@@ -62,7 +76,11 @@ impl Tuning {
             return field;
         }
         let mut meta = field.metadata().clone();
-        for (key, on) in [(NO_DICTIONARY_KEY, self.no_dictionary), (UNCOMPRESSED_KEY, self.uncompressed)] {
+        for (key, on) in [
+            (NO_DICTIONARY_KEY, self.no_dictionary),
+            (UNCOMPRESSED_KEY, self.uncompressed),
+            (NO_STATISTICS_KEY, self.no_statistics),
+        ] {
             if on {
                 meta.insert(key.to_string(), "true".to_string());
             }
@@ -87,7 +105,8 @@ impl Tuned for Field {
 /// schema back when no field has them.
 #[must_use]
 pub fn without_tuning(schema: &SchemaRef) -> SchemaRef {
-    let tuned = |f: &Field| f.metadata().contains_key(NO_DICTIONARY_KEY) || f.metadata().contains_key(UNCOMPRESSED_KEY);
+    const KEYS: [&str; 3] = [NO_DICTIONARY_KEY, UNCOMPRESSED_KEY, NO_STATISTICS_KEY];
+    let tuned = |f: &Field| KEYS.iter().any(|k| f.metadata().contains_key(k));
     if !schema.fields().iter().any(|f| tuned(f)) {
         return Arc::clone(schema);
     }
@@ -98,7 +117,7 @@ pub fn without_tuning(schema: &SchemaRef) -> SchemaRef {
             let meta: HashMap<String, String> = f
                 .metadata()
                 .iter()
-                .filter(|(k, _)| *k != NO_DICTIONARY_KEY && *k != UNCOMPRESSED_KEY)
+                .filter(|(k, _)| !KEYS.contains(&k.as_str()))
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();
             f.as_ref().clone().with_metadata(meta)

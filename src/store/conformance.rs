@@ -31,6 +31,7 @@ fn rows(prefix: &str, n: usize) -> Vec<InRow> {
             depth: i32::try_from(i % 4).expect("small"),
             referrer: (i % 3 == 0).then(|| format!("http://{prefix}.test/")),
             priority: None,
+            anchor: None,
         })
         .collect()
 }

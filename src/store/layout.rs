@@ -181,6 +181,13 @@ pub fn deposits(layer: u32, part: u32) -> String {
 pub fn pheromone(layer: u32, part: u32) -> String {
     format!("state/focus/pheromone/layer={layer}/part-{part:05}.parquet")
 }
+/// How many of one partition's input URLs for `layer` have each rank in
+/// the run's order, for the layer's page budget (`--max-pages`;
+/// `optimise::budget`), next to the input it counts.
+#[must_use]
+pub fn ranks(layer: u32, part: u32) -> String {
+    format!("state/budget/layer={layer}/part-{part:05}.parquet")
+}
 /// Content hashes of one partition's pages of one layer (duplicate detection).
 #[must_use]
 pub fn content(part: u32, layer: u32) -> String {

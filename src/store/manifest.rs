@@ -213,6 +213,30 @@ pub struct NextManifest {
     pub cache_hits: u64,
     #[serde(default)]
     pub store_hits: u64,
+    /// The layer's page budget (`--max-pages`) given to the best URLs of
+    /// the whole layer; none when every URL fits, without a budget, or in
+    /// an order that does not rank URLs (`bfs`: shared in proportion).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<LayerBudget>,
+}
+
+/// A page budget over a whole layer (README, "A page budget"): the cutoff
+/// rank that admits `max_pages` URLs, and what each partition fetches.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct LayerBudget {
+    /// The budget it was made for (`--max-pages`).
+    pub max_pages: u64,
+    /// The rank of the last URLs admitted, in millionths of a priority;
+    /// none when the cut fell among URLs without one. Every URL ranked
+    /// above it is fetched, none ranked below.
+    pub cutoff: Option<i32>,
+    /// URLs ranked at the cutoff, over the layer, and how many of them are
+    /// admitted (split among the partitions in proportion to theirs).
+    pub at_cutoff: u64,
+    pub admitted_at_cutoff: u64,
+    /// Per partition: URLs fetched, from the first of its input (which is
+    /// written best first).
+    pub quotas: Vec<u64>,
 }
 
 impl NextManifest {

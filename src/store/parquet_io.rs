@@ -143,6 +143,12 @@ fn properties(codec: parquet::basic::Compression, schema: &SchemaRef, row_group_
         if tuning.no_dictionary {
             props = props.set_column_dictionary_enabled(field.name().as_str().into(), false);
         }
+        if tuning.no_statistics {
+            props = props.set_column_statistics_enabled(
+                field.name().as_str().into(),
+                parquet::file::properties::EnabledStatistics::None,
+            );
+        }
         if tuning.uncompressed {
             props =
                 props.set_column_compression(field.name().as_str().into(), parquet::basic::Compression::UNCOMPRESSED);
@@ -439,6 +445,9 @@ mod tests {
                 assert_eq!(props.dictionary_enabled(&col), !UNIQUE_VALUED.contains(&f.name().as_str()), "{}", f.name());
                 let plain = props.compression(&col) == parquet::basic::Compression::UNCOMPRESSED;
                 assert_eq!(plain, UNCOMPRESSED.contains(&f.name().as_str()), "{}", f.name());
+                // Whole pages have no min/max statistics (`Tuning::BULK`).
+                let stats = props.statistics_enabled(&col) != parquet::file::properties::EnabledStatistics::None;
+                assert_eq!(stats, !["body", "text"].contains(&f.name().as_str()), "{}", f.name());
             }
         }
         let store = Store::open("memory://").expect("open");
@@ -455,7 +464,13 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path().to_str().expect("utf8")).expect("open");
         let rows: Vec<InRow> = (0..1000)
-            .map(|i| InRow { url: format!("http://s{i}.test/"), depth: i % 4, referrer: None, priority: None })
+            .map(|i| InRow {
+                url: format!("http://s{i}.test/"),
+                depth: i % 4,
+                referrer: None,
+                priority: None,
+                anchor: None,
+            })
             .collect();
         let mut w = ShardWriter::create(&store, "in/layer=0/part-00000.parquet", input_schema(), 1 << 20).expect("w");
         w.write(&input_batch(&rows[..500]).expect("b")).await.expect("write");
@@ -506,6 +521,7 @@ mod tests {
                     depth: 1,
                     referrer: None,
                     priority: None,
+                    anchor: None,
                 })
                 .collect();
             let mut w =

@@ -54,6 +54,7 @@ pub fn input_schema() -> SchemaRef {
             Field::new("depth", DataType::Int32, false).tuned(SMALL),
             Field::new("referrer", DataType::Utf8, true),
             Field::new("priority", DataType::Int32, true),
+            Field::new("anchor", DataType::Utf8, true),
         ]))
     }))
 }
@@ -70,6 +71,9 @@ pub struct InRow {
     /// With a crawl plan: the best score of the links to it, in millionths
     /// (README, "Focused crawling"); a layer's input is written best first.
     pub priority: Option<i32>,
+    /// With a crawl plan: the anchor text of that best link, which counts
+    /// in the page's relevance (the plan's `weights.anchor`).
+    pub anchor: Option<String>,
 }
 
 /// A link score (0 to 1) as a priority, in millionths.
@@ -89,17 +93,20 @@ pub fn input_batch(rows: &[InRow]) -> Result<RecordBatch, StoreError> {
     let mut depth = Int32Builder::new();
     let mut referrer = StringBuilder::new();
     let mut priority = Int32Builder::new();
+    let mut anchor = StringBuilder::new();
     for r in rows {
         url.append_value(&r.url);
         depth.append_value(r.depth);
         referrer.append_option(r.referrer.as_deref());
         priority.append_option(r.priority);
+        anchor.append_option(r.anchor.as_deref());
     }
     let cols: Vec<ArrayRef> = vec![
         Arc::new(url.finish()),
         Arc::new(depth.finish()),
         Arc::new(referrer.finish()),
         Arc::new(priority.finish()),
+        Arc::new(anchor.finish()),
     ];
     batch(input_schema(), cols)
 }
@@ -113,12 +120,14 @@ pub fn input_rows(b: &RecordBatch, path: &str) -> Result<Vec<InRow>, StoreError>
     let referrer = string_col(b, "referrer", path)?;
     let depth = depth_col(b, path)?;
     let priority = priority_col(b);
+    let anchor = anchor_col(b);
     Ok((0..b.num_rows())
         .map(|i| InRow {
             url: url.value(i).to_string(),
             depth: depth.value(i),
             referrer: (!referrer.is_null(i)).then(|| referrer.value(i).to_string()),
             priority: priority.and_then(|p| (!p.is_null(i)).then(|| p.value(i))),
+            anchor: anchor.and_then(|a| (!a.is_null(i)).then(|| a.value(i).to_string())),
         })
         .collect())
 }
@@ -144,9 +153,9 @@ pub fn doc_schema() -> SchemaRef {
             Field::new("charset", DataType::Utf8, true).tuned(SMALL),
             Field::new("content_length", DataType::Int64, false),
             Field::new("truncated", DataType::Boolean, false).tuned(SMALL),
-            Field::new("body", DataType::Binary, true).tuned(DISTINCT),
+            Field::new("body", DataType::Binary, true).tuned(Tuning::BULK),
             Field::new("title", DataType::Utf8, true),
-            Field::new("text", DataType::Utf8, true).tuned(DISTINCT),
+            Field::new("text", DataType::Utf8, true).tuned(Tuning::BULK),
             Field::new("content_hash", DataType::Int64, true).tuned(SMALL),
             Field::new("duplicate_of", DataType::Utf8, true),
             Field::new("outlinks", DataType::Int32, false).tuned(SMALL),
@@ -502,13 +511,19 @@ pub fn noise_array(labels: &[Option<NoiseLabel>]) -> StringArray {
     labels.iter().map(|l| l.map(NoiseLabel::as_str)).collect()
 }
 
-/// The `depth` column of an input batch.
 /// The input's `priority` column; none in an input written before it
 /// existed.
 pub(super) fn priority_col(b: &RecordBatch) -> Option<&arrow::array::Int32Array> {
     b.column_by_name("priority").and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>())
 }
 
+/// The input's `anchor` column; none in an input written before it
+/// existed (its rows read with no anchor).
+pub(super) fn anchor_col(b: &RecordBatch) -> Option<&StringArray> {
+    b.column_by_name("anchor").and_then(|c| c.as_any().downcast_ref::<StringArray>())
+}
+
+/// The `depth` column of an input batch.
 pub(super) fn depth_col<'a>(b: &'a RecordBatch, path: &str) -> Result<&'a arrow::array::Int32Array, StoreError> {
     b.column_by_name("depth")
         .and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>())

@@ -2,15 +2,48 @@ use super::*;
 
 #[test]
 fn input_rows_round_trip() {
+    let row = |url: &str, depth, referrer: Option<&str>| InRow {
+        url: url.into(),
+        depth,
+        referrer: referrer.map(Into::into),
+        priority: None,
+        anchor: None,
+    };
     let rows = vec![
-        InRow { url: "http://a.test/".into(), depth: 0, referrer: None, priority: None },
-        InRow { url: "http://a.test/x".into(), depth: 2, referrer: Some("http://a.test/".into()), priority: None },
-        InRow { url: "http://a.test/y".into(), depth: 2, referrer: Some("http://b.test/".into()), priority: None },
-        InRow { url: "http://a.test/z".into(), depth: 3, referrer: Some("http://a.test/".into()), priority: None },
-        InRow { url: "http://b.test/".into(), depth: 0, referrer: None, priority: None },
+        row("http://a.test/", 0, None),
+        row("http://a.test/x", 2, Some("http://a.test/")),
+        InRow {
+            priority: Some(750_000),
+            anchor: Some("Offshore wind".into()),
+            ..row("http://a.test/y", 2, Some("http://b.test/"))
+        },
+        InRow { priority: Some(0), anchor: Some(String::new()), ..row("http://a.test/z", 3, Some("http://a.test/")) },
+        row("http://b.test/", 0, None),
     ];
     let b = input_batch(&rows).expect("batch");
     assert_eq!(input_rows(&b, "t").expect("rows"), rows);
+}
+
+#[test]
+fn inputs_written_before_the_priority_and_anchor_columns_still_read() {
+    // An `in` file of an older version: url, depth, referrer only.
+    let b = RecordBatch::try_from_iter([
+        ("url", Arc::new(StringArray::from(vec!["http://a.test/"])) as ArrayRef),
+        ("depth", Arc::new(arrow::array::Int32Array::from(vec![1])) as ArrayRef),
+        ("referrer", Arc::new(StringArray::from(vec![Some("http://b.test/")])) as ArrayRef),
+    ])
+    .expect("batch");
+    let rows = input_rows(&b, "in/layer=1/part-00000.parquet").expect("an old input reads");
+    assert_eq!(
+        rows,
+        [InRow {
+            url: "http://a.test/".into(),
+            depth: 1,
+            referrer: Some("http://b.test/".into()),
+            priority: None,
+            anchor: None
+        }]
+    );
 }
 
 #[test]

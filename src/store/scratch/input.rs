@@ -10,12 +10,13 @@
 use arrow::array::{Array, RecordBatch};
 
 use super::log::SpillLog;
-use crate::store::schema::{depth_col, priority_col, string_col, InRow};
+use crate::store::schema::{anchor_col, depth_col, priority_col, string_col, InRow};
 use crate::store::StoreError;
 
-/// Record header: flags (bit 0: a referrer follows the URL; bit 1: the
-/// row has a priority), depth, URL length, priority.
-const HEADER: usize = 1 + 4 + 4 + 4;
+/// Record header: flags (bit 0: a referrer follows the anchor; bit 1: the
+/// row has a priority; bit 2: it has an anchor), depth, URL length,
+/// priority, anchor length. The URL, the anchor and the referrer follow.
+const HEADER: usize = 1 + 4 + 4 + 4 + 4;
 
 /// The rows of one partition's input, by row id (input order).
 pub struct InputRows {
@@ -42,16 +43,20 @@ impl InputRows {
         let referrer = string_col(b, "referrer", path)?;
         let depth = depth_col(b, path)?;
         let priority = priority_col(b);
+        let anchor = anchor_col(b);
         for i in 0..b.num_rows() {
             let (u, r) = (url.value(i), (!referrer.is_null(i)).then(|| referrer.value(i)));
             let p = priority.and_then(|p| (!p.is_null(i)).then(|| p.value(i)));
-            let len = u32::try_from(u.len()).unwrap_or(u32::MAX);
+            let a = anchor.and_then(|a| (!a.is_null(i)).then(|| a.value(i)));
+            let len = |s: &str| u32::try_from(s.len()).unwrap_or(u32::MAX);
             let mut header = [0u8; HEADER];
-            header[0] = u8::from(r.is_some()) | (u8::from(p.is_some()) << 1);
+            header[0] = u8::from(r.is_some()) | (u8::from(p.is_some()) << 1) | (u8::from(a.is_some()) << 2);
             header[1..5].copy_from_slice(&depth.value(i).to_le_bytes());
-            header[5..9].copy_from_slice(&len.to_le_bytes());
-            header[9..].copy_from_slice(&p.unwrap_or(0).to_le_bytes());
-            let slot = self.log.append(&[&header, u.as_bytes(), r.unwrap_or_default().as_bytes()]);
+            header[5..9].copy_from_slice(&len(u).to_le_bytes());
+            header[9..13].copy_from_slice(&p.unwrap_or(0).to_le_bytes());
+            header[13..].copy_from_slice(&len(a.unwrap_or_default()).to_le_bytes());
+            let parts = [&header[..], u.as_bytes(), a.unwrap_or_default().as_bytes(), r.unwrap_or_default().as_bytes()];
+            let slot = self.log.append(&parts);
             self.slots.push(slot.map_err(|e| StoreError::scratch(path, e))?);
         }
         Ok(())
@@ -88,6 +93,7 @@ impl InputRows {
             depth: r.depth,
             referrer: r.referrer.map(text).transpose()?,
             priority: r.priority,
+            anchor: r.anchor.map(text).transpose()?,
         })
     }
 
@@ -106,11 +112,13 @@ fn damaged() -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidData, "a spilled input row is damaged")
 }
 
-/// A spilled record read in place: its depth, URL and referrer (when it has one).
+/// A spilled record read in place: its depth, URL, and priority, anchor
+/// and referrer when it has them.
 struct Record<'a> {
     depth: i32,
     priority: Option<i32>,
     url: &'a [u8],
+    anchor: Option<&'a [u8]>,
     referrer: Option<&'a [u8]>,
 }
 
@@ -118,10 +126,17 @@ fn split(record: &[u8]) -> std::io::Result<Record<'_>> {
     let (header, rest) = record.split_at_checked(HEADER).ok_or_else(damaged)?;
     let field = |at: usize| header.get(at..at + 4).and_then(|b| <[u8; 4]>::try_from(b).ok()).ok_or_else(damaged);
     let depth = i32::from_le_bytes(field(1)?);
-    let url_len = usize::try_from(u32::from_le_bytes(field(5)?)).map_err(|_| damaged())?;
-    let (url, referrer) = rest.split_at_checked(url_len).ok_or_else(damaged)?;
+    let length = |at: usize| field(at).and_then(|b| usize::try_from(u32::from_le_bytes(b)).map_err(|_| damaged()));
+    let (url, rest) = rest.split_at_checked(length(5)?).ok_or_else(damaged)?;
+    let (anchor, referrer) = rest.split_at_checked(length(13)?).ok_or_else(damaged)?;
     let priority = (header[0] & 2 == 2).then(|| field(9).map(i32::from_le_bytes)).transpose()?;
-    Ok(Record { depth, priority, url, referrer: (header[0] & 1 == 1).then_some(referrer) })
+    Ok(Record {
+        depth,
+        priority,
+        url,
+        anchor: (header[0] & 4 == 4).then_some(anchor),
+        referrer: (header[0] & 1 == 1).then_some(referrer),
+    })
 }
 
 fn text(bytes: &[u8]) -> std::io::Result<String> {
@@ -136,12 +151,23 @@ mod tests {
     #[test]
     fn rows_come_back_by_id_across_batches() {
         let long = format!("http://a.test/{}", "ü".repeat(1500));
+        let row = |url: &str, depth, referrer: Option<&str>| InRow {
+            url: url.into(),
+            depth,
+            referrer: referrer.map(Into::into),
+            priority: None,
+            anchor: None,
+        };
         let rows = vec![
-            InRow { url: "http://a.test/".into(), depth: 0, referrer: None, priority: None },
-            InRow { url: "http://a.test/x".into(), depth: 2, referrer: Some("http://a.test/".into()), priority: None },
-            InRow { url: long.clone(), depth: -1, referrer: Some(String::new()), priority: None },
-            InRow { url: "http://a.test/z".into(), depth: 3, referrer: Some(long), priority: None },
-            InRow { url: "http://b.test/".into(), depth: i32::MAX, referrer: None, priority: None },
+            row("http://a.test/", 0, None),
+            InRow {
+                priority: Some(1),
+                anchor: Some("Wind".into()),
+                ..row("http://a.test/x", 2, Some("http://a.test/"))
+            },
+            InRow { anchor: Some(long.clone()), ..row(&long, -1, Some("")) },
+            InRow { priority: Some(0), anchor: Some(String::new()), ..row("http://a.test/z", 3, Some(&long)) },
+            row("http://b.test/", i32::MAX, None),
         ];
         let b = input_batch(&rows).expect("batch");
         let mut held = InputRows::new().expect("temp file");
@@ -151,9 +177,24 @@ mod tests {
         held.finish("t").expect("finish");
         assert_eq!(held.len(), rows.len());
         let back: Vec<InRow> = (0..held.len()).map(|i| held.row(i).expect("row")).collect();
-        assert_eq!(back, rows, "row ids run across batches; an empty referrer is not a missing one");
+        assert_eq!(back, rows, "row ids run across batches; an empty referrer or anchor is not a missing one");
         assert_eq!(held.url(3).expect("url"), "http://a.test/z");
         assert!(InputRows::new().expect("temp file").is_empty());
+    }
+
+    #[test]
+    fn an_input_written_before_the_priority_and_anchor_columns_reads_without_them() {
+        let b = RecordBatch::try_from_iter([
+            ("url", std::sync::Arc::new(arrow::array::StringArray::from(vec!["http://a.test/"])) as _),
+            ("depth", std::sync::Arc::new(arrow::array::Int32Array::from(vec![2])) as _),
+            ("referrer", std::sync::Arc::new(arrow::array::StringArray::from(vec![None::<&str>])) as _),
+        ])
+        .expect("batch");
+        let mut held = InputRows::new().expect("temp file");
+        held.push(&b, "in/layer=2/part-00000.parquet").expect("an old input reads");
+        held.finish("t").expect("finish");
+        let want = InRow { url: "http://a.test/".into(), depth: 2, referrer: None, priority: None, anchor: None };
+        assert_eq!(held.row(0).expect("row"), want);
     }
 
     #[test]

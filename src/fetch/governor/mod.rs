@@ -22,9 +22,20 @@
 //! finishes and only new ones wait. Growing first cancels debt, then adds
 //! permits. While memory is tight the map task also writes its batches
 //! sooner ([`Governor::memory_tight`]), so fewer rows wait in memory.
+//!
+//! Memory that grows with page size is held after the request too: the
+//! pages waiting for and in the parse workers, and the rows waiting for
+//! their batch. Under a memory cap those are bounded in bytes by
+//! [`pages`]: an allowance set at each sample from the room under the
+//! cap. And freed memory that the allocator keeps for reuse counts in the
+//! resident memory the cap is about: from a sample above 80 % of the cap
+//! until one under 70 %, the governor has the allocator give freed memory
+//! back to the system at once ([`set_allocator_release`]).
+
+pub mod pages;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
@@ -136,6 +147,10 @@ pub struct GovernorFigures {
     /// Times the limit was halved.
     pub shrinks: u64,
     pub samples: u64,
+    /// Under a memory cap: the most bytes of pages (body and text) the map
+    /// tasks held at once after their requests (see [`pages`]).
+    #[serde(default)]
+    pub peak_page_bytes: u64,
 }
 
 impl GovernorFigures {
@@ -160,8 +175,24 @@ impl GovernorFigures {
             mean_limit,
             shrinks: self.shrinks + other.shrinks,
             samples,
+            peak_page_bytes: self.peak_page_bytes.max(other.peak_page_bytes),
         }
     }
+}
+
+/// What has the allocator give freed memory back at once, or keep it at
+/// its own pace.
+static ALLOCATOR_RELEASE: OnceLock<fn(bool)> = OnceLock::new();
+
+/// Registers `release`, which the governor calls with `true` when memory
+/// comes near the cap (above 80 %) and `false` when it is well under it
+/// again (under 70 %): with `true` the program's allocator should give the
+/// memory it frees back to the system at once, and what it keeps now; with
+/// `false` it may keep freed memory for reuse again, which is faster. The
+/// binary registers jemalloc's decay settings; a program that registers
+/// nothing keeps its allocator's own pace. The first registration stays.
+pub fn set_allocator_release(release: fn(bool)) {
+    let _ = ALLOCATOR_RELEASE.set(release);
 }
 
 /// The governor of one fetcher: its law, the semaphore it resizes, and
@@ -170,6 +201,12 @@ pub struct Governor {
     global: Arc<Semaphore>,
     state: Mutex<State>,
     tight: AtomicBool,
+    /// `--max-memory`, bytes.
+    cap: Option<u64>,
+    /// The pages the map tasks hold after their requests, in bytes.
+    pages: pages::PageBytes,
+    /// Memory is near the cap: the allocator gives freed memory back at once.
+    near: AtomicBool,
 }
 
 struct State {
@@ -193,7 +230,15 @@ impl Governor {
         let above = max.saturating_sub(law.limit());
         let debt = above - global.forget_permits(above);
         let state = State { min: law.limit(), law, debt, peak: 0, limit_sum: 0, samples: 0, shrinks: 0 };
-        Self { global, state: Mutex::new(state), tight: AtomicBool::new(false) }
+        let pages = pages::PageBytes::new(cfg.max_memory.is_some());
+        Self {
+            global,
+            state: Mutex::new(state),
+            tight: AtomicBool::new(false),
+            cap: cfg.max_memory,
+            pages,
+            near: AtomicBool::new(false),
+        }
     }
 
     /// Starts sampling every [`TICK`] on the current tokio runtime, until
@@ -217,8 +262,24 @@ impl Governor {
         });
     }
 
-    /// Feeds one sample to the law and resizes the semaphore to its limit.
+    /// Feeds one sample to the law and resizes the semaphore to its limit
+    /// and the pages' allowance to the room under the cap.
     pub fn feed(&self, s: Sample) {
+        if let Some(cap) = self.cap {
+            let near = self.near.load(Ordering::Relaxed);
+            let now = if near {
+                s.rss.saturating_mul(10) >= cap.saturating_mul(7)
+            } else {
+                s.rss.saturating_mul(10) > cap.saturating_mul(8)
+            };
+            if now != near {
+                self.near.store(now, Ordering::Relaxed);
+                if let Some(release) = ALLOCATOR_RELEASE.get() {
+                    release(now);
+                }
+            }
+            self.pages.resize(s.rss, cap);
+        }
         let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let before = st.law.limit();
         let after = st.law.step(s);
@@ -236,7 +297,15 @@ impl Governor {
         // Permits given back by finished requests pay the debt off.
         let paid = self.global.forget_permits(st.debt);
         st.debt -= paid;
-        tracing::debug!(rss = s.rss >> 20, cpu = s.cpu.round(), limit = after, debt = st.debt, "governor sample");
+        tracing::debug!(
+            rss = s.rss >> 20,
+            cpu = s.cpu.round(),
+            limit = after,
+            debt = st.debt,
+            pages_held = self.pages.held() >> 10,
+            pages_allowed = self.pages.allowance().map(|a| a >> 10),
+            "governor sample"
+        );
         st.peak = st.peak.max(s.rss);
         st.min = st.min.min(after);
         st.limit_sum += after as u64;
@@ -255,6 +324,12 @@ impl Governor {
         self.tight.load(Ordering::Relaxed)
     }
 
+    /// The pages the map tasks of this process hold, and their allowance.
+    #[must_use]
+    pub fn pages(&self) -> &pages::PageBytes {
+        &self.pages
+    }
+
     /// What the governor saw since the figures were last taken; starts
     /// counting again (the limit itself is kept).
     pub fn take_figures(&self) -> GovernorFigures {
@@ -267,6 +342,7 @@ impl Governor {
             mean_limit,
             shrinks: st.shrinks,
             samples: st.samples,
+            peak_page_bytes: if self.cap.is_some() { self.pages.take_peak() as u64 } else { 0 },
         };
         st.min = st.law.limit();
         (st.peak, st.limit_sum, st.samples, st.shrinks) = (0, 0, 0, 0);
@@ -433,10 +509,24 @@ mod tests {
 
     #[test]
     fn figures_merge_over_layers() {
-        let a = GovernorFigures { peak_rss_bytes: 5, min_limit: 4, mean_limit: 6.0, shrinks: 1, samples: 2 };
-        let b = GovernorFigures { peak_rss_bytes: 9, min_limit: 2, mean_limit: 3.0, shrinks: 2, samples: 1 };
+        let a = GovernorFigures {
+            peak_rss_bytes: 5,
+            min_limit: 4,
+            mean_limit: 6.0,
+            shrinks: 1,
+            samples: 2,
+            peak_page_bytes: 7,
+        };
+        let b = GovernorFigures {
+            peak_rss_bytes: 9,
+            min_limit: 2,
+            mean_limit: 3.0,
+            shrinks: 2,
+            samples: 1,
+            peak_page_bytes: 3,
+        };
         let m = a.merge(b).merge(GovernorFigures::default());
-        assert_eq!((m.peak_rss_bytes, m.min_limit, m.shrinks, m.samples), (9, 2, 3, 3));
+        assert_eq!((m.peak_rss_bytes, m.min_limit, m.shrinks, m.samples, m.peak_page_bytes), (9, 2, 3, 3, 7));
         assert!((m.mean_limit - 5.0).abs() < 1e-9);
     }
 

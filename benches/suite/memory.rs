@@ -1,0 +1,72 @@
+//! The `memory` scenario: a crawl of large pages under `--max-memory`
+//! against the same crawl uncapped (README, "Resource limits").
+//!
+//! The test web serves 512 KB pages after 20-40 ms (8 sites of 40 pages,
+//! depth 2, `--concurrency 128 --per-host 8 --partitions 4`). Each of
+//! `SUITE_RUNS` rounds crawls it uncapped, then capped at 90 % of that
+//! crawl's peak RSS, then at 80 %: peak RSS (VmHWM) against the cap, pages
+//! per second, and whether every capped crawl fetched the same pages.
+
+use std::path::Path;
+
+use super::{crawl, env_u32, max, median, FarmProcess, Table};
+
+pub(super) fn memory(tmp: &Path, table: &mut Table) {
+    let rounds = env_u32("SUITE_RUNS", 3).max(1);
+    let farm = FarmProcess::start(
+        &["--sites", "8", "--pages", "40", "--page-kb", "512", "--latency", "20-40", "--seed", "7"],
+        8,
+    );
+    let seeds = farm.write_seeds(tmp, "memory-seeds.txt");
+    let flags = ["--delay", "0", "--per-host", "8", "--concurrency", "128", "--partitions", "4"];
+    let run = |name: &str, cap: Option<u64>| {
+        let data = tmp.join(name);
+        let mut a = farm.crawl_args(&seeds, &data, 2);
+        a.extend(flags.map(String::from));
+        if let Some(mib) = cap {
+            a.extend(["--max-memory".to_string(), format!("{mib}M")]);
+        }
+        let c = crawl(&a);
+        let _ = std::fs::remove_dir_all(&data);
+        let fetched = c.summary["fetched"].as_f64().unwrap_or(0.0);
+        (c.rss_mb, fetched / c.wall, fetched, c.summary)
+    };
+    // Per cap (uncapped, 90 %, 80 %): peak RSS in MiB, pages/s; and the
+    // capped peaks over their caps.
+    let mut peaks: Vec<Vec<f64>> = vec![Vec::new(); 3];
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); 3];
+    let mut over: Vec<Vec<f64>> = vec![Vec::new(); 2];
+    for r in 0..rounds {
+        let (free_mb, free_rate, free_pages, _) = run(&format!("memory-free-{r}"), None);
+        // `rss_mb` is VmHWM in MiB, as the caps are.
+        let free_mib = free_mb;
+        peaks[0].push(free_mib);
+        rates[0].push(free_rate);
+        for (i, share) in [0.9, 0.8].into_iter().enumerate() {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let cap = (free_mib * share).floor() as u64;
+            let (mb, rate, pages, summary) = run(&format!("memory-capped-{r}-{i}"), Some(cap));
+            let mib = mb;
+            println!(
+                "  memory round {r}: uncapped {free_mib:.1} MiB, {free_rate:.0} pages/s; --max-memory {cap}M: {mib:.1} MiB, {rate:.0} pages/s, governor {}",
+                summary["governor"]
+            );
+            assert!((pages - free_pages).abs() < 0.5, "the capped crawl fetched {pages} pages, uncapped {free_pages}");
+            peaks[i + 1].push(mib);
+            rates[i + 1].push(rate);
+            #[allow(clippy::cast_precision_loss)]
+            over[i].push(mib / cap as f64);
+        }
+    }
+    farm.stop();
+    let s = "memory";
+    for (i, name) in ["uncapped", "capped at 90 % of the uncapped peak", "capped at 80 % of the uncapped peak"]
+        .into_iter()
+        .enumerate()
+    {
+        table.add(s, &format!("peak RSS, {name}"), median(peaks[i].clone()), "MiB");
+        table.add(s, &format!("pages/s, {name}"), median(rates[i].clone()), "pages/s");
+    }
+    table.add(s, "peak over the cap, worst run, 90 % cap", max(&over[0]), "ratio");
+    table.add(s, "peak over the cap, worst run, 80 % cap", max(&over[1]), "ratio");
+}
