@@ -8,15 +8,6 @@ mod common;
 use common::{crawl_ok, read_docs, Web};
 use testweb::{Farm, FarmConfig};
 
-fn chromium() -> String {
-    let out = std::process::Command::new("bash")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/chromium.sh"))
-        .output()
-        .expect("run scripts/chromium.sh");
-    assert!(out.status.success(), "scripts/chromium.sh: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("path").trim().to_string()
-}
-
 /// A two-site web with applications; the seeds are the applications.
 fn web() -> Web {
     let cfg = FarmConfig {
@@ -46,7 +37,7 @@ fn asked(web: &Web, path: &str) -> usize {
 #[test]
 fn script_built_links_are_reached_with_auto_and_not_with_never() {
     let web = web();
-    let browser = chromium();
+    let browser = common::chromium().display().to_string();
     let items = |docs: &[common::Doc]| docs.iter().filter(|d| d.url.contains("/app/item/")).count();
 
     let data = web.dir("never");
@@ -95,7 +86,7 @@ fn script_built_links_are_reached_with_auto_and_not_with_never() {
 #[test]
 fn a_rule_with_render_renders_its_pages_only() {
     let web = web();
-    let browser = chromium();
+    let browser = common::chromium().display().to_string();
     let rules = web.dir("rules.toml");
     std::fs::write(
         &rules,

@@ -13,6 +13,8 @@
 
 #[path = "report/browser.rs"]
 mod browser;
+#[path = "common/chrome.rs"]
+mod chrome;
 mod common;
 #[path = "report/entities.rs"]
 mod entities;
@@ -161,7 +163,7 @@ fn median(mut v: Vec<u32>) -> u64 {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_report_holds_the_crawls_figures_and_draws_them_in_chromium() {
-    let chromium = browser::chromium();
+    let chromium = common::chromium();
     // The test web with its faults and its knowledge-base section, crawled
     // from the start URLs and the section's with the knowledge base.
     let cfg =

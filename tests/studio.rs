@@ -9,18 +9,18 @@
 //! Chromium comes from Debian's `chromium` package (`scripts/chromium.sh`
 //! installs it); without it the test fails and says why.
 
+#[path = "common/chrome.rs"]
+mod chrome;
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use chrome::{collect_errors, eval, Errors};
 use chromiumoxide::browser::{Browser, BrowserConfig};
-use chromiumoxide::cdp::browser_protocol::log::{EventEntryAdded, LogEntryLevel};
-use chromiumoxide::cdp::js_protocol::runtime::{ConsoleApiCalledType, EventConsoleApiCalled, EventExceptionThrown};
 use chromiumoxide::handler::viewport::Viewport;
 use chromiumoxide::layout::Point;
 use chromiumoxide::page::ScreenshotParams;
@@ -42,25 +42,8 @@ css = "h1.product-title"
 scopes = [".related"]
 "#;
 
-/// How long one wait in the browser may take.
-const WAIT: Duration = Duration::from_secs(15);
-
 /// The whole test's budget: it fails with what it was waiting for instead of hanging.
 const BUDGET: Duration = Duration::from_secs(50);
-
-/// The path of Chromium, installed by `scripts/chromium.sh` if needed.
-fn chromium() -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/chromium.sh");
-    let out = Command::new("bash").arg(&script).output().expect("run scripts/chromium.sh");
-    assert!(
-        out.status.success(),
-        "scripts/chromium.sh could not install Chromium (Debian's `chromium` package), which this test needs:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    assert!(path.is_file(), "scripts/chromium.sh printed {path:?}, which is not a file");
-    path
-}
 
 /// A plain HTTP/1.1 GET: status and body (as sent, chunked or not).
 fn http_get(addr: &str, host: &str, path: &str) -> (u16, String) {
@@ -134,88 +117,10 @@ impl Drop for Studio {
     }
 }
 
-/// Errors the page logged: console.error, uncaught exceptions, and the
-/// browser's own error entries (failed requests, CSP violations).
-type Errors = Arc<Mutex<Vec<String>>>;
-
-async fn collect_errors(page: &Page) -> Errors {
-    let errors: Errors = Arc::default();
-    page.enable_runtime().await.expect("Runtime.enable");
-    page.enable_log().await.expect("Log.enable");
-    let mut console = page.event_listener::<EventConsoleApiCalled>().await.expect("console listener");
-    let mut log = page.event_listener::<EventEntryAdded>().await.expect("log listener");
-    let mut thrown = page.event_listener::<EventExceptionThrown>().await.expect("exception listener");
-    let e = Arc::clone(&errors);
-    tokio::spawn(async move {
-        while let Some(ev) = console.next().await {
-            if matches!(ev.r#type, ConsoleApiCalledType::Error | ConsoleApiCalledType::Assert) {
-                let args: Vec<String> = ev
-                    .args
-                    .iter()
-                    .map(|a| {
-                        a.value.as_ref().map_or_else(|| a.description.clone().unwrap_or_default(), Json::to_string)
-                    })
-                    .collect();
-                e.lock().expect("errors").push(format!("console.{:?}: {}", ev.r#type, args.join(" ")));
-            }
-        }
-    });
-    let e = Arc::clone(&errors);
-    tokio::spawn(async move {
-        while let Some(ev) = log.next().await {
-            if ev.entry.level == LogEntryLevel::Error {
-                let at = ev.entry.url.clone().unwrap_or_default();
-                e.lock().expect("errors").push(format!("log ({:?}): {} {at}", ev.entry.source, ev.entry.text));
-            }
-        }
-    });
-    let e = Arc::clone(&errors);
-    tokio::spawn(async move {
-        while let Some(ev) = thrown.next().await {
-            let d = &ev.exception_details;
-            let what = d.exception.as_ref().and_then(|x| x.description.clone()).unwrap_or_default();
-            e.lock()
-                .expect("errors")
-                .push(format!("exception: {} {what} at {}:{}", d.text, d.line_number, d.column_number));
-        }
-    });
-    errors
-}
-
-/// Evaluates `js` in the editor's page (JSON back; `null` for undefined).
-async fn eval(page: &Page, js: &str) -> Json {
-    match page.evaluate_expression(js).await {
-        Ok(r) => r.into_value::<Json>().unwrap_or(Json::Null),
-        Err(e) => panic!("evaluating {js}: {e}"),
-    }
-}
-
-fn truthy(v: &Json) -> bool {
-    match v {
-        Json::Null => false,
-        Json::Bool(b) => *b,
-        Json::Number(n) => n.as_f64().is_some_and(|x| x != 0.0),
-        Json::String(s) => !s.is_empty(),
-        Json::Array(_) | Json::Object(_) => true,
-    }
-}
-
-/// Polls `js` until it is truthy; returns its value, or fails saying what
-/// it waited for, what the editor's status line says, and the errors so far.
+/// Waits as [`chrome::wait_for`], saying on a timeout what the editor's
+/// status line says.
 async fn wait_for(page: &Page, what: &str, js: &str, errors: &Errors) -> Json {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let v = eval(page, js).await;
-        if truthy(&v) {
-            return v;
-        }
-        if Instant::now() > deadline {
-            let status = eval(page, "document.getElementById('status').textContent").await;
-            let errors = errors.lock().expect("errors").clone();
-            panic!("timed out waiting for {what} (last value {v}); #status says {status}; errors logged: {errors:#?}");
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    chrome::wait_for(page, what, js, errors, Some("document.getElementById('status').textContent")).await
 }
 
 /// Clicks the element `selector` of the editor (scrolled into view, a real mouse click).
@@ -269,7 +174,7 @@ fn product_with_generated_ids(farm: &testweb::Farm) -> ShopProduct {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_editor_builds_a_field_by_clicking_the_page_previews_it_and_saves_it() {
-    let chromium = chromium();
+    let chromium = common::chromium();
     let cfg = FarmConfig { sites: 1, pages: 10, faults: false, shop: true, shop_products: 30, ..FarmConfig::default() };
     let farm = testweb::Farm::start_background(cfg).expect("farm");
     let product = product_with_generated_ids(&farm);

@@ -14,6 +14,21 @@ use arrow::array::{Array, AsArray, RecordBatch, RecordBatchReader};
 use arrow::datatypes::{Int32Type, Int64Type};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
+/// The path of Chromium (Debian's `chromium`), installed by
+/// `scripts/chromium.sh` if needed; the test fails saying why without it.
+pub fn chromium() -> PathBuf {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/chromium.sh");
+    let out = Command::new("bash").arg(&script).output().expect("run scripts/chromium.sh");
+    assert!(
+        out.status.success(),
+        "scripts/chromium.sh could not install Chromium (Debian's `chromium` package), which this test needs:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    assert!(path.is_file(), "scripts/chromium.sh printed {path:?}, which is not a file");
+    path
+}
+
 /// The Python of target/pyenv (DuckDB, pyarrow, pandas from PyPI), made by
 /// `scripts/pyenv.sh` if needed.
 pub fn pyenv_python() -> String {

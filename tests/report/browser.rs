@@ -3,120 +3,19 @@
 //! that every chart drew and that the graph view answers a real mouse, and
 //! takes the screenshots.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
 use chromiumoxide::browser::{Browser, BrowserConfig};
 use chromiumoxide::cdp::browser_protocol::input::{DispatchMouseEventParams, DispatchMouseEventType, MouseButton};
-use chromiumoxide::cdp::browser_protocol::log::{EventEntryAdded, LogEntryLevel};
-use chromiumoxide::cdp::js_protocol::runtime::{ConsoleApiCalledType, EventConsoleApiCalled, EventExceptionThrown};
 use chromiumoxide::handler::viewport::Viewport;
 use chromiumoxide::page::ScreenshotParams;
 use chromiumoxide::Page;
+
+use crate::chrome::{collect_errors, eval, wait_for};
 use futures::StreamExt;
 use serde_json::Value as Json;
 use std::collections::BTreeSet;
-
-/// How long one wait in the browser may take.
-const WAIT: Duration = Duration::from_secs(15);
-
-/// The path of Chromium, installed by `scripts/chromium.sh` if needed.
-pub fn chromium() -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/chromium.sh");
-    let out = Command::new("bash").arg(&script).output().expect("run scripts/chromium.sh");
-    assert!(
-        out.status.success(),
-        "scripts/chromium.sh could not install Chromium (Debian's `chromium` package), which this test needs:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    assert!(path.is_file(), "scripts/chromium.sh printed {path:?}, which is not a file");
-    path
-}
-
-/// Errors the page logged: console.error, uncaught exceptions, the browser's own error entries.
-type Errors = Arc<Mutex<Vec<String>>>;
-
-async fn collect_errors(page: &Page) -> Errors {
-    let errors: Errors = Arc::default();
-    page.enable_runtime().await.expect("Runtime.enable");
-    page.enable_log().await.expect("Log.enable");
-    let mut console = page.event_listener::<EventConsoleApiCalled>().await.expect("console listener");
-    let mut log = page.event_listener::<EventEntryAdded>().await.expect("log listener");
-    let mut thrown = page.event_listener::<EventExceptionThrown>().await.expect("exception listener");
-    let e = Arc::clone(&errors);
-    tokio::spawn(async move {
-        while let Some(ev) = console.next().await {
-            if matches!(ev.r#type, ConsoleApiCalledType::Error | ConsoleApiCalledType::Assert) {
-                let args: Vec<String> = ev
-                    .args
-                    .iter()
-                    .map(|a| {
-                        a.value.as_ref().map_or_else(|| a.description.clone().unwrap_or_default(), Json::to_string)
-                    })
-                    .collect();
-                e.lock().expect("errors").push(format!("console.{:?}: {}", ev.r#type, args.join(" ")));
-            }
-        }
-    });
-    let e = Arc::clone(&errors);
-    tokio::spawn(async move {
-        while let Some(ev) = log.next().await {
-            if ev.entry.level == LogEntryLevel::Error {
-                e.lock().expect("errors").push(format!(
-                    "log ({:?}): {} {}",
-                    ev.entry.source,
-                    ev.entry.text,
-                    ev.entry.url.clone().unwrap_or_default()
-                ));
-            }
-        }
-    });
-    let e = Arc::clone(&errors);
-    tokio::spawn(async move {
-        while let Some(ev) = thrown.next().await {
-            let d = &ev.exception_details;
-            let what = d.exception.as_ref().and_then(|x| x.description.clone()).unwrap_or_default();
-            e.lock()
-                .expect("errors")
-                .push(format!("exception: {} {what} at {}:{}", d.text, d.line_number, d.column_number));
-        }
-    });
-    errors
-}
-
-async fn eval(page: &Page, js: &str) -> Json {
-    match page.evaluate_expression(js).await {
-        Ok(r) => r.into_value::<Json>().unwrap_or(Json::Null),
-        Err(e) => panic!("evaluating {js}: {e}"),
-    }
-}
-
-/// Polls `js` until it is truthy; fails saying what it waited for and the errors so far.
-async fn wait_for(page: &Page, what: &str, js: &str, errors: &Errors) -> Json {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let v = eval(page, js).await;
-        let truthy = match &v {
-            Json::Null => false,
-            Json::Bool(b) => *b,
-            Json::Number(n) => n.as_f64().is_some_and(|x| x != 0.0),
-            Json::String(s) => !s.is_empty(),
-            _ => true,
-        };
-        if truthy {
-            return v;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {what} (last {v}); errors: {:#?}",
-            errors.lock().expect("errors")
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 async fn mouse(page: &Page, kind: DispatchMouseEventType, x: f64, y: f64, pressed: bool, delta_y: Option<f64>) {
     let mut p = DispatchMouseEventParams::builder().r#type(kind.clone()).x(x).y(y);
@@ -155,7 +54,7 @@ pub async fn in_chromium(chromium: &Path, report: &Path, fig: &Json, profile: &P
     let page = browser.new_page("about:blank").await.expect("new page");
     let errors = collect_errors(&page).await;
     page.goto(format!("file://{}", report.display())).await.expect("open the report");
-    wait_for(&page, "the page's script to finish", "document.body.dataset.ready === '1'", &errors).await;
+    wait_for(&page, "the page's script to finish", "document.body.dataset.ready === '1'", &errors, None).await;
 
     // Every chart drew: SVG shapes, or inked canvas pixels.
     wait_for(
@@ -163,6 +62,7 @@ pub async fn in_chromium(chromium: &Path, report: &Path, fig: &Json, profile: &P
         "the link graph's layout to settle",
         "document.getElementById('link-graph').dataset.settled === '1'",
         &errors,
+        None,
     )
     .await;
     let charts = eval(
@@ -203,6 +103,7 @@ pub async fn in_chromium(chromium: &Path, report: &Path, fig: &Json, profile: &P
         "(() => { const t = document.getElementById('link-graph-tip'); \
          return t.style.display === 'block' ? document.getElementById('link-graph').dataset.hover + '|' + t.textContent : null; })()",
         &errors,
+        None,
     )
     .await;
     assert!(
@@ -216,6 +117,7 @@ pub async fn in_chromium(chromium: &Path, report: &Path, fig: &Json, profile: &P
         "a zoom in",
         &format!("Number(document.getElementById('link-graph').dataset.zoom) > {zoom} * 1.2"),
         &errors,
+        None,
     )
     .await;
     mouse(&page, DispatchMouseEventType::MousePressed, x, y, true, None).await;
