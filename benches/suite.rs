@@ -13,6 +13,10 @@
 //!   the same seeds, depth, scope and politeness.
 //! - `rules`: the cpu scenario's crawl with a five-field rule on every page
 //!   against the same crawl without, in turn (`SUITE_RUNS` pairs).
+//! - `columns` (only when asked for, with `SUITE_BASELINE`): the cpu
+//!   scenario's crawl by this build against the same crawl by a comparison
+//!   build, in turn (`suite/columns.rs`): what the `doc` columns this build
+//!   adds cost.
 //! - `recrawl`: a recrawl of the cpu scenario's unchanged web against the
 //!   night before (`--previous`) beside a crawl from scratch, in turn:
 //!   body bytes sent, CPU, wall (`suite/recrawl.rs`).
@@ -57,6 +61,8 @@ use parquet::arrow::ProjectionMask;
 use serde_json::{json, Value};
 use url::Url;
 
+#[path = "suite/columns.rs"]
+mod columns;
 #[path = "suite/dns.rs"]
 mod dns;
 #[path = "../tests/common/dnsmasq.rs"]
@@ -100,6 +106,9 @@ fn main() {
     }
     if wanted.contains(&"rules") {
         rules_cost(tmp.path(), &mut table);
+    }
+    if wanted.contains(&"columns") {
+        columns::columns(tmp.path(), &mut table);
     }
     if wanted.contains(&"dns") {
         dns::dns(tmp.path(), &mut table);
@@ -466,8 +475,13 @@ struct Crawl {
 }
 
 fn crawl(args: &[String]) -> Crawl {
+    crawl_with(Path::new(BIN), args)
+}
+
+/// A crawl by the binary at `bin` (this build, or a comparison build).
+fn crawl_with(bin: &Path, args: &[String]) -> Crawl {
     let dir = tempfile::tempdir().expect("tempdir");
-    let r = run_measured(Command::new(BIN).args(args), &dir.path().join("out"), &dir.path().join("err"));
+    let r = run_measured(Command::new(bin).args(args), &dir.path().join("out"), &dir.path().join("err"));
     assert!(r.ok, "layercrawl {} failed: {}", args.join(" "), r.stderr_tail());
     let summary = serde_json::from_str(&r.stdout).expect("the crawl's JSON summary");
     Crawl { wall: r.wall, cpu: r.cpu, rss_mb: r.rss_mb, summary }

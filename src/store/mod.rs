@@ -28,7 +28,7 @@ use futures::TryStreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
-pub use parquet_io::{read_batches, read_if_exists, stream_batches, ShardWriter};
+pub use parquet_io::{read_batches, read_if_exists, shard_properties, stream_batches, ShardWriter};
 pub(crate) use parquet_io::{staging_path, SharedBuf};
 pub use rows::{stream_row_groups, RowsFile};
 

@@ -123,8 +123,14 @@ pub(crate) fn staging_path(target: &std::path::Path) -> PathBuf {
 }
 
 /// The writer settings of a shard of `schema`: the store's codec, row groups
-/// cut at `row_group_bytes`, and each column's own [`Tuning`].
-fn properties(codec: parquet::basic::Compression, schema: &SchemaRef, row_group_bytes: usize) -> WriterProperties {
+/// cut at `row_group_bytes`, and each column's own [`Tuning`]. Public for
+/// the benchmarks that weigh these settings against others on a crawl's rows.
+#[must_use]
+pub fn shard_properties(
+    codec: parquet::basic::Compression,
+    schema: &SchemaRef,
+    row_group_bytes: usize,
+) -> WriterProperties {
     let mut props = WriterProperties::builder()
         .set_compression(codec)
         .set_max_row_group_bytes(Some(row_group_bytes.max(1)))
@@ -164,7 +170,7 @@ impl ShardWriter {
     /// When the writer cannot be set up (e.g. the staging file cannot be
     /// created).
     pub fn create(store: &Store, path: &str, schema: SchemaRef, row_group_bytes: usize) -> Result<Self, StoreError> {
-        let props = properties(store.compression().codec(), &schema, row_group_bytes);
+        let props = shard_properties(store.compression().codec(), &schema, row_group_bytes);
         let perr = |source| StoreError::Parquet { path: path.to_string(), source };
         let path = &store.write_path(path);
         let (out, upload) = match store.access() {
@@ -439,7 +445,7 @@ mod tests {
         for schema in
             [doc_schema(), links_schema(), input_schema(), content_schema(), samples_schema(), templates_schema()]
         {
-            let props = properties(zstd, &schema, 1 << 20);
+            let props = shard_properties(zstd, &schema, 1 << 20);
             for f in schema.fields() {
                 let col = parquet::schema::types::ColumnPath::from(f.name().as_str());
                 assert_eq!(props.dictionary_enabled(&col), !UNIQUE_VALUED.contains(&f.name().as_str()), "{}", f.name());
