@@ -114,16 +114,21 @@ impl Order {
 
     /// Whether this order ranks every URL by a number that means the same
     /// in every partition, so that a page budget can go to the best URLs
-    /// of the whole layer: best-first and ant do; `bfs` does not (its
+    /// of the whole layer: best-first and ant do, and so does `learned`
+    /// by the link score its Q-values start from (its models are a
+    /// partition's own, their values not comparable across partitions:
+    /// the layer's budget is shared by link score, and each partition's
+    /// draws choose which of its URLs fill its share); `bfs` does not (its
     /// budget is shared in proportion to the partitions' inputs).
     #[must_use]
     pub fn ranks(self) -> bool {
-        matches!(self, Self::BestFirst | Self::Ant)
+        matches!(self, Self::BestFirst | Self::Ant | Self::Learned)
     }
 
     /// The rank of `row` in this order, in millionths: the key [`Self::sort`]
     /// sorts by, best first (its `priority`, or for `ant` the priority times
-    /// the pheromone); none for a row without a priority, which goes last.
+    /// the pheromone; for `learned` the priority, which its draws do not
+    /// sort by); none for a row without a priority, which goes last.
     /// Rounding to millionths keeps the sorted order: ranks never rise
     /// along a sorted input.
     #[must_use]
