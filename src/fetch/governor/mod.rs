@@ -12,7 +12,7 @@
 //! the last sample, twice more, would take it there. Then (or when CPU is
 //! above its target) the limit is halved (never below 1), then held for
 //! [`HOLD_TICKS`] samples while the requests already out finish and their
-//! memory is given back; when memory is under 80 % of the cap and CPU 10
+//! memory is given back, unless memory is above the cap itself; when memory is under 80 % of the cap and CPU 10
 //! points under its target, the limit grows by 1/32 of `--concurrency`
 //! (at least 1) a sample, up to `--concurrency`; in between it holds.
 //!
@@ -23,14 +23,30 @@
 //! permits. While memory is tight the map task also writes its batches
 //! sooner ([`Governor::memory_tight`]), so fewer rows wait in memory.
 //!
+//! Under a memory cap the requests in flight are also counted in bytes:
+//! each holds about [`REQUEST_EXPANSION`] times the mean page taken so far
+//! (its body as it arrives, and the client's buffers). At each sample the
+//! limit is lowered, at once and without a hold, to what half of the room
+//! under 90 % of the cap holds, the room reckoned without the requests out
+//! now; the other half is the pages' allowance below. A burst of large
+//! pages is so cut back within one sample, not within halvings four
+//! samples apart.
+//!
 //! Memory that grows with page size is held after the request too: the
 //! pages waiting for and in the parse workers, and the rows waiting for
 //! their batch. Under a memory cap those are bounded in bytes by
 //! [`pages`]: an allowance set at each sample from the room under the
 //! cap. And freed memory that the allocator keeps for reuse counts in the
-//! resident memory the cap is about: from a sample above 80 % of the cap
-//! until one under 70 %, the governor has the allocator give freed memory
-//! back to the system at once ([`set_allocator_release`]).
+//! resident memory the cap is about: from a sample above [`NEAR_ON`] % of
+//! the cap until one under [`NEAR_OFF`] %, the governor has the allocator
+//! give freed memory back to the system at once ([`set_allocator_release`]).
+//!
+//! Some memory no limit reaches: the program's code, its runtime and
+//! threads, each map task's writers, the page being parsed. When the limit
+//! is 1, no shrink is pending and memory is still above the cap, the cap
+//! is below this crawl's floor and cannot be held: the governor says so
+//! once, with the memory measured and the cap (a warning on stderr, and
+//! `over_floor` in its figures), and goes on at one request at a time.
 
 pub mod pages;
 
@@ -46,6 +62,16 @@ pub const TICK: Duration = Duration::from_millis(150);
 pub const HOLD_TICKS: u32 = 4;
 /// Under a memory cap the limit starts at `--concurrency` / this.
 pub const SLOW_START: usize = 8;
+/// Bytes a request in flight holds, per byte of the mean page: the body
+/// as it arrives, and the HTTP client's buffers that grow with it.
+pub const REQUEST_EXPANSION: u64 = 2;
+/// The allocator gives freed memory back at once from a sample above this
+/// percentage of the cap...
+pub const NEAR_ON: u64 = 60;
+/// ...until one under this one. Below the cap's 90 % threshold, so that
+/// memory the allocator keeps is given back before the limit must shrink:
+/// on 512 KB pages it is about a fifth of the peak.
+pub const NEAR_OFF: u64 = 50;
 
 /// The governor's settings; a run without either has no governor.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -119,8 +145,10 @@ impl Law {
         self.last_rss = Some(s.rss);
         let ahead = Sample { rss: s.rss.saturating_add(rise.saturating_mul(2)), ..s };
         self.hold = self.hold.saturating_sub(1);
+        // Above the cap itself, waiting for the requests out is too late.
+        let over_cap = self.cfg.max_memory.is_some_and(|cap| s.rss > cap);
         if self.memory_tight(ahead) || cpu_over {
-            if self.hold == 0 && self.limit > 1 {
+            if (self.hold == 0 || over_cap) && self.limit > 1 {
                 self.limit = (self.limit / 2).max(1);
                 self.hold = HOLD_TICKS;
             }
@@ -133,6 +161,31 @@ impl Law {
         }
         self.limit
     }
+
+    /// Lowers the limit to `ceiling` (at least 1) if it is above it, at
+    /// once; returns the limit.
+    pub fn ceil(&mut self, ceiling: usize) -> usize {
+        self.limit = self.limit.min(ceiling.max(1));
+        self.limit
+    }
+
+    /// Whether the limit is 1 and no shrink is being waited for: memory
+    /// now is what the crawl needs at one request at a time.
+    #[must_use]
+    pub fn at_floor(&self) -> bool {
+        self.limit == 1 && self.hold == 0
+    }
+}
+
+/// The most requests that half of the room under 90 % of `cap` holds, at
+/// `per_request` bytes each, when the process is at `rss` with `out`
+/// requests in flight (whose bytes are in `rss`); at least 1.
+#[must_use]
+pub fn byte_ceiling(rss: u64, cap: u64, out: usize, per_request: u64) -> usize {
+    let per_request = per_request.max(1);
+    let without = rss.saturating_sub((out as u64).saturating_mul(per_request));
+    let room = (cap / 10 * 9).saturating_sub(without);
+    usize::try_from(room / 2 / per_request).unwrap_or(usize::MAX).max(1)
 }
 
 /// What the governor saw, over a layer or the run.
@@ -151,6 +204,10 @@ pub struct GovernorFigures {
     /// tasks held at once after their requests (see [`pages`]).
     #[serde(default)]
     pub peak_page_bytes: u64,
+    /// Memory was above the cap at one request in flight, with no shrink
+    /// pending: the cap is below the crawl's floor.
+    #[serde(default)]
+    pub over_floor: bool,
 }
 
 impl GovernorFigures {
@@ -176,6 +233,7 @@ impl GovernorFigures {
             shrinks: self.shrinks + other.shrinks,
             samples,
             peak_page_bytes: self.peak_page_bytes.max(other.peak_page_bytes),
+            over_floor: self.over_floor || other.over_floor,
         }
     }
 }
@@ -185,8 +243,8 @@ impl GovernorFigures {
 static ALLOCATOR_RELEASE: OnceLock<fn(bool)> = OnceLock::new();
 
 /// Registers `release`, which the governor calls with `true` when memory
-/// comes near the cap (above 80 %) and `false` when it is well under it
-/// again (under 70 %): with `true` the program's allocator should give the
+/// comes near the cap (above [`NEAR_ON`] %) and `false` when it is well
+/// under it again (under [`NEAR_OFF`] %): with `true` the program's allocator should give the
 /// memory it frees back to the system at once, and what it keeps now; with
 /// `false` it may keep freed memory for reuse again, which is faster. The
 /// binary registers jemalloc's decay settings; a program that registers
@@ -207,6 +265,8 @@ pub struct Governor {
     pages: pages::PageBytes,
     /// Memory is near the cap: the allocator gives freed memory back at once.
     near: AtomicBool,
+    /// The cap was found below the crawl's floor (and said so).
+    over_floor: AtomicBool,
 }
 
 struct State {
@@ -218,6 +278,7 @@ struct State {
     limit_sum: u64,
     samples: u64,
     shrinks: u64,
+    over_floor: bool,
 }
 
 impl Governor {
@@ -229,7 +290,8 @@ impl Governor {
         // starting limit are forgotten (owed, if some are out already).
         let above = max.saturating_sub(law.limit());
         let debt = above - global.forget_permits(above);
-        let state = State { min: law.limit(), law, debt, peak: 0, limit_sum: 0, samples: 0, shrinks: 0 };
+        let state =
+            State { min: law.limit(), law, debt, peak: 0, limit_sum: 0, samples: 0, shrinks: 0, over_floor: false };
         let pages = pages::PageBytes::new(cfg.max_memory.is_some());
         Self {
             global,
@@ -238,6 +300,7 @@ impl Governor {
             cap: cfg.max_memory,
             pages,
             near: AtomicBool::new(false),
+            over_floor: AtomicBool::new(false),
         }
     }
 
@@ -268,9 +331,9 @@ impl Governor {
         if let Some(cap) = self.cap {
             let near = self.near.load(Ordering::Relaxed);
             let now = if near {
-                s.rss.saturating_mul(10) >= cap.saturating_mul(7)
+                s.rss.saturating_mul(100) >= cap.saturating_mul(NEAR_OFF)
             } else {
-                s.rss.saturating_mul(10) > cap.saturating_mul(8)
+                s.rss.saturating_mul(100) > cap.saturating_mul(NEAR_ON)
             };
             if now != near {
                 self.near.store(now, Ordering::Relaxed);
@@ -282,7 +345,23 @@ impl Governor {
         }
         let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let before = st.law.limit();
-        let after = st.law.step(s);
+        if let (Some(cap), true) = (self.cap, st.law.at_floor() && st.debt == 0) {
+            if s.rss > cap {
+                st.over_floor = true;
+                if !self.over_floor.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        "--max-memory {} MiB is below this crawl's floor: at one request in flight its resident memory is {:.1} MiB; the crawl goes on at one request at a time, over the cap (raise the cap, or lower --partitions)",
+                        cap >> 20,
+                        mib(s.rss),
+                    );
+                }
+            }
+        }
+        let mut after = st.law.step(s);
+        if let (Some(cap), Some(page)) = (self.cap, self.pages.mean_page()) {
+            let out = (before + st.debt).saturating_sub(self.global.available_permits());
+            after = st.law.ceil(byte_ceiling(s.rss, cap, out, page.saturating_mul(REQUEST_EXPANSION)));
+        }
         self.tight.store(st.law.memory_tight(s), Ordering::Relaxed);
         if after < before {
             st.shrinks += 1;
@@ -343,11 +422,18 @@ impl Governor {
             shrinks: st.shrinks,
             samples: st.samples,
             peak_page_bytes: if self.cap.is_some() { self.pages.take_peak() as u64 } else { 0 },
+            over_floor: st.over_floor,
         };
         st.min = st.law.limit();
-        (st.peak, st.limit_sum, st.samples, st.shrinks) = (0, 0, 0, 0);
+        (st.peak, st.limit_sum, st.samples, st.shrinks, st.over_floor) = (0, 0, 0, 0, false);
         figures
     }
+}
+
+fn mib(bytes: u64) -> f64 {
+    #[allow(clippy::cast_precision_loss)]
+    let m = bytes as f64 / f64::from(1 << 20);
+    m
 }
 
 /// The process's resident memory (`VmRSS`), in bytes.
@@ -448,6 +534,39 @@ mod tests {
     }
 
     #[test]
+    fn above_the_cap_itself_the_hold_is_not_waited_for() {
+        let mut law = grown(64);
+        assert_eq!(law.step(at(95, 0.0)), 32);
+        assert_eq!(law.step(at(95, 0.0)), 32, "over 90 %, under the cap: held");
+        assert_eq!(law.step(at(101, 0.0)), 16, "over the cap: halved again at once");
+    }
+
+    #[test]
+    fn the_byte_ceiling_gives_requests_half_the_room() {
+        // Cap 100 MiB: threshold 90 MiB. At 70 MiB with 4 requests of
+        // 1 MiB out, 66 MiB without them: 24 MiB of room, 12 requests.
+        assert_eq!(byte_ceiling(70 * MIB, 100 * MIB, 4, MIB), 12);
+        assert_eq!(byte_ceiling(95 * MIB, 100 * MIB, 0, MIB), 1, "no room: one request");
+        let mut law = grown(64);
+        assert_eq!(law.ceil(12), 12, "lowered at once");
+        assert_eq!(law.ceil(0), 1, "never below one");
+        assert!(!law.at_floor() || law.limit() == 1);
+    }
+
+    #[test]
+    fn a_cap_below_the_floor_is_reported() {
+        let sem = Arc::new(Semaphore::new(4));
+        let g = Governor::new(mem(50), Arc::clone(&sem), 4);
+        for _ in 0..(HOLD_TICKS + 2) {
+            g.feed(at(60, 0.0));
+        }
+        assert_eq!(g.limit(), 1);
+        assert!(g.take_figures().over_floor, "60 MiB at one request, over a 50 MiB cap");
+        g.feed(at(40, 0.0));
+        assert!(!g.take_figures().over_floor, "counted again per layer");
+    }
+
+    #[test]
     fn never_below_one_and_never_above_concurrency() {
         let mut law = Law::new(mem(100), 5);
         for _ in 0..100 {
@@ -516,6 +635,7 @@ mod tests {
             shrinks: 1,
             samples: 2,
             peak_page_bytes: 7,
+            over_floor: false,
         };
         let b = GovernorFigures {
             peak_rss_bytes: 9,
@@ -524,10 +644,12 @@ mod tests {
             shrinks: 2,
             samples: 1,
             peak_page_bytes: 3,
+            over_floor: true,
         };
         let m = a.merge(b).merge(GovernorFigures::default());
         assert_eq!((m.peak_rss_bytes, m.min_limit, m.shrinks, m.samples, m.peak_page_bytes), (9, 2, 3, 3, 7));
         assert!((m.mean_limit - 5.0).abs() < 1e-9);
+        assert!(m.over_floor, "one layer over the floor: the run was");
     }
 
     #[test]
