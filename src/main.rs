@@ -112,8 +112,9 @@ struct ForgetArgs {
 /// resident memory, the resource governor has jemalloc give freed pages
 /// back at once (`now`: no dirty decay in any arena, and what it keeps
 /// purged), and away from it, keep them for reuse again. Giving them back
-/// at once costs a crawl of 512 KB pages about a fifth of its speed and
-/// saves a fifth of its peak memory, so it is only done near the cap.
+/// at once saves a crawl of 512 KB pages a fifth of its peak memory; it
+/// costs time in system calls, so a cap many times the crawl's memory
+/// does not turn it on (the thresholds are the governor's).
 #[cfg(feature = "jemalloc")]
 fn release_freed_memory(now: bool) {
     use std::ffi::{c_void, CString};

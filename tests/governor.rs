@@ -19,6 +19,7 @@ struct Watched {
     summary: serde_json::Value,
     hwm: u64,
     seconds: f64,
+    stderr: String,
 }
 
 fn crawl_watched(args: &[String]) -> Watched {
@@ -58,7 +59,7 @@ fn crawl_watched(args: &[String]) -> Watched {
     }
     assert!(status.success(), "layercrawl {args:?} failed: {err}");
     let summary = serde_json::from_str(&out).unwrap_or_else(|e| panic!("summary is not JSON ({e}): {out}"));
-    Watched { summary, hwm, seconds }
+    Watched { summary, hwm, seconds, stderr: err }
 }
 
 const MIB: u64 = 1 << 20;
@@ -118,6 +119,7 @@ fn a_memory_cap_below_the_uncapped_peak_holds_and_loses_no_page() {
         capped.seconds,
     );
     assert!(g["shrinks"].as_u64().is_some_and(|n| n >= 1), "the cap was felt: {g}");
+    assert_eq!(g["over_floor"], false, "90 % of the uncapped peak is above the crawl's floor: {g}");
     assert!(g["min_limit"].as_u64().is_some_and(|n| (1..128).contains(&n)), "{g}");
     assert!(g["mean_limit"].as_f64().is_some_and(|m| m > 0.0 && m < 128.0), "{g}");
     // Pages were held after their requests, never more than the allowance
@@ -137,6 +139,38 @@ fn a_memory_cap_below_the_uncapped_peak_holds_and_loses_no_page() {
         mib(capped.hwm),
         mib(free.hwm)
     );
+}
+
+#[test]
+fn a_cap_below_the_floor_is_reported_and_the_crawl_goes_on() {
+    let cfg = FarmConfig {
+        sites: 2,
+        pages: 10,
+        page_kb: 512,
+        faults: false,
+        latency_ms: (5, 10),
+        seed: 9,
+        ..FarmConfig::default()
+    };
+    let web = Web::start(cfg);
+    let args = ["--delay", "0", "--per-host", "4", "--concurrency", "16", "--partitions", "2"];
+    let free = crawl_watched(&web.run_args(&web.dir("free"), 2, &args));
+    // 16 MiB: less than the program's own code and runtime.
+    let mut capped_args = args.to_vec();
+    capped_args.extend(["--max-memory", "16M"]);
+    let capped = crawl_watched(&web.run_args(&web.dir("capped"), 2, &capped_args));
+    let g = &capped.summary["governor"];
+    eprintln!("--max-memory 16M: peak {:.1} MiB; governor {g}", mib(capped.hwm));
+    assert_eq!(g["over_floor"], true, "{g}");
+    assert_eq!(g["min_limit"], 1, "{g}");
+    assert!(
+        capped.stderr.contains("--max-memory 16 MiB is below this crawl's floor"),
+        "the warning names the cap: {}",
+        capped.stderr
+    );
+    assert_eq!(capped.stderr.matches("below this crawl's floor").count(), 1, "said once: {}", capped.stderr);
+    assert_eq!(urls(&web.dir("free")), urls(&web.dir("capped")), "no page lost");
+    assert_eq!(free.summary["ok"], capped.summary["ok"]);
 }
 
 #[test]

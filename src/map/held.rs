@@ -68,6 +68,7 @@ impl<'a> HeldPages<'a> {
     pub(super) fn took(&mut self, bytes: usize) {
         if let Some(p) = self.pages {
             self.fetched += bytes;
+            p.took_page(bytes);
             p.hold(bytes);
         }
     }

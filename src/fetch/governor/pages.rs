@@ -20,7 +20,7 @@
 //! at a time. The map tasks are woken whenever the allowance is set or a
 //! page released ([`PageBytes::subscribe`]).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use tokio::sync::watch;
 
@@ -41,6 +41,10 @@ pub struct PageBytes {
     held: AtomicUsize,
     peak: AtomicUsize,
     allowance: AtomicUsize,
+    /// Pages taken from the fetchers, and their bytes: the mean page the
+    /// in-flight limit's byte ceiling is reckoned in.
+    taken: AtomicU64,
+    taken_bytes: AtomicU64,
     /// Bumped whenever the allowance is set or a page released.
     wake: watch::Sender<u64>,
 }
@@ -57,6 +61,8 @@ impl PageBytes {
             held: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
             allowance: AtomicUsize::new(allowance),
+            taken: AtomicU64::new(0),
+            taken_bytes: AtomicU64::new(0),
             wake: watch::Sender::new(0),
         }
     }
@@ -72,6 +78,20 @@ impl PageBytes {
     pub fn hold(&self, bytes: usize) {
         let now = self.held.fetch_add(bytes, Ordering::AcqRel).saturating_add(bytes);
         self.peak.fetch_max(now, Ordering::Relaxed);
+    }
+
+    /// A map task took a fetched page of `bytes` (counted for the mean
+    /// page, apart from what is held).
+    pub fn took_page(&self, bytes: usize) {
+        self.taken.fetch_add(1, Ordering::Relaxed);
+        self.taken_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// The mean bytes of the pages taken so far (none before the first).
+    #[must_use]
+    pub fn mean_page(&self) -> Option<u64> {
+        let n = self.taken.load(Ordering::Relaxed);
+        (n > 0).then(|| self.taken_bytes.load(Ordering::Relaxed) / n)
     }
 
     /// A map task no longer holds `bytes` (written, or dropped).
@@ -136,6 +156,16 @@ mod tests {
         p.hold(1 << 40);
         assert!(p.fits());
         assert_eq!(p.allowance(), None);
+    }
+
+    #[test]
+    fn the_mean_page_is_of_the_pages_taken() {
+        let p = PageBytes::new(true);
+        assert_eq!(p.mean_page(), None);
+        p.took_page(100);
+        p.took_page(300);
+        p.hold(1 << 20);
+        assert_eq!(p.mean_page(), Some(200), "rows held are not pages taken");
     }
 
     #[test]
