@@ -350,6 +350,9 @@ impl RunSummary {
                 if g.peak_page_bytes > 0 {
                     let _ = write!(s, ", pages held at most {:.1} MiB", mib(g.peak_page_bytes));
                 }
+                if g.over_floor {
+                    let _ = write!(s, ", --max-memory below the crawl's floor");
+                }
                 let _ = writeln!(s);
             }
             if l.rendered > 0 {
