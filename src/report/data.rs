@@ -5,6 +5,7 @@
 //! them, and the host graph. All of it is bounded in size whatever the
 //! crawl's (README, "Crawl report").
 
+use arrow::array::RecordBatch;
 use futures::{StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 
@@ -15,7 +16,7 @@ use super::rows::{median, DocTally, Histogram, LayerLinks, LayerRows, LinkTally,
 use super::{on_rayon, ReportError};
 use crate::driver::LayerSummary;
 use crate::store::manifest::{MapManifest, MergeManifest, NextManifest, OptimiseManifest, RunState};
-use crate::store::{layout, stream_batches, Store};
+use crate::store::{layout, stream_batches, Store, StoreError};
 
 /// Hosts listed in the hosts table at most (the rest are summed in one line).
 const MAX_HOST_ROWS: usize = 500;
@@ -165,8 +166,8 @@ pub async fn gather(store: &Store, progress: &(dyn Fn(&str) + Sync)) -> Result<R
             link_files.push((l.layer, p));
         }
     }
-    let docs = read_docs(store, doc_files).await?;
-    let links = read_links(store, link_files).await?;
+    let docs: DocTally = read_tally(store, doc_files).await?;
+    let links: LinkTally = read_tally(store, link_files).await?;
     let entities = entities::gather(store).await?;
     if entities.is_some() {
         progress("entities read");
@@ -266,34 +267,42 @@ fn funnel(s: &LayerSummary, next: Option<&NextManifest>, targets: Option<u64>) -
     steps
 }
 
-async fn read_docs(store: &Store, files: Vec<(u32, String)>) -> Result<DocTally, ReportError> {
-    let tallies: Vec<DocTally> = futures::stream::iter(files)
-        .map(|(layer, path)| async move {
-            let mut t = DocTally::default();
-            let mut batches = stream_batches(store, &path, Some(DOC_COLUMNS)).await?;
-            while let Some(b) = batches.next().await {
-                let (b, p) = (b?, path.clone());
-                t = on_rayon(move || t.add(layer, &b, &p).map(|()| t)).await??;
-            }
-            Ok::<_, ReportError>(t)
-        })
-        .buffer_unordered(crate::error::cores())
-        .try_collect()
-        .await?;
-    on_rayon(move || {
-        tallies.into_iter().fold(DocTally::default(), |mut all, t| {
-            all.merge(t);
-            all
-        })
-    })
-    .await
+/// What one dataset's files are read into: a tally of its rows, built per
+/// file on the rayon pool and merged.
+trait Tally: Default + Send + 'static {
+    /// The columns the tally reads.
+    const COLUMNS: &'static [&'static str];
+    fn add(&mut self, layer: u32, b: &RecordBatch, path: &str) -> Result<(), StoreError>;
+    fn merge(&mut self, other: Self);
 }
 
-async fn read_links(store: &Store, files: Vec<(u32, String)>) -> Result<LinkTally, ReportError> {
-    let tallies: Vec<LinkTally> = futures::stream::iter(files)
+impl Tally for DocTally {
+    const COLUMNS: &'static [&'static str] = DOC_COLUMNS;
+    fn add(&mut self, layer: u32, b: &RecordBatch, path: &str) -> Result<(), StoreError> {
+        DocTally::add(self, layer, b, path)
+    }
+    fn merge(&mut self, other: Self) {
+        DocTally::merge(self, other);
+    }
+}
+
+impl Tally for LinkTally {
+    const COLUMNS: &'static [&'static str] = LINK_COLUMNS;
+    fn add(&mut self, layer: u32, b: &RecordBatch, path: &str) -> Result<(), StoreError> {
+        LinkTally::add(self, layer, b, path)
+    }
+    fn merge(&mut self, other: Self) {
+        LinkTally::merge(self, other);
+    }
+}
+
+/// Reads `files` (each with its layer) into one tally, as many files at
+/// once as there are cores.
+async fn read_tally<T: Tally>(store: &Store, files: Vec<(u32, String)>) -> Result<T, ReportError> {
+    let tallies: Vec<T> = futures::stream::iter(files)
         .map(|(layer, path)| async move {
-            let mut t = LinkTally::default();
-            let mut batches = stream_batches(store, &path, Some(LINK_COLUMNS)).await?;
+            let mut t = T::default();
+            let mut batches = stream_batches(store, &path, Some(T::COLUMNS)).await?;
             while let Some(b) = batches.next().await {
                 let (b, p) = (b?, path.clone());
                 t = on_rayon(move || t.add(layer, &b, &p).map(|()| t)).await??;
@@ -304,7 +313,7 @@ async fn read_links(store: &Store, files: Vec<(u32, String)>) -> Result<LinkTall
         .try_collect()
         .await?;
     on_rayon(move || {
-        tallies.into_iter().fold(LinkTally::default(), |mut all, t| {
+        tallies.into_iter().fold(T::default(), |mut all, t| {
             all.merge(t);
             all
         })
