@@ -87,16 +87,18 @@ pub fn byte_ceiling(rss: u64, cap: u64, out: usize, per_request: u64) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    const MIB: u64 = 1 << 20;
+    pub(in crate::fetch::governor) const MIB: u64 = 1 << 20;
 
-    fn mem(cap_mib: u64) -> GovernorConfig {
+    /// Settings with a memory cap of `cap_mib` MiB and no CPU target.
+    pub(in crate::fetch::governor) fn mem(cap_mib: u64) -> GovernorConfig {
         GovernorConfig { max_memory: Some(cap_mib * MIB), cpu_target: None }
     }
 
-    fn at(rss_mib: u64, cpu: f64) -> Sample {
+    /// A sample of `rss_mib` MiB resident and `cpu` % CPU.
+    pub(in crate::fetch::governor) fn at(rss_mib: u64, cpu: f64) -> Sample {
         Sample { rss: rss_mib * MIB, cpu }
     }
 

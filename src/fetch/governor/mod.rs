@@ -409,17 +409,8 @@ impl CpuClock {
 
 #[cfg(test)]
 mod tests {
+    use super::law::tests::{at, mem, MIB};
     use super::*;
-
-    const MIB: u64 = 1 << 20;
-
-    fn mem(cap_mib: u64) -> GovernorConfig {
-        GovernorConfig { max_memory: Some(cap_mib * MIB), cpu_target: None }
-    }
-
-    fn at(rss_mib: u64, cpu: f64) -> Sample {
-        Sample { rss: rss_mib * MIB, cpu }
-    }
 
     #[test]
     fn a_cap_below_the_floor_is_reported() {
