@@ -63,6 +63,22 @@ fn urls_by_layer(dir: &Path) -> BTreeMap<i32, Vec<String>> {
     out
 }
 
+/// The `url` column of one Parquet file, in its order.
+fn file_urls(path: &Path) -> Vec<String> {
+    read_file(path)
+        .iter()
+        .flat_map(|b| {
+            b.column_by_name("url")
+                .expect("url")
+                .as_string::<i32>()
+                .iter()
+                .flatten()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// The learned order's files of one kind, per layer and partition file name.
 fn state_files(data: &Path, kind: &str) -> BTreeMap<(u32, String), PathBuf> {
     let mut out = BTreeMap::new();
@@ -170,18 +186,7 @@ fn under_a_page_budget_the_learned_order_keeps_or_carries_every_url_and_its_file
     for ((layer, name), path) in &draws {
         let d = steps(path, "q");
         let file = data.join(format!("in/layer={layer}/{}.parquet", stem(name)));
-        let rows: Vec<String> = read_file(&file)
-            .iter()
-            .flat_map(|b| {
-                b.column_by_name("url")
-                    .expect("url")
-                    .as_string::<i32>()
-                    .iter()
-                    .flatten()
-                    .map(str::to_string)
-                    .collect::<Vec<_>>()
-            })
-            .collect();
+        let rows = file_urls(&file);
         assert!(d.len() <= rows.len() && !d.is_empty());
         for (i, url) in rows.iter().take(d.len()).enumerate() {
             assert_eq!(d.fingerprint(i), fingerprint_str(url), "{}: draw {i}", file.display());
@@ -251,18 +256,7 @@ fn the_same_crawl_twice_draws_the_same_order_and_learns_the_same_model() {
         common::parquet_files(&data.join("in"))
             .into_iter()
             .map(|p| {
-                let urls = read_file(&p)
-                    .iter()
-                    .flat_map(|b| {
-                        b.column_by_name("url")
-                            .expect("url")
-                            .as_string::<i32>()
-                            .iter()
-                            .flatten()
-                            .map(str::to_string)
-                            .collect::<Vec<_>>()
-                    })
-                    .collect();
+                let urls = file_urls(&p);
                 (p.strip_prefix(data).expect("under data").display().to_string(), urls)
             })
             .collect()
