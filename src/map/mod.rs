@@ -33,13 +33,13 @@ use crate::store::manifest::{MapManifest, RunState};
 use crate::store::schema::{self, DocRow, InRow};
 use crate::store::scratch::InputRows;
 use crate::store::{layout, stream_batches, Created, ShardWriter, Store, StoreError};
-use crate::urlnorm;
 use crate::warc::TaskArchive;
 
 use layer_rules::same_rules_as_the_layer;
 pub use layer_rules::RulesSource;
 use outputs::TaskOutputs;
 use previous::Previous;
+use process::process_guarded;
 pub use process::{process, ProcessCtx, Processed};
 use urls::{partition_quota, Urls};
 
@@ -514,47 +514,6 @@ async fn commit(
     }
     let path = layout::map_manifest(manifest.layer, manifest.partition);
     Ok(attempt::commit(&ctx.store, &path, attempt, manifest).await?)
-}
-
-/// Runs [`process`], turning a panic (a parser bug met on a hostile page)
-/// into an error row instead of aborting the run: rayon aborts the process
-/// on a panicking job, so it must not escape.
-fn process_guarded(
-    pctx: &ProcessCtx,
-    f: Fetched,
-    depth: i32,
-    referrer: Option<String>,
-    anchor: Option<&str>,
-) -> Processed {
-    let url = f.url.to_string();
-    let host = f.url.host_str().unwrap_or_default().to_string();
-    let status = f.response.as_ref().map_or(0, |r| i32::from(r.status));
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process(pctx, f, depth, referrer.clone(), anchor))) {
-        Ok(p) => p,
-        Err(_) => {
-            tracing::error!(%url, "processing the page panicked; recorded as error `parse_panic`");
-            Processed {
-                doc: DocRow {
-                    final_url: url.clone(),
-                    url,
-                    domain: urlnorm::registrable_domain(&host),
-                    host,
-                    depth,
-                    partition: pctx.partition,
-                    status,
-                    error: Some(ErrorKind::ParsePanic),
-                    error_detail: Some("the page made the parser panic; it was skipped".into()),
-                    referrer,
-                    ..DocRow::default()
-                },
-                links: Vec::new(),
-                sample: None,
-                rule: None,
-                rows: crate::extract::PageRows::default(),
-                warc: None,
-            }
-        }
-    }
 }
 
 fn tally(m: &mut MapManifest, doc: &DocRow) {

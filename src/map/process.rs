@@ -55,6 +55,47 @@ pub struct Processed {
     pub warc: Option<crate::warc::PageRecords>,
 }
 
+/// Runs [`process`], turning a panic (a parser bug met on a hostile page)
+/// into an error row instead of aborting the run: rayon aborts the process
+/// on a panicking job, so it must not escape.
+pub(super) fn process_guarded(
+    pctx: &ProcessCtx,
+    f: Fetched,
+    depth: i32,
+    referrer: Option<String>,
+    anchor: Option<&str>,
+) -> Processed {
+    let url = f.url.to_string();
+    let host = f.url.host_str().unwrap_or_default().to_string();
+    let status = f.response.as_ref().map_or(0, |r| i32::from(r.status));
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process(pctx, f, depth, referrer.clone(), anchor))) {
+        Ok(p) => p,
+        Err(_) => {
+            tracing::error!(%url, "processing the page panicked; recorded as error `parse_panic`");
+            Processed {
+                doc: DocRow {
+                    final_url: url.clone(),
+                    url,
+                    domain: urlnorm::registrable_domain(&host),
+                    host,
+                    depth,
+                    partition: pctx.partition,
+                    status,
+                    error: Some(ErrorKind::ParsePanic),
+                    error_detail: Some("the page made the parser panic; it was skipped".into()),
+                    referrer,
+                    ..DocRow::default()
+                },
+                links: Vec::new(),
+                sample: None,
+                rule: None,
+                rows: crate::extract::PageRows::default(),
+                warc: None,
+            }
+        }
+    }
+}
+
 /// Builds the rows of `f`, fetched at `depth` with `referrer`, reached by
 /// a link whose anchor text was `anchor` (the input's, with a plan).
 #[must_use]
