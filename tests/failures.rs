@@ -5,7 +5,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{crawl_ok, read_docs, read_links, Web};
@@ -71,13 +71,7 @@ fn killed_again_and_again_the_crawl_ends_exactly_like_an_uninterrupted_one() {
     let killed = web.dir("killed");
     let mut kills = 0;
     for fraction in [0.12, 0.25, 0.18, 0.3, 0.22, 0.35, 0.15, 0.4] {
-        let mut child = spawn_quiet(&args(&killed));
-        std::thread::sleep(whole.mul_f64(fraction));
-        if child.try_wait().expect("wait").is_none() {
-            child.kill().expect("SIGKILL");
-            kills += 1;
-        }
-        let _ = child.wait();
+        kills += usize::from(common::kill_after(&args(&killed), whole.mul_f64(fraction)));
     }
     eprintln!("reference crawl {:.2} s; {kills} runs killed", whole.as_secs_f64());
     assert!(kills >= 5, "only {kills} of the runs were still going when killed");
@@ -355,13 +349,7 @@ fn killed_with_stragglers_in_flight_the_crawl_ends_like_an_uninterrupted_one() {
     // 2.5 s, the pause at 5 s: kill before, during and after the hand-over.
     for at in [0.6, 1.6, 3.0, 5.5] {
         web.farm.reset_stats();
-        let mut child = spawn_quiet(&args(&killed));
-        std::thread::sleep(Duration::from_secs_f64(at));
-        if child.try_wait().expect("wait").is_none() {
-            child.kill().expect("SIGKILL");
-            kills += 1;
-        }
-        let _ = child.wait();
+        kills += usize::from(common::kill_after(&args(&killed), Duration::from_secs_f64(at)));
     }
     assert!(kills >= 3, "only {kills} runs were still going when killed (reference took {:.1} s)", whole.as_secs_f64());
     crawl_ok(&args(&killed));
@@ -369,14 +357,4 @@ fn killed_with_stragglers_in_flight_the_crawl_ends_like_an_uninterrupted_one() {
     let (got, got_links) = snapshot(&killed);
     assert_eq!(got, want, "same URLs, layers and statuses after {kills} kills");
     assert_eq!(got_links, want_links, "same link rows");
-}
-
-/// Starts a crawl in the background with its output discarded, to be killed.
-fn spawn_quiet<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_layercrawl"))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn layercrawl")
 }

@@ -11,7 +11,6 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{crawl_ok, layercrawl, read_docs, Doc, Web};
@@ -253,16 +252,6 @@ fn every_page_with_a_response_is_one_message_keyed_by_its_url_on_its_rules_topic
     assert_eq!(total as usize, want.len());
 }
 
-/// Starts a crawl in the background with its output discarded, to be killed.
-fn spawn_quiet(args: &[String]) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_layercrawl"))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn layercrawl")
-}
-
 /// Waits until `done` holds, checking every few milliseconds.
 fn wait_for(what: &str, child: &mut std::process::Child, done: impl Fn() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -297,7 +286,7 @@ fn killed_between_layers_and_inside_a_commit_the_resumed_crawl_publishes_every_p
 
     // 1. Killed once layer 0 is committed: its pages are out, layer 1 is
     //    being fetched.
-    let mut child = spawn_quiet(&args);
+    let mut child = common::spawn_quiet(&args);
     wait_for("layer 0's commits", &mut child, || (0..parts).all(|p| manifest(0, p).exists()));
     child.kill().expect("SIGKILL");
     let _ = child.wait();
@@ -309,7 +298,7 @@ fn killed_between_layers_and_inside_a_commit_the_resumed_crawl_publishes_every_p
     kafka
         .0
         .request_errors(RDKafkaApiKey::EndTxn, &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS; 500]);
-    let mut child = spawn_quiet(&args);
+    let mut child = common::spawn_quiet(&args);
     let layer1_marked = || {
         let m = markers(&kafka.read_as("night", "read_uncommitted"));
         (0..parts).all(|p| m.contains_key(&(1, u64::from(p))))

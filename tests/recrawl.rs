@@ -145,26 +145,9 @@ fn a_previous_crawl_that_cannot_serve_is_refused_before_any_request() {
 #[test]
 fn the_nightly_job_recrawls_against_the_latest_finished_night() {
     let web = web();
-    let root = web.dir("checkout");
-    std::fs::create_dir_all(root.join("jobs")).expect("mkdir");
-    let jobs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs");
-    for f in ["nightly.sh", "nightly.toml", "nightly-seeds.txt"] {
-        std::fs::copy(jobs.join(f), root.join("jobs").join(f)).expect("copy the job");
-    }
-    let seeds = web.seeds.display().to_string();
-    let night = |date: &str| -> serde_json::Value {
-        let out = std::process::Command::new("sh")
-            .arg("jobs/nightly.sh")
-            .args(["--seeds", &seeds, "--resolve", &web.rule, "--allow-private", "--quiet"])
-            .args(["--depth", "1", "--delay", "0", "--partitions", "2"])
-            .current_dir(&root)
-            .env("LAYERCRAWL", env!("CARGO_BIN_EXE_layercrawl"))
-            .env("NIGHT", date)
-            .output()
-            .expect("run jobs/nightly.sh");
-        assert!(out.status.success(), "{date}: {}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_slice(&out.stdout).expect("the run's JSON summary")
-    };
+    let job = common::Nightly::checkout(&web);
+    let root = job.root.clone();
+    let night = |date: &str| job.night(date);
     let first = night("2026-11-23");
     assert_eq!(first["unchanged"].as_u64(), Some(0), "no earlier night");
     // A night that did not finish is passed over.

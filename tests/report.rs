@@ -21,7 +21,6 @@ mod entities;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use arrow::array::{Array, AsArray};
@@ -363,26 +362,9 @@ async fn the_report_holds_the_crawls_figures_and_draws_them_in_chromium() {
 #[test]
 fn nightly_runs_keep_their_summaries_and_the_report_draws_their_trends() {
     let web = Web::start(FarmConfig { sites: 2, pages: 20, seed: 3, ..FarmConfig::default() });
-    let root = web.dir("checkout");
-    std::fs::create_dir_all(root.join("jobs")).expect("mkdir");
-    let jobs = Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs");
-    for f in ["nightly.sh", "nightly.toml", "nightly-seeds.txt"] {
-        std::fs::copy(jobs.join(f), root.join("jobs").join(f)).expect("copy the job");
-    }
-    let seeds = web.seeds.display().to_string();
-    let night = |date: &str| -> Json {
-        let out = Command::new("sh")
-            .arg("jobs/nightly.sh")
-            .args(["--seeds", &seeds, "--resolve", &web.rule, "--allow-private", "--quiet"])
-            .args(["--depth", "1", "--delay", "0", "--partitions", "2"])
-            .current_dir(&root)
-            .env("LAYERCRAWL", env!("CARGO_BIN_EXE_layercrawl"))
-            .env("NIGHT", date)
-            .output()
-            .expect("run jobs/nightly.sh");
-        assert!(out.status.success(), "{date}: {}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_slice(&out.stdout).expect("the run's JSON summary on stdout")
-    };
+    let job = common::Nightly::checkout(&web);
+    let root = job.root.clone();
+    let night = |date: &str| job.night(date);
     let nights = [night("2026-11-24"), night("2026-11-25")];
     let kept: Vec<Json> = ["2026-11-24", "2026-11-25"]
         .iter()

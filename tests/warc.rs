@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Instant;
 
 use serde_json::Value;
@@ -229,18 +229,7 @@ fn killed_and_resumed_the_archive_has_every_record_once_and_none_cut() {
     let killed = web.dir("killed");
     let mut kills = 0;
     for fraction in [0.15, 0.3, 0.2, 0.45, 0.25, 0.6] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_layercrawl"))
-            .args(args(&killed))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn layercrawl");
-        std::thread::sleep(whole.mul_f64(fraction));
-        if child.try_wait().expect("wait").is_none() {
-            child.kill().expect("SIGKILL");
-            kills += 1;
-        }
-        let _ = child.wait();
+        kills += usize::from(common::kill_after(&args(&killed), whole.mul_f64(fraction)));
     }
     assert!(kills >= 3, "only {kills} runs were still going when killed (reference took {:.1} s)", whole.as_secs_f64());
     crawl_ok(&args(&killed));

@@ -29,6 +29,66 @@ pub fn chromium() -> PathBuf {
     path
 }
 
+/// Starts a crawl in the background with its output discarded, to be killed.
+pub fn spawn_quiet<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_layercrawl"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn layercrawl")
+}
+
+/// Runs `layercrawl ARGS` for `after`, then kills it (SIGKILL) if it is
+/// still going; true when it was killed, false when it had ended.
+pub fn kill_after<S: AsRef<std::ffi::OsStr>>(args: &[S], after: std::time::Duration) -> bool {
+    let mut child = spawn_quiet(args);
+    std::thread::sleep(after);
+    let killed = child.try_wait().expect("wait").is_none();
+    if killed {
+        child.kill().expect("SIGKILL");
+    }
+    let _ = child.wait();
+    killed
+}
+
+/// A checkout holding the project's nightly job (`jobs/nightly.sh` and its
+/// files) in a folder of `web`, run as cron would run it.
+pub struct Nightly<'a> {
+    web: &'a Web,
+    pub root: PathBuf,
+}
+
+impl<'a> Nightly<'a> {
+    /// Copies the job into a `checkout` folder of `web`.
+    pub fn checkout(web: &'a Web) -> Self {
+        let root = web.dir("checkout");
+        std::fs::create_dir_all(root.join("jobs")).expect("mkdir");
+        let jobs = Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs");
+        for f in ["nightly.sh", "nightly.toml", "nightly-seeds.txt"] {
+            std::fs::copy(jobs.join(f), root.join("jobs").join(f)).expect("copy the job");
+        }
+        Self { web, root }
+    }
+
+    /// The night of `date` (`NIGHT`): the job over the test web's seeds at
+    /// depth 1; its JSON summary.
+    pub fn night(&self, date: &str) -> serde_json::Value {
+        let seeds = self.web.seeds.display().to_string();
+        let out = Command::new("sh")
+            .arg("jobs/nightly.sh")
+            .args(["--seeds", &seeds, "--resolve", &self.web.rule, "--allow-private", "--quiet"])
+            .args(["--depth", "1", "--delay", "0", "--partitions", "2"])
+            .current_dir(&self.root)
+            .env("LAYERCRAWL", env!("CARGO_BIN_EXE_layercrawl"))
+            .env("NIGHT", date)
+            .output()
+            .expect("run jobs/nightly.sh");
+        assert!(out.status.success(), "{date}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("the run's JSON summary on stdout")
+    }
+}
+
 /// The Python of target/pyenv (DuckDB, pyarrow, pandas from PyPI), made by
 /// `scripts/pyenv.sh` if needed.
 pub fn pyenv_python() -> String {
