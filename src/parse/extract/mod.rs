@@ -28,7 +28,7 @@ mod words;
 pub use dom::extract_with_dom;
 use structure::{hint, FIRM, KIND_ELEMENTS};
 pub use structure::{Block, BlockTag, Meta, SegKind, Segment};
-use words::{is_ascii_space, truncate_chars, Words};
+use words::{collapse_ascii, is_ascii_space, truncate_chars, Words};
 
 /// Elements that open a block: `td`, `p` and `div`, which the link-text-ratio
 /// method names, plus the semantic containers its "etc." leaves open.
@@ -274,9 +274,9 @@ impl State {
         }
     }
 
-    /// Appends ASCII text with whitespace runs collapsed, in one branch-free
-    /// pass over the bytes (text is most of a page); returns the count of
-    /// non-whitespace chars.
+    /// Appends ASCII text with whitespace runs collapsed, eight bytes at a
+    /// time where they are plain words and single spaces (text is most of a
+    /// page); returns the count of non-whitespace chars.
     fn push_ascii(&mut self, s: &str, block: usize) -> u32 {
         let bytes = s.as_bytes();
         let Some(first) = bytes.iter().position(|&c| !is_ascii_space(c)) else {
@@ -287,18 +287,9 @@ impl State {
         if first > 0 {
             self.pending_space = true;
         }
-        let core = &bytes[first..=last];
         let mut out = std::mem::take(&mut self.scratch);
-        out.clear();
-        out.resize(core.len(), 0);
-        let (mut w, mut prev_space, mut chars) = (0usize, false, 0u32);
-        for &c in core {
-            let space = is_ascii_space(c);
-            out[w] = if space { b' ' } else { c };
-            w += usize::from(!(space && prev_space));
-            prev_space = space;
-            chars += u32::from(!space);
-        }
+        let chars = collapse_ascii(&bytes[first..=last], &mut out);
+        let w = out.len();
         let room = self.max_text.saturating_sub(self.out.text.len());
         if room > 0 {
             if self.seg_block != block || self.out.segments.is_empty() || self.pending_break {
