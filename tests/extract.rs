@@ -142,3 +142,57 @@ fn an_extractor_column_holds_every_pages_real_h1() {
     );
     web.farm.shutdown();
 }
+
+/// `--store-text`: the same crawl three times, filling both text columns
+/// (the default), the main text only and the visible text only. A column
+/// left out is in the schema and null on every row; a column kept holds,
+/// URL by URL, what the default crawl stored; the content hash (and so
+/// the duplicate detection) does not depend on the choice.
+#[test]
+fn store_text_fills_the_chosen_text_columns_and_nothing_else_changes() {
+    use common::read_docs;
+    let web = Web::start(FarmConfig { sites: 3, pages: 30, seed: 21, faults: false, ..FarmConfig::default() });
+    let crawl = |name: &str, store: Option<&str>| {
+        let data = web.dir(name);
+        let mut extra = vec!["--delay", "0", "--partitions", "2"];
+        if let Some(s) = store {
+            extra.extend(["--store-text", s]);
+        }
+        web.crawl(&data, 2, &extra);
+        read_docs(&data).into_iter().map(|d| (d.url.clone(), d)).collect::<BTreeMap<_, _>>()
+    };
+    let both = crawl("both", None);
+    let main = crawl("main", Some("main"));
+    let visible = crawl("visible", Some("visible"));
+    let articles = both.values().filter(|d| d.main_text.as_deref().is_some_and(|t| t.len() > 200)).count();
+    assert!(articles >= 20, "the default fills main_text on the articles: {articles} of {}", both.len());
+    assert!(both.values().filter(|d| d.text.is_some()).count() >= articles, "and text on every parsed page");
+    for (label, run) in [("main", &main), ("visible", &visible)] {
+        assert_eq!(
+            run.keys().collect::<Vec<_>>(),
+            both.keys().collect::<Vec<_>>(),
+            "--store-text {label}: the same URLs"
+        );
+        for (url, d) in run {
+            let all = &both[url];
+            assert_eq!(d.content_hash, all.content_hash, "--store-text {label}: {url}'s hash is the visible text's");
+            assert_eq!(d.title, all.title, "--store-text {label}: {url}");
+        }
+        // Which copy comes first depends on fetch order; how many are copies does not.
+        let copies = |r: &BTreeMap<String, common::Doc>| r.values().filter(|d| d.duplicate_of.is_some()).count();
+        assert_eq!(copies(run), copies(&both), "--store-text {label}: as many copies");
+    }
+    for (url, d) in &main {
+        assert_eq!(d.text, None, "--store-text main leaves text null: {url}");
+        assert_eq!(d.main_text, both[url].main_text, "--store-text main: {url}'s main text as by default");
+    }
+    for (url, d) in &visible {
+        assert_eq!(d.main_text, None, "--store-text visible leaves main_text null: {url}");
+        assert_eq!(d.text, both[url].text, "--store-text visible: {url}'s text as by default");
+    }
+    // A value that is not a choice is named, with the choices.
+    let out = common::layercrawl(&web.run_args(&web.dir("bad"), 1, &["--store-text", "article"]));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("store-text") && err.contains("both, main, visible, none"), "{err}");
+    web.farm.shutdown();
+}

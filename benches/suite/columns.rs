@@ -1,7 +1,9 @@
 //! The `columns` scenario: the cpu scenario's crawl (depth 3) by this build
 //! against the same crawl by a comparison build, in turn, pair by pair, on
 //! the same test web: what the `doc` columns this build adds cost a crawl
-//! (README, "Main text and metadata", "What it costs a crawl").
+//! (README, "Main text and metadata", "What it costs a crawl"). This build
+//! crawls three times a pair: with its defaults (both text columns), with
+//! `--store-text main` and with `--store-text visible`.
 //!
 //! The comparison build is a binary named by `SUITE_BASELINE` (for example
 //! this code with no extractor registered, or the code before the main text,
@@ -43,15 +45,17 @@ pub(super) fn columns(tmp: &Path, table: &mut Table) {
     let pairs = env_u32("SUITE_RUNS", 3).max(1);
     let farm = FarmProcess::start(&CPU_WEB, 50);
     let seeds = farm.write_seeds(tmp, "columns-seeds.txt");
-    // The last crawl by this build is kept for the writer's measurements.
+    // The last crawl by this build with its defaults is kept for the
+    // writer's measurements.
     let kept = tmp.join("columns-kept");
-    let run = |bin: &Path, data: &Path| {
+    let run = |bin: &Path, extra: &[&str], data: &Path| {
         let mut a = farm.crawl_args(&seeds, data, 3);
         a.extend(CPU_CRAWL.map(String::from));
+        a.extend(extra.iter().map(|s| (*s).to_string()));
         let c = crawl_with(bin, &a);
         let pages = c.summary["fetched"].as_f64().unwrap_or(0.0);
         let doc_bytes = dir_bytes(&data.join("doc"));
-        if bin == Path::new(BIN) {
+        if bin == Path::new(BIN) && extra.is_empty() {
             let _ = std::fs::remove_dir_all(&kept);
             let _ = std::fs::rename(data, &kept);
         }
@@ -59,47 +63,68 @@ pub(super) fn columns(tmp: &Path, table: &mut Table) {
         (pages / c.wall, c.cpu / pages * 1000.0, doc_bytes, c)
     };
     let this = Path::new(BIN);
+    // This build with its defaults (both text columns), then with one of
+    // them (`--store-text`), each against the comparison build of its pair.
+    let variants: [(&str, &[&str]); 3] = [
+        ("this build", &[]),
+        ("--store-text main", &["--store-text", "main"]),
+        ("--store-text visible", &["--store-text", "visible"]),
+    ];
     for (i, base) in baselines.iter().enumerate() {
-        let (mut rate, mut cpu, mut rss, mut bytes) = (vec![], vec![], vec![], vec![]);
-        let (mut this_rate, mut base_rate) = (vec![], vec![]);
+        let mut m: Vec<Ratios> = variants.iter().map(|_| Ratios::default()).collect();
+        let mut base_rate = vec![];
         for pair in 0..pairs {
-            let go = |bin: &Path, name: &str| run(bin, &tmp.join(format!("columns-{i}-{name}-{pair}")));
-            let (b, t) = if pair % 2 == 0 {
-                let b = go(base, "base");
-                (b, go(this, "this"))
-            } else {
-                let t = go(this, "this");
-                (go(base, "base"), t)
+            let go = |bin: &Path, extra: &[&str], name: &str| {
+                run(bin, extra, &tmp.join(format!("columns-{i}-{name}-{pair}")))
             };
-            println!(
-                "  columns pair {pair} against {}: comparison {:.0} pages/s, {:.2} CPU s/1000 pages, doc {:.0} MB; this build {:.0} pages/s, {:.2} CPU s/1000 pages, doc {:.0} MB",
-                base.display(),
-                b.0,
-                b.1,
-                b.2 as f64 / 1e6,
-                t.0,
-                t.1,
-                t.2 as f64 / 1e6
-            );
-            this_rate.push(t.0);
+            // The comparison runs first in even pairs and last in odd ones.
+            let b_first = (pair % 2 == 0).then(|| go(base, &[], "base"));
+            let ts: Vec<_> =
+                variants.iter().enumerate().map(|(v, (_, extra))| go(this, extra, &format!("this{v}"))).collect();
+            let b = b_first.unwrap_or_else(|| go(base, &[], "base"));
             base_rate.push(b.0);
-            rate.push(t.0 / b.0);
-            cpu.push(t.1 / b.1);
-            rss.push(t.3.rss_mb / b.3.rss_mb);
-            bytes.push(t.2 as f64 / b.2 as f64);
+            for ((name, _), (t, r)) in variants.iter().zip(ts.iter().zip(m.iter_mut())) {
+                println!(
+                    "  columns pair {pair} against {}: comparison {:.0} pages/s, {:.2} CPU s/1000 pages, doc {:.0} MB; {name} {:.0} pages/s, {:.2} CPU s/1000 pages, doc {:.0} MB",
+                    base.display(),
+                    b.0,
+                    b.1,
+                    b.2 as f64 / 1e6,
+                    t.0,
+                    t.1,
+                    t.2 as f64 / 1e6
+                );
+                r.rate.push(t.0);
+                r.ratio.push(t.0 / b.0);
+                r.cpu.push(t.1 / b.1);
+                r.rss.push(t.3.rss_mb / b.3.rss_mb);
+                r.bytes.push(t.2 as f64 / b.2 as f64);
+            }
         }
         let s =
             format!("columns vs {}", base.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()));
         table.add(&s, "comparison build: crawl rate (median)", median(base_rate), "pages/s");
-        table.add(&s, "this build: crawl rate (median)", median(this_rate), "pages/s");
-        table.add(&s, "crawl rate, this / comparison (median of pairs)", median(rate), "ratio");
-        table.add(&s, "crawler CPU per page, this / comparison", median(cpu), "ratio");
-        table.add(&s, "crawler peak RSS, this / comparison", median(rss), "ratio");
-        table.add(&s, "doc bytes on disk, this / comparison", median(bytes), "ratio");
+        for ((name, _), r) in variants.iter().zip(m) {
+            table.add(&s, &format!("{name}: crawl rate (median)"), median(r.rate), "pages/s");
+            table.add(&s, &format!("{name}: crawl rate / comparison (median of pairs)"), median(r.ratio), "ratio");
+            table.add(&s, &format!("{name}: crawler CPU per page / comparison"), median(r.cpu), "ratio");
+            table.add(&s, &format!("{name}: crawler peak RSS / comparison"), median(r.rss), "ratio");
+            table.add(&s, &format!("{name}: doc bytes on disk / comparison"), median(r.bytes), "ratio");
+        }
     }
     farm.stop();
     writer_settings(&kept.join("doc/layer=2"), table);
     let _ = std::fs::remove_dir_all(&kept);
+}
+
+/// One variant's figures, pair by pair.
+#[derive(Default)]
+struct Ratios {
+    rate: Vec<f64>,
+    ratio: Vec<f64>,
+    cpu: Vec<f64>,
+    rss: Vec<f64>,
+    bytes: Vec<f64>,
 }
 
 type Variant = (&'static str, bool, fn(WriterPropertiesBuilder) -> WriterPropertiesBuilder);

@@ -179,6 +179,11 @@ pub struct RunArgs {
     /// and code marked). [default: plain]
     #[arg(long, value_name = "plain|markdown")]
     pub text_format: Option<String>,
+    /// Which text columns are filled: both (`text`, all visible text, and
+    /// `main_text`, the article), main, visible or none; a column left out
+    /// is null. [default: both]
+    #[arg(long, value_name = "both|main|visible|none")]
+    pub store_text: Option<String>,
     /// Rules file (TOML): typed fields per URL pattern into
     /// `items/rule=NAME/`, and which links matched pages follow.
     #[arg(long, value_name = "FILE")]

@@ -55,6 +55,7 @@ pub struct JobFile {
     pub denoise: Option<String>,
     pub noise_ratio: Option<f32>,
     pub text_format: Option<String>,
+    pub store_text: Option<String>,
     pub cluster_sim: Option<f32>,
     pub noise_patterns: Option<PathBuf>,
     /// The rules file (README, "Rules").

@@ -342,6 +342,10 @@ impl CrawlConfig {
             Some(s) => s.parse().map_err(|e| bad("text-format", e))?,
             None => crate::extract::main_text::TextFormat::Plain,
         };
+        let store_text = match args.store_text.clone().or(job.store_text) {
+            Some(s) => s.parse().map_err(|e| bad("store-text", e))?,
+            None => crate::extract::main_text::StoreText::Both,
+        };
         let sink = args.sink.clone().or(job.sink).map(|u| crate::sink::SinkSpec::parse(&u).map_err(|e| bad("sink", e)));
         let sink = sink.transpose()?;
         let rules = match args.rules.clone().or(job.rules) {
@@ -496,6 +500,7 @@ impl CrawlConfig {
                 noise_ratio,
                 urls: std::sync::Arc::clone(&urls),
                 text_format,
+                store_text,
                 ..ParseConfig::default()
             },
             urls,
@@ -513,7 +518,7 @@ impl CrawlConfig {
             json: args.json,
             quiet: args.quiet,
             extractors: crate::extract::entities::with_entities(
-                crate::focus::run_extractors(text_format, plan.as_ref())?,
+                crate::focus::run_extractors(text_format, store_text, plan.as_ref())?,
                 entities.as_ref(),
                 text_format,
             )

@@ -52,6 +52,10 @@ use crate::parse::Structure;
 /// The `main_text` column (a built-in extractor).
 pub struct MainText {
     pub format: TextFormat,
+    /// Whether the column is filled (`--store-text`); when not, it stays in
+    /// the schema, null, and the main text is computed only if another
+    /// extractor asks for it.
+    pub stored: bool,
 }
 
 impl Extractor for MainText {
@@ -64,6 +68,10 @@ impl Extractor for MainText {
     }
 
     fn extract(&self, input: &PageInput<'_>, out: &mut Vec<Value>) {
+        if !self.stored {
+            out.push(Value::Null);
+            return;
+        }
         let text = input.parsed.and_then(|p| p.main_text(self.format));
         out.push(text.map_or(Value::Null, |t| Value::Utf8(t.into_owned())));
     }
@@ -88,6 +96,57 @@ impl std::str::FromStr for TextFormat {
             "plain" => Ok(Self::Plain),
             "markdown" => Ok(Self::Markdown),
             _ => Err(format!("{s:?} is not a text format; allowed: plain, markdown")),
+        }
+    }
+}
+
+/// Which of the two text columns of `doc` a crawl fills (`--store-text`).
+///
+/// Both hold the page's words: `text` all its visible text, `main_text`
+/// the article in it. On article pages the main text is most of the
+/// visible text, so storing both stores most words twice, and compressing
+/// and writing them is most of what the second column costs a crawl
+/// (README, "What it costs a crawl"). A column left out stays in the schema
+/// and is null; `content_hash`, the duplicate detection and the noise
+/// filter's evidence are computed from the visible text either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreText {
+    /// `text` and `main_text` (the default).
+    #[default]
+    Both,
+    /// `main_text` only.
+    Main,
+    /// `text` only (the main text is not computed unless a plan or the
+    /// entity linking needs it).
+    Visible,
+    /// Neither.
+    None,
+}
+
+impl StoreText {
+    /// Whether the `text` column is filled.
+    #[must_use]
+    pub fn visible(self) -> bool {
+        matches!(self, Self::Both | Self::Visible)
+    }
+
+    /// Whether the `main_text` column is filled.
+    #[must_use]
+    pub fn main(self) -> bool {
+        matches!(self, Self::Both | Self::Main)
+    }
+}
+
+impl std::str::FromStr for StoreText {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "both" => Ok(Self::Both),
+            "main" => Ok(Self::Main),
+            "visible" => Ok(Self::Visible),
+            "none" => Ok(Self::None),
+            _ => Err(format!("{s:?} is not a choice of text columns; allowed: both, main, visible, none")),
         }
     }
 }

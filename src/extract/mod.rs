@@ -298,7 +298,17 @@ impl Extractors {
     /// The built-in extractors as a list, to put others after them.
     #[must_use]
     pub fn builtin_list(format: main_text::TextFormat) -> Vec<Arc<dyn Extractor>> {
-        vec![Arc::new(main_text::MainText { format }), Arc::new(metadata::PageMetadata::default())]
+        Self::builtin_storing(format, main_text::StoreText::Both)
+    }
+
+    /// [`Self::builtin_list`] with the `main_text` column filled or left
+    /// null as `store` says (`--store-text`).
+    #[must_use]
+    pub fn builtin_storing(format: main_text::TextFormat, store: main_text::StoreText) -> Vec<Arc<dyn Extractor>> {
+        vec![
+            Arc::new(main_text::MainText { format, stored: store.main() }),
+            Arc::new(metadata::PageMetadata::default()),
+        ]
     }
 
     /// The registry of `list`, in this order.

@@ -23,7 +23,7 @@ use std::sync::Arc;
 pub use plan::{parse_plan, Plan, PlanError};
 pub use score::{PageText, Scorer};
 
-use crate::extract::main_text::TextFormat;
+use crate::extract::main_text::{StoreText, TextFormat};
 use crate::extract::{Column, ColumnType, Extractor, Extractors, PageInput, Value};
 use crate::rules::Role;
 use crate::store::schema::InRow;
@@ -279,13 +279,17 @@ impl Harvest {
     }
 }
 
-/// The extractors of a run: the built-in ones, then the plan's columns
-/// when it has a plan.
+/// The extractors of a run: the built-in ones (the `main_text` column
+/// filled as `store` says), then the plan's columns when it has a plan.
 ///
 /// # Errors
 /// A plan that no longer compiles (the run checked it when it started).
-pub fn run_extractors(format: TextFormat, plan: Option<&PlanSource>) -> Result<Extractors, PlanError> {
-    let mut list = Extractors::builtin_list(format);
+pub fn run_extractors(
+    format: TextFormat,
+    store: StoreText,
+    plan: Option<&PlanSource>,
+) -> Result<Extractors, PlanError> {
+    let mut list = Extractors::builtin_storing(format, store);
     if let Some(source) = plan {
         list.push(Arc::new(PlanColumns::new(source.compile()?, format)));
     }

@@ -177,8 +177,9 @@ impl MapCtx {
         let (state, settings) = load_run(&store).await?;
         let seeds: Vec<Url> = state.seeds.iter().filter_map(|s| Url::parse(s).ok()).collect();
         let format = settings.pages.parse.text_format;
-        let extract = crate::focus::run_extractors(format, settings.pages.plan.as_ref())
-            .map_err(|e| StageError::Internal(format!("the run's plan: {e}")))?;
+        let extract =
+            crate::focus::run_extractors(format, settings.pages.parse.store_text, settings.pages.plan.as_ref())
+                .map_err(|e| StageError::Internal(format!("the run's plan: {e}")))?;
         let extract = crate::extract::entities::with_entities(extract, settings.pages.entities.as_ref(), format)
             .map_err(|e| StageError::Internal(format!("the run's entities: {e}")))?;
         let fetcher = Fetcher::new(&settings.fetch)

@@ -192,7 +192,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
                     s.paragraphs = crate::denoise::evidence::paragraphs(&page.text);
                 }
             }
-            doc.text = Some(page.text);
+            doc.text = ctx.parse.store_text.visible().then_some(page.text);
             let nofollow_page = page.meta_nofollow;
             links.reserve(page.links.len());
             let parent = ctx.plan.as_ref().and_then(|p| p.relevance(&doc.extra));

@@ -42,6 +42,9 @@ pub struct ParseConfig {
     /// How the main text is rendered (`--text-format`).
     #[serde(default)]
     pub text_format: crate::extract::main_text::TextFormat,
+    /// Which of `text` and `main_text` are stored (`--store-text`).
+    #[serde(default)]
+    pub store_text: crate::extract::main_text::StoreText,
 }
 
 impl Default for ParseConfig {
@@ -52,6 +55,7 @@ impl Default for ParseConfig {
             max_text: 1 << 20,
             urls: std::sync::Arc::default(),
             text_format: crate::extract::main_text::TextFormat::default(),
+            store_text: crate::extract::main_text::StoreText::default(),
         }
     }
 }
