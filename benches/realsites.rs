@@ -8,7 +8,11 @@
 //! ```sh
 //! cargo bench --bench realsites                  # ~15 min on 2 cores, Scrapy most of it
 //! REALSITES_DEPTHS=3 REALSITES_PEER=0 cargo bench --bench realsites
+//! REALSITES_DEPTHS=5 REALSITES_PEER=0 REALSITES_ROUNDS=5 REALSITES_BASELINE=BIN cargo bench --bench realsites
 //! ```
+//!
+//! `REALSITES_TEXT=0` leaves out the text columns' rounds (see
+//! [`text_columns`]); `REALSITES_BASELINE` adds a comparison build to them.
 //!
 //! Settings as the issue's comparison: 64 requests in flight, 16 per host,
 //! no delay, breadth-first, robots.txt obeyed. Prints one table per depth
@@ -39,6 +43,8 @@ struct Run {
     ok_urls: BTreeSet<String>,
     m: Measured,
     summary: Value,
+    /// Bytes of the crawl's `doc` files (0 for Scrapy).
+    doc_bytes: u64,
 }
 
 fn main() {
@@ -73,8 +79,8 @@ fn main() {
         println!("\n== depth {depth}: walking the corpus for the ground truth");
         let truth = corpus.walk(&seeds, depth);
         println!("   {} HTML pages reachable", truth.len());
-        let default = layercrawl(&corpus, tmp.path(), &seeds, depth, None, &format!("default-{depth}"));
-        let off = layercrawl(&corpus, tmp.path(), &seeds, depth, Some("off"), &format!("off-{depth}"));
+        let default = layercrawl(&corpus, tmp.path(), &seeds, depth, &[], &format!("default-{depth}"));
+        let off = layercrawl(&corpus, tmp.path(), &seeds, depth, &["--denoise", "off"], &format!("off-{depth}"));
         let scrapy = peer.then(|| scrapy(&corpus, tmp.path(), &seeds, depth, &format!("scrapy-{depth}")));
         let mut table = Vec::new();
         println!("{:<12} {:>10} {:>18} {:>18} {:>18}", "site", "reachable", "default", "off", "Scrapy");
@@ -132,8 +138,11 @@ fn main() {
         report[format!("depth_{depth}")] =
             json!({ "reachable": truth.len(), "sites": table, "runs": runs, "default_of_off": share });
     }
-    // Stragglers: the same crawl with the problem pages seeded beside it.
     let depth = depths.first().copied().unwrap_or(3);
+    if std::env::var("REALSITES_TEXT").map_or(true, |v| v != "0") {
+        report["text_columns"] = text_columns(&corpus, tmp.path(), &seeds, depth);
+    }
+    // Stragglers: the same crawl with the problem pages seeded beside it.
     println!("\n== depth {depth} with problem pages ({})", problems.join(" "));
     let mut with: Vec<String> = seeds.clone();
     with.extend(problems.iter().cloned());
@@ -141,8 +150,8 @@ fn main() {
     // the ratio quoted is the median of the pairs' ratios.
     let mut pairs = Vec::new();
     for k in 0..3 {
-        let clean = layercrawl(&corpus, tmp.path(), &seeds, depth, None, &format!("clean-{k}"));
-        let problem = layercrawl(&corpus, tmp.path(), &with, depth, None, &format!("problems-{k}"));
+        let clean = layercrawl(&corpus, tmp.path(), &seeds, depth, &[], &format!("clean-{k}"));
+        let problem = layercrawl(&corpus, tmp.path(), &with, depth, &[], &format!("problems-{k}"));
         let secs = |r: &Run| -> Vec<String> {
             r.summary["layers"]
                 .as_array()
@@ -187,6 +196,59 @@ fn main() {
     println!("\nwritten to {}", out.display());
 }
 
+/// What the two text columns cost on real pages: the crawl with both (the
+/// default) against `--store-text main` and `--store-text visible`, and
+/// against a comparison build when `REALSITES_BASELINE` names one (the code
+/// before the main text, say), in turn, `REALSITES_ROUNDS` rounds (3);
+/// medians of the rounds' ratios of crawler CPU per page to the default's,
+/// and the `doc` bytes.
+fn text_columns(corpus: &Corpus, tmp: &Path, seeds: &[String], depth: u32) -> Value {
+    let rounds: usize = std::env::var("REALSITES_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(3).max(1);
+    println!("\n== depth {depth}: the text columns (--store-text), {rounds} rounds");
+    let baseline = std::env::var("REALSITES_BASELINE").ok().map(PathBuf::from);
+    let mut variants: Vec<(String, PathBuf, &[&str])> = vec![
+        ("both".into(), PathBuf::from(BIN), &[]),
+        ("main".into(), PathBuf::from(BIN), &["--store-text", "main"]),
+        ("visible".into(), PathBuf::from(BIN), &["--store-text", "visible"]),
+    ];
+    if let Some(b) = baseline {
+        assert!(b.is_file(), "REALSITES_BASELINE names {}, which is not a file", b.display());
+        variants.push(("comparison".into(), b, &[]));
+    }
+    let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
+    let mut bytes = vec![0u64; variants.len()];
+    for k in 0..rounds {
+        let runs: Vec<Run> = variants
+            .iter()
+            .map(|(name, bin, extra)| {
+                layercrawl_with(bin, corpus, tmp, seeds, depth, extra, &format!("text-{name}-{k}"))
+            })
+            .collect();
+        let per_page = |r: &Run| r.m.cpu / r.summary["fetched"].as_f64().unwrap_or(1.0).max(1.0);
+        for (v, r) in runs.iter().enumerate() {
+            cpu[v].push(per_page(r) / per_page(&runs[0]));
+            bytes[v] = r.doc_bytes;
+        }
+        let figures: Vec<String> = variants
+            .iter()
+            .zip(&runs)
+            .map(|((name, _, _), r)| {
+                format!("{name} {:.2} ms CPU/page, doc {:.1} MB", per_page(r) * 1000.0, r.doc_bytes as f64 / 1e6)
+            })
+            .collect();
+        println!("round {k}: {}", figures.join("; "));
+    }
+    let mut out = json!({});
+    for (v, (name, _, _)) in variants.iter().enumerate() {
+        cpu[v].sort_by(f64::total_cmp);
+        let m = cpu[v][cpu[v].len() / 2];
+        let b = bytes[v] as f64 / bytes[0].max(1) as f64;
+        println!("{name:<10} crawler CPU per page / both: {m:.2}; doc bytes / both: {b:.2}");
+        out[name.as_str()] = json!({ "cpu_per_page_over_both": m, "doc_bytes": bytes[v], "doc_bytes_over_both": b });
+    }
+    out
+}
+
 /// Stragglers per layer, from a summary.
 fn stragglers(summary: &Value) -> String {
     let per: Vec<String> = summary["layers"]
@@ -198,23 +260,35 @@ fn stragglers(summary: &Value) -> String {
     per.join("/")
 }
 
-fn layercrawl(corpus: &Corpus, tmp: &Path, seeds: &[String], depth: u32, denoise: Option<&str>, name: &str) -> Run {
+fn layercrawl(corpus: &Corpus, tmp: &Path, seeds: &[String], depth: u32, extra: &[&str], name: &str) -> Run {
+    layercrawl_with(Path::new(BIN), corpus, tmp, seeds, depth, extra, name)
+}
+
+/// [`layercrawl`] by the binary `bin` (a comparison build).
+fn layercrawl_with(
+    bin: &Path,
+    corpus: &Corpus,
+    tmp: &Path,
+    seeds: &[String],
+    depth: u32,
+    extra: &[&str],
+    name: &str,
+) -> Run {
     let seeds_file = tmp.join(format!("{name}.seeds"));
     std::fs::write(&seeds_file, seeds.join("\n")).expect("seeds");
     let data = tmp.join(name);
-    let mut cmd = Command::new(BIN);
+    let mut cmd = Command::new(bin);
     cmd.args(["run", "--seeds"]).arg(&seeds_file).args(["--depth", &depth.to_string(), "--data"]).arg(&data);
     cmd.args(corpus.resolve_args()).args(["--resolve", &format!("faults.test=127.0.0.1:{}", corpus.port)]);
     cmd.args(["--allow-private", "--json", "--quiet"]).args(SETTINGS);
-    if let Some(m) = denoise {
-        cmd.args(["--denoise", m]);
-    }
+    cmd.args(extra);
     let m = run_measured(&mut cmd, &tmp.join(format!("{name}.out")), &tmp.join(format!("{name}.err")));
     assert!(m.ok, "layercrawl failed: {}", m.stderr_tail());
     let summary: Value = serde_json::from_str(&m.stdout).expect("summary JSON");
     let ok_urls = ok_urls(&data.join("doc"));
+    let doc_bytes = parquet_files(&data.join("doc")).iter().filter_map(|f| f.metadata().ok()).map(|m| m.len()).sum();
     let _ = std::fs::remove_dir_all(&data);
-    Run { ok_urls, m, summary }
+    Run { ok_urls, m, summary, doc_bytes }
 }
 
 fn scrapy(corpus: &Corpus, tmp: &Path, seeds: &[String], depth: u32, name: &str) -> Run {
@@ -249,7 +323,7 @@ fn scrapy(corpus: &Corpus, tmp: &Path, seeds: &[String], depth: u32, name: &str)
         .filter(|v| v["status"] == 200)
         .filter_map(|v| normalised(v["url"].as_str()?))
         .collect();
-    Run { ok_urls, m, summary }
+    Run { ok_urls, m, summary, doc_bytes: 0 }
 }
 
 /// URLs with status 200 in a crawl's `doc` files.
