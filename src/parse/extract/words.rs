@@ -112,10 +112,10 @@ pub(super) fn collapse_ascii(core: &[u8], out: &mut Vec<u8>) -> u32 {
         let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
         // Per byte (exact, as every byte is below 0x80): the high bit set
         // when the byte is above b' ', and when it is not b' '.
-        let above = ((x | HI) - 0x21 * LO) & HI;
-        let not_space = (((x ^ 0x20 * LO) | HI) - LO) & HI;
+        let above = ((x | HI) - (0x21 * LO)) & HI;
+        let not_space = (((x ^ (0x20 * LO)) | HI) - LO) & HI;
         let spaces = !not_space & HI;
-        let adjacent = spaces & ((spaces << 8) | u64::from(prev_space) << 7);
+        let adjacent = spaces & ((spaces << 8) | (u64::from(prev_space) << 7));
         if above == not_space && adjacent == 0 {
             out[w..w + 8].copy_from_slice(chunk);
             w += 8;
