@@ -106,9 +106,14 @@ fn a_failing_proxy_is_taken_out_and_tried_again_later() {
     // Proxy 1 answers 502 to everything until set up again; a fourth proxy
     // does not even listen.
     web.farm.set_proxy_down(1, true);
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    // Bound and not listening: connections are refused, and the port stays
+    // this test's for the whole crawl (a port let go could be taken by
+    // another test's listener).
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let _in_rt = rt.enter();
+    let dead = tokio::net::TcpSocket::new_v4().expect("socket");
+    dead.bind("127.0.0.1:0".parse().expect("addr")).expect("bind");
     let dead_addr = dead.local_addr().expect("addr");
-    drop(dead);
     let data = web.dir("data");
     let mut args = vec![
         "--delay",

@@ -571,9 +571,12 @@ mod tests {
 
     #[tokio::test]
     async fn a_proxy_that_does_not_listen_starts_out_of_service() {
-        let dead = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        // Bound and not listening: connections are refused, and the port
+        // stays this test's (a port let go could be taken by another test's
+        // listener, or be the very port a connection to it goes out from).
+        let dead = tokio::net::TcpSocket::new_v4().expect("socket");
+        dead.bind("127.0.0.1:0".parse().expect("addr")).expect("bind");
         let dead_addr = dead.local_addr().expect("addr").to_string();
-        drop(dead);
         let live = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let names = vec!["dead".to_string(), "live".to_string()];
         let pool = Arc::new(Pool::new(names, vec![dead_addr, live.local_addr().expect("addr").to_string()], FREE));
