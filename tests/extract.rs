@@ -14,6 +14,11 @@ use layercrawl::config::{CrawlConfig, RunArgs};
 use layercrawl::extract::{Column, ColumnType, Extractor, Extractors, PageInput, Tuning, Value};
 use testweb::FarmConfig;
 
+/// One crawl at a time in this file: the h1 test's slow pages (1 s each)
+/// must be parsed before its layer's straggler threshold, which a second
+/// crawl sharing the cores can push them past.
+static ONE_CRAWL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The text of a page's first `h1`, whitespace collapsed.
 struct FirstH1(scraper::Selector);
 
@@ -64,6 +69,7 @@ fn naive_h1(html: &str) -> Option<String> {
 
 #[test]
 fn an_extractor_column_holds_every_pages_real_h1() {
+    let _one = ONE_CRAWL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let web =
         Web::start(FarmConfig { sites: 3, pages: 40, seed: 11, faults: true, slow_ms: 1000, ..FarmConfig::default() });
     let data = web.dir("data");
@@ -150,6 +156,7 @@ fn an_extractor_column_holds_every_pages_real_h1() {
 /// the duplicate detection) does not depend on the choice.
 #[test]
 fn store_text_fills_the_chosen_text_columns_and_nothing_else_changes() {
+    let _one = ONE_CRAWL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     use common::read_docs;
     let web = Web::start(FarmConfig { sites: 3, pages: 30, seed: 21, faults: false, ..FarmConfig::default() });
     let crawl = |name: &str, store: Option<&str>| {
