@@ -17,7 +17,8 @@
 //! variants of them, one core, in turn, five rounds: where storing the
 //! columns goes (`main_text` left out, written uncompressed) and what the
 //! settings one might turn would save (no statistics on the long texts, a
-//! faster zstd level for `main_text`, larger pages and row groups).
+//! faster zstd level for `main_text`, larger pages and row groups, the
+//! format 1.0 data pages written before).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -29,7 +30,7 @@ use layercrawl::store::column::without_tuning;
 use layercrawl::store::shard_properties;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::{EnabledStatistics, WriterPropertiesBuilder};
+use parquet::file::properties::{EnabledStatistics, WriterPropertiesBuilder, WriterVersion};
 
 use super::{collect_parquet, crawl_with, env_u32, median, DirBatches, FarmProcess, Table, BIN, CPU_CRAWL, CPU_WEB};
 
@@ -153,7 +154,7 @@ fn writer_settings(layer: &Path, table: &mut Table) {
         }
     }
     let zstd = |level| Compression::ZSTD(ZstdLevel::try_new(level).expect("a zstd level"));
-    let variants: [Variant; 8] = [
+    let variants: [Variant; 9] = [
         ("as the crawl writes them", true, |p| p),
         ("main_text left out", false, |p| p),
         ("main_text uncompressed", true, |p| p.set_column_compression("main_text".into(), Compression::UNCOMPRESSED)),
@@ -170,6 +171,7 @@ fn writer_settings(layer: &Path, table: &mut Table) {
         }),
         ("data pages of 1 MiB", true, |p| p.set_data_page_size_limit(1 << 20)),
         ("row groups of 16 MiB", true, |p| p.set_max_row_group_bytes(Some(16 << 20))),
+        ("data pages v1 (format 1.0)", true, |p| p.set_writer_version(WriterVersion::PARQUET_1_0)),
     ];
     let without_main: Vec<RecordBatch> = rows
         .iter()

@@ -18,7 +18,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader, RowGroupMetaData};
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{WriterProperties, WriterVersion};
 use parquet::file::reader::{ChunkReader, Length};
 use parquet::file::writer::SerializedFileWriter;
 use tokio::io::AsyncWriteExt;
@@ -58,9 +58,14 @@ async fn concat_objects(store: &Store, inputs: &[String], output: &str) -> Resul
     check_schemas(inputs, &borrowed, output)?;
     let first = &metas[0];
     let schema = first.file_metadata().schema_descr().root_schema_ptr();
-    // Keep the Arrow schema (time zones, unsigned types) that the shards carry.
-    let props =
-        WriterProperties::builder().set_key_value_metadata(first.file_metadata().key_value_metadata().cloned()).build();
+    // Keep the Arrow schema (time zones, unsigned types) that the shards
+    // carry, and the format version their pages were written for.
+    let version =
+        if first.file_metadata().version() >= 2 { WriterVersion::PARQUET_2_0 } else { WriterVersion::PARQUET_1_0 };
+    let props = WriterProperties::builder()
+        .set_key_value_metadata(first.file_metadata().key_value_metadata().cloned())
+        .set_writer_version(version)
+        .build();
     let encoded = SharedBuf::default();
     let mut writer =
         Some(SerializedFileWriter::new(encoded.clone(), schema, Arc::new(props)).map_err(|e| perr(output, e))?);
