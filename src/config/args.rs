@@ -120,6 +120,19 @@ pub struct RunArgs {
     /// a deeper re-run). `off` waits for everything. [default: 1s]
     #[arg(long, value_name = "DURATION|off")]
     pub straggler_after: Option<String>,
+    /// A host that keeps failing (5xx, timeouts, refused connections) is
+    /// paused and probed; failing this long without one good answer, it is
+    /// down: its remaining URLs end as `host_down` rows. [default: 5m]
+    #[arg(long, value_name = "DURATION")]
+    pub host_down_after: Option<String>,
+    /// A body arriving slower than this many bytes per second over
+    /// --speed-time ends as a `too_slow` error row, like curl's
+    /// --speed-limit (0: off). [default: 1024]
+    #[arg(long, value_name = "BYTES")]
+    pub speed_limit: Option<u64>,
+    /// The window of --speed-limit. [default: 10s]
+    #[arg(long, value_name = "DURATION")]
+    pub speed_time: Option<String>,
     /// Resolve a host (or `*.suffix`) to IP:PORT, like curl's --resolve.
     /// Repeatable.
     #[arg(long, value_name = "RULE")]

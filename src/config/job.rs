@@ -24,6 +24,9 @@ pub struct JobFile {
     pub max_pages_per_host: Option<u64>,
     pub layer_timeout: Option<String>,
     pub straggler_after: Option<String>,
+    pub host_down_after: Option<String>,
+    pub speed_limit: Option<u64>,
+    pub speed_time: Option<String>,
     #[serde(default)]
     pub resolve: Vec<String>,
     pub user_agent: Option<String>,

@@ -278,6 +278,24 @@ impl CrawlConfig {
             },
             None => Some(Duration::from_secs(1)),
         };
+        let host_down_after = args
+            .host_down_after
+            .clone()
+            .or(job.host_down_after)
+            .map(|s| parse_duration(&s).map_err(|e| bad("host-down-after", e)))
+            .transpose()?
+            .unwrap_or(crate::fetch::DEFAULT_HOST_DOWN_AFTER);
+        let speed_time = args
+            .speed_time
+            .clone()
+            .or(job.speed_time)
+            .map(|s| parse_duration(&s).map_err(|e| bad("speed-time", e)))
+            .transpose()?
+            .unwrap_or(crate::fetch::DEFAULT_SPEED_TIME);
+        if speed_time.is_zero() {
+            return Err(bad("speed-time", "0; give a window such as 10s (turn the check off with --speed-limit 0)"));
+        }
+        let speed_limit = args.speed_limit.or(job.speed_limit).unwrap_or(crate::fetch::DEFAULT_SPEED_LIMIT);
         let timeout = args
             .timeout
             .clone()
@@ -492,6 +510,9 @@ impl CrawlConfig {
                 // A page being rendered is in flight for up to the render
                 // timeout (and the browser's start): not a straggler before.
                 straggler_after: straggler_after.map(|d| if rendering { d.max(render_timeout) } else { d }),
+                host_down_after,
+                speed_limit,
+                speed_time,
                 urls: std::sync::Arc::clone(&urls),
                 governor,
                 capture: warc,

@@ -42,8 +42,15 @@ pub struct LayerSummary {
     pub robots_requests: u64,
     /// Requests repeated after a transient failure.
     pub retries: u64,
-    /// Hosts given up after failing again and again (their URLs carried).
-    pub hosts_given_up: u64,
+    /// Hosts found down (failing for `--host-down-after`; their queued URLs
+    /// ended as `host_down` rows), circuit breakers opened by a burst of
+    /// failures, and hosts paused by a `Retry-After`.
+    pub hosts_down: u64,
+    pub breaker_opens: u64,
+    pub host_pauses: u64,
+    /// Of `carried`, URLs a limit the user set left unrequested, by limit.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub not_requested: BTreeMap<String, u64>,
     /// DNS for the layer's hosts: queries sent, answers from the cache,
     /// failed lookups.
     pub dns_queries: u64,
@@ -142,7 +149,12 @@ impl LayerSummary {
         self.links += m.links;
         self.robots_requests += m.robots_requests;
         self.retries += m.retries;
-        self.hosts_given_up += m.hosts_given_up;
+        self.hosts_down += m.hosts_down;
+        self.breaker_opens += m.breaker_opens;
+        self.host_pauses += m.host_pauses;
+        for (why, n) in &m.not_requested {
+            *self.not_requested.entry(why.clone()).or_default() += n;
+        }
         self.backoffs += m.backoffs;
         self.sitemap_files += m.sitemap_files;
         self.dns_queries += m.dns_queries;
@@ -228,6 +240,13 @@ pub struct RunSummary {
     pub seconds_saved: f64,
     pub seconds: f64,
     pub pages_per_second: f64,
+    /// URLs found within the depth that the run did not request, because a
+    /// limit the user set stopped it (the last layer's `not_requested`):
+    /// their total, and by limit. 0 unless `--layer-timeout`, `--max-pages`
+    /// or `--max-pages-per-host` cut the crawl short. They are kept in
+    /// `state/carry/` (README, "Retries and failing hosts").
+    pub not_requested: u64,
+    pub not_requested_by: BTreeMap<String, u64>,
     /// Per rule, over every layer: what the rule matched and made, with
     /// each field's fill rate (items with a value / items).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -257,6 +276,17 @@ impl RunSummary {
         self.bytes_saved = self.layers.iter().map(|l| l.bytes_saved).sum();
         self.seconds_saved = self.layers.iter().map(|l| l.seconds_saved).sum();
         self.governor = self.layers.iter().filter_map(|l| l.governor).reduce(GovernorFigures::merge);
+        // Earlier layers' carried URLs went on into the next layer; the
+        // last layer's have none to go to.
+        if let Some(last) = self.layers.iter().find(|l| l.layer == self.depth) {
+            self.not_requested_by = last.not_requested.clone();
+            self.not_requested = last.carried;
+            let known: u64 = self.not_requested_by.values().sum();
+            if known < last.carried {
+                // Carried for no limit: a bug's mark, never hidden.
+                self.not_requested_by.insert("other".into(), last.carried - known);
+            }
+        }
         let mut rules: BTreeMap<String, RuleCounts> = BTreeMap::new();
         for l in &self.layers {
             for (name, c) in &l.rules {
@@ -358,6 +388,13 @@ impl RunSummary {
             if l.rendered > 0 {
                 let _ = writeln!(s, "      rendered in Chromium: {} pages", l.rendered);
             }
+            if l.breaker_opens + l.host_pauses + l.hosts_down > 0 {
+                let _ = writeln!(
+                    s,
+                    "      failing hosts: {} paused by Retry-After, {} breaker openings (a burst of failures, then a probe), {} found down (their URLs are host_down rows)",
+                    l.host_pauses, l.breaker_opens, l.hosts_down
+                );
+            }
             if l.budget_cut > 0 {
                 let _ = writeln!(s, "      page budget: {} URLs carried to the next layer unfetched", l.budget_cut);
             }
@@ -438,6 +475,35 @@ impl RunSummary {
         if !self.seed_problems.is_empty() {
             let _ = writeln!(s, "seed lines skipped: {}", self.seed_problems.len());
         }
+        let _ = writeln!(s, "{}", self.completeness());
         s
+    }
+
+    /// The table's last line: whether every URL found within the depth was
+    /// requested, and if not, how many were not, why, and where they are.
+    #[must_use]
+    pub fn completeness(&self) -> String {
+        if self.not_requested == 0 {
+            return format!("complete: every URL found within depth {} was requested (0 not requested)", self.depth);
+        }
+        let why: Vec<String> = self.not_requested_by.iter().map(|(k, v)| format!("{v} by {}", limit_name(k))).collect();
+        format!(
+            "INCOMPLETE: {} URLs found within depth {} were not requested ({}); they are kept in {}/state/carry/layer={}; raise the limit for the next run, or run with --depth {} to fetch them (README, \"Retries and failing hosts\")",
+            self.not_requested,
+            self.depth,
+            why.join(", "),
+            self.data,
+            self.depth,
+            self.depth + 1
+        )
+    }
+}
+
+/// The option behind a `not_requested` reason.
+fn limit_name(reason: &str) -> String {
+    match reason {
+        "layer-timeout" | "max-pages" | "max-pages-per-host" => format!("--{reason}"),
+        "unreadable" => "an unreadable temporary file".into(),
+        other => other.into(),
     }
 }

@@ -81,8 +81,12 @@ impl Local {
         self.progress.start_layer(layer, total, done_inputs);
         let mut ctx = self.mapper.clone();
         ctx.deadline = self.layer_timeout.map(|t| Instant::now() + t);
-        // One seat per map task below, each taken as the task starts.
-        ctx.tail = self.straggler_after.map(|floor| LayerTail::new(parts.len(), floor));
+        // One seat per map task below, each taken as the task starts. The
+        // last layer has no next layer to hand its stragglers to: it drains
+        // them, bounded only by the limits the user set (README, "Retries
+        // and failing hosts").
+        let last = layer + 1 >= self.layers;
+        ctx.tail = self.straggler_after.filter(|_| !last).map(|floor| LayerTail::new(parts.len(), floor));
         let mut tasks = tokio::task::JoinSet::new();
         for &part in parts {
             let c = ctx.clone();

@@ -24,6 +24,31 @@ pub struct HttpExchange {
     policy: AddressPolicy,
     /// The user agent, when each exchange is captured (`--warc`).
     capture: Option<Arc<str>>,
+    min_speed: Option<MinSpeed>,
+}
+
+/// The low-speed limit (`--speed-limit`, `--speed-time`), as curl's: a
+/// body that brings fewer than `bytes` a second over a window of `window`
+/// is cut off and ends as a `too_slow` error, keeping what arrived. A page
+/// that trickles would otherwise hold its request, and the end of its
+/// layer, until the timeout; it counts as that one URL's failure, not its
+/// host's, and is not retried.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct MinSpeed {
+    pub bytes: u64,
+    pub window: Duration,
+}
+
+impl MinSpeed {
+    pub(super) fn of(cfg: &FetchConfig) -> Option<Self> {
+        (cfg.speed_limit > 0 && !cfg.speed_time.is_zero())
+            .then_some(Self { bytes: cfg.speed_limit, window: cfg.speed_time })
+    }
+
+    /// Bytes a window must bring at least.
+    fn floor(self) -> u64 {
+        u64::try_from(u128::from(self.bytes) * self.window.as_millis() / 1000).unwrap_or(u64::MAX)
+    }
 }
 
 impl HttpExchange {
@@ -42,13 +67,13 @@ impl HttpExchange {
             .dns_resolver(PolicyResolver::new(cfg.resolve.clone(), policy).with_cache(dns))
             .build()
             .map_err(|e| FetchError::Client(e.to_string()))?;
-        Ok(Self { client, policy, capture: capturing(cfg) })
+        Ok(Self { client, policy, capture: capturing(cfg), min_speed: MinSpeed::of(cfg) })
     }
 }
 
 impl Exchange for HttpExchange {
     fn get<'a>(&'a self, req: Request<'a>) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>> {
-        Box::pin(exchange(&self.client, self.policy, req, self.capture.as_deref()))
+        Box::pin(exchange(&self.client, self.policy, req, self.capture.as_deref(), self.min_speed))
     }
 }
 
@@ -94,6 +119,7 @@ pub(super) async fn exchange(
     policy: AddressPolicy,
     req: Request<'_>,
     capture: Option<&str>,
+    min_speed: Option<MinSpeed>,
 ) -> Result<Response, (ErrorKind, String)> {
     let Request { url, max_body, validators } = req;
     // IP-literal hosts skip the resolver inside the client: check them here.
@@ -156,8 +182,54 @@ pub(super) async fn exchange(
     let mut body = BytesMut::with_capacity(usize::try_from(expected).unwrap_or(0));
     let mut received: u64 = 0;
     let mut truncated = false;
+    // The low-speed window: its end, and what it has brought so far.
+    let mut window = min_speed.map(|m| (tokio::time::Instant::now() + m.window, 0u64));
     loop {
-        match resp.chunk().await {
+        let next = match window {
+            Some((end, _)) => match tokio::time::timeout_at(end, resp.chunk()).await {
+                Ok(next) => next,
+                // Nothing at all before the window ended: checked below.
+                Err(_) => Ok(Some(Bytes::new())),
+            },
+            None => resp.chunk().await,
+        };
+        if let (Some(m), Some((end, got)), Ok(Some(chunk))) = (min_speed, window.as_mut(), &next) {
+            *got += chunk.len() as u64;
+            let now = tokio::time::Instant::now();
+            if now >= *end {
+                if *got < m.floor() {
+                    let detail = format!(
+                        "body slower than {} bytes/s over {} s ({} bytes in the last window, {received} before it); cut off",
+                        m.bytes,
+                        m.window.as_secs_f64(),
+                        *got
+                    );
+                    if let Ok(Some(chunk)) = &next {
+                        received += chunk.len() as u64;
+                        let room = usize::try_from(max_body.saturating_sub(body.len() as u64)).unwrap_or(usize::MAX);
+                        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                    }
+                    return Ok(Response {
+                        status,
+                        content_type,
+                        location,
+                        retry_after,
+                        etag,
+                        last_modified,
+                        body: Bytes::from(body),
+                        received,
+                        truncated: true,
+                        elapsed: start.elapsed(),
+                        body_error: Some((ErrorKind::TooSlow, detail)),
+                        rendered: false,
+                        capture,
+                    });
+                }
+                *end = now + m.window;
+                *got = 0;
+            }
+        }
+        match next {
             Ok(Some(chunk)) => {
                 received += chunk.len() as u64;
                 let room = usize::try_from(max_body.saturating_sub(body.len() as u64)).unwrap_or(usize::MAX);

@@ -49,6 +49,16 @@ pub struct FetchConfig {
     /// may not start before then are stragglers: they go on into the next
     /// layer instead of holding this one. `None`: off.
     pub straggler_after: Option<Duration>,
+    /// A host failing this long without a good answer is down: its queued
+    /// URLs end as `host_down` rows (`scheduler/breaker.rs`).
+    #[serde(default = "default_host_down_after")]
+    pub host_down_after: Duration,
+    /// A body slower than `speed_limit` bytes a second over `speed_time`
+    /// ends as a `too_slow` error (0: no limit).
+    #[serde(default = "default_speed_limit")]
+    pub speed_limit: u64,
+    #[serde(default = "default_speed_time")]
+    pub speed_time: Duration,
     /// How redirect targets are normalised.
     pub urls: std::sync::Arc<crate::urlnorm::UrlPolicy>,
     /// The resource governor (`--max-memory`, `--cpu-target`); off by default.
@@ -65,6 +75,24 @@ pub struct FetchConfig {
 pub const DEFAULT_DELAY_FACTOR: f64 = 2.0;
 /// The default `--max-delay`.
 pub const DEFAULT_MAX_DELAY: Duration = Duration::from_secs(30);
+
+/// The default `--host-down-after`.
+pub const DEFAULT_HOST_DOWN_AFTER: Duration = Duration::from_secs(300);
+/// The default `--speed-limit` (bytes a second) and `--speed-time`.
+pub const DEFAULT_SPEED_LIMIT: u64 = 1024;
+pub const DEFAULT_SPEED_TIME: Duration = Duration::from_secs(10);
+
+fn default_host_down_after() -> Duration {
+    DEFAULT_HOST_DOWN_AFTER
+}
+
+fn default_speed_limit() -> u64 {
+    DEFAULT_SPEED_LIMIT
+}
+
+fn default_speed_time() -> Duration {
+    DEFAULT_SPEED_TIME
+}
 
 fn default_delay_factor() -> f64 {
     DEFAULT_DELAY_FACTOR
@@ -100,6 +128,9 @@ impl FetchConfig {
             proxy: super::proxy::ProxyConfig::default(),
             render: super::render::RenderConfig::default(),
             max_pages_per_host: None,
+            host_down_after: DEFAULT_HOST_DOWN_AFTER,
+            speed_limit: DEFAULT_SPEED_LIMIT,
+            speed_time: DEFAULT_SPEED_TIME,
             straggler_after: None,
             urls: std::sync::Arc::new(crate::urlnorm::UrlPolicy::default()),
             governor: super::governor::GovernorConfig::default(),

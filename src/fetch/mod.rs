@@ -33,7 +33,10 @@ use robots::RobotsCache;
 
 pub use capture::Capture;
 pub use client::HttpExchange;
-pub use config::{FetchConfig, DEFAULT_DELAY_FACTOR, DEFAULT_MAX_DELAY};
+pub use config::{
+    FetchConfig, DEFAULT_DELAY_FACTOR, DEFAULT_HOST_DOWN_AFTER, DEFAULT_MAX_DELAY, DEFAULT_SPEED_LIMIT,
+    DEFAULT_SPEED_TIME,
+};
 pub use exchange::{Exchange, Request, Validators};
 pub use scheduler::{Handover, LayerTail, PartitionFetch, TailSeat, UrlSource};
 
@@ -63,11 +66,17 @@ pub enum ErrorKind {
     /// Processing the page panicked (a parser bug met on a hostile page;
     /// the row keeps the URL).
     ParsePanic,
+    /// The body arrived slower than `--speed-limit` over `--speed-time`
+    /// (what arrived is kept, truncated).
+    TooSlow,
+    /// The URL's host was down (failing for `--host-down-after` and its
+    /// probe failed): no request was sent for it.
+    HostDown,
 }
 
 impl ErrorKind {
     /// Every kind, in declaration order.
-    pub const ALL: [Self; 13] = [
+    pub const ALL: [Self; 15] = [
         Self::Timeout,
         Self::Dns,
         Self::Connect,
@@ -81,6 +90,8 @@ impl ErrorKind {
         Self::BadRedirect,
         Self::Internal,
         Self::ParsePanic,
+        Self::TooSlow,
+        Self::HostDown,
     ];
 
     /// The stable name written to the `error` column.
@@ -100,6 +111,8 @@ impl ErrorKind {
             Self::BadRedirect => "bad_redirect",
             Self::Internal => "internal",
             Self::ParsePanic => "parse_panic",
+            Self::TooSlow => "too_slow",
+            Self::HostDown => "host_down",
         }
     }
 }
@@ -134,6 +147,8 @@ impl std::str::FromStr for ErrorKind {
             "bad_redirect" => Self::BadRedirect,
             "internal" => Self::Internal,
             "parse_panic" => Self::ParsePanic,
+            "too_slow" => Self::TooSlow,
+            "host_down" => Self::HostDown,
             _ => return Err(UnknownErrorKind(s.to_string())),
         })
     }
@@ -221,6 +236,12 @@ pub struct Fetcher {
     /// Each origin's pace (adaptive politeness), kept across partitions and
     /// layers like `next_start`: a host found slow stays paced.
     pub(crate) paces: Arc<std::sync::Mutex<std::collections::HashMap<String, scheduler::Pace>>>,
+    /// Each origin's circuit breaker, kept across partitions and layers: a
+    /// host paused or down stays so in the next layer.
+    pub(crate) breakers: Arc<std::sync::Mutex<std::collections::HashMap<String, scheduler::Breaker>>>,
+    /// When a URL carried over while waiting for its retry may be tried
+    /// again, by URL fingerprint (a `Retry-After` outlives the layer).
+    pub(crate) retry_at: Arc<std::sync::Mutex<std::collections::HashMap<u64, tokio::time::Instant>>>,
     /// The DNS cache (none: the system's resolver, uncached).
     pub(crate) dns: Option<Arc<dns::DnsCache>>,
     /// The proxy pool, when requests go through proxies.
@@ -293,6 +314,8 @@ impl Fetcher {
             send_clocks: Arc::default(),
             epoch: tokio::time::Instant::now(),
             paces: Arc::default(),
+            breakers: Arc::default(),
+            retry_at: Arc::default(),
             dns: None,
             proxies: None,
             agent: robots::product_token(&cfg.user_agent),

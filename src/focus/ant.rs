@@ -424,6 +424,7 @@ mod tests {
             referrer: None,
             priority,
             anchor: None,
+            retries: 0,
         };
         let mut rows = vec![
             input("http://s.test/x/", None),

@@ -447,8 +447,15 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     }
     outputs.finish(&mut manifest).await?;
     if !report.carried.is_empty() {
-        let carried =
+        let mut carried =
             report.carried.iter().map(|&id| input.row(id)).collect::<Result<Vec<InRow>, _>>().map_err(input_err)?;
+        // A URL that failed in this layer takes its retries along.
+        let retried: std::collections::HashMap<usize, u32> = report.retried.iter().copied().collect();
+        for (row, id) in carried.iter_mut().zip(&report.carried) {
+            if let Some(&r) = retried.get(id) {
+                row.retries = row.retries.max(r);
+            }
+        }
         let mut w =
             ShardWriter::create(store, &layout::carry(layer, part), schema::input_schema(), SHARD_ROW_GROUP_BYTES)?;
         w.write(&schema::input_batch(&carried)?).await?;
@@ -485,7 +492,9 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     manifest.carried = report.carried.len() as u64;
     manifest.robots_requests = report.robots_requests;
     manifest.retries = report.retries;
-    manifest.hosts_given_up = report.hosts_given_up;
+    (manifest.hosts_down, manifest.breaker_opens, manifest.host_pauses) =
+        (report.hosts_down, report.breaker_opens, report.host_pauses);
+    manifest.not_requested = report.not_requested;
     (manifest.backoffs, manifest.hosts_slowed, manifest.max_delay_ms) =
         (report.backoffs, report.hosts_slowed, report.max_delay_ms);
     (manifest.dns_queries, manifest.dns_cached, manifest.dns_failures) =

@@ -22,6 +22,9 @@ impl UrlSource for Urls {
     fn url(&self, id: usize) -> std::io::Result<String> {
         self.0.url(id)
     }
+    fn start(&self, id: usize) -> std::io::Result<(String, u32)> {
+        self.0.start(id)
+    }
     fn validators(&self, url: &Url) -> Option<crate::fetch::Validators> {
         self.1.as_ref()?.get(url.as_str()).map(|e| e.validators.clone())
     }

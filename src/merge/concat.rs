@@ -243,6 +243,7 @@ mod tests {
                     referrer: (i % 2 == 0).then(|| "r".into()),
                     priority: None,
                     anchor: None,
+                    retries: 0,
                 })
                 .collect();
             let path = format!("in/layer=0/part-{s:05}.parquet");
@@ -271,8 +272,15 @@ mod tests {
         let store = Store::open("memory://").expect("store");
         let mut w = ShardWriter::create(&store, "a.parquet", input_schema(), 1 << 20).expect("w");
         w.write(
-            &input_batch(&[InRow { url: "u".into(), depth: 0, referrer: None, priority: None, anchor: None }])
-                .expect("b"),
+            &input_batch(&[InRow {
+                url: "u".into(),
+                depth: 0,
+                referrer: None,
+                priority: None,
+                anchor: None,
+                retries: 0,
+            }])
+            .expect("b"),
         )
         .await
         .expect("w");

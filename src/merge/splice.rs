@@ -284,6 +284,7 @@ mod tests {
                     referrer: (i % 2 == 0).then(|| format!("http://s{s}.test/r{}", i % 5)),
                     priority: None,
                     anchor: None,
+                    retries: 0,
                 })
                 .collect();
             let path = format!("doc/layer=1/part-{s:05}.parquet");
@@ -333,6 +334,7 @@ mod tests {
                 referrer: None,
                 priority: None,
                 anchor: None,
+                retries: 0,
             })
             .collect();
         let shards = ["doc/layer=0/part-00000.parquet".to_string(), "doc/layer=0/part-00001.parquet".to_string()];
@@ -374,6 +376,7 @@ mod tests {
                     referrer: None,
                     priority: None,
                     anchor: None,
+                    retries: 0,
                 })
                 .collect();
             let path = format!("in/part-{s}.parquet");

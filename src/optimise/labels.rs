@@ -290,7 +290,7 @@ mod tests {
     fn cand(url: &str) -> Candidate {
         let domain = urlnorm::registrable_domain(urlnorm::host_of(url));
         Candidate {
-            row: InRow { url: url.to_string(), depth: 1, referrer: None, priority: None, anchor: None },
+            row: InRow { url: url.to_string(), depth: 1, referrer: None, priority: None, anchor: None, retries: 0 },
             domain,
             followed: true,
             dom: false,

@@ -145,6 +145,7 @@ pub async fn seed_layer(ctx: &OptimiseCtx, seeds: &[Url]) -> Result<NextManifest
             referrer: None,
             priority: None,
             anchor: None,
+            retries: 0,
         });
     }
     let mut m = NextManifest { layer: 0, candidates: seeds.len() as u64, ..NextManifest::default() };

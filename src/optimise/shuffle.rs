@@ -400,6 +400,7 @@ fn candidates(merged: HashMap<String, Merged>) -> Vec<Candidate> {
                 referrer: Some(m.referrer),
                 priority: m.score.map(schema::priority_of),
                 anchor: m.anchor,
+                retries: 0,
             },
             followed: m.followed,
             dom: m.dom,

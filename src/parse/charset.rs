@@ -1,5 +1,8 @@
 //! Character encoding of a fetched page: BOM, then the `Content-Type`
 //! header, then a `<meta>` prescan, then statistical detection (chardetng).
+//! A declared charset that does not decode the bytes cleanly (a Latin-1
+//! page served as UTF-8) gives way to the detected one when that one does
+//! ([`decode_checked`]; the page's `charset` column says which was used).
 //! The result always decodes to valid UTF-8 (malformed bytes become U+FFFD).
 
 use std::borrow::Cow;
@@ -14,6 +17,9 @@ pub enum Source {
     Header,
     Meta,
     Detected,
+    /// Declared (header or `<meta>`) but wrong: the bytes did not decode
+    /// with it, and did with the detected encoding.
+    Fallback,
 }
 
 /// How much of the document the `<meta>` prescan looks at. The HTML
@@ -43,6 +49,42 @@ pub fn sniff(body: &[u8], content_type: Option<&str>) -> (&'static Encoding, Sou
 #[must_use]
 pub fn decode<'a>(body: &'a [u8], enc: &'static Encoding, bom: usize) -> Cow<'a, str> {
     enc.decode_without_bom_handling(&body[bom.min(body.len())..]).0
+}
+
+/// [`decode`], with the fallback: when a declared encoding leaves
+/// malformed bytes, the detected encoding is tried, and taken if it decodes
+/// them all. Returns the text and the encoding and source actually used.
+/// Costs nothing more for a page its declaration decodes.
+#[must_use]
+pub fn decode_checked<'a>(
+    body: &'a [u8],
+    enc: &'static Encoding,
+    source: Source,
+    bom: usize,
+) -> (Cow<'a, str>, &'static Encoding, Source) {
+    let bytes = &body[bom.min(body.len())..];
+    let (text, had_errors) = enc.decode_without_bom_handling(bytes);
+    if !had_errors || !matches!(source, Source::Header | Source::Meta) {
+        return (text, enc, source);
+    }
+    if enc == UTF_8 {
+        // Mostly UTF-8 with a few stray bytes (a cut, a pasted fragment):
+        // it is UTF-8; reading it as a legacy encoding would garble every
+        // character that did decode.
+        let bad = text.chars().filter(|&c| c == '\u{fffd}').count();
+        let good = text.chars().filter(|&c| !c.is_ascii() && c != '\u{fffd}').count();
+        if good >= bad {
+            return (text, enc, source);
+        }
+    }
+    let detected = detect(bytes);
+    if detected != enc {
+        let (again, errors) = detected.decode_without_bom_handling(bytes);
+        if !errors {
+            return (again, detected, Source::Fallback);
+        }
+    }
+    (text, enc, source)
 }
 
 /// The encoding named by a `charset=` parameter of a `Content-Type` value.
@@ -126,6 +168,25 @@ fn valid_utf8_prefix(s: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wrong_declaration_gives_way_to_the_detected_encoding() {
+        let latin1 = b"<html><head><meta charset=utf-8><title>Mislabeled: na\xefve r\xe9sum\xe9</title></head><body><p>Caf\xe9 cr\xe8me br\xfbl\xe9e, d\xe9j\xe0 vu.</p></body></html>";
+        let (enc, source, bom) = sniff(latin1, Some("text/html; charset=utf-8"));
+        assert_eq!((enc, source), (UTF_8, Source::Header));
+        let (text, used, why) = decode_checked(latin1, enc, source, bom);
+        assert_eq!((used, why), (WINDOWS_1252, Source::Fallback));
+        assert!(text.contains("Mislabeled: naïve résumé") && !text.contains('\u{fffd}'), "{text}");
+        // A page its declaration decodes keeps it, borrowed.
+        let good = "<p>naïve résumé</p>".as_bytes();
+        let (text, used, why) = decode_checked(good, UTF_8, Source::Header, 0);
+        assert_eq!((used, why), (UTF_8, Source::Header));
+        assert!(matches!(text, Cow::Borrowed(_)));
+        // UTF-8 with a stray byte stays UTF-8.
+        let mixed = "<p>naïve résumé café</p>".as_bytes().iter().chain(b"\xff").copied().collect::<Vec<u8>>();
+        let (text, used, _) = decode_checked(&mixed, UTF_8, Source::Meta, 0);
+        assert!(used == UTF_8 && text.contains("naïve résumé café"));
+    }
 
     #[test]
     fn order_is_bom_header_meta_detection() {

@@ -183,7 +183,7 @@ pub fn parse_source<'a>(
     dom: bool,
 ) -> (std::borrow::Cow<'a, str>, Page, Option<scraper::Html>) {
     let (encoding, encoding_source, bom) = charset::sniff(body, content_type);
-    let html = charset::decode(body, encoding, bom);
+    let (html, encoding, encoding_source) = charset::decode_checked(body, encoding, encoding_source, bom);
     let (ex, tree) = if dom {
         let (ex, tree) = extract::extract_with_dom(&html, cfg.max_links, cfg.max_text);
         (ex, Some(tree))

@@ -152,7 +152,7 @@
     const rows = keys.map((k) => [k].concat(D.layers.map((l) => num(l.rows.outcomes[k] || 0))))
       .concat(classes.map((c) => ['status ' + c].concat(D.layers.map((l) => num(l.rows.statuses[c] || 0)))))
       .concat([['retries'].concat(D.layers.map((l) => num(l.summary.retries)))],
-        [['hosts given up'].concat(D.layers.map((l) => num(l.summary.hosts_given_up)))]);
+        [["hosts down"].concat(D.layers.map((l) => num(l.summary.hosts_down)))]);
     document.getElementById('status-table').append(table(['outcome'].concat(D.layers.map((l) => 'layer ' + l.layer)), rows));
   }
 

@@ -32,6 +32,7 @@ fn rows(prefix: &str, n: usize) -> Vec<InRow> {
             referrer: (i % 3 == 0).then(|| format!("http://{prefix}.test/")),
             priority: None,
             anchor: None,
+            retries: 0,
         })
         .collect()
 }

@@ -65,17 +65,29 @@ pub struct MapManifest {
     pub extracted: BTreeMap<String, u64>,
     /// Rows written to `links`.
     pub links: u64,
-    /// URLs carried to the next layer (time or host budget).
+    /// URLs carried to the next layer: stragglers, and URLs a limit the
+    /// user set left unrequested (`not_requested`).
     pub carried: u64,
+    /// Of `carried`, the URLs a limit left unrequested, by limit:
+    /// `layer-timeout`, `max-pages`, `max-pages-per-host` (and `unreadable`,
+    /// when the task's temporary file failed).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub not_requested: BTreeMap<String, u64>,
     /// Requests for robots.txt.
     pub robots_requests: u64,
     /// Requests repeated after a transient failure.
     #[serde(default)]
     pub retries: u64,
-    /// Hosts given up in this layer after failing again and again (their
-    /// remaining URLs are in `carried`).
+    /// Hosts found down (failing for `--host-down-after`): their queued
+    /// URLs ended as `host_down` rows.
+    #[serde(default, alias = "hosts_given_up")]
+    pub hosts_down: u64,
+    /// Circuit breakers opened by a burst of failures (and reopened by a
+    /// failed probe); hosts paused by a `Retry-After`.
     #[serde(default)]
-    pub hosts_given_up: u64,
+    pub breaker_opens: u64,
+    #[serde(default)]
+    pub host_pauses: u64,
     /// Adaptive politeness: 429s, 503s and timeouts that backed a host off;
     /// hosts paced above their floor; the longest delay set, ms.
     #[serde(default)]

@@ -55,12 +55,14 @@ pub fn input_schema() -> SchemaRef {
             Field::new("referrer", DataType::Utf8, true),
             Field::new("priority", DataType::Int32, true),
             Field::new("anchor", DataType::Utf8, true),
+            // Tries of the URL that failed in earlier layers (null: none).
+            Field::new("retries", DataType::Int32, true),
         ]))
     }))
 }
 
 /// One URL to fetch.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct InRow {
     /// Normalised absolute URL.
     pub url: String,
@@ -74,6 +76,10 @@ pub struct InRow {
     /// With a crawl plan: the anchor text of that best link, which counts
     /// in the page's relevance (the plan's `weights.anchor`).
     pub anchor: Option<String>,
+    /// Retries already spent on the URL in earlier layers (a URL carried
+    /// over after a transient failure): its retry budget (`--retries`)
+    /// counts across layers, so it ends as an error row, never carried for ever.
+    pub retries: u32,
 }
 
 /// A link score (0 to 1) as a priority, in millionths.
@@ -94,12 +100,14 @@ pub fn input_batch(rows: &[InRow]) -> Result<RecordBatch, StoreError> {
     let mut referrer = StringBuilder::new();
     let mut priority = Int32Builder::new();
     let mut anchor = StringBuilder::new();
+    let mut retries = Int32Builder::new();
     for r in rows {
         url.append_value(&r.url);
         depth.append_value(r.depth);
         referrer.append_option(r.referrer.as_deref());
         priority.append_option(r.priority);
         anchor.append_option(r.anchor.as_deref());
+        retries.append_option((r.retries > 0).then(|| i32::try_from(r.retries).unwrap_or(i32::MAX)));
     }
     let cols: Vec<ArrayRef> = vec![
         Arc::new(url.finish()),
@@ -107,6 +115,7 @@ pub fn input_batch(rows: &[InRow]) -> Result<RecordBatch, StoreError> {
         Arc::new(referrer.finish()),
         Arc::new(priority.finish()),
         Arc::new(anchor.finish()),
+        Arc::new(retries.finish()),
     ];
     batch(input_schema(), cols)
 }
@@ -121,6 +130,7 @@ pub fn input_rows(b: &RecordBatch, path: &str) -> Result<Vec<InRow>, StoreError>
     let depth = depth_col(b, path)?;
     let priority = priority_col(b);
     let anchor = anchor_col(b);
+    let retries = retries_col(b);
     Ok((0..b.num_rows())
         .map(|i| InRow {
             url: url.value(i).to_string(),
@@ -128,6 +138,7 @@ pub fn input_rows(b: &RecordBatch, path: &str) -> Result<Vec<InRow>, StoreError>
             referrer: (!referrer.is_null(i)).then(|| referrer.value(i).to_string()),
             priority: priority.and_then(|p| (!p.is_null(i)).then(|| p.value(i))),
             anchor: anchor.and_then(|a| (!a.is_null(i)).then(|| a.value(i).to_string())),
+            retries: retries_at(retries, i),
         })
         .collect())
 }
@@ -521,6 +532,17 @@ pub(super) fn priority_col(b: &RecordBatch) -> Option<&arrow::array::Int32Array>
 /// existed (its rows read with no anchor).
 pub(super) fn anchor_col(b: &RecordBatch) -> Option<&StringArray> {
     b.column_by_name("anchor").and_then(|c| c.as_any().downcast_ref::<StringArray>())
+}
+
+/// The input's `retries` column; none in an input written before it
+/// existed (its rows read as never tried).
+pub(super) fn retries_col(b: &RecordBatch) -> Option<&arrow::array::Int32Array> {
+    b.column_by_name("retries").and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>())
+}
+
+/// Row `i`'s retries in a `retries` column (0 when null or absent).
+pub(super) fn retries_at(col: Option<&arrow::array::Int32Array>, i: usize) -> u32 {
+    col.filter(|c| !c.is_null(i)).map_or(0, |c| u32::try_from(c.value(i)).unwrap_or(0))
 }
 
 /// The `depth` column of an input batch.

@@ -121,7 +121,13 @@ pub fn big(chunks: usize) -> (FarmBody, u64) {
 /// A page that arrives a few bytes every 100 ms for about `total`.
 #[must_use]
 pub fn trickle(total: Duration) -> FarmBody {
-    let ticks = (total.as_millis() / 100).max(1);
+    drip(total, Duration::from_millis(100), b"drip drop ")
+}
+
+/// A page that arrives `drop` every `every` for about `total`.
+#[must_use]
+pub fn drip(total: Duration, every: Duration, drop: &'static [u8]) -> FarmBody {
+    let ticks = (total.as_millis() / every.as_millis().max(1)).max(1);
     let head = futures::stream::once(async {
         Ok(Bytes::from_static(b"<!DOCTYPE html>\n<html><head><title>Trickle</title></head><body><p>"))
     });
@@ -129,11 +135,24 @@ pub fn trickle(total: Duration) -> FarmBody {
         if k >= ticks {
             return None;
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        Some((Ok(Bytes::from_static(b"drip drop ")), k + 1))
+        tokio::time::sleep(every).await;
+        Some((Ok(Bytes::from_static(drop)), k + 1))
     });
     let tail = futures::stream::once(async { Ok(Bytes::from_static(b"</p></body></html>\n")) });
     FarmBody::stream(head.chain(drips).chain(tail))
+}
+
+/// A whole page sent in two halves `pause` apart (a slow server).
+#[must_use]
+pub fn halves(page: String, pause: Duration) -> FarmBody {
+    let mut first = page;
+    let second = first.split_off(first.len() / 2);
+    let a = futures::stream::once(async move { Ok(Bytes::from(first)) });
+    let b = futures::stream::once(async move {
+        tokio::time::sleep(pause).await;
+        Ok(Bytes::from(second))
+    });
+    FarmBody::stream(a.chain(b))
 }
 
 /// Sends `sent` bytes of HTML and then fails, which makes hyper drop the

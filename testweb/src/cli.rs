@@ -74,6 +74,14 @@ pub struct WebfarmArgs {
     /// /__farm/kb.csv (for entity recognition; 0: none).
     #[arg(long, default_value_t = 0)]
     pub kb: u32,
+    /// Serve trouble.test with this many ordinary pages beside its problem
+    /// pages (an always-503, a trickle, slow bodies, a 429 area, a
+    /// redirect loop and a 5xx burst; 0: off).
+    #[arg(long, default_value_t = 0)]
+    pub trouble_pages: u32,
+    /// How long trouble.test's 5xx burst lasts, ms (0: none).
+    #[arg(long, default_value_t = 30_000)]
+    pub trouble_burst_ms: u64,
 }
 
 impl WebfarmArgs {
@@ -98,6 +106,9 @@ impl WebfarmArgs {
             apps: self.apps == OnOff::On,
             topics: self.topics,
             kb: self.kb,
+            trouble_pages: self.trouble_pages,
+            trouble_burst_ms: self.trouble_burst_ms,
+            ..FarmConfig::default()
         }
     }
 }

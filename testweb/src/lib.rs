@@ -91,6 +91,7 @@ mod sitemaps;
 mod stats;
 pub mod topics;
 mod traps;
+pub mod trouble;
 mod truth;
 mod validators;
 
@@ -154,6 +155,14 @@ pub struct FarmConfig {
     /// under `/kb/` on every regular site, this many per site ([`kb`]);
     /// 0: none.
     pub kb: u32,
+    /// Serve `trouble.test` ([`trouble`]) with this many ordinary pages
+    /// beside its problem pages; 0: off (the web is exactly as without it).
+    pub trouble_pages: u32,
+    /// `trouble.test`: how long its 5xx burst lasts, ms (0: no burst); how
+    /// long its trickling page drips; how long its slow pages pause.
+    pub trouble_burst_ms: u64,
+    pub trouble_trickle_ms: u64,
+    pub trouble_slow_ms: u64,
 }
 
 impl Default for FarmConfig {
@@ -176,6 +185,10 @@ impl Default for FarmConfig {
             apps: false,
             topics: 0,
             kb: 0,
+            trouble_pages: 0,
+            trouble_burst_ms: 30_000,
+            trouble_trickle_ms: 60_000,
+            trouble_slow_ms: 1500,
         }
     }
 }
@@ -211,6 +224,8 @@ pub(crate) struct Core {
     kb: u32,
     /// The forward proxies (`FarmConfig::proxies`).
     proxies: Vec<proxy::ProxyLive>,
+    /// `trouble.test`, when on.
+    trouble: Option<trouble::Trouble>,
     /// Set once `/503-once` has answered 503 (cleared by a stats reset).
     once_503: AtomicBool,
     /// `/wait-then-ok` answered its first 503 already.
@@ -269,6 +284,14 @@ impl Core {
             topics: cfg.topics,
             kb: cfg.kb,
             proxies: Vec::new(),
+            trouble: (cfg.trouble_pages > 0).then(|| {
+                trouble::Trouble::new(
+                    cfg.trouble_pages,
+                    std::time::Duration::from_millis(cfg.trouble_burst_ms),
+                    std::time::Duration::from_millis(cfg.trouble_trickle_ms),
+                    std::time::Duration::from_millis(cfg.trouble_slow_ms),
+                )
+            }),
             once_503: AtomicBool::new(false),
             once_wait: AtomicBool::new(false),
             requests: AtomicU64::new(0),
@@ -285,6 +308,9 @@ impl Core {
         if w.shop.is_some() {
             out.push(format!("http://{}/", shop::HOST));
         }
+        if self.trouble.is_some() {
+            out.push(format!("http://{}/", trouble::HOST));
+        }
         out
     }
 
@@ -295,6 +321,9 @@ impl Core {
         }
         self.once_503.store(false, Ordering::SeqCst);
         self.once_wait.store(false, Ordering::SeqCst);
+        if let Some(t) = &self.trouble {
+            t.reset();
+        }
     }
 }
 

@@ -128,7 +128,11 @@ pub(crate) async fn handle(core: Arc<Core>, req: Request<Incoming>) -> Result<Re
         tokio::time::sleep(Duration::from_millis(u64::from(r.range(lo, hi)))).await;
     }
     let edition = core.edition.load(Ordering::SeqCst);
-    let mut resp = answer(&core, host, path, query, arrival.gap).await;
+    let trouble = core.trouble.as_ref().filter(|_| matches!(&slot, Slot::Other(n) if &**n == super::trouble::HOST));
+    let mut resp = match trouble {
+        Some(t) => t.respond(path),
+        None => answer(&core, host, path, query, arrival.gap).await,
+    };
     if let Some(HostId::Site(_) | HostId::Blog(_) | HostId::Shop | HostId::Special(Special::Faults)) = host {
         let changed_in = if validators::edited(edition, path) { edition } else { 0 };
         validators::apply(req.headers(), &mut resp, changed_in);

@@ -161,6 +161,7 @@ pub struct ProxyExchange {
     wait: Duration,
     /// The user agent, when each exchange is captured (`--warc`).
     capture: Option<Arc<str>>,
+    min_speed: Option<client::MinSpeed>,
 }
 
 impl ProxyExchange {
@@ -198,6 +199,7 @@ impl ProxyExchange {
             policy,
             wait: cfg.timeout,
             capture: client::capturing(cfg),
+            min_speed: client::MinSpeed::of(cfg),
         })
     }
 
@@ -222,7 +224,8 @@ impl ProxyExchange {
             let lease: Lease =
                 self.pool.acquire(&host, &domain, &tried, until).await.map_err(|e| (ErrorKind::Connect, e))?;
             let i = lease.index;
-            let mut result = client::exchange(&self.clients[i], self.policy, req, self.capture.as_deref()).await;
+            let mut result =
+                client::exchange(&self.clients[i], self.policy, req, self.capture.as_deref(), self.min_speed).await;
             if let Ok(Some(c)) = result.as_mut().map(|r| r.capture.as_mut()) {
                 // The proxy's address, not the server's.
                 c.remote_ip = None;

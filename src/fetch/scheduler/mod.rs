@@ -9,6 +9,9 @@
 //! (when this partition owns it), so every hop obeys the same politeness.
 //! Each request, robots.txt included, is one call of the fetcher's
 //! [`Exchange`](super::Exchange); what its result leads to is in [`outcome`].
+//! A URL that must wait for its retry waits alone ([`queue`]); a host whose
+//! server asks for a pause or keeps failing is paused and probed by its
+//! circuit breaker ([`breaker`]).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -22,6 +25,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 use url::Url;
 
+mod breaker;
 mod outcome;
 mod pace;
 mod queue;
@@ -32,14 +36,12 @@ mod tests;
 
 use super::robots::{origin_of, RobotsRules};
 use super::{ErrorKind, Fetched, Fetcher, Response};
+pub(crate) use breaker::Breaker;
 pub(crate) use pace::Pace;
 use queue::{HostQueue, Queued};
 use tail::Tracked;
 pub use tail::{Handover, LayerTail, TailSeat};
 use task::{spawn_request, wait_for_slot, NEVER};
-
-/// Final failures in a row after which a host is given up for the layer.
-const MAX_HOST_FAILURES: u32 = 8;
 
 /// Longest Retry-After waited for; a server asking for more is answered
 /// with the failure (and the URL's row says so).
@@ -56,6 +58,14 @@ pub trait UrlSource: Send + Sync {
     /// # Errors
     /// When the URL cannot be read.
     fn url(&self, id: usize) -> std::io::Result<String>;
+    /// The URL of `id` and the retries it spent in earlier layers (a URL
+    /// carried over after a transient failure); none by default.
+    ///
+    /// # Errors
+    /// When the URL cannot be read.
+    fn start(&self, id: usize) -> std::io::Result<(String, u32)> {
+        Ok((self.url(id)?, 0))
+    }
     /// What makes the request of `url` conditional (last night's ETag and
     /// date of the page, `--previous`); none by default.
     fn validators(&self, _url: &Url) -> Option<super::Validators> {
@@ -74,14 +84,27 @@ pub trait UrlSource: Send + Sync {
 /// What the scheduler did besides the [`Fetched`] values it sent.
 #[derive(Clone, Debug, Default)]
 pub struct PartitionFetch {
-    /// Input ids not fetched (time or host budget): carry them over.
+    /// Input ids not fetched (stragglers, or a limit the user set): carry
+    /// them over.
     pub carried: Vec<usize>,
+    /// Carried ids whose URL failed in this layer, with its retries so far
+    /// (they go with it into the next layer).
+    pub retried: Vec<(usize, u32)>,
+    /// Why URLs were carried, besides stragglers: `max-pages`,
+    /// `max-pages-per-host`, `layer-timeout`, `unreadable` (the input's
+    /// temporary file failed), with their counts.
+    pub not_requested: std::collections::BTreeMap<String, u64>,
     pub robots_requests: u64,
     pub requests: u64,
     /// Requests repeated after a transient failure.
     pub retries: u64,
-    /// Hosts given up in this layer after failing again and again.
-    pub hosts_given_up: u64,
+    /// Hosts found down in this layer (failing for `--host-down-after`):
+    /// their queued URLs ended as `host_down` rows.
+    pub hosts_down: u64,
+    /// Times a host's circuit breaker opened on a burst of failures, and
+    /// times a `Retry-After` paused a host.
+    pub breaker_opens: u64,
+    pub host_pauses: u64,
     /// Stragglers when the layer's tail came: requests in flight handed to
     /// the next layer, and queued URLs waiting for their host (both carried).
     pub stragglers_in_flight: u64,
@@ -163,12 +186,8 @@ struct Host {
     /// Paced above the floor at some point in this partition.
     slowed: bool,
     pages: u64,
-    /// Final failures in a row (5xx after retries, timeouts, resets,
-    /// refused connections); reset by any other outcome.
-    failures: u32,
-    /// The host failed [`MAX_HOST_FAILURES`] times in a row: its remaining
-    /// URLs are carried to the next layer instead of being tried now.
-    given_up: bool,
+    /// Paused, probed or found down (see [`breaker`]).
+    breaker: Breaker,
     in_heap: bool,
     /// When the host's latest request actually went out (µs since `epoch`),
     /// stamped by the request task itself: a task that starts late on a busy
@@ -203,6 +222,8 @@ struct State<'a> {
     tokens: u64,
     /// This partition's place in its layer's tail, if stragglers are on.
     tail: Option<TailSeat>,
+    /// Why the partition ended with URLs left: its deadline, or its tail.
+    ended_early: Option<&'static str>,
 }
 
 /// Runs the partition to completion (or `deadline`); see the module doc.
@@ -231,6 +252,7 @@ pub async fn run(
         tokens: 0,
         tail,
         epoch: f.epoch,
+        ended_early: None,
     };
     st.queue_input();
     // Every host's name looked up at once, ahead of its first request.
@@ -258,11 +280,10 @@ pub async fn run(
                 };
                 st.heap.pop();
                 st.hosts[h].in_heap = false;
-                let ready = st.ready_at(h);
+                let ready = st.ready_at(h, now);
                 if ready > now {
-                    st.hosts[h].next_start = ready;
                     // The host's turn moved later while it waited in the heap
-                    // (a retry's backoff, a Crawl-delay): queue it again.
+                    // (a pause, a Crawl-delay): queue it again.
                     permit = Some(p);
                     st.reschedule(h, now);
                     continue;
@@ -275,12 +296,16 @@ pub async fn run(
             continue;
         }
         if st.inflight.is_empty() && (stopped || st.heap.is_empty()) {
+            if stopped {
+                st.ended_early = Some("layer-timeout");
+            }
             break;
         }
         // Only stragglers left here, and nowhere else in the layer: end it.
         let (quiet, tail_wake) = st.tail_check(now, stopped);
         if quiet && st.tail.as_ref().is_some_and(TailSeat::layer_in_tail) {
             st.hand_over();
+            st.ended_early = Some("straggler");
             break;
         }
         let next = st.heap.peek().map(|r| r.0 .0);
@@ -316,6 +341,11 @@ pub async fn run(
             paces.insert(host.origin.clone(), host.pace.clone());
         }
     }
+    if let Ok(mut breakers) = f.breakers.lock() {
+        for host in &st.hosts {
+            breakers.insert(host.origin.clone(), host.breaker.clone());
+        }
+    }
     st.report.hosts_slowed = st.hosts.iter().filter(|h| h.slowed).count() as u64;
     if let Some(dns) = &f.dns {
         st.report.dns = dns.take_counts(names.iter().map(String::as_str));
@@ -329,9 +359,7 @@ pub async fn run(
             .collect();
         st.report.proxies = pool.take_counts(hosts.iter().map(String::as_str));
     }
-    for host in &mut st.hosts {
-        host.queue.drain_into(&st.order, &mut st.report.carried);
-    }
+    st.carry_the_rest();
     st.report.carried.sort_unstable();
     st.report
 }
@@ -345,6 +373,8 @@ impl State<'_> {
         let robots = self.f.robots.get(&origin);
         let floor = robots_delay(self.f.cfg.delay, robots.as_deref());
         let pace = self.f.paces.lock().ok().and_then(|m| m.get(&origin).cloned()).unwrap_or_default();
+        let mut breaker = self.f.breakers.lock().ok().and_then(|m| m.get(&origin).cloned()).unwrap_or_default();
+        breaker.retest();
         let delay = pace.delay(self.limits(floor));
         // Paced above its floor by what an earlier layer saw: slowed here too.
         let slowed = pace.slowed(self.limits(floor));
@@ -361,8 +391,7 @@ impl State<'_> {
             pace,
             slowed,
             pages: 0,
-            failures: 0,
-            given_up: false,
+            breaker,
             in_heap: false,
             sent: self.f.send_clock(&origin),
         });
@@ -380,15 +409,18 @@ impl State<'_> {
         // A page budget keeps the first URLs (the input is written best
         // first), and carries the rest over, as over-long inputs are.
         let n = self.urls.len().min(NONE as usize).min(self.urls.budget().unwrap_or(usize::MAX));
-        self.report.carried.extend(n..self.urls.len());
+        self.carry(n..self.urls.len(), "max-pages");
         let mut host_of = Vec::with_capacity(n);
         let adopting = !self.f.handover.is_empty();
+        // Retries that the layer before left waiting (their Retry-After or
+        // backoff not over yet), by URL fingerprint.
+        let mut waits = self.f.retry_at.lock().map(|mut m| std::mem::take(&mut *m)).unwrap_or_default();
         for id in 0..n {
-            let text = match self.urls.url(id) {
-                Ok(text) => text,
+            let (text, retries) = match self.urls.start(id) {
+                Ok(started) => started,
                 Err(e) => {
                     tracing::error!(id, "input URL cannot be read ({e}); carried over");
-                    self.report.carried.push(id);
+                    self.carry([id], "unreadable");
                     host_of.push(NONE);
                     continue;
                 }
@@ -396,6 +428,14 @@ impl State<'_> {
             host_of.push(match Url::parse(&text) {
                 // A request the layer before handed over is adopted, not queued.
                 Ok(url) if adopting && self.adopt(id, &url) => NONE,
+                Ok(url) if !waits.is_empty() && waits.contains_key(&crate::urlnorm::fingerprint(&url)) => {
+                    let until = waits.remove(&crate::urlnorm::fingerprint(&url)).expect("looked up above");
+                    let h = self.host_index(&url);
+                    let mut job = Job::new(id, url);
+                    job.retries = retries;
+                    self.hosts[h].queue.waiting.push((until, Box::new(job)));
+                    NONE
+                }
                 Ok(url) => u32::try_from(self.host_index(&url)).unwrap_or(NONE),
                 Err(e) => {
                     tracing::warn!(url = text, "input URL does not parse ({e}); skipped");
@@ -429,39 +469,89 @@ impl State<'_> {
 
     /// Queues a job coming back on host `h` (from [`Self::host_index`]).
     fn enqueue_again(&mut self, h: usize, job: Job) {
-        if self.hosts[h].given_up {
-            self.report.carried.push(job.id);
+        if self.hosts[h].breaker.is_down() {
+            let detail = self.down_detail(h);
+            self.finish(job, None, Some((ErrorKind::HostDown, detail)), None);
             return;
         }
         self.hosts[h].queue.again.push_back(Box::new(job));
         self.reschedule(h, Instant::now());
     }
 
+    /// Carries input ids over, unfetched, for `why`.
+    fn carry(&mut self, ids: impl IntoIterator<Item = usize>, why: &str) {
+        let before = self.report.carried.len();
+        self.report.carried.extend(ids);
+        let n = (self.report.carried.len() - before) as u64;
+        if n > 0 {
+            *self.report.not_requested.entry(why.to_string()).or_default() += n;
+        }
+    }
+
+    /// Carries every URL still queued when the partition ends early (its
+    /// deadline, its layer's tail), with the retries it has spent and the
+    /// time its retry waits for.
+    fn carry_the_rest(&mut self) {
+        let why = self.ended_early.unwrap_or("unfinished");
+        for h in 0..self.hosts.len() {
+            let (jobs, ids) = self.hosts[h].queue.drain(&self.order);
+            for (job, wait) in jobs {
+                if job.retries > 0 {
+                    self.report.retried.push((job.id, job.retries));
+                }
+                if let (Some(t), Ok(mut m)) = (wait, self.f.retry_at.lock()) {
+                    m.insert(crate::urlnorm::fingerprint(&job.orig), t);
+                }
+                self.carry([job.id], why);
+            }
+            self.carry(ids, why);
+        }
+        // Stragglers are not a limit: they go on in the next layer.
+        self.report.not_requested.remove("straggler");
+    }
+
     /// The earliest instant the host's next request may start: its turn,
-    /// and the delay after the latest request as actually sent.
-    fn ready_at(&self, h: usize) -> Instant {
+    /// the delay after the latest request as actually sent, the end of its
+    /// pause, and its first job that may start.
+    fn ready_at(&self, h: usize, now: Instant) -> Instant {
         let host = &self.hosts[h];
-        match host.sent.load(Ordering::Acquire) {
+        let mut at = match host.sent.load(Ordering::Acquire) {
             NEVER => host.next_start,
             us => host.next_start.max(self.epoch + Duration::from_micros(us) + host.delay),
+        };
+        if let Some(until) = host.breaker.paused_until() {
+            at = at.max(until);
         }
+        if let Some(first) = host.queue.ready_at(now) {
+            at = at.max(first);
+        }
+        at
     }
 
     /// Puts the host in the heap if it has work it may start.
     fn reschedule(&mut self, h: usize, now: Instant) {
-        let per_host = self.f.cfg.per_host;
-        let host = &mut self.hosts[h];
-        let may_start = !host.in_heap && !host.queue.is_empty() && !host.robots_pending && host.in_flight < per_host;
+        let limit = self.hosts[h].breaker.limit(self.f.cfg.per_host);
+        let host = &self.hosts[h];
+        let may_start = !host.in_heap && !host.queue.is_empty() && !host.robots_pending && host.in_flight < limit;
         if may_start {
-            host.in_heap = true;
+            let at = self.ready_at(h, now).max(now);
+            self.hosts[h].in_heap = true;
             self.seq += 1;
-            self.heap.push(Reverse((host.next_start.max(now), self.seq, h)));
+            self.heap.push(Reverse((at, self.seq, h)));
         }
     }
 
     /// Starts the host's next request; returns the permit if none started.
     fn dispatch(&mut self, h: usize, permit: OwnedSemaphorePermit, now: Instant) -> Option<OwnedSemaphorePermit> {
         let f = self.f;
+        if self.hosts[h].breaker.is_down() {
+            self.fail_host(h);
+            return Some(permit);
+        }
+        let host = &mut self.hosts[h];
+        if !host.breaker.allows(host.in_flight, f.cfg.per_host, now) {
+            return Some(permit);
+        }
         if self.hosts[h].robots.is_none() {
             if let Some(cached) = f.robots.get(&self.hosts[h].origin) {
                 self.hosts[h].floor = robots_delay(f.cfg.delay, Some(&cached));
@@ -493,18 +583,17 @@ impl State<'_> {
             }
         }
         let rules = Arc::clone(self.hosts[h].robots.as_ref().expect("robots set above"));
-        while let Some(q) = self.hosts[h].queue.pop(&self.order) {
+        let probe = self.hosts[h].breaker.probing();
+        loop {
+            let host = &mut self.hosts[h];
+            let next = if probe { host.queue.pop_probe(&self.order, now) } else { host.queue.pop(&self.order, now) };
+            let Some(q) = next else { break };
             let mut job = match q {
                 Queued::Again(job) => *job,
                 // It parsed when it was queued; the same text parses again.
-                Queued::Fresh(id) => match self.urls.url(id).map(|text| Url::parse(&text)) {
-                    Ok(Ok(url)) => Job::new(id, url),
-                    Ok(Err(_)) => continue,
-                    Err(e) => {
-                        tracing::error!(id, "input URL cannot be read ({e}); carried over");
-                        self.report.carried.push(id);
-                        continue;
-                    }
+                Queued::Fresh(id) => match self.fresh_job(id) {
+                    Some(job) => job,
+                    None => continue,
                 },
             };
             if !rules.allows(&job.url) {
@@ -518,7 +607,10 @@ impl State<'_> {
                 continue;
             }
             if f.cfg.max_pages_per_host.is_some_and(|m| self.hosts[h].pages >= m) {
-                self.report.carried.push(job.id);
+                if job.retries > 0 {
+                    self.report.retried.push((job.id, job.retries));
+                }
+                self.carry([job.id], "max-pages-per-host");
                 continue;
             }
             let host = &mut self.hosts[h];
@@ -549,6 +641,53 @@ impl State<'_> {
 }
 
 impl State<'_> {
+    /// The job of input URL `id`, with the retries it spent in earlier
+    /// layers; none when it does not parse (it did not when queued either),
+    /// or cannot be read (then it is carried).
+    fn fresh_job(&mut self, id: usize) -> Option<Job> {
+        match self.urls.start(id) {
+            Ok((text, retries)) => {
+                let mut job = Job::new(id, Url::parse(&text).ok()?);
+                job.retries = retries;
+                Some(job)
+            }
+            Err(e) => {
+                tracing::error!(id, "input URL cannot be read ({e}); carried over");
+                self.carry([id], "unreadable");
+                None
+            }
+        }
+    }
+
+    /// Ends every URL queued on host `h`, which is down, as a `host_down`
+    /// row: no request is sent for them.
+    fn fail_host(&mut self, h: usize) {
+        let detail = self.down_detail(h);
+        let (jobs, ids) = self.hosts[h].queue.drain(&self.order);
+        let n = jobs.len() + ids.len();
+        for (job, _) in jobs {
+            self.finish(*job, None, Some((ErrorKind::HostDown, detail.clone())), None);
+        }
+        for id in ids {
+            if let Some(job) = self.fresh_job(id) {
+                self.finish(job, None, Some((ErrorKind::HostDown, detail.clone())), None);
+            }
+        }
+        if n > 0 {
+            tracing::warn!(origin = %self.hosts[h].origin, urls = n, "host is down; its queued URLs end as host_down rows");
+        }
+    }
+
+    /// Why a down host's URLs were not requested.
+    fn down_detail(&self, h: usize) -> String {
+        let host = &self.hosts[h];
+        format!(
+            "{} kept failing for {} s (5xx, timeouts or refused connections) and did not answer a probe; no request was sent for this URL",
+            host.origin,
+            host.breaker.failing_for(Instant::now()).as_secs()
+        )
+    }
+
     /// The names of this partition's hosts that DNS answers for (not IP
     /// literals, not `--resolve` overrides).
     fn dns_names(&self) -> Vec<String> {

@@ -1,6 +1,7 @@
 //! What the scheduler does with a finished request: robots.txt rules for
-//! its host, a retry with backoff, a redirect hop queued on its target's
-//! host, or the URL's final [`Fetched`] value.
+//! its host, its host's health ([`super::breaker`]), a retry that waits
+//! alone, a redirect hop queued on its target's host, or the URL's final
+//! [`Fetched`] value.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -8,7 +9,8 @@ use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 use url::Url;
 
-use super::{robots_delay, Done, Job, State, MAX_HOST_FAILURES, MAX_RETRY_AFTER_SECS};
+use super::breaker::{Change, Health};
+use super::{robots_delay, Done, Job, State, MAX_RETRY_AFTER_SECS};
 use crate::fetch::robots::RobotsRules;
 use crate::fetch::{ErrorKind, Fetched, Response};
 
@@ -37,26 +39,22 @@ impl State<'_> {
             Done::Page { host: h, mut job, result } => {
                 self.hosts[h].in_flight -= 1;
                 self.pace(h, &result);
-                if let Some(wait) = self.retry_wait(&job, &result) {
-                    // Back off the whole host, not just this URL: a failing
-                    // server gets fewer requests, never a burst of retries.
+                self.watch_health(h, &job, &result, now);
+                let down = self.hosts[h].breaker.is_down();
+                if let Some(wait) = self.retry_wait(&job, &result).filter(|_| !down) {
+                    // The URL waits alone: its host's other URLs go on at
+                    // the host's pace (which the failure has slowed), and
+                    // the breaker pauses the host when the server asks.
                     job.retries += 1;
                     self.report.retries += 1;
                     let host = &mut self.hosts[h];
                     host.pages = host.pages.saturating_sub(1);
-                    host.next_start = host.next_start.max(now + wait);
                     if let Ok(resp) = &result {
                         job.elapsed += resp.elapsed;
                     }
-                    host.queue.again.push_front(Box::new(job));
+                    host.queue.waiting.push((now + wait, Box::new(job)));
                     self.reschedule(h, now);
                     return;
-                }
-                self.count_outcome(h, &result);
-                // Retry-After asks the whole server for a pause, retried URL or not.
-                if let Ok(Response { status: 429 | 503, retry_after: Some(secs), .. }) = &result {
-                    let host = &mut self.hosts[h];
-                    host.next_start = host.next_start.max(now + Duration::from_secs((*secs).min(MAX_RETRY_AFTER_SECS)));
                 }
                 match result {
                     Err(e) => self.finish(job, None, Some(e), None),
@@ -65,17 +63,66 @@ impl State<'_> {
                         self.page_response(job, resp, follows);
                     }
                 }
+                if down {
+                    self.fail_host(h);
+                }
                 self.reschedule(h, now);
+            }
+        }
+    }
+
+    /// Feeds a page's answer to its host's breaker: a pause when the
+    /// server asks for one, opened or closed by its failures and answers.
+    fn watch_health(&mut self, h: usize, job: &Job, result: &Result<Response, (ErrorKind, String)>, now: Instant) {
+        let health = match result {
+            Ok(r) if r.status == 429 => Health::Neutral,
+            Ok(r) if r.status >= 500 => Health::Failed,
+            Ok(r) if matches!(r.body_error, Some((ErrorKind::Timeout | ErrorKind::Reset, _))) => Health::Failed,
+            Ok(_) => Health::Good,
+            Err((ErrorKind::Timeout | ErrorKind::Reset | ErrorKind::Connect, _)) => Health::Failed,
+            // DNS, the address policy, a bug: nothing about the server.
+            Err(_) => Health::Neutral,
+        };
+        let down_after = self.f.cfg.host_down_after;
+        let host = &mut self.hosts[h];
+        let mut change = host.breaker.record(health, now, down_after);
+        if let Ok(Response { status: 429 | 503, retry_after: Some(secs), .. }) = result {
+            let wait = Duration::from_secs(*secs);
+            match host.breaker.retry_after(crate::urlnorm::fingerprint(&job.url), wait, now) {
+                Change::None => {}
+                paused => change = paused,
+            }
+        }
+        let origin = &host.origin;
+        match change {
+            Change::None => {}
+            Change::Paused(wait) => {
+                self.report.host_pauses += 1;
+                tracing::debug!(%origin, url = %job.url, ?wait, "Retry-After: the host pauses, then one probe");
+            }
+            Change::Opened(wait) | Change::Reopened(wait) => {
+                self.report.breaker_opens += 1;
+                tracing::info!(%origin, ?wait, "host keeps failing: paused, then one probe");
+            }
+            Change::Closed => tracing::info!(%origin, "host answers again"),
+            Change::Down => {
+                self.report.hosts_down += 1;
+                tracing::warn!(%origin, failing_for = ?host.breaker.failing_for(now), "host is down: its queued URLs end as host_down rows");
             }
         }
     }
 
     /// Adaptive politeness: the answer's time and trouble (429, 503,
     /// timeout) go into the host's pace, which sets its delay.
+    ///
+    /// A 503 with `Retry-After` is not trouble here: the server said how
+    /// long to wait, and the breaker pauses the host for it (once per URL),
+    /// so one URL that always answers so does not slow its whole host.
     fn pace(&mut self, h: usize, result: &Result<Response, (ErrorKind, String)>) {
         let (elapsed, trouble) = match result {
             Ok(r) => {
-                (r.elapsed, matches!(r.status, 429 | 503) || matches!(r.body_error, Some((ErrorKind::Timeout, _))))
+                let overloaded = r.status == 429 || (r.status == 503 && r.retry_after.is_none());
+                (r.elapsed, overloaded || matches!(r.body_error, Some((ErrorKind::Timeout, _))))
             }
             Err((kind, _)) => (self.f.cfg.timeout, *kind == ErrorKind::Timeout),
         };
@@ -88,24 +135,6 @@ impl State<'_> {
             self.report.backoffs += 1;
         }
         self.repace(h);
-    }
-
-    /// Tracks a host's final outcomes; after [`MAX_HOST_FAILURES`] failures
-    /// in a row the host is given up for this layer and its queued URLs are
-    /// carried over: a broken server is not worked through URL by URL.
-    fn count_outcome(&mut self, h: usize, result: &Result<Response, (ErrorKind, String)>) {
-        let failed = match result {
-            Ok(r) => r.status >= 500 || matches!(r.body_error, Some((ErrorKind::Timeout | ErrorKind::Reset, _))),
-            Err((kind, _)) => matches!(kind, ErrorKind::Timeout | ErrorKind::Reset | ErrorKind::Connect),
-        };
-        let host = &mut self.hosts[h];
-        host.failures = if failed { host.failures + 1 } else { 0 };
-        if host.failures >= MAX_HOST_FAILURES && !host.given_up {
-            host.given_up = true;
-            tracing::warn!(origin = %host.origin, failures = host.failures, carried = host.queue.len(), "host keeps failing; its remaining URLs are carried to the next layer");
-            host.queue.drain_into(&self.order, &mut self.report.carried);
-            self.report.hosts_given_up += 1;
-        }
     }
 
     /// How long to wait before retrying `job`, when its result is transient

@@ -118,6 +118,9 @@ fn config() -> FetchConfig {
         render: crate::fetch::render::RenderConfig::default(),
         max_pages_per_host: None,
         straggler_after: None,
+        host_down_after: crate::fetch::DEFAULT_HOST_DOWN_AFTER,
+        speed_limit: 0,
+        speed_time: crate::fetch::DEFAULT_SPEED_TIME,
         urls: Arc::default(),
         governor: crate::fetch::governor::GovernorConfig::default(),
         capture: false,
@@ -177,4 +180,192 @@ async fn every_request_goes_through_the_exchange_politely() {
         // The stamps are in microseconds; allow their rounding.
         assert!(gap + Duration::from_millis(1) >= DELAY, "{} after {}: {gap:?}", pair[1].0, pair[0].0);
     }
+}
+
+/// An exchange answering by a test's script: the URL, how often its path
+/// was asked before, and the (virtual) time since the exchange was made.
+struct Scripted<F> {
+    answer: F,
+    calls: Mutex<Vec<(Url, Instant)>>,
+    start: Instant,
+}
+
+impl<F> Scripted<F>
+where
+    F: Fn(&Url, usize, Duration) -> Response + Send + Sync + 'static,
+{
+    fn new(answer: F) -> Arc<Self> {
+        Arc::new(Self { answer, calls: Mutex::new(Vec::new()), start: Instant::now() })
+    }
+
+    fn asked(&self, path: &str) -> usize {
+        self.calls.lock().expect("calls").iter().filter(|(u, _)| u.path() == path).count()
+    }
+
+    fn pages_asked(&self) -> usize {
+        self.calls.lock().expect("calls").iter().filter(|(u, _)| u.path() != "/robots.txt").count()
+    }
+}
+
+impl<F> Exchange for Scripted<F>
+where
+    F: Fn(&Url, usize, Duration) -> Response + Send + Sync + 'static,
+{
+    fn get<'a>(&'a self, req: Request<'a>) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>> {
+        let before = self.asked(req.url.path());
+        let since = self.start.elapsed();
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.push((req.url.clone(), Instant::now()));
+        }
+        let resp = (self.answer)(req.url, before, since);
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            Ok(resp)
+        })
+    }
+}
+
+fn status(code: u16, retry_after: Option<u64>) -> Response {
+    let body = if code == 200 { "<html><title>page</title><p>words</p></html>" } else { "busy" };
+    Response {
+        status: code,
+        content_type: Some("text/html".into()),
+        body: Bytes::from_static(body.as_bytes()),
+        received: body.len() as u64,
+        retry_after,
+        ..Response::default()
+    }
+}
+
+/// Input URLs with the retries each spent in an earlier layer.
+struct Carried(Vec<(String, u32)>);
+
+impl UrlSource for Carried {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn url(&self, id: usize) -> std::io::Result<String> {
+        Ok(self.0[id].0.clone())
+    }
+    fn start(&self, id: usize) -> std::io::Result<(String, u32)> {
+        Ok(self.0[id].clone())
+    }
+}
+
+async fn crawl(fetcher: &Fetcher, input: &dyn UrlSource) -> (Vec<Fetched>, super::PartitionFetch) {
+    let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
+    let collect = async {
+        let mut out = Vec::new();
+        while let Some(f) = rx.recv().await {
+            out.push(f);
+        }
+        out
+    };
+    let (report, mut fetched) = tokio::join!(fetcher.fetch_partition(input, |_| true, None, None, tx), collect);
+    fetched.sort_by_key(|f| f.id);
+    (fetched, report)
+}
+
+fn pages(n: usize, extra: &[&str]) -> Carried {
+    let mut urls: Vec<(String, u32)> = extra.iter().map(|p| (format!("http://a.test{p}"), 0)).collect();
+    urls.extend((0..n).map(|i| (format!("http://a.test/p/{i}"), 0)));
+    Carried(urls)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_url_that_asks_for_a_pause_waits_alone_and_ends_as_its_error_after_its_retries() {
+    let web = Scripted::new(|url: &Url, _, _| match url.path() {
+        "/bad" => status(503, Some(5)),
+        _ => status(200, None),
+    });
+    let cfg = FetchConfig { retries: 2, ..config() };
+    let fetcher = Fetcher::with_exchange(&cfg, Arc::clone(&web) as Arc<dyn Exchange>);
+    let input = pages(40, &["/bad"]);
+    let t = Instant::now();
+    let (fetched, report) = crawl(&fetcher, &input).await;
+    assert_eq!(fetched.len(), 41, "every URL is a row");
+    assert!(report.carried.is_empty());
+    let bad = &fetched[0];
+    assert_eq!(bad.response.as_ref().map(|r| r.status), Some(503), "its own error after its retries");
+    assert_eq!(web.asked("/bad"), 3, "one request and two retries");
+    assert!(fetched[1..].iter().all(|f| f.response.as_ref().is_some_and(|r| r.status == 200)));
+    // One pause of the host (the first Retry-After); the retries wait alone.
+    assert_eq!(report.host_pauses, 1, "{report:?}");
+    let calls = web.calls.lock().expect("calls");
+    let last_good = calls.iter().filter(|(u, _)| u.path().starts_with("/p/")).map(|(_, at)| *at).max().expect("pages");
+    let bad_at: Vec<Instant> = calls.iter().filter(|(u, _)| u.path() == "/bad").map(|(_, at)| *at).collect();
+    assert!(bad_at.windows(2).all(|w| w[1] - w[0] >= Duration::from_secs(5)), "each retry after its Retry-After");
+    // The host's 40 other pages went on while the URL waited: they were
+    // done long before its last retry (10 s after its first answer).
+    assert!(last_good < bad_at[2], "{:?} vs {:?}", last_good - t, bad_at[2] - t);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_burst_opens_the_breaker_and_every_url_is_fetched_when_the_host_recovers() {
+    let outage = Duration::from_secs(12);
+    let web = Scripted::new(move |url: &Url, _, since| match url.path() {
+        "/robots.txt" => status(404, None),
+        _ if since < outage => status(500, None),
+        _ => status(200, None),
+    });
+    let cfg = FetchConfig { retries: 2, per_host: 2, backoff: Duration::from_millis(500), ..config() };
+    let fetcher = Fetcher::with_exchange(&cfg, Arc::clone(&web) as Arc<dyn Exchange>);
+    let input = pages(30, &[]);
+    let (fetched, report) = crawl(&fetcher, &input).await;
+    assert_eq!(fetched.len(), 30);
+    assert!(report.carried.is_empty());
+    let statuses: Vec<u16> = fetched.iter().map(|f| f.response.as_ref().map_or(0, |r| r.status)).collect();
+    assert!(statuses.iter().all(|&s| s == 200), "every URL fetched once the host recovered: {statuses:?}");
+    assert!(report.breaker_opens >= 1, "{report:?}");
+    assert_eq!(report.hosts_down, 0);
+    // While it failed, the host got the burst that opened the breaker and
+    // one probe at a time (1, 2, 4, 8 s apart), not a retry storm.
+    let during = web
+        .calls
+        .lock()
+        .expect("calls")
+        .iter()
+        .filter(|(u, at)| u.path() != "/robots.txt" && *at - web.start < outage)
+        .count();
+    assert!(during <= super::breaker::OPEN_AFTER as usize + cfg.per_host + 5, "{during} requests during the outage");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_host_that_never_recovers_is_down_and_each_of_its_urls_ends_as_a_row() {
+    let web = Scripted::new(|url: &Url, _, _| match url.path() {
+        "/robots.txt" => status(404, None),
+        _ => status(502, None),
+    });
+    let cfg = FetchConfig { retries: 2, per_host: 2, host_down_after: Duration::from_secs(40), ..config() };
+    let fetcher = Fetcher::with_exchange(&cfg, Arc::clone(&web) as Arc<dyn Exchange>);
+    let input = pages(50, &[]);
+    let t = Instant::now();
+    let (fetched, report) = crawl(&fetcher, &input).await;
+    assert_eq!(fetched.len(), 50, "every URL is a row");
+    assert!(report.carried.is_empty());
+    let down = fetched.iter().filter(|f| f.error.as_ref().is_some_and(|e| e.0 == ErrorKind::HostDown)).count();
+    let failed = fetched.iter().filter(|f| f.response.as_ref().is_some_and(|r| r.status == 502)).count();
+    assert_eq!(down + failed, 50, "each URL failed after its retries, or ended as host_down");
+    assert!(down > 30, "{down} host_down rows");
+    assert_eq!(report.hosts_down, 1);
+    assert!(web.pages_asked() < 25, "{} requests to a dead host", web.pages_asked());
+    let took = Instant::now() - t;
+    assert!(took >= Duration::from_secs(40) && took < Duration::from_secs(80), "{took:?}");
+    let detail = &fetched.iter().find_map(|f| f.error.as_ref().filter(|e| e.0 == ErrorKind::HostDown)).expect("one").1;
+    assert!(detail.contains("http://a.test") && detail.contains("no request was sent"), "{detail}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_urls_retries_count_across_layers() {
+    let web = Scripted::new(|url: &Url, _, _| match url.path() {
+        "/robots.txt" => status(404, None),
+        _ => status(503, None),
+    });
+    let cfg = FetchConfig { retries: 2, ..config() };
+    let fetcher = Fetcher::with_exchange(&cfg, Arc::clone(&web) as Arc<dyn Exchange>);
+    let input = Carried(vec![("http://a.test/spent".into(), 2), ("http://a.test/one-left".into(), 1)]);
+    let (fetched, report) = crawl(&fetcher, &input).await;
+    assert_eq!(fetched.len(), 2);
+    assert_eq!((web.asked("/spent"), web.asked("/one-left")), (1, 2), "retries spent before are not given again");
+    assert_eq!(report.retries, 1);
 }

@@ -249,7 +249,7 @@ mod tests {
     use super::*;
 
     fn input(url: &str, priority: Option<i32>) -> InRow {
-        InRow { url: url.into(), depth: 1, referrer: None, priority, anchor: None }
+        InRow { url: url.into(), depth: 1, referrer: None, priority, anchor: None, retries: 0 }
     }
 
     fn models() -> (Encoder, Dqn) {

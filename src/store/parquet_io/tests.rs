@@ -128,6 +128,7 @@ async fn shard_round_trip_on_local_store() {
             referrer: None,
             priority: None,
             anchor: None,
+            retries: 0,
         })
         .collect();
     let mut w = ShardWriter::create(&store, "in/layer=0/part-00000.parquet", input_schema(), 1 << 20).expect("w");
@@ -179,6 +180,7 @@ async fn shard_round_trip_on_object_storage_with_each_compression() {
                 referrer: None,
                 priority: None,
                 anchor: None,
+                retries: 0,
             })
             .collect();
         let mut w = ShardWriter::create(&store, "in/layer=0/part-00001.parquet", input_schema(), 16 << 10).expect("w");

@@ -8,6 +8,7 @@ fn input_rows_round_trip() {
         referrer: referrer.map(Into::into),
         priority: None,
         anchor: None,
+        retries: 0,
     };
     let rows = vec![
         row("http://a.test/", 0, None),
@@ -41,7 +42,8 @@ fn inputs_written_before_the_priority_and_anchor_columns_still_read() {
             depth: 1,
             referrer: Some("http://b.test/".into()),
             priority: None,
-            anchor: None
+            anchor: None,
+            retries: 0,
         }]
     );
 }
@@ -78,7 +80,9 @@ fn error_kinds_keep_their_names() {
             "too_many_redirects",
             "bad_redirect",
             "internal",
-            "parse_panic"
+            "parse_panic",
+            "too_slow",
+            "host_down"
         ]
     );
     for k in ErrorKind::ALL {

@@ -10,13 +10,16 @@
 use arrow::array::{Array, RecordBatch};
 
 use super::log::SpillLog;
-use crate::store::schema::{anchor_col, depth_col, priority_col, string_col, InRow};
+use crate::store::schema::{anchor_col, depth_col, priority_col, retries_at, retries_col, string_col, InRow};
 use crate::store::StoreError;
 
 /// Record header: flags (bit 0: a referrer follows the anchor; bit 1: the
-/// row has a priority; bit 2: it has an anchor), depth, URL length,
+/// row has a priority; bit 2: it has an anchor; bits 3 to 7: the URL's
+/// retries so far, at most [`MAX_RETRIES`]), depth, URL length,
 /// priority, anchor length. The URL, the anchor and the referrer follow.
 const HEADER: usize = 1 + 4 + 4 + 4 + 4;
+/// Retries a spilled row can say (five bits); `--retries` is far below.
+const MAX_RETRIES: u32 = 31;
 
 /// The rows of one partition's input, by row id (input order).
 pub struct InputRows {
@@ -44,13 +47,16 @@ impl InputRows {
         let depth = depth_col(b, path)?;
         let priority = priority_col(b);
         let anchor = anchor_col(b);
+        let retries = retries_col(b);
         for i in 0..b.num_rows() {
             let (u, r) = (url.value(i), (!referrer.is_null(i)).then(|| referrer.value(i)));
             let p = priority.and_then(|p| (!p.is_null(i)).then(|| p.value(i)));
             let a = anchor.and_then(|a| (!a.is_null(i)).then(|| a.value(i)));
             let len = |s: &str| u32::try_from(s.len()).unwrap_or(u32::MAX);
             let mut header = [0u8; HEADER];
-            header[0] = u8::from(r.is_some()) | (u8::from(p.is_some()) << 1) | (u8::from(a.is_some()) << 2);
+            let tries = u8::try_from(retries_at(retries, i).min(MAX_RETRIES)).unwrap_or(0);
+            header[0] =
+                u8::from(r.is_some()) | (u8::from(p.is_some()) << 1) | (u8::from(a.is_some()) << 2) | (tries << 3);
             header[1..5].copy_from_slice(&depth.value(i).to_le_bytes());
             header[5..9].copy_from_slice(&len(u).to_le_bytes());
             header[9..13].copy_from_slice(&p.unwrap_or(0).to_le_bytes());
@@ -94,7 +100,19 @@ impl InputRows {
             referrer: r.referrer.map(text).transpose()?,
             priority: r.priority,
             anchor: r.anchor.map(text).transpose()?,
+            retries: r.retries,
         })
+    }
+
+    /// The URL of row `id` and the retries it spent in earlier layers
+    /// (what a request needs), without decoding the rest.
+    ///
+    /// # Errors
+    /// When the temporary file cannot be read.
+    pub fn start(&self, id: usize) -> std::io::Result<(String, u32)> {
+        let record = self.log.read(self.slots[id])?;
+        let r = split(&record)?;
+        Ok((text(r.url)?, r.retries))
     }
 
     /// The URL of row `id`, without decoding the rest (the scheduler reads
@@ -116,6 +134,7 @@ fn damaged() -> std::io::Error {
 /// and referrer when it has them.
 struct Record<'a> {
     depth: i32,
+    retries: u32,
     priority: Option<i32>,
     url: &'a [u8],
     anchor: Option<&'a [u8]>,
@@ -132,6 +151,7 @@ fn split(record: &[u8]) -> std::io::Result<Record<'_>> {
     let priority = (header[0] & 2 == 2).then(|| field(9).map(i32::from_le_bytes)).transpose()?;
     Ok(Record {
         depth,
+        retries: u32::from(header[0] >> 3),
         priority,
         url,
         anchor: (header[0] & 4 == 4).then_some(anchor),
@@ -157,6 +177,7 @@ mod tests {
             referrer: referrer.map(Into::into),
             priority: None,
             anchor: None,
+            retries: 0,
         };
         let rows = vec![
             row("http://a.test/", 0, None),
@@ -165,7 +186,7 @@ mod tests {
                 anchor: Some("Wind".into()),
                 ..row("http://a.test/x", 2, Some("http://a.test/"))
             },
-            InRow { anchor: Some(long.clone()), ..row(&long, -1, Some("")) },
+            InRow { anchor: Some(long.clone()), retries: 2, ..row(&long, -1, Some("")) },
             InRow { priority: Some(0), anchor: Some(String::new()), ..row("http://a.test/z", 3, Some(&long)) },
             row("http://b.test/", i32::MAX, None),
         ];
@@ -179,6 +200,10 @@ mod tests {
         let back: Vec<InRow> = (0..held.len()).map(|i| held.row(i).expect("row")).collect();
         assert_eq!(back, rows, "row ids run across batches; an empty referrer or anchor is not a missing one");
         assert_eq!(held.url(3).expect("url"), "http://a.test/z");
+        assert_eq!(
+            (held.start(2).expect("start").1, held.start(3).expect("start")),
+            (2, ("http://a.test/z".into(), 0))
+        );
         assert!(InputRows::new().expect("temp file").is_empty());
     }
 
@@ -193,7 +218,7 @@ mod tests {
         let mut held = InputRows::new().expect("temp file");
         held.push(&b, "in/layer=2/part-00000.parquet").expect("an old input reads");
         held.finish("t").expect("finish");
-        let want = InRow { url: "http://a.test/".into(), depth: 2, referrer: None, priority: None, anchor: None };
+        let want = InRow { url: "http://a.test/".into(), depth: 2, ..InRow::default() };
         assert_eq!(held.row(0).expect("row"), want);
     }
 

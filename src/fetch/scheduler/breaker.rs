@@ -1,0 +1,294 @@
+//! A host's circuit breaker (README, "Retries and failing hosts").
+//!
+//! One URL's trouble is that URL's: it waits for its own retry (its
+//! `Retry-After`, or a backoff) while the other URLs of its host go on at
+//! the host's polite rate. The host as a whole stops only when the server
+//! says so or shows it:
+//!
+//! - **Closed** (normal): requests at the host's pace, `--per-host` at once.
+//! - **Open** (paused): no request starts until the pause ends. A
+//!   `Retry-After` (429, 503) pauses the host for the time asked, at most
+//!   [`MAX_PAUSE`], once per URL: a URL that keeps asking waits alone. A
+//!   burst of [`OPEN_AFTER`] failures in a row (5xx, timeouts, resets,
+//!   refused connections, whatever their URLs) opens it for a cooldown,
+//!   [`FIRST_COOLDOWN`] doubling after each failed probe up to
+//!   [`MAX_COOLDOWN`].
+//! - **Half-open**: after the pause, one request (the probe) and no other
+//!   until it answers. An answer closes the breaker; a failure opens it
+//!   again for twice as long.
+//! - **Down**: a host whose failures have gone on for `--host-down-after`
+//!   without one good answer. Its queued URLs end as `host_down` error rows
+//!   at once, without requests. The state lives as long as the fetcher, so
+//!   a later layer probes a down host once before it fails its URLs.
+//!
+//! Politeness toward a failing host stays as strict as on a healthy one:
+//! while open or half-open it gets at most one request at a time, and each
+//! failure also raises its pace's backoff ([`super::pace`]).
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// Failed requests in a row that open the breaker.
+pub(super) const OPEN_AFTER: u32 = 5;
+/// The first cooldown of a breaker opened by failures.
+pub(super) const FIRST_COOLDOWN: Duration = Duration::from_secs(1);
+/// The longest cooldown between two probes.
+pub(super) const MAX_COOLDOWN: Duration = Duration::from_secs(30);
+/// The longest pause a `Retry-After` sets on its host.
+pub(super) const MAX_PAUSE: Duration = Duration::from_secs(60);
+
+/// What a finished request says about its host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Health {
+    /// The server answered (any status but 5xx and 429).
+    Good,
+    /// 5xx, a timeout, a reset or a refused connection.
+    Failed,
+    /// Neither (a 429: the server is up but asks for less).
+    Neutral,
+}
+
+/// What changed in the breaker, for the log and the counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Change {
+    None,
+    /// Opened by a burst of failures, for the cooldown.
+    Opened(Duration),
+    /// Paused by a `Retry-After`.
+    Paused(Duration),
+    /// A failed probe: open again, for the cooldown.
+    Reopened(Duration),
+    /// An answer after trouble: closed again.
+    Closed,
+    /// Failing for longer than `--host-down-after`.
+    Down,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum State {
+    #[default]
+    Closed,
+    Open {
+        until: Instant,
+    },
+    HalfOpen,
+    Down,
+}
+
+/// One host's breaker.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Breaker {
+    state: State,
+    /// Failures in a row.
+    failures: u32,
+    cooldown: Duration,
+    /// The first failure of the current run of failures.
+    failing_since: Option<Instant>,
+    /// URLs (fingerprints) whose `Retry-After` has paused the host already.
+    paused_by: HashSet<u64>,
+}
+
+impl Breaker {
+    /// Whether a request may start now with `in_flight` requests of the
+    /// host running (`per_host` when closed); an open breaker whose pause
+    /// is over becomes half-open here, and its probe is the next request.
+    pub(super) fn allows(&mut self, in_flight: usize, per_host: usize, now: Instant) -> bool {
+        if let State::Open { until } = self.state {
+            if now < until {
+                return false;
+            }
+            self.state = State::HalfOpen;
+        }
+        match self.state {
+            State::Closed => in_flight < per_host,
+            State::HalfOpen => in_flight == 0,
+            State::Open { .. } | State::Down => false,
+        }
+    }
+
+    /// Requests the host may have in flight before its next start is
+    /// considered (one while it is tested).
+    pub(super) fn limit(&self, per_host: usize) -> usize {
+        match self.state {
+            State::Closed => per_host,
+            _ => 1,
+        }
+    }
+
+    /// When the host's pause ends, if it is paused.
+    pub(super) fn paused_until(&self) -> Option<Instant> {
+        match self.state {
+            State::Open { until } => Some(until),
+            _ => None,
+        }
+    }
+
+    /// Whether the next request is a probe.
+    pub(super) fn probing(&self) -> bool {
+        self.state == State::HalfOpen
+    }
+
+    pub(super) fn is_down(&self) -> bool {
+        self.state == State::Down
+    }
+
+    /// How long the host has been failing.
+    pub(super) fn failing_for(&self, now: Instant) -> Duration {
+        self.failing_since.map_or(Duration::ZERO, |t| now.saturating_duration_since(t))
+    }
+
+    /// A down host met again (a later layer): it gets one probe before its
+    /// URLs fail.
+    pub(super) fn retest(&mut self) {
+        if self.state == State::Down {
+            self.state = State::HalfOpen;
+        }
+    }
+
+    /// Records a finished request's outcome; `down_after`: how long a host
+    /// may fail before it is down.
+    pub(super) fn record(&mut self, health: Health, now: Instant, down_after: Duration) -> Change {
+        match health {
+            Health::Neutral => Change::None,
+            Health::Good => {
+                let was = self.state;
+                self.state = State::Closed;
+                self.failures = 0;
+                self.cooldown = Duration::ZERO;
+                self.failing_since = None;
+                if was == State::Closed {
+                    Change::None
+                } else {
+                    Change::Closed
+                }
+            }
+            Health::Failed => {
+                self.failures = self.failures.saturating_add(1);
+                let since = *self.failing_since.get_or_insert(now);
+                match self.state {
+                    State::HalfOpen | State::Down if now.saturating_duration_since(since) >= down_after => {
+                        self.state = State::Down;
+                        Change::Down
+                    }
+                    State::HalfOpen | State::Down => {
+                        self.cooldown = (self.cooldown * 2).clamp(FIRST_COOLDOWN, MAX_COOLDOWN);
+                        self.state = State::Open { until: now + self.cooldown };
+                        Change::Reopened(self.cooldown)
+                    }
+                    State::Closed if self.failures >= OPEN_AFTER => {
+                        self.cooldown = FIRST_COOLDOWN;
+                        self.state = State::Open { until: now + self.cooldown };
+                        Change::Opened(self.cooldown)
+                    }
+                    // Still closed, or already open (a request that was in
+                    // flight when it opened).
+                    State::Closed | State::Open { .. } => Change::None,
+                }
+            }
+        }
+    }
+
+    /// A `Retry-After` of `wait` from the URL with fingerprint `url`: the
+    /// host pauses for it (at most [`MAX_PAUSE`]), unless this URL has
+    /// paused it before.
+    pub(super) fn retry_after(&mut self, url: u64, wait: Duration, now: Instant) -> Change {
+        if self.state == State::Down || !self.paused_by.insert(url) {
+            return Change::None;
+        }
+        let wait = wait.min(MAX_PAUSE);
+        let until = now + wait;
+        self.state = match self.state {
+            State::Open { until: was } => State::Open { until: was.max(until) },
+            _ => State::Open { until },
+        };
+        Change::Paused(wait)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOWN: Duration = Duration::from_secs(300);
+
+    #[test]
+    fn failures_scattered_among_answers_never_open_it() {
+        let (mut b, t) = (Breaker::default(), Instant::now());
+        for i in 0..100 {
+            let health = if i % 4 == 0 { Health::Failed } else { Health::Good };
+            assert!(matches!(b.record(health, t, DOWN), Change::None | Change::Closed));
+            assert!(b.allows(0, 2, t));
+        }
+    }
+
+    #[test]
+    fn a_burst_opens_it_a_probe_tests_it_and_an_answer_closes_it() {
+        let (mut b, t) = (Breaker::default(), Instant::now());
+        for _ in 1..OPEN_AFTER {
+            assert_eq!(b.record(Health::Failed, t, DOWN), Change::None);
+        }
+        assert_eq!(b.record(Health::Failed, t, DOWN), Change::Opened(FIRST_COOLDOWN));
+        assert!(!b.allows(0, 2, t), "open: nothing starts");
+        assert_eq!(b.paused_until(), Some(t + FIRST_COOLDOWN));
+        let t1 = t + FIRST_COOLDOWN;
+        assert!(!b.allows(1, 2, t1), "half-open: not beside a request still in flight");
+        assert!(b.allows(0, 2, t1), "half-open: one probe");
+        assert_eq!(b.limit(2), 1);
+        // The probe fails: open again, twice as long; then again, up to the cap.
+        assert_eq!(b.record(Health::Failed, t1, DOWN), Change::Reopened(FIRST_COOLDOWN * 2));
+        let mut last = Duration::ZERO;
+        for _ in 0..10 {
+            let at = b.paused_until().expect("open");
+            assert!(b.allows(0, 2, at));
+            let Change::Reopened(c) = b.record(Health::Failed, at, DOWN) else { panic!("reopened") };
+            last = c;
+        }
+        assert_eq!(last, MAX_COOLDOWN);
+        let at = b.paused_until().expect("open");
+        assert!(b.allows(0, 2, at));
+        assert_eq!(b.record(Health::Good, at, DOWN), Change::Closed);
+        assert!(b.allows(1, 2, at) && !b.allows(2, 2, at), "closed: the per-host limit again");
+        assert_eq!(b.failing_for(at), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_host_failing_past_the_limit_is_down_and_a_later_layer_probes_it_once() {
+        let (mut b, t) = (Breaker::default(), Instant::now());
+        for _ in 0..OPEN_AFTER {
+            b.record(Health::Failed, t, DOWN);
+        }
+        let mut at;
+        let change = loop {
+            at = b.paused_until().expect("open");
+            assert!(b.allows(0, 2, at));
+            match b.record(Health::Failed, at, DOWN) {
+                Change::Reopened(_) => {}
+                other => break other,
+            }
+        };
+        assert_eq!(change, Change::Down);
+        assert!(at - t >= DOWN && b.is_down() && !b.allows(0, 2, at));
+        b.retest();
+        assert!(b.allows(0, 2, at), "one probe");
+        assert_eq!(b.record(Health::Failed, at, DOWN), Change::Down, "still failing: down at once");
+        b.retest();
+        assert_eq!(b.record(Health::Good, at, DOWN), Change::Closed, "it came back");
+    }
+
+    #[test]
+    fn a_retry_after_pauses_the_host_once_per_url() {
+        let (mut b, t) = (Breaker::default(), Instant::now());
+        let five = Duration::from_secs(5);
+        assert_eq!(b.retry_after(7, five, t), Change::Paused(five));
+        assert_eq!(b.paused_until(), Some(t + five));
+        let t1 = t + five;
+        assert!(b.allows(0, 2, t1));
+        b.record(Health::Good, t1, DOWN);
+        assert_eq!(b.retry_after(7, five, t1), Change::None, "the same URL again: it waits alone");
+        assert!(b.allows(0, 2, t1));
+        let hour = Duration::from_secs(3600);
+        assert_eq!(b.retry_after(8, hour, t1), Change::Paused(MAX_PAUSE), "another URL: a bounded pause");
+    }
+}
