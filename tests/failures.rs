@@ -12,7 +12,7 @@ use common::{crawl_ok, read_docs, read_links, Web};
 use testweb::{Farm, FarmConfig};
 
 #[test]
-fn a_host_that_keeps_failing_is_given_up_and_its_urls_carried() {
+fn a_host_that_keeps_failing_is_paused_probed_and_then_each_of_its_urls_ends_as_a_row() {
     let farm = Farm::start_background(FarmConfig {
         sites: 1,
         pages: 5,
@@ -24,26 +24,28 @@ fn a_host_that_keeps_failing_is_given_up_and_its_urls_carried() {
     let urls: Vec<String> = (0..20).map(|i| format!("http://faults.test/status/500?n={i:02}")).collect();
     let web = Web::with_seeds(farm, &urls);
     let data = web.dir("data");
-    let s = web.crawl(&data, 1, &["--delay", "0", "--per-host", "1", "--retries", "0"]);
+    let started = Instant::now();
+    let s = web.crawl(&data, 0, &["--delay", "0", "--per-host", "1", "--retries", "0", "--host-down-after", "3s"]);
     let farm = &web.farm;
     let layer = |l: usize, k: &str| s["layers"][l][k].as_u64().unwrap_or(u64::MAX);
-    // Layer 0: eight failures in a row, then the other twelve URLs are carried, not tried.
-    assert_eq!(
-        (layer(0, "fetched"), layer(0, "carried"), layer(0, "hosts_given_up")),
-        (8, 12, 1),
-        "{}",
-        s["layers"][0]
-    );
-    // Layer 1 tries the carried URLs again: eight more fail, four are still carried at the end.
-    assert_eq!((layer(1, "input"), layer(1, "fetched"), layer(1, "carried")), (12, 8, 4), "{}", s["layers"][1]);
+    // Five failures in a row open the host's breaker; probes 1, 2, ... s
+    // apart fail too; after 3 s of failing the host is down, and its other
+    // URLs end as host_down rows without a request. Nothing is carried.
+    assert_eq!((layer(0, "fetched"), layer(0, "carried"), layer(0, "hosts_down")), (20, 0, 1), "{}", s["layers"][0]);
+    assert!(layer(0, "breaker_opens") >= 1);
     let docs = read_docs(&data);
-    assert_eq!(docs.len(), 16);
-    assert!(docs.iter().all(|d| d.status == 500));
-    assert_eq!(common::count_by_url(&docs).len(), 16, "no URL fetched twice");
+    assert_eq!(common::count_by_url(&docs).len(), 20, "every URL is a row, once");
+    let asked = docs.iter().filter(|d| d.status == 500).count();
+    let down: Vec<&common::Doc> = docs.iter().filter(|d| d.error.as_deref() == Some("host_down")).collect();
+    assert_eq!(asked + down.len(), 20);
+    assert!(down.len() >= 10, "{} host_down rows", down.len());
+    assert!(down.iter().all(|d| d.status == 0 && d.error_detail.as_deref().is_some_and(|e| e.contains("faults.test"))));
     let h = &farm.stats().hosts["faults.test"];
-    assert_eq!(h.requests, 1 + 16, "robots.txt and 16 pages, nothing more: {h:?}");
-    // The four never fetched are kept for a deeper re-run, not lost.
-    assert!(data.join("state/carry/layer=1").exists());
+    assert_eq!(h.requests, 1 + asked as u64, "robots.txt and one request per 500 row, nothing more: {h:?}");
+    assert!(asked <= 5 + 4, "the burst that opened the breaker and a few probes: {asked}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(s["not_requested"], 0);
+    assert!(!data.join("state/carry/layer=0").exists());
 }
 
 /// What a finished crawl holds, for comparing two runs.
@@ -143,9 +145,14 @@ fn a_layer_out_of_time_carries_what_is_left_into_the_next_layer() {
         docs.iter().filter(|d| d.url.contains("/about?v=")).map(|d| d.url.as_str()).collect();
     let distinct: std::collections::BTreeSet<&str> = seeds_fetched.iter().copied().collect();
     assert_eq!(seeds_fetched.len(), distinct.len(), "no seed fetched twice");
-    // The rest are still carried after the last layer (kept for a deeper re-run).
+    // The rest are still carried after the last layer (kept for a deeper
+    // re-run), and the summary says how many and why. The last layer may
+    // be a catch-up layer past the depth (seeds fetched late have links
+    // within it).
+    let last = s["layers"].as_array().expect("layers").len() - 1;
+    assert!(last >= 3);
     let mut still_carried = std::collections::BTreeSet::new();
-    for (_, b) in common::read_all(&data.join("state/carry/layer=3")) {
+    for (_, b) in common::read_all(&data.join(format!("state/carry/layer={last}"))) {
         let urls = b.column_by_name("url").expect("url");
         let urls = arrow::array::AsArray::as_string::<i32>(urls);
         still_carried.extend((0..b.num_rows()).map(|i| urls.value(i).to_string()).filter(|u| u.contains("/about?v=")));
@@ -156,6 +163,11 @@ fn a_layer_out_of_time_carries_what_is_left_into_the_next_layer() {
         30,
         "every seed fetched once, or still carried after the last layer"
     );
+    let carried_last = layer(last, "carried");
+    assert_eq!(s["not_requested"].as_u64(), Some(carried_last), "{}", s["layers"][last]);
+    if carried_last > 0 {
+        assert_eq!(s["not_requested_by"]["layer-timeout"].as_u64(), Some(carried_last), "{}", s["not_requested_by"]);
+    }
     // A carried URL keeps its depth: the seeds are depth 0 whatever layer fetched them.
     assert!(docs.iter().filter(|d| d.url.contains("/about?v=")).all(|d| d.depth == 0));
 }

@@ -199,7 +199,7 @@ async fn run_leased(
             progress: Arc::clone(&progress),
             layer_timeout: cfg.layer_timeout,
             straggler_after: cfg.fetch.straggler_after,
-            layers: cfg.depth + 1,
+            depth: cfg.depth,
         }),
         ExecutorChoice::Processes { workers } => {
             Box::new(exec::Processes::new(&cfg.data, *workers, !cfg.quiet && !cfg.json)?)
@@ -227,7 +227,12 @@ async fn run_leased(
         // From here on: what the layers saw, not the run's start.
         g.take_figures();
     }
-    for layer in 0..=cfg.depth {
+    // Layers 0 to --depth, then catch-up layers while a layer at or past the
+    // depth had pages carried over from before it (stragglers, a failing
+    // host's URLs) whose links are still within the depth: every URL found
+    // within the depth is fetched (README, "Retries and failing hosts").
+    let mut layer = 0;
+    loop {
         let layer_start = Instant::now();
         let todo = sequencer::pending(store, Phase::Map, layer, cfg.partitions).await?;
         if !todo.is_empty() {
@@ -240,7 +245,9 @@ async fn run_leased(
             }
             executor.run(&PhaseRun { phase: Phase::Map, layer, parts: todo }).await?;
         }
-        let mut ls = sequencer::map_summary(store, layer, cfg.partitions).await?;
+        let (mut ls, within) = sequencer::map_summary(store, layer, cfg.partitions).await?;
+        let catch_up = layer >= cfg.depth && within;
+        let mut more = layer < cfg.depth;
         if let Some(truth) = &cfg.truth {
             let found = truth.found(store, layer).await?;
             truth_found += found;
@@ -250,12 +257,15 @@ async fn run_leased(
             ls.recall = Some(recall);
         }
         tracing::info!(layer, seconds = layer_start.elapsed().as_secs_f64(), "map done");
-        if layer < cfg.depth {
+        if layer < cfg.depth || catch_up {
             let next_start = Instant::now();
             let next = match store.get_json::<NextManifest>(&layout::input_manifest(layer + 1)).await? {
                 Some(n) => n,
                 None => {
-                    optimise::ensure_shuffled(&optimiser, layer).await?;
+                    if layer < cfg.depth {
+                        // A layer that was the last of a shallower run.
+                        optimise::ensure_shuffled(&optimiser, layer).await?;
+                    }
                     let todo = sequencer::pending(store, Phase::Optimise, layer, cfg.partitions).await?;
                     if !todo.is_empty() {
                         check_lease(lease)?;
@@ -265,6 +275,7 @@ async fn run_leased(
                 }
             };
             ls.set_next(&next);
+            more |= catch_up && next.next > 0;
             tracing::info!(
                 layer,
                 seconds = next_start.elapsed().as_secs_f64(),
@@ -276,15 +287,20 @@ async fn run_leased(
         ls.governor = governor.map(crate::fetch::governor::Governor::take_figures);
         tracing::info!(layer, fetched = ls.fetched, ok = ls.ok, new_urls = ls.new_urls, "layer done");
         summary.layers.push(ls);
+        if !more {
+            break;
+        }
+        layer += 1;
     }
     let merge_start = Instant::now();
     check_lease(lease)?;
-    executor.run(&PhaseRun { phase: Phase::Merge, layer: cfg.depth, parts: vec![0] }).await?;
+    // The merge task's layer is the last one: it merges layers 0 to it.
+    executor.run(&PhaseRun { phase: Phase::Merge, layer, parts: vec![0] }).await?;
     let merged = store.get_json::<MergeManifest>(layout::MERGE_MANIFEST).await?;
-    if merged.as_ref().is_none_or(|m| m.layers != cfg.depth + 1) {
+    if merged.as_ref().is_none_or(|m| m.layers != layer + 1) {
         return Err(RunError::Internal(format!(
             "the merge task ended without merging the {} layers ({} says {:?})",
-            cfg.depth + 1,
+            layer + 1,
             layout::MERGE_MANIFEST,
             merged.map(|m| m.layers)
         )));

@@ -46,15 +46,18 @@ async fn cost_of(store: &Store, phase: Phase, layer: u32, part: u32) -> Result<u
     })
 }
 
-/// The committed map tasks of `layer`, summed; each one's outputs are
-/// published first (a task cut short between its commit and its publish
-/// is finished here), so the next phase reads them all.
+/// The committed map tasks of `layer`, summed, and whether any of them
+/// shuffled links to targets within the depth (a layer at or past the
+/// depth then needs a catch-up layer); each one's outputs are published
+/// first (a task cut short between its commit and its publish is finished
+/// here), so the next phase reads them all.
 ///
 /// # Errors
 /// When a task has not committed (the executor returned too early), or on
 /// storage failures.
-pub(super) async fn map_summary(store: &Store, layer: u32, parts: u32) -> Result<LayerSummary, RunError> {
+pub(super) async fn map_summary(store: &Store, layer: u32, parts: u32) -> Result<(LayerSummary, bool), RunError> {
     let mut ls = LayerSummary { layer, ..LayerSummary::default() };
+    let mut within = false;
     for part in 0..parts {
         let path = layout::map_manifest(layer, part);
         let m: MapManifest = store.get_json(&path).await?.ok_or_else(|| {
@@ -63,9 +66,10 @@ pub(super) async fn map_summary(store: &Store, layer: u32, parts: u32) -> Result
             ))
         })?;
         published(store, &layout::task_attempts(layer, "map", part), &m).await?;
+        within |= m.shuffled && m.candidates > 0;
         ls.add(&m);
     }
-    Ok(ls)
+    Ok((ls, within))
 }
 
 async fn published<M: Committed>(store: &Store, task_dir: &str, m: &M) -> Result<(), RunError> {

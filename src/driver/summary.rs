@@ -278,7 +278,7 @@ impl RunSummary {
         self.governor = self.layers.iter().filter_map(|l| l.governor).reduce(GovernorFigures::merge);
         // Earlier layers' carried URLs went on into the next layer; the
         // last layer's have none to go to.
-        if let Some(last) = self.layers.iter().find(|l| l.layer == self.depth) {
+        if let Some(last) = self.layers.last().filter(|l| l.layer >= self.depth) {
             self.not_requested_by = last.not_requested.clone();
             self.not_requested = last.carried;
             let known: u64 = self.not_requested_by.values().sum();

@@ -29,8 +29,8 @@ pub struct Local {
     /// `--layer-timeout` and `--straggler-after`.
     pub layer_timeout: Option<Duration>,
     pub straggler_after: Option<Duration>,
-    /// Layers of the crawl (`--depth` + 1), for the merge.
-    pub layers: u32,
+    /// `--depth`: layers from it on drain their stragglers.
+    pub depth: u32,
 }
 
 impl Executor for Local {
@@ -51,7 +51,7 @@ impl Executor for Local {
                     // land in: their URLs are carried (state/carry), as a
                     // layer out of time carries.
                     self.mapper.fetcher.handover.clear();
-                    merge::merge_layers(&self.mapper.store, self.layers).await?;
+                    merge::merge_layers(&self.mapper.store, run.layer + 1).await?;
                     Ok(())
                 }
             }
@@ -85,8 +85,7 @@ impl Local {
         // last layer has no next layer to hand its stragglers to: it drains
         // them, bounded only by the limits the user set (README, "Retries
         // and failing hosts").
-        let last = layer + 1 >= self.layers;
-        ctx.tail = self.straggler_after.filter(|_| !last).map(|floor| LayerTail::new(parts.len(), floor));
+        ctx.tail = self.straggler_after.filter(|_| layer < self.depth).map(|floor| LayerTail::new(parts.len(), floor));
         let mut tasks = tokio::task::JoinSet::new();
         for &part in parts {
             let c = ctx.clone();

@@ -53,8 +53,10 @@ pub async fn run_task(data: &str, phase: Phase, layer: u32, part: u32) -> Result
             state.partitions - 1
         )));
     }
+    // Layers past the depth exist only as catch-up layers: their input was sealed.
+    let built = store.exists(&crate::store::layout::input_manifest(layer)).await.map_err(StageError::from)?;
     let last = if phase == Phase::Optimise { settings.depth.saturating_sub(1) } else { settings.depth };
-    if phase != Phase::Merge && (layer > last || (phase == Phase::Optimise && settings.depth == 0)) {
+    if phase != Phase::Merge && ((layer > last && !built) || (phase == Phase::Optimise && settings.depth == 0)) {
         return Err(TaskError::OutOfRange(format!(
             "layer {layer} has no {} phase in this crawl of depth {} at {data}",
             phase.as_str(),
@@ -78,7 +80,9 @@ pub async fn run_task(data: &str, phase: Phase, layer: u32, part: u32) -> Result
             (created, m.attempt)
         }
         Phase::Merge => {
-            merge::merge_layers(&store.with_compression(settings.compression), settings.depth + 1).await?;
+            // The merge task's layer is the crawl's last (catch-up layers
+            // included): it merges layers 0 to it.
+            merge::merge_layers(&store.with_compression(settings.compression), layer.max(settings.depth) + 1).await?;
             (Created::New, String::new())
         }
     };

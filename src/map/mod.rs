@@ -287,8 +287,10 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         partition: part,
         attempt: attempt.id.clone(),
         input: input.len() as u64,
-        // Every layer but the last shuffles its links (none, here).
-        shuffled: layer < ctx.depth,
+        // Every layer before the depth shuffles its links, and a later one
+        // whose input has URLs carried over from before the depth (their
+        // links are within it: a catch-up layer follows).
+        shuffled: layer < ctx.depth || i64::from(input.min_depth()) < i64::from(ctx.depth),
         ..MapManifest::default()
     };
     if input.is_empty() {
@@ -472,7 +474,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         }
         w.finish().await?;
     }
-    if layer < ctx.depth && manifest.links > 0 {
+    if manifest.shuffled && manifest.links > 0 {
         // The shuffle's map side: this partition's links, merged per
         // target, bucketed by target partition for the optimise step.
         let suspects = crate::optimise::Suspects {

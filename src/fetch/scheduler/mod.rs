@@ -708,7 +708,12 @@ impl State<'_> {
 
     /// The pacing limits of a host whose floor is `floor`.
     fn limits(&self, floor: Duration) -> pace::Limits {
-        pace::Limits { floor, factor: self.f.cfg.delay_factor, cap: self.f.cfg.max_delay.max(floor) }
+        pace::Limits {
+            floor,
+            factor: self.f.cfg.delay_factor,
+            cap: self.f.cfg.max_delay.max(floor),
+            connections: u32::try_from(self.f.cfg.per_host).unwrap_or(u32::MAX),
+        }
     }
 
     /// Sets host `h`'s delay from its floor and pace.

@@ -6,9 +6,14 @@
 //!
 //! - **Response time**: `--delay-factor` times the mean time of the host's
 //!   last [`WINDOW`] responses (a sliding window, as Heritrix's delay factor
-//!   and the sliding-window weights of the link scorer): a server that
-//!   takes 400 ms a page gets 800 ms between requests at the default 2, and
-//!   gets back to the floor when it is quick again.
+//!   and the sliding-window weights of the link scorer), shared among the
+//!   `--per-host` connections: with one connection a server that takes
+//!   400 ms a page gets 800 ms between requests at the default 2; with K,
+//!   a K-th of that, so it is kept as busy, relative to the connections the
+//!   run allows it, as with one. It gets back to the floor when it is quick
+//!   again. (Not divided, one slow page among K connections spaced a whole
+//!   host's requests as if it had one: seen as 1.6 s between requests to a
+//!   host of 4 connections after a few 800 ms pages.)
 //! - **Backoff**: a 429, a 503 or a timeout is the server saying it is
 //!   overloaded. Each one doubles the host's backoff (from 250 ms, or the
 //!   floor when longer, up to [`MAX_LEVEL`] doublings); [`CALM`] good
@@ -44,6 +49,8 @@ pub(super) struct Limits {
     pub floor: Duration,
     pub factor: f64,
     pub cap: Duration,
+    /// `--per-host`: the response-time term is shared among them.
+    pub connections: u32,
 }
 
 impl Pace {
@@ -81,7 +88,7 @@ impl Pace {
 
     /// The delay between two requests to the host now.
     pub(super) fn delay(&self, l: Limits) -> Duration {
-        let by_time = self.mean().mul_f64(l.factor.max(0.0));
+        let by_time = self.mean().mul_f64(l.factor.max(0.0)) / l.connections.max(1);
         let backoff = if self.level == 0 {
             Duration::ZERO
         } else {
@@ -101,7 +108,8 @@ impl Pace {
 mod tests {
     use super::*;
 
-    const L: Limits = Limits { floor: Duration::from_millis(100), factor: 2.0, cap: Duration::from_secs(5) };
+    const L: Limits =
+        Limits { floor: Duration::from_millis(100), factor: 2.0, cap: Duration::from_secs(5), connections: 1 };
 
     #[test]
     fn slow_answers_lengthen_the_delay_and_quick_ones_bring_it_back() {
@@ -111,6 +119,8 @@ mod tests {
             p.record(Duration::from_millis(400), false);
         }
         assert_eq!(p.delay(L), Duration::from_millis(800), "twice the mean response time");
+        let four = Limits { connections: 4, ..L };
+        assert_eq!(p.delay(four), Duration::from_millis(200), "shared among four connections");
         for _ in 0..WINDOW {
             p.record(Duration::from_millis(10), false);
         }
@@ -125,7 +135,7 @@ mod tests {
 
     #[test]
     fn trouble_doubles_the_backoff_and_calm_answers_halve_it() {
-        let zero = Limits { floor: Duration::ZERO, factor: 0.0, cap: Duration::from_secs(30) };
+        let zero = Limits { floor: Duration::ZERO, factor: 0.0, cap: Duration::from_secs(30), connections: 1 };
         let mut p = Pace::default();
         assert!(p.record(Duration::from_millis(1), true));
         assert_eq!(p.delay(zero), Duration::from_millis(250), "a first step even with no floor");

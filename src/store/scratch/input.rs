@@ -25,6 +25,8 @@ const MAX_RETRIES: u32 = 31;
 pub struct InputRows {
     log: SpillLog,
     slots: Vec<u64>,
+    /// The smallest depth of a row (`i32::MAX` when empty).
+    min_depth: i32,
 }
 
 impl InputRows {
@@ -33,7 +35,7 @@ impl InputRows {
     /// # Errors
     /// When no temporary file can be created.
     pub fn new() -> std::io::Result<Self> {
-        Ok(Self { log: SpillLog::new()?, slots: Vec::new() })
+        Ok(Self { log: SpillLog::new()?, slots: Vec::new(), min_depth: i32::MAX })
     }
 
     /// Appends a batch of the input schema read from `path`.
@@ -58,6 +60,7 @@ impl InputRows {
             header[0] =
                 u8::from(r.is_some()) | (u8::from(p.is_some()) << 1) | (u8::from(a.is_some()) << 2) | (tries << 3);
             header[1..5].copy_from_slice(&depth.value(i).to_le_bytes());
+            self.min_depth = self.min_depth.min(depth.value(i));
             header[5..9].copy_from_slice(&len(u).to_le_bytes());
             header[9..13].copy_from_slice(&p.unwrap_or(0).to_le_bytes());
             header[13..].copy_from_slice(&len(a.unwrap_or_default()).to_le_bytes());
@@ -85,6 +88,13 @@ impl InputRows {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
+    }
+
+    /// The smallest depth of a row: whether the layer's pages can have
+    /// links within the crawl's depth (`i32::MAX` when empty).
+    #[must_use]
+    pub fn min_depth(&self) -> i32 {
+        self.min_depth
     }
 
     /// Row `id` (panics when `id >= len()`, like indexing).
