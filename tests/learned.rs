@@ -181,7 +181,12 @@ fn under_a_page_budget_the_learned_order_keeps_or_carries_every_url_and_its_file
     let draws = state_files(&data, "draws");
     let transitions = state_files(&data, "transitions");
     assert!(!draws.is_empty() && !transitions.is_empty());
-    assert!(draws.keys().all(|(l, _)| (1..=DEPTH).contains(l)), "layers 1 to {DEPTH} are drawn: {draws:?}");
+    // Under the budget, pages carried into the last layer may have links
+    // within the depth: their catch-up layer's input is built (and drawn)
+    // to count them, not fetched.
+    let catch_up = u32::from(data.join(format!("in/layer={}", DEPTH + 1)).exists());
+    let last = DEPTH + catch_up;
+    assert!(draws.keys().all(|(l, _)| (1..=last).contains(l)), "layers 1 to {last} are drawn: {draws:?}");
     let mut added: BTreeMap<(u32, String), usize> = BTreeMap::new();
     for ((layer, name), path) in &draws {
         let d = steps(path, "q");
@@ -209,7 +214,7 @@ fn under_a_page_budget_the_learned_order_keeps_or_carries_every_url_and_its_file
     let models = state_files(&data, "model");
     let replays = state_files(&data, "replay");
     assert!(models.keys().any(|(l, _)| *l == 0) && models.keys().any(|(l, _)| *l == DEPTH - 1), "{models:?}");
-    assert!(models.keys().all(|(l, _)| *l < DEPTH), "the last layer is not optimised");
+    assert!(models.keys().all(|(l, _)| *l < last), "the last layer fetched is optimised only for a catch-up input");
     let mut checked = 0;
     for ((layer, name), path) in &models {
         let a = arrays(path);

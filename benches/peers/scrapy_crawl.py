@@ -10,7 +10,12 @@ proxy (the web routes on the Host header).
     python scrapy_crawl.py --seeds FILE --proxy http://127.0.0.1:PORT --depth 3 \
         --per-host 8 --concurrency 256 --delay-ms 0 --out DIR
 
-Prints one JSON line: pages (HTTP responses other than robots.txt), seconds,
+Writes DIR/pages.jsonl, one line a URL: the page's item for a 2xx response
+(`url`, `status`, `title`, `text`, `links`), or, for a request that ended
+without one (an error status after its retries, a timeout, a redirect loop,
+robots.txt), `url` (as requested, before redirects), `status` (the last
+response's, or null) and `error` (the exception's name). Prints one JSON
+line: pages (HTTP responses other than robots.txt), seconds,
 pages_per_second, items.
 """
 
@@ -44,6 +49,27 @@ class TestWebSpider(scrapy.Spider):
         # (the real-site corpus) would have no in-scope link at all.
         self.links = LinkExtractor()
 
+    def _starts(self):
+        for url in self.start_urls:
+            yield scrapy.Request(url, callback=self.parse, errback=self.failed, dont_filter=True)
+
+    async def start(self):  # Scrapy 2.13 on
+        for r in self._starts():
+            yield r
+
+    def start_requests(self):  # before 2.13
+        return self._starts()
+
+    def failed(self, failure):
+        """A request that ended without a page: its outcome, as a record."""
+        request = failure.request
+        response = getattr(failure.value, "response", None)
+        yield {
+            "url": request.meta.get("redirect_urls", [request.url])[0],
+            "status": response.status if response is not None else None,
+            "error": failure.type.__name__,
+        }
+
     def parse(self, response):
         if not isinstance(response, scrapy.http.TextResponse):
             return
@@ -58,7 +84,7 @@ class TestWebSpider(scrapy.Spider):
             "links": len(links),
         }
         for link in links:
-            yield response.follow(link.url, callback=self.parse)
+            yield response.follow(link.url, callback=self.parse, errback=self.failed)
 
 
 def main():

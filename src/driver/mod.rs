@@ -231,6 +231,14 @@ async fn run_leased(
     // depth had pages carried over from before it (stragglers, a failing
     // host's URLs) whose links are still within the depth: every URL found
     // within the depth is fetched (README, "Retries and failing hosts").
+    // Under a page budget a catch-up layer is not fetched (it would spend
+    // pages the budget did not give): its input is counted as not requested.
+    let budget = match (cfg.max_pages, cfg.fetch.max_pages_per_host) {
+        (Some(_), _) => Some("max-pages"),
+        (None, Some(_)) => Some("max-pages-per-host"),
+        (None, None) => None,
+    };
+    let mut left: Option<(u32, u64)> = None;
     let mut layer = 0;
     loop {
         let layer_start = Instant::now();
@@ -275,7 +283,13 @@ async fn run_leased(
                 }
             };
             ls.set_next(&next);
-            more |= catch_up && next.next > 0;
+            if catch_up && next.next > 0 {
+                if budget.is_some() {
+                    left = Some((layer + 1, next.next));
+                } else {
+                    more = true;
+                }
+            }
             tracing::info!(
                 layer,
                 seconds = next_start.elapsed().as_secs_f64(),
@@ -309,6 +323,9 @@ async fn run_leased(
     tracing::info!(seconds = merge_start.elapsed().as_secs_f64(), "merge done");
     summary.seconds = started.elapsed().as_secs_f64();
     summary.totals();
+    if let (Some((next_layer, n)), Some(why)) = (left, budget) {
+        summary.not_requested_in(next_layer, n, why);
+    }
     Ok(summary)
 }
 

@@ -247,6 +247,10 @@ pub struct RunSummary {
     /// `state/carry/` (README, "Retries and failing hosts").
     pub not_requested: u64,
     pub not_requested_by: BTreeMap<String, u64>,
+    /// Where those URLs are kept, under the data location: the last layer's
+    /// `state/carry/layer=L`, or the `in/layer=L` a page budget left unfetched.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub not_requested_in: String,
     /// Per rule, over every layer: what the rule matched and made, with
     /// each field's fill rate (items with a value / items).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -285,6 +289,9 @@ impl RunSummary {
             if known < last.carried {
                 // Carried for no limit: a bug's mark, never hidden.
                 self.not_requested_by.insert("other".into(), last.carried - known);
+            }
+            if last.carried > 0 {
+                self.not_requested_in = format!("state/carry/layer={}", last.layer);
             }
         }
         let mut rules: BTreeMap<String, RuleCounts> = BTreeMap::new();
@@ -479,6 +486,16 @@ impl RunSummary {
         s
     }
 
+    /// The input of a catch-up layer that a page budget (`why`) left
+    /// unfetched: `n` URLs within the depth (the last layer's carried ones
+    /// among them), kept in `in/layer=L`.
+    pub(crate) fn not_requested_in(&mut self, layer: u32, n: u64, why: &str) {
+        let carried = self.not_requested;
+        self.not_requested = n.max(carried);
+        *self.not_requested_by.entry(why.to_string()).or_default() += self.not_requested - carried;
+        self.not_requested_in = format!("in/layer={layer}");
+    }
+
     /// The table's last line: whether every URL found within the depth was
     /// requested, and if not, how many were not, why, and where they are.
     #[must_use]
@@ -488,12 +505,12 @@ impl RunSummary {
         }
         let why: Vec<String> = self.not_requested_by.iter().map(|(k, v)| format!("{v} by {}", limit_name(k))).collect();
         format!(
-            "INCOMPLETE: {} URLs found within depth {} were not requested ({}); they are kept in {}/state/carry/layer={}; raise the limit for the next run, or run with --depth {} to fetch them (README, \"Retries and failing hosts\")",
+            "INCOMPLETE: {} URLs found within depth {} were not requested ({}); they are kept in {}/{}; raise the limit for the next run, or run with --depth {} to fetch them (README, \"Retries and failing hosts\")",
             self.not_requested,
             self.depth,
             why.join(", "),
             self.data,
-            self.depth,
+            self.not_requested_in,
             self.depth + 1
         )
     }
