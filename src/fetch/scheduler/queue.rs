@@ -13,6 +13,9 @@ pub(super) enum Queued {
     Again(Box<Job>),
 }
 
+/// A job taken out of a queue, with the instant its retry waits for.
+pub(super) type Drained = (Box<Job>, Option<Instant>);
+
 /// A host's queued work. Its input URLs are a range of the partition's
 /// `order` (every input id, grouped by host: 4 bytes a URL, where a queue
 /// entry per URL took 16 and its queue's doubling up to as much again;
@@ -77,8 +80,8 @@ impl HostQueue {
 
     /// Empties the queue: jobs (with their retries so far and the instant
     /// they wait for, if any) and input ids.
-    pub(super) fn drain(&mut self, order: &[u32]) -> (Vec<(Box<Job>, Option<Instant>)>, Vec<usize>) {
-        let mut jobs: Vec<(Box<Job>, Option<Instant>)> = self.again.drain(..).map(|job| (job, None)).collect();
+    pub(super) fn drain(&mut self, order: &[u32]) -> (Vec<Drained>, Vec<usize>) {
+        let mut jobs: Vec<Drained> = self.again.drain(..).map(|job| (job, None)).collect();
         jobs.extend(self.waiting.drain(..).map(|(t, job)| (job, Some(t))));
         let ids = order[self.next..self.end].iter().map(|&id| id as usize).collect();
         self.next = self.end;
