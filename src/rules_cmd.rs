@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use arrow::array::{Array, AsArray};
+use arrow::array::Array;
 use serde_json::json;
 use url::Url;
 
@@ -13,6 +13,7 @@ use layercrawl::fetch::{FetchConfig, Fetcher};
 use layercrawl::parse::ParseConfig;
 use layercrawl::rules::show::value_json;
 use layercrawl::rules::{parse_rules, Applied, Rules, RulesError};
+use layercrawl::store::schema::{binary_col, int32_col, string_col};
 
 #[derive(clap::Args)]
 pub struct RulesArgs {
@@ -192,24 +193,26 @@ async fn stored_pages(data: &str, rules: &Rules, limit: usize) -> anyhow::Result
         let mut batches = layercrawl::store::stream_batches(&store, &path, Some(columns)).await?;
         while let Some(b) = futures::StreamExt::next(&mut batches).await {
             let b = b?;
-            let (Some(url), Some(body)) = (b.column_by_name("final_url"), b.column_by_name("body")) else {
-                anyhow::bail!("{path}: no `final_url` or `body` column");
-            };
-            let url = url.as_string::<i32>();
-            let body = body.as_binary::<i32>();
-            let ct = b.column_by_name("content_type").map(|c| c.as_string::<i32>().clone());
+            // Checked, not cast: --data may hold files another tool wrote
+            // (LargeUtf8, Utf8View, Int64 columns...); the error names the
+            // file and the column.
+            let shown = store.display_path(&path);
+            let url = string_col(&b, "final_url", &shown)?;
+            let body = binary_col(&b, "body", &shown)?;
+            let optional = |name: &str| b.column_by_name(name).is_some();
+            let ct = if optional("content_type") { Some(string_col(&b, "content_type", &shown)?) } else { None };
             // As the crawl: only 2xx pages are parsed (and make items).
-            let status = b.column_by_name("status").map(|c| c.as_primitive::<arrow::datatypes::Int32Type>().clone());
+            let status = if optional("status") { Some(int32_col(&b, "status", &shown)?) } else { None };
             for i in 0..b.num_rows() {
                 if out.len() >= limit {
                     return Ok(out);
                 }
-                let ok = status.as_ref().is_some_and(|st| (200..300).contains(&st.value(i)));
+                let ok = status.is_some_and(|st| (200..300).contains(&st.value(i)));
                 if !ok || body.is_null(i) || rules.matching(url.value(i)).is_none() {
                     continue;
                 }
                 let Ok(u) = Url::parse(url.value(i)) else { continue };
-                let content_type = ct.as_ref().filter(|c| !c.is_null(i)).map(|c| c.value(i).to_string());
+                let content_type = ct.filter(|c| !c.is_null(i)).map(|c| c.value(i).to_string());
                 out.push((u, content_type, body.value(i).to_vec()));
             }
         }
@@ -265,4 +268,59 @@ fn page_table(url: &Url, a: Option<&Applied<'_>>) -> String {
     }
     s.push('\n');
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{ArrayRef, BinaryArray, Int32Array, Int64Array, LargeStringArray, StringArray, StringViewArray};
+    use std::sync::Arc;
+
+    /// A crawl folder holding one `doc` file of the usual columns, with
+    /// `swap`'s in place of theirs.
+    fn crawl_with(dir: &std::path::Path, swap: (&str, ArrayRef)) -> String {
+        let mut cols: Vec<(&str, ArrayRef)> = vec![
+            ("final_url", Arc::new(StringArray::from(vec!["http://a.test/p"]))),
+            ("status", Arc::new(Int32Array::from(vec![200]))),
+            ("content_type", Arc::new(StringArray::from(vec!["text/html"]))),
+            ("body", Arc::new(BinaryArray::from(vec![b"<h1>x</h1>".as_slice()]))),
+        ];
+        cols.iter_mut().find(|c| c.0 == swap.0).expect("a known column").1 = swap.1;
+        let batch = arrow::array::RecordBatch::try_from_iter(cols).expect("batch");
+        let folder = dir.join("doc/layer=0");
+        std::fs::create_dir_all(&folder).expect("mkdir");
+        let file = std::fs::File::create(folder.join("part-00000.parquet")).expect("create");
+        let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).expect("writer");
+        w.write(&batch).expect("write");
+        w.close().expect("close");
+        dir.display().to_string()
+    }
+
+    #[test]
+    fn a_foreign_column_type_is_an_error_naming_the_file_and_column() {
+        let rules =
+            parse_rules("r.toml", "[[rule]]\nname = 'p'\nurls = ['**']\n[[rule.field]]\nname = 't'\ncss = 'h1'\n")
+                .expect("rules");
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        let ours = tempfile::tempdir().expect("dir");
+        let data = crawl_with(ours.path(), ("status", Arc::new(Int32Array::from(vec![200]))));
+        assert_eq!(rt.block_on(stored_pages(&data, &rules, 5)).expect("ours").len(), 1);
+        let cases: [(&str, ArrayRef); 3] = [
+            ("status", Arc::new(Int64Array::from(vec![200]))),
+            ("final_url", Arc::new(LargeStringArray::from(vec!["http://a.test/p"]))),
+            ("content_type", Arc::new(StringViewArray::from(vec!["text/html"]))),
+        ];
+        for (column, array) in cases {
+            let dir = tempfile::tempdir().expect("dir");
+            let data = crawl_with(dir.path(), (column, array));
+            let err = rt.block_on(stored_pages(&data, &rules, 5)).expect_err(column);
+            let store_err = err.downcast_ref::<layercrawl::store::StoreError>().expect("a typed storage error");
+            let msg = store_err.to_string();
+            let file = std::fs::canonicalize(dir.path()).expect("path").join("doc/layer=0/part-00000.parquet");
+            assert!(
+                msg.contains(&file.display().to_string()) && msg.contains(&format!("`{column}`")),
+                "{column}: {msg}"
+            );
+        }
+    }
 }

@@ -105,6 +105,15 @@ fn on_a_host_with_problem_pages_every_url_within_the_depth_ends_as_a_row() {
     let asked = |p: &str| h.log.iter().filter(|r| r.path == p).count();
     assert_eq!(asked("/always-503"), 3, "a request and two retries");
     assert!(h.max_in_flight <= 4 && h.robots_requests == 1, "{h:?}");
+
+    // A crawl that needed catch-up layers cannot be deepened in place: said
+    // before anything runs, exit code 2.
+    if data.join("in/layer=4").exists() {
+        let out = common::layercrawl(&web.run_args(&data, 4, &SETTINGS));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("catch-up layers") && err.contains("new --data location"), "{err}");
+    }
 }
 
 #[test]

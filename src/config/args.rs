@@ -58,13 +58,17 @@ pub struct RunArgs {
     /// The Chromium to render with; `chromium` on the PATH when not given.
     #[arg(long, value_name = "PATH")]
     pub chromium: Option<PathBuf>,
-    /// Send every request through this forward proxy
-    /// (http://[user:password@]host:port); repeatable: a pool. Politeness
-    /// stays per target host.
+    /// Send every request through this forward proxy (http://host:port);
+    /// repeatable: a pool. Politeness stays per target host. Credentials
+    /// come from the environment: LAYERCRAWL_PROXY_CREDENTIALS=user:password,
+    /// or LAYERCRAWL_PROXY_CREDENTIALS_FILE naming a file that holds
+    /// user:password; tasks in other processes read the same. A URL's own
+    /// user:password@ is used by this process only (--executor local) and
+    /// never written to the data store.
     #[arg(long, value_name = "URL")]
     pub proxy: Vec<String>,
     /// Proxies file: one proxy URL a line; blank lines and `#` comments
-    /// allowed. Adds to --proxy.
+    /// allowed. Adds to --proxy (credentials as there).
     #[arg(long, value_name = "FILE")]
     pub proxies: Option<PathBuf>,
     /// Least time between two requests through one proxy, in ms. [default: 0]

@@ -41,18 +41,34 @@ pub(super) fn render_config(args: &RunArgs, job: &JobFile) -> Result<crate::fetc
 }
 
 /// The proxy pool's settings: `--proxy` URLs, then the `--proxies` file's,
-/// each checked (the file's errors name its line).
+/// each checked (the file's errors name its line). Credentials in a URL are
+/// taken off it into memory (the settings written to the data store name
+/// proxies without them); those in the environment are checked now, not at
+/// the first request.
 pub(super) fn proxy_config(args: &RunArgs, job: &JobFile) -> Result<crate::fetch::proxy::ProxyConfig, ConfigError> {
-    use crate::fetch::proxy;
-    let mut urls = Vec::new();
+    use crate::fetch::proxy::{self, credentials::Credentials, credentials::ProxyAuth};
+    let mut raw = Vec::new();
     for u in job.proxy.iter().chain(&args.proxy) {
-        proxy::parse_proxy(u).map_err(|e| bad("proxy", e))?;
-        urls.push(u.trim().to_string());
+        raw.push(("proxy", u.trim().to_string()));
     }
     if let Some(file) = args.proxies.as_ref().or(job.proxies.as_ref()) {
-        urls.extend(proxy::read_proxies_file(file).map_err(|e| bad("proxies", e))?);
+        let listed = proxy::read_proxies_file(file).map_err(|e| bad("proxies", e))?;
+        raw.extend(listed.into_iter().map(|u| ("proxies", u)));
+    }
+    let (mut urls, mut auth) = (Vec::new(), ProxyAuth::default());
+    for (option, u) in raw {
+        let (bare, creds) = proxy::split_proxy(&u).map_err(|e| bad(option, e))?;
+        if let Some(c) = creds {
+            if !auth.by_proxy.iter().any(|(p, _)| *p == bare) {
+                auth.by_proxy.push((bare.clone(), c));
+            }
+        }
+        urls.push(bare);
     }
     urls.dedup();
+    if !urls.is_empty() {
+        auth.shared = Credentials::from_env().map_err(|e| bad("proxy", e.to_string()))?;
+    }
     let concurrency = args.proxy_concurrency.or(job.proxy_concurrency).unwrap_or(proxy::DEFAULT_CONCURRENCY);
     if concurrency == 0 {
         return Err(bad("proxy-concurrency", "0; allowed 1 or more (default 16)"));
@@ -66,6 +82,7 @@ pub(super) fn proxy_config(args: &RunArgs, job: &JobFile) -> Result<crate::fetch
         delay: Duration::from_millis(args.proxy_delay.or(job.proxy_delay).unwrap_or(0)),
         concurrency,
         retry,
+        auth,
     })
 }
 

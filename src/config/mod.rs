@@ -475,6 +475,17 @@ impl CrawlConfig {
                 "a memory:// store lives in the driver's process, where tasks in other processes cannot see it; use --executor local, or a folder or object store",
             ));
         }
+        if !proxy.auth.by_proxy.is_empty() && !matches!(executor, ExecutorChoice::Local) {
+            // They are never written to the data store, so the tasks would
+            // go through the proxies without them (407 on every request).
+            use crate::fetch::proxy::credentials::{ENV, ENV_FILE};
+            return Err(bad(
+                "proxy",
+                format!(
+                    "credentials in a proxy URL stay in this process, and the tasks of another executor run in other processes: give them to the tasks in {ENV} or {ENV_FILE} (with --executor kubernetes, through --worker-secret)"
+                ),
+            ));
+        }
         if args.dry_run && !matches!(executor, ExecutorChoice::Kubernetes(_)) {
             return Err(bad("dry-run", "prints the Jobs of --executor kubernetes; give that executor"));
         }

@@ -101,7 +101,9 @@ fn proxies_come_from_flags_and_the_file_with_their_defaults() {
     a.proxy = vec!["http://127.0.0.1:3128".into()];
     a.proxies = Some(file.clone());
     let p = CrawlConfig::from_sources(&a).expect("ok").fetch.proxy;
-    assert_eq!(p.urls, ["http://127.0.0.1:3128", "http://127.0.0.1:3129", "http://u:p@127.0.0.1:3130"]);
+    assert_eq!(p.urls, ["http://127.0.0.1:3128", "http://127.0.0.1:3129", "http://127.0.0.1:3130"]);
+    let c = p.auth.for_proxy("http://127.0.0.1:3130").expect("the file's credentials, in memory");
+    assert_eq!((c.user(), c.password()), ("u", "p"));
     assert_eq!((p.delay, p.concurrency, p.retry), (Duration::ZERO, 16, Duration::from_secs(30)));
     assert!(CrawlConfig::from_sources(&args()).expect("ok").fetch.proxy.urls.is_empty(), "direct by default");
     a.proxy = vec!["socks5://127.0.0.1:1080".into()];
@@ -114,6 +116,39 @@ fn proxies_come_from_flags_and_the_file_with_their_defaults() {
     a.proxies = None;
     a.proxy_concurrency = Some(0);
     assert!(CrawlConfig::from_sources(&a).expect_err("0").to_string().contains("proxy-concurrency"));
+}
+
+#[tokio::test]
+async fn proxy_credentials_stay_in_memory_and_out_of_the_stored_settings() {
+    let mut a = args();
+    a.proxy = vec!["http://alice-proxyuser:s3cret%2Fpw@127.0.0.1:3128".into()];
+    let cfg = CrawlConfig::from_sources(&a).expect("ok");
+    assert_eq!(cfg.fetch.proxy.urls, ["http://127.0.0.1:3128"]);
+    let c = cfg.fetch.proxy.auth.for_proxy("http://127.0.0.1:3128").expect("in memory");
+    assert_eq!((c.user(), c.password()), ("alice-proxyuser", "s3cret/pw"));
+    let shown = format!("{cfg:?}");
+    assert!(!shown.contains("s3cret") && !shown.contains("alice-proxyuser"), "Debug shows them: {shown}");
+    // What a run writes for its units of work, read back as they read it.
+    let store = crate::store::Store::open("memory://").expect("store");
+    super::settings::RunSettings::of(&cfg).save(&store).await.expect("save");
+    let raw = store.get(crate::store::layout::SETTINGS).await.expect("get").expect("written");
+    let text = String::from_utf8_lossy(&raw);
+    for secret in ["s3cret", "alice-proxyuser"] {
+        assert!(!text.contains(secret), "{secret} in state/settings.json: {text}");
+    }
+    assert!(text.contains("http://127.0.0.1:3128"), "the proxy is still named: {text}");
+    let back = super::settings::RunSettings::load(&store).await.expect("load").expect("some");
+    assert_eq!(back.fetch.proxy.urls, ["http://127.0.0.1:3128"]);
+    assert!(back.fetch.proxy.auth.by_proxy.is_empty(), "a task in another process has none from the store");
+    // A task in another process would have none: the executors that run them are refused.
+    a.executor = Some("processes".into());
+    let e = CrawlConfig::from_sources(&a).expect_err("processes").to_string();
+    assert!(e.contains("LAYERCRAWL_PROXY_CREDENTIALS") && !e.contains("s3cret"), "{e}");
+    // A bad URL's message does not quote the password either.
+    a.executor = None;
+    a.proxy = vec!["http://alice-proxyuser:s3cret@127.0.0.1:3128/path".into()];
+    let e = CrawlConfig::from_sources(&a).expect_err("path").to_string();
+    assert!(e.contains("no path") && !e.contains("s3cret") && !e.contains("alice-proxyuser"), "{e}");
 }
 
 #[test]

@@ -156,6 +156,7 @@ async fn run_leased(
         strip_params: Some(cfg.urls.stripped().to_vec()),
     };
     check_state(store, &state).await?;
+    refuse_deepening_catch_up(store, cfg.depth).await?;
     // What this run's units of work read (a unit run on its own included).
     let settings = crate::config::RunSettings::of(cfg);
     settings.save(store).await?;
@@ -327,6 +328,22 @@ async fn run_leased(
         summary.not_requested_in(next_layer, n, why);
     }
     Ok(summary)
+}
+
+/// A crawl that needed catch-up layers past its depth cannot be deepened:
+/// its layer after the depth holds only URLs within the old depth (the
+/// links one hop further were never shuffled). Said before anything runs.
+async fn refuse_deepening_catch_up(store: &Store, depth: u32) -> Result<(), RunError> {
+    let Some(before) = crate::config::RunSettings::load(store).await? else { return Ok(()) };
+    if depth > before.depth && store.exists(&layout::input_manifest(before.depth + 1)).await? {
+        return Err(RunError::Incompatible {
+            data: store.location().to_string(),
+            what: "--depth (it needed catch-up layers past its depth, which a deeper crawl cannot reuse; start a deeper crawl in a new --data location)",
+            was: before.depth.to_string(),
+            now: depth.to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// Takes the data location's lease (see [`Lease`]).

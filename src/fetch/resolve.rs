@@ -104,37 +104,86 @@ impl AddressPolicy {
 }
 
 /// The special-purpose range an address is in, or `None` for a public one.
+///
+/// IPv6 forms that carry an IPv4 address (mapped `::ffff:a.b.c.d`,
+/// compatible `::a.b.c.d`, NAT64 `64:ff9b::a.b.c.d` and 6to4
+/// `2002:AABB:CCDD::/48`) are classed by that IPv4 address: a gateway on the
+/// way (a NAT64 or 6to4 relay, or a host stack that still accepts the
+/// compatible form) would otherwise carry the connection to the private or
+/// metadata address inside.
 #[must_use]
 pub fn classify(ip: IpAddr) -> Option<&'static str> {
     match ip {
         IpAddr::V4(v4) => classify_v4(v4),
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return classify_v4(v4);
-            }
-            let seg0 = v6.segments()[0];
-            if v6.is_loopback() {
-                Some("loopback")
-            } else if v6.is_unspecified() {
-                Some("unspecified")
-            } else if v6 == Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254) {
-                Some("metadata")
-            } else if seg0 & 0xfe00 == 0xfc00 {
-                Some("private")
-            } else if seg0 & 0xffc0 == 0xfe80 {
-                Some("link-local")
-            } else if seg0 & 0xff00 == 0xff00 {
-                Some("multicast")
-            } else {
-                None
-            }
-        }
+        IpAddr::V6(v6) => classify_v6(v6),
+    }
+}
+
+/// Cloud metadata and credential endpoints, blocked even with
+/// `--allow-private`: AWS, GCP, OpenStack (169.254.169.254), Alibaba
+/// (100.100.100.200), Azure's wire server (168.63.129.16) and the ECS/EKS
+/// container credential endpoints (169.254.170.2, 169.254.170.23).
+const METADATA_V4: [[u8; 4]; 5] =
+    [[169, 254, 169, 254], [100, 100, 100, 200], [168, 63, 129, 16], [169, 254, 170, 2], [169, 254, 170, 23]];
+
+/// The IPv6 forms of the AWS metadata and EKS pod identity endpoints.
+const METADATA_V6: [Ipv6Addr; 2] =
+    [Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254), Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0023)];
+
+fn classify_v6(v6: Ipv6Addr) -> Option<&'static str> {
+    let seg = v6.segments();
+    let b = v6.octets();
+    let low_v4 = Ipv4Addr::new(b[12], b[13], b[14], b[15]);
+    if let Some(v4) = v6.to_ipv4_mapped() {
+        return classify_v4(v4);
+    }
+    if v6.is_loopback() {
+        return Some("loopback");
+    }
+    if v6.is_unspecified() {
+        return Some("unspecified");
+    }
+    if METADATA_V6.contains(&v6) {
+        return Some("metadata");
+    }
+    // IPv4-compatible ::a.b.c.d (deprecated, but some stacks still route it
+    // as IPv4). `::` and `::1` were answered above.
+    if seg[..6] == [0; 6] {
+        return classify_v4(low_v4);
+    }
+    // NAT64, well-known prefix 64:ff9b::/96: the gateway connects to the
+    // IPv4 address in the last 32 bits.
+    if seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        return classify_v4(low_v4);
+    }
+    // 64:ff9b:1::/48, the local-use NAT64 prefix: where the IPv4 address
+    // sits depends on the operator's prefix length, so the whole range is
+    // treated as private.
+    if seg[..3] == [0x64, 0xff9b, 1] {
+        return Some("private");
+    }
+    // 6to4 2002::/16: the relay tunnels to the IPv4 address in bits 16..48.
+    if seg[0] == 0x2002 {
+        return classify_v4(Ipv4Addr::new(b[2], b[3], b[4], b[5]));
+    }
+    let seg0 = seg[0];
+    if seg0 & 0xfe00 == 0xfc00 {
+        Some("private")
+    } else if seg0 & 0xffc0 == 0xfe80 {
+        Some("link-local")
+    } else if seg0 & 0xffc0 == 0xfec0 {
+        // Site-local (deprecated, still routed inside some networks).
+        Some("private")
+    } else if seg0 & 0xff00 == 0xff00 {
+        Some("multicast")
+    } else {
+        None
     }
 }
 
 fn classify_v4(ip: Ipv4Addr) -> Option<&'static str> {
     let o = ip.octets();
-    if o == [169, 254, 169, 254] || o == [100, 100, 100, 200] {
+    if METADATA_V4.contains(&o) {
         Some("metadata")
     } else if ip.is_loopback() {
         Some("loopback")
@@ -144,6 +193,10 @@ fn classify_v4(ip: Ipv4Addr) -> Option<&'static str> {
         Some("link-local")
     } else if o[0] == 100 && (o[1] & 0xc0) == 64 {
         Some("cgnat")
+    } else if o[..3] == [192, 0, 0] || (o[0] == 198 && o[1] & 0xfe == 18) {
+        // 192.0.0.0/24 (IETF protocol assignments) and 198.18.0.0/15
+        // (benchmarking): not public hosts, often lab or internal networks.
+        Some("private")
     } else if ip.is_unspecified() || o[0] == 0 {
         Some("unspecified")
     } else if ip.is_broadcast() || ip.is_multicast() || o[0] >= 240 {
@@ -290,6 +343,58 @@ mod tests {
         let allow = AddressPolicy { allow_private: true };
         assert!(allow.check("127.0.0.1".parse().expect("ip")).is_ok());
         assert!(allow.check("169.254.169.254".parse().expect("ip")).is_err(), "metadata stays blocked");
+    }
+
+    #[test]
+    fn embedded_ipv4_forms_and_added_ranges_are_classified() {
+        // Plain data only: nothing here is connected to. Each row: the address,
+        // its class, and whether it stays blocked with --allow-private.
+        let rows: &[(&str, Option<&str>, bool)] = &[
+            // NAT64 well-known prefix: classed by the IPv4 address in the last 32 bits.
+            ("64:ff9b::7f00:1", Some("loopback"), false),
+            ("64:ff9b::169.254.169.254", Some("metadata"), true),
+            ("64:ff9b::10.0.0.1", Some("private"), false),
+            ("64:ff9b::8.8.8.8", None, false),
+            // NAT64 local-use prefix: private as a whole.
+            ("64:ff9b:1::808:808", Some("private"), false),
+            // IPv4-compatible ::a.b.c.d.
+            ("::127.0.0.1", Some("loopback"), false),
+            ("::169.254.169.254", Some("metadata"), true),
+            ("::8.8.8.8", None, false),
+            // 6to4: the IPv4 address in bits 16..48.
+            ("2002:c0a8:0101::1", Some("private"), false),
+            ("2002:7f00:0001::", Some("loopback"), false),
+            ("2002:a9fe:a9fe::1", Some("metadata"), true),
+            ("2002:0808:0808::1", None, false),
+            // Site-local.
+            ("fec0::1", Some("private"), false),
+            ("feff::1", Some("private"), false),
+            // IETF protocol assignments and benchmarking.
+            ("192.0.0.8", Some("private"), false),
+            ("192.0.1.1", None, false),
+            ("198.18.0.1", Some("private"), false),
+            ("198.19.255.254", Some("private"), false),
+            ("198.20.0.1", None, false),
+            // Metadata and credential endpoints.
+            ("168.63.129.16", Some("metadata"), true),
+            ("169.254.170.2", Some("metadata"), true),
+            ("169.254.170.23", Some("metadata"), true),
+            ("fd00:ec2::23", Some("metadata"), true),
+            ("::ffff:168.63.129.16", Some("metadata"), true),
+            // Neighbours that stay what they were.
+            ("169.254.170.3", Some("link-local"), false),
+            ("fd00:ec2::24", Some("private"), false),
+            ("8.8.8.8", None, false),
+            ("2001:4860:4860::8888", None, false),
+        ];
+        let deny = AddressPolicy::default();
+        let allow = AddressPolicy { allow_private: true };
+        for &(text, want, blocked_when_allowed) in rows {
+            let ip: IpAddr = text.parse().expect("ip");
+            assert_eq!(classify(ip), want, "{text}");
+            assert_eq!(deny.check(ip).is_err(), want.is_some(), "{text} by default");
+            assert_eq!(allow.check(ip).is_err(), blocked_when_allowed, "{text} with --allow-private");
+        }
     }
 
     #[tokio::test]

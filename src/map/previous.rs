@@ -19,8 +19,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::{Int32Type, Int64Type};
+use arrow::array::Array;
 use bytes::Bytes;
 use futures::StreamExt;
 use parquet::file::statistics::Statistics;
@@ -29,6 +28,7 @@ use crate::config::{BodyPolicy, RunSettings};
 use crate::fetch::Validators;
 use crate::partition::partition_of_host;
 use crate::store::manifest::RunState;
+use crate::store::schema::{binary_col, bool_col, int32_col, int64_col, string_col};
 use crate::store::{layout, stream_row_groups, RowsFile, Store, StoreError};
 
 /// Why `--previous` cannot be used.
@@ -180,24 +180,23 @@ impl Previous {
                 let (first, b) = got?;
                 // A file written before the validators were kept has none
                 // (a crawl finished by a newer layercrawl may have both kinds).
-                let (Some(etag), Some(last_modified)) = (b.column_by_name("etag"), b.column_by_name("last_modified"))
-                else {
+                if b.column_by_name("etag").is_none() || b.column_by_name("last_modified").is_none() {
                     break;
-                };
-                let col = |name: &str| {
-                    b.column_by_name(name).ok_or_else(|| StoreError::Schema {
-                        path: path.clone(),
-                        reason: format!("no `{name}` column: not a layercrawl doc file"),
-                    })
-                };
-                let url = col("final_url")?.as_string::<i32>();
-                let status = col("status")?.as_primitive::<Int32Type>();
-                let error = col("error")?;
-                let truncated = col("truncated")?.as_boolean();
-                let ctype = col("content_type")?.as_string::<i32>();
-                let (etag, last_modified) = (etag.as_string::<i32>(), last_modified.as_string::<i32>());
-                let length = col("content_length")?.as_primitive::<Int64Type>();
-                let fetch_ms = col("fetch_ms")?.as_primitive::<Int64Type>();
+                }
+                // Checked, not cast: --previous may name files another tool
+                // wrote (LargeUtf8, Utf8View, Int64 columns...).
+                let shown = self.store.display_path(path);
+                let url = string_col(&b, "final_url", &shown)?;
+                let status = int32_col(&b, "status", &shown)?;
+                let error = b.column_by_name("error").ok_or_else(|| StoreError::Schema {
+                    path: shown.clone(),
+                    reason: "no column `error`: not a layercrawl doc file".to_string(),
+                })?;
+                let truncated = bool_col(&b, "truncated", &shown)?;
+                let ctype = string_col(&b, "content_type", &shown)?;
+                let (etag, last_modified) = (string_col(&b, "etag", &shown)?, string_col(&b, "last_modified", &shown)?);
+                let length = int64_col(&b, "content_length", &shown)?;
+                let fetch_ms = int64_col(&b, "fetch_ms", &shown)?;
                 for i in 0..b.num_rows() {
                     let validators = Validators {
                         etag: etag.is_valid(i).then(|| etag.value(i).to_string()),
@@ -253,14 +252,12 @@ impl Previous {
             let rows: Vec<u64> = wanted.iter().map(|w| w.0).collect();
             let file_rows = self.opened[file as usize].get_or_try_init(|| RowsFile::open(&self.store, path)).await?;
             let b = file_rows.read(&self.store, &PAGE_COLUMNS, &rows).await?;
-            let bad = |reason: String| StoreError::Schema { path: path.clone(), reason };
-            let (Some(status), Some(ctype), Some(body)) =
-                (b.column_by_name("status"), b.column_by_name("content_type"), b.column_by_name("body"))
-            else {
-                return Err(bad("no status, content_type or body column".to_string()));
-            };
-            let (status, ctype, body) =
-                (status.as_primitive::<Int32Type>(), ctype.as_string::<i32>(), body.as_binary::<i32>());
+            let shown = self.store.display_path(path);
+            let (status, ctype, body) = (
+                int32_col(&b, "status", &shown)?,
+                string_col(&b, "content_type", &shown)?,
+                binary_col(&b, "body", &shown)?,
+            );
             for (k, &(_, i)) in wanted.iter().enumerate() {
                 if body.is_null(k) {
                     continue;
@@ -321,5 +318,69 @@ mod tests {
         assert!(same_location(&d, &format!("{d}/../{}", dir.path().file_name().expect("name").to_string_lossy())));
         assert!(!same_location(&d, &format!("{d}-other")));
         assert!(!same_location("s3://a/night1", "s3://a/night2"));
+    }
+
+    /// A `doc` file of last night's columns, one row, with `swap`'s columns
+    /// in place of the usual ones (as another tool might write them).
+    fn foreign_doc(swap: Vec<(&str, arrow::array::ArrayRef)>) -> Bytes {
+        use arrow::array::{ArrayRef, BinaryArray, BooleanArray, Int32Array, Int64Array, StringArray};
+        let s = |v: &str| Arc::new(StringArray::from(vec![v])) as ArrayRef;
+        let mut cols: Vec<(&str, ArrayRef)> = vec![
+            ("final_url", s("http://a.test/")),
+            ("status", Arc::new(Int32Array::from(vec![200]))),
+            ("error", Arc::new(StringArray::from(vec![None::<&str>]))),
+            ("truncated", Arc::new(BooleanArray::from(vec![false]))),
+            ("content_type", s("text/html")),
+            ("etag", s("\"v1\"")),
+            ("last_modified", s("Mon, 01 Jan 2024 00:00:00 GMT")),
+            ("content_length", Arc::new(Int64Array::from(vec![5]))),
+            ("fetch_ms", Arc::new(Int64Array::from(vec![3]))),
+            ("body", Arc::new(BinaryArray::from(vec![b"<p>x".as_slice()]))),
+        ];
+        for (name, col) in swap {
+            let slot = cols.iter_mut().find(|c| c.0 == name).expect("a known column");
+            slot.1 = col;
+        }
+        let batch = arrow::array::RecordBatch::try_from_iter(cols).expect("batch");
+        let mut buf = Vec::new();
+        let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, batch.schema(), None).expect("writer");
+        w.write(&batch).expect("write");
+        w.close().expect("close");
+        Bytes::from(buf)
+    }
+
+    async fn previous_with(file: Bytes) -> Previous {
+        let store = Store::open("memory://").expect("store");
+        store.put("doc/layer=0/part-00000.parquet", file).await.expect("put");
+        let files = vec!["doc/layer=0/part-00000.parquet".to_string()];
+        let opened = Arc::new(vec![tokio::sync::OnceCell::new()]);
+        Previous { store, files, partitions: 1, store_body: BodyPolicy::Html, opened }
+    }
+
+    #[tokio::test]
+    async fn a_foreign_column_type_is_an_error_naming_the_file_and_column() {
+        use arrow::array::{ArrayRef, Int32Array, Int64Array, LargeStringArray, StringViewArray};
+        let file = "memory://doc/layer=0/part-00000.parquet";
+        // The index: a LargeUtf8 URL, an Int64 status, a Utf8View validator.
+        let cases: Vec<(&str, ArrayRef)> = vec![
+            ("final_url", Arc::new(LargeStringArray::from(vec!["http://a.test/"]))),
+            ("status", Arc::new(Int64Array::from(vec![200]))),
+            ("etag", Arc::new(StringViewArray::from(vec!["\"v1\""]))),
+            ("content_length", Arc::new(Int32Array::from(vec![5]))),
+        ];
+        for (column, array) in cases {
+            let prev = previous_with(foreign_doc(vec![(column, array)])).await;
+            let err = prev.index(0, 1).await.expect_err(column).to_string();
+            assert!(err.contains(file) && err.contains(&format!("`{column}`")), "{column}: {err}");
+        }
+        // A carried page: its status, type and body, read by row.
+        let ok = previous_with(foreign_doc(Vec::new())).await;
+        let index = ok.index(0, 1).await.expect("a layercrawl file reads");
+        let entry = index.get("http://a.test/").expect("indexed").clone();
+        assert_eq!(ok.pages(&[&entry]).await.expect("pages")[0].as_ref().map(|p| p.status), Some(200));
+        let view = Arc::new(StringViewArray::from(vec!["text/html"])) as ArrayRef;
+        let prev = previous_with(foreign_doc(vec![("content_type", view)])).await;
+        let err = prev.pages(&[&entry]).await.expect_err("utf8view").to_string();
+        assert!(err.contains(file) && err.contains("`content_type`") && err.contains("Utf8View"), "{err}");
     }
 }

@@ -288,6 +288,17 @@ impl Store {
         &self.location
     }
 
+    /// `path` in this store, for messages that must name a file among
+    /// several stores' (`data/doc/…`, `memory://doc/…`).
+    #[must_use]
+    pub fn display_path(&self, path: &str) -> String {
+        if self.location.ends_with('/') {
+            format!("{}{path}", self.location)
+        } else {
+            format!("{}/{path}", self.location)
+        }
+    }
+
     pub(crate) fn backend(&self) -> Arc<dyn ObjectStore> {
         Arc::clone(&self.inner)
     }

@@ -555,11 +555,60 @@ pub(super) fn depth_col<'a>(b: &'a RecordBatch, path: &str) -> Result<&'a arrow:
 /// A string column by name, or a schema error naming the file.
 ///
 /// # Errors
-/// When the column is missing or not UTF-8.
+/// When the column is missing or not UTF-8 (`Utf8`: a `LargeUtf8` or
+/// `Utf8View` column written by another tool is refused, not read).
 pub fn string_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a StringArray, StoreError> {
-    b.column_by_name(name)
-        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
-        .ok_or_else(|| schema_err(path, &format!("column `{name}` missing or not utf8")))
+    typed_col(b, name, path, "utf8")
+}
+
+/// An `Int32` column by name ([`typed_col`]).
+///
+/// # Errors
+/// As [`typed_col`].
+pub fn int32_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a arrow::array::Int32Array, StoreError> {
+    typed_col(b, name, path, "int32")
+}
+
+/// An `Int64` column by name ([`typed_col`]).
+///
+/// # Errors
+/// As [`typed_col`].
+pub fn int64_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a arrow::array::Int64Array, StoreError> {
+    typed_col(b, name, path, "int64")
+}
+
+/// A `Boolean` column by name ([`typed_col`]).
+///
+/// # Errors
+/// As [`typed_col`].
+pub fn bool_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a arrow::array::BooleanArray, StoreError> {
+    typed_col(b, name, path, "boolean")
+}
+
+/// A `Binary` column by name ([`typed_col`]).
+///
+/// # Errors
+/// As [`typed_col`].
+pub fn binary_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a arrow::array::BinaryArray, StoreError> {
+    typed_col(b, name, path, "binary")
+}
+
+/// Column `name` of `b` as the array type `A` (named `expected` in the
+/// message): the checked form of arrow's `as_string`/`as_primitive`, which
+/// panic on a file whose column has another type.
+///
+/// # Errors
+/// A schema error naming the file `path`, the column, and the type found.
+pub fn typed_col<'a, A: Array + 'static>(
+    b: &'a RecordBatch,
+    name: &str,
+    path: &str,
+    expected: &str,
+) -> Result<&'a A, StoreError> {
+    let col = b.column_by_name(name).ok_or_else(|| schema_err(path, &format!("no column `{name}`")))?;
+    col.as_any()
+        .downcast_ref::<A>()
+        .ok_or_else(|| schema_err(path, &format!("column `{name}` is {}, expected {expected}", col.data_type())))
 }
 
 fn schema_err(path: &str, reason: &str) -> StoreError {

@@ -42,6 +42,7 @@ use crate::rules::{parse_rules, show, Rules, RulesError, Source};
 
 mod edit;
 mod pages;
+mod safe;
 
 use pages::{live_page, stored_page, stored_urls};
 
@@ -235,7 +236,7 @@ async fn handle(s: &Studio, req: Request<Incoming>) -> Reply {
         .get("x-studio-token")
         .and_then(|h| h.to_str().ok())
         .or_else(|| query_param(req.uri().query(), "token"));
-    if token != Some(s.token.as_str()) {
+    if !token.is_some_and(|t| safe::same_token(t.as_bytes(), s.token.as_bytes())) {
         return reply(StatusCode::FORBIDDEN, "text/plain", "this editor needs the token printed when it started\n");
     }
     let method = req.method().clone();
@@ -425,7 +426,8 @@ impl Studio {
 fn frame(s: &Studio, nonce: &str) -> Reply {
     let page = {
         let pages = s.pages.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        pages.iter().find(|p| p.nonce == nonce).cloned()
+        // The nonce is a capability too: compared as the token is.
+        pages.iter().find(|p| safe::same_token(nonce.as_bytes(), p.nonce.as_bytes())).cloned()
     };
     let Some(p) = page else { return reply(StatusCode::NOT_FOUND, "text/plain", "no such page\n") };
     let parsed = crate::extract::ParsedPage::parse(&p.body, p.content_type.as_deref(), &p.url, &s.parse);
@@ -505,16 +507,11 @@ fn save(s: &Studio, text: &str) -> Reply {
     if let Err(e) = compile(&s.file, text) {
         return json_reply(StatusCode::BAD_REQUEST, &problems_json(&e));
     }
-    let tmp = s.file.with_extension("toml.saving");
-    let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &s.file));
-    match written {
+    match safe::write_rules(&s.file, text) {
         Ok(()) => json_reply(StatusCode::OK, &json!({"ok": true, "file": s.file.display().to_string()})),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            json_reply(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                &json!({"ok": false, "problems": [{"line": 0, "column": 0, "message": format!("cannot write {}: {e}", s.file.display())}]}),
-            )
-        }
+        Err(e) => json_reply(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &json!({"ok": false, "problems": [{"line": 0, "column": 0, "message": format!("cannot write {}: {e}", s.file.display())}]}),
+        ),
     }
 }

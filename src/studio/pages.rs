@@ -4,12 +4,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use arrow::array::{Array, AsArray};
+use arrow::array::Array;
 use bytes::Bytes;
 use url::Url;
 
 use super::{token, Page, Studio};
 use crate::fetch::robots::{origin_of, RobotsRules};
+use crate::store::schema::{binary_col, int32_col, string_col};
 
 /// The crawl's stored body of `url`, if the crawl stored one: its one file
 /// streamed a row group at a time, not the crawl read whole.
@@ -19,12 +20,22 @@ pub(super) async fn stored_page(s: &Studio, url: &Url) -> Result<Option<Page>, S
     let mut stream = crate::store::stream_batches(store, path, Some(columns)).await.map_err(|e| e.to_string())?;
     while let Some(b) = futures::StreamExt::next(&mut stream).await {
         let b = b.map_err(|e| e.to_string())?;
-        let (Some(u), Some(body)) = (b.column_by_name("final_url"), b.column_by_name("body")) else { continue };
-        let (u, body) = (u.as_string::<i32>(), body.as_binary::<i32>());
-        let ct = b.column_by_name("content_type").map(|c| c.as_string::<i32>().clone());
+        if b.column_by_name("final_url").is_none() || b.column_by_name("body").is_none() {
+            continue;
+        }
+        // Checked, not cast: the data may hold files another tool wrote.
+        let shown = store.display_path(path);
+        let (u, body) = (
+            string_col(&b, "final_url", &shown).map_err(|e| e.to_string())?,
+            binary_col(&b, "body", &shown).map_err(|e| e.to_string())?,
+        );
+        let ct = match b.column_by_name("content_type") {
+            Some(_) => Some(string_col(&b, "content_type", &shown).map_err(|e| e.to_string())?),
+            None => None,
+        };
         for i in 0..b.num_rows() {
             if u.value(i) == url.as_str() && !body.is_null(i) {
-                let content_type = ct.as_ref().filter(|c| !c.is_null(i)).map(|c| c.value(i).to_string());
+                let content_type = ct.filter(|c| !c.is_null(i)).map(|c| c.value(i).to_string());
                 return Ok(Some(Page {
                     nonce: token().map_err(|e| e.to_string())?,
                     url: url.clone(),
@@ -109,13 +120,16 @@ pub(super) async fn stored_urls(
         let mut stream = crate::store::stream_batches(store, &path, Some(columns)).await?;
         while let Some(b) = futures::StreamExt::next(&mut stream).await {
             let b = b?;
-            let (Some(u), Some(status), Some(ct)) =
-                (b.column_by_name("final_url"), b.column_by_name("status"), b.column_by_name("content_type"))
-            else {
+            if columns.iter().any(|c| b.column_by_name(c).is_none()) {
                 continue;
-            };
-            let (u, status, ct) =
-                (u.as_string::<i32>(), status.as_primitive::<arrow::datatypes::Int32Type>(), ct.as_string::<i32>());
+            }
+            // Checked, not cast: the data may hold files another tool wrote.
+            let shown = store.display_path(&path);
+            let (u, status, ct) = (
+                string_col(&b, "final_url", &shown)?,
+                int32_col(&b, "status", &shown)?,
+                string_col(&b, "content_type", &shown)?,
+            );
             for i in 0..b.num_rows() {
                 if (200..300).contains(&status.value(i)) && !ct.is_null(i) && ct.value(i).contains("html") {
                     out.push((u.value(i).to_string(), path.clone()));
@@ -124,4 +138,82 @@ pub(super) async fn stored_urls(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{ArrayRef, BinaryArray, Int32Array, Int64Array, LargeStringArray, StringArray, StringViewArray};
+
+    const FILE: &str = "doc/layer=0/part-00000.parquet";
+
+    /// A store holding one `doc` file of the given columns.
+    async fn store_with(cols: Vec<(&str, ArrayRef)>) -> crate::store::Store {
+        let batch = arrow::array::RecordBatch::try_from_iter(cols).expect("batch");
+        let mut buf = Vec::new();
+        let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, batch.schema(), None).expect("writer");
+        w.write(&batch).expect("write");
+        w.close().expect("close");
+        let store = crate::store::Store::open("memory://").expect("store");
+        store.put(FILE, Bytes::from(buf)).await.expect("put");
+        store
+    }
+
+    fn doc(swap: Vec<(&'static str, ArrayRef)>) -> Vec<(&'static str, ArrayRef)> {
+        let mut cols: Vec<(&str, ArrayRef)> = vec![
+            ("final_url", Arc::new(StringArray::from(vec!["http://a.test/"]))),
+            ("status", Arc::new(Int32Array::from(vec![200]))),
+            ("content_type", Arc::new(StringArray::from(vec!["text/html"]))),
+            ("body", Arc::new(BinaryArray::from(vec![b"<p>x".as_slice()]))),
+        ];
+        for (name, col) in swap {
+            cols.iter_mut().find(|c| c.0 == name).expect("a known column").1 = col;
+        }
+        cols
+    }
+
+    fn studio(store: crate::store::Store) -> Studio {
+        let cfg = crate::fetch::FetchConfig::single_pages(Vec::new(), false, Duration::ZERO);
+        Studio {
+            file: "rules.toml".into(),
+            token: String::new(),
+            host: String::new(),
+            samples: 5,
+            parse: crate::parse::ParseConfig::default(),
+            data: Some(store),
+            data_name: None,
+            stored: vec!["http://a.test/".into()],
+            stored_in: [("http://a.test/".to_string(), FILE.to_string())].into(),
+            pages: std::sync::Mutex::default(),
+            fetcher: crate::fetch::Fetcher::new(&cfg).expect("fetcher"),
+            agent: "layercrawl".into(),
+            delay: Duration::ZERO,
+            robots: tokio::sync::Mutex::default(),
+            next: tokio::sync::Mutex::default(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_foreign_column_type_is_an_error_naming_the_file_and_column() {
+        let file = format!("memory://{FILE}");
+        assert_eq!(stored_urls(&store_with(doc(Vec::new())).await).await.expect("ours").len(), 1);
+        // The samples list: an Int64 status, a LargeUtf8 URL.
+        for (column, array) in [
+            ("status", Arc::new(Int64Array::from(vec![200])) as ArrayRef),
+            ("final_url", Arc::new(LargeStringArray::from(vec!["http://a.test/"]))),
+        ] {
+            let err = stored_urls(&store_with(doc(vec![(column, array)])).await).await.expect_err(column).to_string();
+            assert!(err.contains(&file) && err.contains(&format!("`{column}`")), "{column}: {err}");
+        }
+        // A page opened from the crawl: a Utf8View URL or content type.
+        let url = Url::parse("http://a.test/").expect("url");
+        let ok = studio(store_with(doc(Vec::new())).await);
+        assert!(stored_page(&ok, &url).await.expect("ours").is_some());
+        for column in ["final_url", "content_type"] {
+            let view = Arc::new(StringViewArray::from(vec!["http://a.test/"])) as ArrayRef;
+            let s = studio(store_with(doc(vec![(column, view)])).await);
+            let err = stored_page(&s, &url).await.err().expect(column);
+            assert!(err.contains(&file) && err.contains(&format!("`{column}`")), "{column}: {err}");
+        }
+    }
 }

@@ -17,7 +17,10 @@
 //!   take another proxy) and counts against the proxy's health.
 //! - **Politeness is per target host**, kept by the scheduler before any
 //!   proxy is chosen.
+//! - **Credentials stay in memory** ([`credentials`]): the settings name a
+//!   proxy by its URL without `user:password@`, and no message shows them.
 
+pub mod credentials;
 pub mod pool;
 
 use std::sync::Arc;
@@ -31,6 +34,7 @@ use super::config::FetchConfig;
 use super::exchange::{Exchange, Request};
 use super::resolve::{AddressPolicy, PolicyResolver, ResolveError};
 use super::{ErrorKind, FetchError, Response};
+use credentials::{Credentials, ProxyAuth};
 use pool::{Lease, Limits, Pool, Verdict};
 
 /// How many proxies one request may try when proxies refuse it.
@@ -40,7 +44,7 @@ const TRIES: usize = 3;
 /// `--proxy-concurrency`, `--proxy-retry`).
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ProxyConfig {
-    /// Proxy URLs (`http://[user:password@]host:port`); empty: direct.
+    /// Proxy URLs without credentials (`http://host:port`); empty: direct.
     pub urls: Vec<String>,
     /// Least time between two request starts through one proxy.
     pub delay: Duration,
@@ -48,6 +52,11 @@ pub struct ProxyConfig {
     pub concurrency: u32,
     /// First time out of service for a failing proxy.
     pub retry: Duration,
+    /// The proxies' credentials: never written with the settings, so a
+    /// unit of work in another process has none here and reads the
+    /// environment ([`credentials`]).
+    #[serde(skip)]
+    pub auth: ProxyAuth,
 }
 
 /// The default `--proxy-concurrency`.
@@ -57,7 +66,13 @@ pub const DEFAULT_RETRY: Duration = Duration::from_secs(30);
 
 impl Default for ProxyConfig {
     fn default() -> Self {
-        Self { urls: Vec::new(), delay: Duration::ZERO, concurrency: DEFAULT_CONCURRENCY, retry: DEFAULT_RETRY }
+        Self {
+            urls: Vec::new(),
+            delay: Duration::ZERO,
+            concurrency: DEFAULT_CONCURRENCY,
+            retry: DEFAULT_RETRY,
+            auth: ProxyAuth::default(),
+        }
     }
 }
 
@@ -99,23 +114,44 @@ pub fn merge_uses<'a>(into: &mut Vec<ProxyUse>, more: impl IntoIterator<Item = &
 }
 
 /// A proxy URL, checked: `http` or `https`, a host, and a port (the
-/// scheme's default when left out).
+/// scheme's default when left out). Its userinfo, if any, is kept; see
+/// [`split_proxy`].
 ///
 /// # Errors
-/// A sentence naming what is wrong.
+/// A sentence naming what is wrong, quoting the URL without its userinfo.
 pub fn parse_proxy(s: &str) -> Result<Url, String> {
-    let url = Url::parse(s.trim()).map_err(|e| format!("{s:?} is not a proxy URL ({e}); e.g. http://10.0.0.5:3128"))?;
+    // The text may hold a password: messages quote it redacted.
+    let shown = credentials::redact(s.trim());
+    // Without `://`, `user:pw@host` or `host:port` would parse with the user
+    // or the host as the scheme.
+    if !s.contains("://") {
+        return Err(format!("{shown:?} is not a proxy URL (scheme://host:port); e.g. http://10.0.0.5:3128"));
+    }
+    let url =
+        Url::parse(s.trim()).map_err(|e| format!("{shown:?} is not a proxy URL ({e}); e.g. http://10.0.0.5:3128"))?;
     match url.scheme() {
         "http" | "https" => {}
-        other => return Err(format!("{s:?}: {other}:// proxies are not supported; use http:// or https://")),
+        other => return Err(format!("{shown:?}: {other}:// proxies are not supported; use http:// or https://")),
     }
     if url.host_str().is_none_or(str::is_empty) {
-        return Err(format!("{s:?} names no host"));
+        return Err(format!("{shown:?} names no host"));
     }
     if !matches!(url.path(), "" | "/") || url.query().is_some() {
-        return Err(format!("{s:?}: a proxy URL is scheme://host:port, with no path"));
+        return Err(format!("{shown:?}: a proxy URL is scheme://host:port, with no path"));
     }
     Ok(url)
+}
+
+/// A proxy URL checked ([`parse_proxy`]) and split into the URL without
+/// userinfo, as the settings keep it (`http://host:port`), and the
+/// credentials it carried.
+///
+/// # Errors
+/// As [`parse_proxy`].
+pub fn split_proxy(s: &str) -> Result<(String, Option<Credentials>), String> {
+    let mut url = parse_proxy(s)?;
+    let creds = credentials::take_userinfo(&mut url);
+    Ok((url.as_str().trim_end_matches('/').to_string(), creds))
 }
 
 /// Reads a proxies file: one URL a line, blank lines and `#` comments
@@ -171,10 +207,22 @@ impl ProxyExchange {
     /// A proxy URL that does not parse, or a client that cannot be built.
     pub fn new(cfg: &FetchConfig, dns: Option<Arc<super::dns::DnsCache>>) -> Result<Self, FetchError> {
         let policy = AddressPolicy { allow_private: cfg.allow_private };
+        // The run's own process has its credentials in memory; a unit of
+        // work in another process has none there and reads the environment.
+        let from_env = if cfg.proxy.auth.is_empty() {
+            Credentials::from_env().map_err(|e| FetchError::Client(format!("proxy credentials: {e}")))?
+        } else {
+            None
+        };
         let (mut clients, mut names, mut targets) = (Vec::new(), Vec::new(), Vec::new());
         for raw in &cfg.proxy.urls {
-            let url = parse_proxy(raw).map_err(FetchError::Client)?;
-            let proxy = reqwest::Proxy::all(url.as_str()).map_err(|e| FetchError::Client(format!("{raw}: {e}")))?;
+            let (bare, own) = split_proxy(raw).map_err(FetchError::Client)?;
+            let url = parse_proxy(&bare).map_err(FetchError::Client)?;
+            let mut proxy = reqwest::Proxy::all(url.as_str())
+                .map_err(|e| FetchError::Client(format!("proxy {}: {e}", display_name(&url))))?;
+            if let Some(c) = own.as_ref().or_else(|| cfg.proxy.auth.for_proxy(&bare)).or(from_env.as_ref()) {
+                proxy = proxy.basic_auth(c.user(), c.password());
+            }
             let client = client::builder(cfg)
                 // Connections to one proxy carry many hosts' requests.
                 .pool_max_idle_per_host(usize::try_from(cfg.proxy.concurrency).unwrap_or(usize::MAX))
@@ -272,6 +320,91 @@ mod tests {
             let err = parse_proxy(bad).expect_err(bad);
             assert!(err.contains(says), "{bad}: {err}");
         }
+        // Messages quote a bad URL without its userinfo.
+        for bad in ["socks5://u:s3cret@h:1080", "http://u:s3cret@h:3128/path", "http://u:s3cret@:3128", "u:s3cret@h"] {
+            let err = parse_proxy(bad).expect_err(bad);
+            assert!(!err.contains("s3cret") && !err.contains("u:"), "{bad}: {err}");
+        }
+        let (bare, creds) = split_proxy(" http://u:s3cret@10.0.0.5:3128 ").expect("ok");
+        assert_eq!(bare, "http://10.0.0.5:3128");
+        assert_eq!(
+            creds.map(|c| (c.user().to_string(), c.password().to_string())),
+            Some(("u".into(), "s3cret".into()))
+        );
+        assert_eq!(split_proxy("http://[::1]:3128").expect("ok"), ("http://[::1]:3128".to_string(), None));
+    }
+
+    /// A forward proxy on loopback that wants `Basic alice:s3cret`: 200 with
+    /// it, 407 without. Returns its address and the Proxy-Authorization
+    /// headers it was sent.
+    async fn authenticating_proxy() -> (std::net::SocketAddr, Arc<std::sync::Mutex<Vec<Option<String>>>>) {
+        use base64::Engine as _;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let want = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("alice:s3cret"));
+        let log = Arc::clone(&seen);
+        tokio::spawn(async move {
+            while let Ok((mut conn, _)) = listener.accept().await {
+                let (log, want) = (Arc::clone(&log), want.clone());
+                tokio::spawn(async move {
+                    let mut head = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match conn.read(&mut buf).await {
+                            // The pool's health check connects and closes.
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => head.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let head = String::from_utf8_lossy(&head).into_owned();
+                    let auth = head.lines().find_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        k.eq_ignore_ascii_case("proxy-authorization").then(|| v.trim().to_string())
+                    });
+                    let ok = auth.as_deref() == Some(want.as_str());
+                    log.lock().expect("log").push(auth);
+                    let answer: &[u8] = if ok {
+                        b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok"
+                    } else {
+                        b"HTTP/1.1 407 Proxy Authentication Required\r\nproxy-authenticate: Basic\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                    };
+                    let _ = conn.write_all(answer).await;
+                });
+            }
+        });
+        (addr, seen)
+    }
+
+    #[tokio::test]
+    async fn credentials_kept_in_memory_authenticate_with_the_proxy() {
+        let (addr, seen) = authenticating_proxy().await;
+        let rule = crate::fetch::resolve::ResolveRule::parse("site.test=127.0.0.1:9").expect("rule");
+        let target = Url::parse("http://site.test/").expect("url");
+        let bare = format!("http://{addr}");
+        let status = |auth: ProxyAuth| {
+            let mut cfg = FetchConfig::single_pages(vec![rule.clone()], true, Duration::ZERO);
+            cfg.proxy.urls = vec![bare.clone()];
+            cfg.proxy.auth = auth;
+            let target = &target;
+            async move {
+                let exchange = ProxyExchange::new(&cfg, None).expect("exchange");
+                exchange.get(Request::get(target, 1 << 20)).await.expect("an answer").status
+            }
+        };
+        // As a --proxy URL's userinfo leaves them: in memory, by proxy.
+        let mine = ProxyAuth { by_proxy: vec![(bare.clone(), Credentials::new("alice", "s3cret"))], shared: None };
+        assert_eq!(status(mine).await, 200);
+        // As a task reads them from the environment: shared by every proxy.
+        let shared = ProxyAuth { by_proxy: Vec::new(), shared: Some(Credentials::new("alice", "s3cret")) };
+        assert_eq!(status(shared).await, 200);
+        // The proxy does check them.
+        let wrong = ProxyAuth { by_proxy: Vec::new(), shared: Some(Credentials::new("alice", "guess")) };
+        assert_eq!(status(wrong).await, 407);
+        let seen = seen.lock().expect("log").clone();
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        assert!(seen.iter().all(Option::is_some), "each request carried Proxy-Authorization: {seen:?}");
     }
 
     #[test]
