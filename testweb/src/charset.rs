@@ -115,6 +115,28 @@ pub fn parse(path: &str) -> Option<(Enc, Decl)> {
     Some((enc, decl))
 }
 
+/// The page whose bytes are windows-1252 while its header and `<meta>`
+/// say UTF-8 (a common server misconfiguration).
+pub const MISLABELED: &str = "/mislabeled";
+/// Text its decoded page must contain.
+pub const MISLABELED_SNIPPET: &str = "Crème brûlée à la française";
+
+/// Content-Type and body of [`MISLABELED`].
+#[must_use]
+pub fn mislabeled() -> (&'static str, Bytes) {
+    let mut html = String::from(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Mislabeled: naïve résumé</title></head><body><h1>Mislabeled: naïve résumé</h1>",
+    );
+    for _ in 0..4 {
+        html.push_str("<p>");
+        html.push_str(Enc::Win1252.text());
+        html.push_str("</p>\n");
+    }
+    html.push_str("</body></html>\n");
+    let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode(&html);
+    ("text/html; charset=utf-8", Bytes::from(bytes.into_owned()))
+}
+
 /// Content-Type and body of a charset page.
 #[must_use]
 pub fn page(enc: Enc, decl: Decl) -> (&'static str, Bytes) {

@@ -103,6 +103,12 @@ pub fn cases(world: &World) -> Vec<FaultCase> {
             ));
         }
     }
+    out.push(case(
+        format!("http://charset.test{}", charset::MISLABELED),
+        "charset_mislabeled",
+        "windows-1252 bytes while the header and <meta> say UTF-8: charset=windows-1252 (detected when the declared one does not decode), title 'Mislabeled: naïve résumé'",
+        Some(charset::MISLABELED_SNIPPET),
+    ));
     out.push(case("http://robots500.test/".into(), "robots_500", "error=robots for every URL: robots.txt answers 500 (RFC 9309: disallow all); the server must see only /robots.txt", None));
     out.push(case(
         "http://crawldelay.test/".into(),
@@ -183,6 +189,10 @@ pub async fn respond(core: &Core, s: Special, path: &str, gap: Option<Duration>)
     }
     match s {
         Special::Faults => fault(core, path).await,
+        Special::Charset if path == charset::MISLABELED => {
+            let (ctype, bytes) = charset::mislabeled();
+            server::typed(StatusCode::OK, ctype, bytes)
+        }
         Special::Charset => match charset::parse(path) {
             Some((enc, decl)) => {
                 let (ctype, bytes) = charset::page(enc, decl);
