@@ -68,6 +68,15 @@ fn the_driver_s_jobs_and_the_manifests_validate_against_kubernetes_schemas() {
         let pod = &spec["template"]["spec"];
         assert_eq!(pod["restartPolicy"], "Never");
         assert_eq!(pod["automountServiceAccountToken"], false, "task pods need no API access");
+        // The pods that handle the hostile content are confined as the driver is.
+        assert_eq!(pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault");
+        let c = &pod["containers"][0];
+        assert_eq!(c["securityContext"]["seccompProfile"]["type"], "RuntimeDefault");
+        for limit in ["cpu", "memory", "ephemeral-storage"] {
+            assert!(c["resources"]["limits"][limit].is_string(), "{limit} limit: {}", c["resources"]);
+        }
+        assert!(pod["volumes"][0]["emptyDir"]["sizeLimit"].is_string(), "{}", pod["volumes"]);
+        assert!(spec["activeDeadlineSeconds"].as_u64().is_some_and(|s| s > 0), "{spec}");
         let args: Vec<&str> =
             pod["containers"][0]["args"].as_array().expect("args").iter().map(|a| a.as_str().expect("str")).collect();
         assert_eq!(&args[..4], ["task", phase, "--data", "s3://crawl-bucket/nightly"]);
@@ -83,7 +92,9 @@ fn the_driver_s_jobs_and_the_manifests_validate_against_kubernetes_schemas() {
     for name in names {
         assert!(report.contains(name), "{name} was validated:\n{report}");
     }
-    for manifest in ["layercrawl-nightly", "layercrawl-driver", "layercrawl-worker", "layercrawl-job"] {
+    for manifest in
+        ["layercrawl-nightly", "layercrawl-driver", "layercrawl-worker", "layercrawl-job", "layercrawl-worker-egress"]
+    {
         assert!(report.contains(manifest), "{manifest} (jobs/k8s) was validated:\n{report}");
     }
 }

@@ -28,6 +28,12 @@ use super::{ExecError, Executor, Phase, PhaseRun};
 pub const RETRIES: u32 = 2;
 /// Finished Jobs are deleted by the cluster after a day.
 const TTL_AFTER_FINISHED: u32 = 86_400;
+/// A task Job still running after this long is stopped by Kubernetes (a
+/// map task of a layer is bounded by its layer; 12 hours is far beyond).
+const TASK_DEADLINE_SECS: u32 = 43_200;
+/// The task pods' temporary folder (spill files, open row groups): bounded,
+/// so a hostile page cannot fill the node's disk.
+const TMP_SIZE: &str = "8Gi";
 /// Lines of a failed pod's log quoted in the report.
 const LOG_LINES: i64 = 5;
 /// The container's name in each task pod.
@@ -124,10 +130,16 @@ pub fn job_object(s: &KubeSettings, data: &str, partitions: u32, phase: Phase, l
             "allowPrivilegeEscalation": false,
             "readOnlyRootFilesystem": true,
             "runAsNonRoot": true,
-            "capabilities": {"drop": ["ALL"]}
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"}
         },
         "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
-        "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "4Gi"}}
+        // The pods handle other people's content: CPU, memory and disk are
+        // all bounded, as the driver's own are.
+        "resources": {
+            "requests": {"cpu": "1", "memory": "1Gi", "ephemeral-storage": "1Gi"},
+            "limits": {"cpu": "2", "memory": "4Gi", "ephemeral-storage": TMP_SIZE}
+        }
     });
     if let Some(secret) = &s.worker_secret {
         container["envFrom"] = json!([{"secretRef": {"name": secret}}]);
@@ -148,6 +160,7 @@ pub fn job_object(s: &KubeSettings, data: &str, partitions: u32, phase: Phase, l
             "parallelism": parallelism,
             "backoffLimitPerIndex": RETRIES,
             "ttlSecondsAfterFinished": TTL_AFTER_FINISHED,
+            "activeDeadlineSeconds": TASK_DEADLINE_SECS,
             "podFailurePolicy": {"rules": [
                 {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
                 {"action": "FailIndex", "onExitCodes": {"containerName": CONTAINER, "operator": "In", "values": [2]}}
@@ -158,9 +171,14 @@ pub fn job_object(s: &KubeSettings, data: &str, partitions: u32, phase: Phase, l
                     "restartPolicy": "Never",
                     "serviceAccountName": s.service_account,
                     "automountServiceAccountToken": false,
-                    "securityContext": {"runAsNonRoot": true, "runAsUser": 10001, "runAsGroup": 10001},
+                    "securityContext": {
+                        "runAsNonRoot": true,
+                        "runAsUser": 10001,
+                        "runAsGroup": 10001,
+                        "seccompProfile": {"type": "RuntimeDefault"}
+                    },
                     "containers": [container],
-                    "volumes": [{"name": "tmp", "emptyDir": {}}]
+                    "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": TMP_SIZE}}]
                 }
             }
         }
