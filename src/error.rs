@@ -17,6 +17,10 @@ pub enum StageError {
         #[source]
         source: std::io::Error,
     },
+    /// The run's lease could not be renewed in time (or was taken over):
+    /// the task stopped its requests and did not commit.
+    #[error("the run's lease on the data location could not be renewed in time, or another run took it over: this task stopped without committing (run the same command again once the other run is done, or the store is back)")]
+    LeaseLost,
     /// A unit of work was asked of a data location where no crawl started.
     #[error("data location {data} has no {what}: start the crawl there with `layercrawl run` first")]
     NotStarted { data: String, what: &'static str },

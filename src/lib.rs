@@ -51,6 +51,7 @@ pub mod error;
 pub mod exec;
 pub mod export;
 pub mod extract;
+pub mod fence;
 pub mod fetch;
 pub mod focus;
 pub mod map;

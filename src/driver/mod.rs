@@ -71,6 +71,7 @@ impl RunError {
     pub fn exit_code(&self) -> i32 {
         match self {
             Self::Seeds(_) | Self::Incompatible { .. } | Self::BadUrl { .. } | Self::Busy(_) => 2,
+            Self::Stage(StageError::LeaseLost) => 2,
             _ => 1,
         }
     }
@@ -189,7 +190,7 @@ async fn run_leased(
                 depth: cfg.depth,
                 scope,
                 pages: settings.pages,
-                fetcher: local_fetcher.insert(Fetcher::new(&cfg.fetch)?).clone(),
+                fetcher: local_fetcher.insert(Fetcher::new(&cfg.fetch)?.with_fence(lease.fence())).clone(),
                 deadline: None,
                 tail: None,
                 progress: Arc::clone(&progress) as Arc<dyn map::MapProgress>,
@@ -359,7 +360,7 @@ async fn take_lease(store: &Store, wait: bool) -> Result<Lease, RunError> {
 fn check_lease(lease: &Lease) -> Result<(), RunError> {
     if lease.lost() {
         return Err(RunError::Busy(
-            "this run's lease on the data location was taken over by another run (this one stalled past the lease's expiry); stopping".into(),
+            "this run's lease on the data location could not be renewed in time (the store failed, or this process was stopped past the lease's expiry) or was taken over by another run; stopping without committing more. Run the same command again once the other run is done (or the store is back): it resumes".into(),
         ));
     }
     Ok(())

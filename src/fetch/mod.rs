@@ -249,6 +249,9 @@ pub struct Fetcher {
     /// The resource governor that resizes `global` (`--max-memory`,
     /// `--cpu-target`); none without either.
     governor: Option<Arc<governor::Governor>>,
+    /// The run's fence (its lease renewed in time): no request starts once
+    /// it has run out ([`crate::fence`]); none outside a run.
+    pub(crate) fence: Option<Arc<crate::fence::Fence>>,
 }
 
 impl Fetcher {
@@ -316,11 +319,26 @@ impl Fetcher {
             paces: Arc::default(),
             breakers: Arc::default(),
             retry_at: Arc::default(),
+            fence: None,
             dns: None,
             proxies: None,
             agent: robots::product_token(&cfg.user_agent),
             cfg: Arc::new(cfg.clone()),
         }
+    }
+
+    /// This fetcher stops starting requests once `fence` runs out.
+    #[must_use]
+    pub fn with_fence(mut self, fence: Arc<crate::fence::Fence>) -> Self {
+        self.fence = Some(fence);
+        self
+    }
+
+    /// Whether the run's fence has run out: nothing may be requested or
+    /// committed any more.
+    #[must_use]
+    pub fn fenced(&self) -> bool {
+        self.fence.as_ref().is_some_and(|f| !f.holds())
     }
 
     /// The resource governor, when the run has one.

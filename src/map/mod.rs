@@ -440,6 +440,10 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         }
     }
     let report = fetch.await.map_err(|e| StageError::Internal(format!("fetch task failed: {e}")))?;
+    if ctx.fetcher.fenced() {
+        // Another run may hold the location now: commit nothing.
+        return Err(StageError::LeaseLost);
+    }
     if let (0, Some(max_urls), true) = (layer, ctx.pages.sitemaps, layer < ctx.depth) {
         let found = sitemaps::read_partition(ctx, store, &input, part, max_urls).await?;
         manifest.sitemap_files = found.files;

@@ -269,7 +269,8 @@ pub async fn run(
             }
         }
         let now = Instant::now();
-        let stopped = deadline.is_some_and(|d| now >= d);
+        // A run whose lease could not be renewed stops as at a deadline.
+        let stopped = deadline.is_some_and(|d| now >= d) || f.fenced();
         if !stopped {
             while let Some(&Reverse((t, _, h))) = st.heap.peek() {
                 if t > now {
@@ -297,7 +298,7 @@ pub async fn run(
         }
         if st.inflight.is_empty() && (stopped || st.heap.is_empty()) {
             if stopped {
-                st.ended_early = Some("layer-timeout");
+                st.ended_early = Some(if f.fenced() { "lease-lost" } else { "layer-timeout" });
             }
             break;
         }
@@ -623,8 +624,15 @@ impl State<'_> {
             let shadow = job.shadow();
             let (sent, epoch, delay) = (Arc::clone(&self.hosts[h].sent), self.epoch, self.hosts[h].delay);
             let validators = self.urls.validators(&job.url);
+            let fence = f.fence.clone();
             let request = async move {
                 wait_for_slot(&sent, epoch, delay).await;
+                // The slot may come after the run's fence ran out (a process
+                // stopped and resumed): then nothing goes out.
+                if fence.is_some_and(|f| !f.holds()) {
+                    let why = "the run's lease could not be renewed; no request was sent".to_string();
+                    return Done::Page { host: h, job, result: Err((ErrorKind::Internal, why)) };
+                }
                 let req = super::Request { url: &job.url, max_body: max, validators: validators.as_ref() };
                 let result = exchange.get(req).await;
                 Done::Page { host: h, job, result }

@@ -369,3 +369,30 @@ async fn a_urls_retries_count_across_layers() {
     assert_eq!((web.asked("/spent"), web.asked("/one-left")), (1, 2), "retries spent before are not given again");
     assert_eq!(report.retries, 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn nothing_is_requested_once_the_runs_fence_has_run_out() {
+    let web = Scripted::new(|_: &Url, _, _| status(200, None));
+    let fence = crate::fence::Fence::new(Duration::from_secs(40));
+    let fetcher =
+        Fetcher::with_exchange(&config(), Arc::clone(&web) as Arc<dyn Exchange>).with_fence(Arc::clone(&fence));
+    // Half the pages go out; then the lease cannot be renewed any more.
+    let input = pages(40, &[]);
+    let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
+    let run = fetcher.fetch_partition(&input, |_| true, None, None, tx);
+    let watch = async {
+        let mut got = 0;
+        while rx.recv().await.is_some() {
+            got += 1;
+            if got == 20 {
+                fence.revoke();
+            }
+        }
+        got
+    };
+    let (report, got) = tokio::join!(run, watch);
+    let asked = web.pages_asked();
+    assert!((20..=22).contains(&asked), "{asked} requests; none after the fence ran out but those in flight");
+    assert_eq!(got + report.carried.len(), 40, "the rest carried, not lost");
+    assert!(fetcher.fenced());
+}
