@@ -205,10 +205,15 @@ impl RenderExchange {
         })
     }
 
-    /// Whether a fetched page is to be rendered.
+    /// Whether a fetched page is to be rendered. robots.txt never is, even
+    /// when served as `text/html` under `--render always`: its rules are
+    /// the bytes the server sent, not a DOM a browser made of them.
     fn wants(&self, url: &Url, resp: &Response) -> bool {
         let html = resp.content_type.as_deref().is_some_and(|t| t.to_ascii_lowercase().contains("html"));
         if resp.status != 200 || !html || resp.body.is_empty() || resp.body_error.is_some() {
+            return false;
+        }
+        if url.path() == "/robots.txt" {
             return false;
         }
         if self.rule_pages.iter().any(|p| p.matches(url.as_str())) {
@@ -489,4 +494,35 @@ fn strip_fragment(url: &Url) -> String {
     let mut u = url.clone();
     u.set_fragment(None);
     u.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An exchange that is never called (the test asks `wants` only).
+    struct Unused;
+
+    impl Exchange for Unused {
+        fn get<'a>(&'a self, _: super::super::Request<'a>) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>> {
+            Box::pin(async { Err((ErrorKind::Internal, "not called".into())) })
+        }
+    }
+
+    #[test]
+    fn robots_txt_is_never_rendered_even_as_html_under_always() {
+        // Any existing file stands in for the browser: it is never started.
+        let cfg =
+            RenderConfig { mode: RenderMode::Always, chromium: Some("/bin/sh".into()), ..RenderConfig::default() };
+        let r = RenderExchange::new(Arc::new(Unused), RobotsCache::default(), cfg, Duration::ZERO).expect("exchange");
+        let html = Response {
+            status: 200,
+            content_type: Some("text/html; charset=utf-8".into()),
+            body: bytes::Bytes::from_static(b"<html><body>User-agent: *<br>Disallow: /private/</body></html>"),
+            ..Response::default()
+        };
+        let at = |p: &str| Url::parse(&format!("http://a.test{p}")).expect("url");
+        assert!(!r.wants(&at("/robots.txt"), &html), "robots.txt is read as sent");
+        assert!(r.wants(&at("/robots.txt/page"), &html) && r.wants(&at("/"), &html), "pages are rendered");
+    }
 }
