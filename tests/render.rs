@@ -103,3 +103,69 @@ fn a_rule_with_render_renders_its_pages_only() {
     let rendered: Vec<&str> = docs.iter().filter(|d| d.rendered).map(|d| d.url.as_str()).collect();
     assert_eq!(rendered, ["http://s000.test/app/"]);
 }
+
+/// The processes of Chromium seen on this machine: pid, command line,
+/// environment, real uid.
+fn chromium_processes() -> Vec<(u32, String, String, u32)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let read = |f: &str| std::fs::read(e.path().join(f)).map(|b| String::from_utf8_lossy(&b).replace('\0', " "));
+        let Ok(cmd) = read("cmdline") else { continue };
+        if !cmd.contains("chromium") || !cmd.contains("remote-debugging") {
+            continue;
+        }
+        let env = read("environ").unwrap_or_default();
+        let uid = read("status")
+            .ok()
+            .and_then(|s| {
+                s.lines().find(|l| l.starts_with("Uid:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            })
+            .unwrap_or(u32::MAX);
+        out.push((pid, cmd, env, uid));
+    }
+    out
+}
+
+/// The browser runs other people's scripts: it gets none of the crawler's
+/// environment (where a worker keeps its store's credentials), and its
+/// sandbox stays on (as root, it runs as an unprivileged user instead).
+#[test]
+fn chromium_gets_none_of_the_crawlers_environment_and_keeps_its_sandbox() {
+    let web = web();
+    let browser = common::chromium().display().to_string();
+    let data = web.dir("canary");
+    let args =
+        web.run_args(&data, 1, &["--delay", "0", "--render", "always", "--render-max", "4", "--chromium", &browser]);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_layercrawl"))
+        .args(&args)
+        .env("AWS_SECRET_ACCESS_KEY", "canary-4f1d2e-secret")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("crawl");
+    let mut seen = std::collections::BTreeMap::new();
+    while child.try_wait().expect("wait").is_none() {
+        for (pid, cmd, env, uid) in chromium_processes() {
+            seen.insert(pid, (cmd, env, uid));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(child.wait().expect("wait").success());
+    // Only this crawl's browser counts: the one started from this run's launcher.
+    let ours: Vec<_> = seen.values().filter(|(cmd, _, _)| cmd.contains("--user-data-dir=/")).collect();
+    assert!(!ours.is_empty(), "no Chromium process seen during the crawl");
+    let canary = ours.iter().filter(|(_, env, _)| env.contains("canary-4f1d2e")).count();
+    assert_eq!(canary, 0, "the crawler's secret reached Chromium's environment");
+    let root = std::fs::read_to_string("/proc/self/status")
+        .is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")));
+    // (Chromium's child processes write their titles over their
+    // environment; the browser process keeps the one it was given.)
+    assert!(ours.iter().any(|(_, env, _)| env.contains("LANG=C.UTF-8") && env.contains("TMPDIR=")), "the launcher's");
+    for (cmd, _, uid) in &ours {
+        assert!(!cmd.contains("--no-sandbox"), "sandbox kept on: {cmd}");
+        if root {
+            assert_eq!(*uid, 65_534, "as root, Chromium runs as nobody: {cmd}");
+        }
+    }
+}

@@ -26,6 +26,7 @@
 //! rendered keeps its fetched body (`rendered` false), the failure in the
 //! log; the summary counts renders and render failures.
 
+mod launch;
 pub mod shell;
 
 use std::path::{Path, PathBuf};
@@ -229,49 +230,69 @@ impl RenderExchange {
     async fn chromium(&self) -> Result<Arc<Chromium>, String> {
         self.browser
             .get_or_init(|| async {
-                let profile = tempfile::tempdir().map_err(|e| format!("cannot make Chromium's profile folder: {e}"))?;
-                // No sandbox: Chromium refuses it as root (containers, CI);
-                // it reaches no network anyway (every request is answered
-                // here). No background traffic of its own. (The crate puts
-                // the `--` before each switch itself.)
-                let config = BrowserConfig::builder()
-                    .chrome_executable(&self.chromium)
-                    .no_sandbox()
-                    .user_data_dir(profile.path())
-                    .args([
-                        "disable-gpu",
-                        "disable-dev-shm-usage",
-                        "disable-background-networking",
-                        "disable-component-update",
-                        "disable-sync",
-                        "disable-quic",
-                        "no-first-run",
-                        "mute-audio",
-                        "blink-settings=imagesEnabled=false",
-                        // One renderer process per tab rather than per
-                        // site: the pages come from many sites and none
-                        // reaches the network, so isolating sites from
-                        // each other buys nothing and costs a process
-                        // start per page.
-                        "disable-site-isolation-trials",
-                    ])
-                    // (Values of one switch are merged with the crate's own.)
-                    .arg((
-                        "disable-features",
-                        &["site-per-process", "IsolateOrigins", "Translate", "MediaRouter", "OptimizationHints"][..],
-                    ))
-                    .arg(("renderer-process-limit", self.cfg.tabs.max(1).to_string().as_str()))
-                    .build()
-                    .map_err(|e| format!("Chromium settings: {e}"))?;
-                let (browser, mut handler) = Browser::launch(config)
-                    .await
-                    .map_err(|e| format!("cannot start Chromium at {}: {e}", self.chromium.display()))?;
-                let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
-                tracing::info!("Chromium started for rendering: {}", self.chromium.display());
-                Ok(Arc::new(Chromium { browser, idle: Mutex::default(), _handler: handler, _profile: profile }))
+                // Its sandbox on where the kernel allows it, none of the
+                // crawler's environment (`launch.rs`); no background
+                // traffic of its own. (The crate puts the `--` before each
+                // switch itself.) A launch with the sandbox that fails is
+                // tried once more without it, and the log says so.
+                let mut last = String::new();
+                for sandbox in [true, false] {
+                    match self.launch(sandbox).await {
+                        Ok(c) => return Ok(Arc::new(c)),
+                        Err(e) if sandbox => {
+                            tracing::warn!("Chromium did not start with its sandbox ({e}); rendering without it");
+                            last = e;
+                        }
+                        Err(e) => last = e,
+                    }
+                }
+                Err(last)
             })
             .await
             .clone()
+    }
+
+    /// Starts Chromium in a new profile, through its launcher.
+    async fn launch(&self, sandbox: bool) -> Result<Chromium, String> {
+        let profile = tempfile::tempdir().map_err(|e| format!("cannot make Chromium's profile folder: {e}"))?;
+        let launcher = launch::prepare(profile.path(), &self.chromium, sandbox)?;
+        let mut config = BrowserConfig::builder().chrome_executable(&launcher.path);
+        if !launcher.sandbox {
+            config = config.no_sandbox();
+        }
+        let config = config
+            .user_data_dir(profile.path())
+            .args([
+                "disable-gpu",
+                "disable-dev-shm-usage",
+                "disable-background-networking",
+                "disable-component-update",
+                "disable-sync",
+                "disable-quic",
+                "no-first-run",
+                "mute-audio",
+                "blink-settings=imagesEnabled=false",
+                // One renderer process per tab rather than per
+                // site: the pages come from many sites and none
+                // reaches the network, so isolating sites from
+                // each other buys nothing and costs a process
+                // start per page.
+                "disable-site-isolation-trials",
+            ])
+            // (Values of one switch are merged with the crate's own.)
+            .arg((
+                "disable-features",
+                &["site-per-process", "IsolateOrigins", "Translate", "MediaRouter", "OptimizationHints"][..],
+            ))
+            .arg(("renderer-process-limit", self.cfg.tabs.max(1).to_string().as_str()))
+            .build()
+            .map_err(|e| format!("Chromium settings: {e}"))?;
+        let (browser, mut handler) = Browser::launch(config)
+            .await
+            .map_err(|e| format!("cannot start Chromium at {}: {e}", self.chromium.display()))?;
+        let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
+        tracing::info!(sandbox = launcher.sandbox, "Chromium started for rendering: {}", self.chromium.display());
+        Ok(Chromium { browser, idle: Mutex::default(), _handler: handler, _profile: profile })
     }
 
     /// Renders `url`, whose fetched response is `resp`: the DOM after its
