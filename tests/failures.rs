@@ -370,3 +370,36 @@ fn killed_with_stragglers_in_flight_the_crawl_ends_like_an_uninterrupted_one() {
     assert_eq!(got, want, "same URLs, layers and statuses after {kills} kills");
     assert_eq!(got_links, want_links, "same link rows");
 }
+
+/// SIGTERM (a pod being stopped): the run stops saying so, exit code 143,
+/// its lease given back at once; the same command then finishes the crawl
+/// as an uninterrupted one would.
+#[test]
+fn sigterm_stops_the_run_gives_the_lease_back_and_the_same_command_resumes() {
+    let cfg = FarmConfig { sites: 4, pages: 60, faults: false, seed: 5, latency_ms: (20, 40), ..FarmConfig::default() };
+    let web = Web::start(cfg);
+    let args = |data: &std::path::Path| web.run_args(data, 2, &["--delay", "50", "--per-host", "1"]);
+    let reference = web.dir("reference");
+    crawl_ok(&args(&reference));
+    let data = web.dir("stopped");
+    let child = Command::new(env!("CARGO_BIN_EXE_layercrawl"))
+        .args(args(&data))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("crawl");
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: a plain kill(2) of our own child.
+    let sent = unsafe { libc::kill(libc::pid_t::try_from(child.id()).expect("pid"), libc::SIGTERM) };
+    assert_eq!(sent, 0);
+    let out = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    assert!(err.contains("stopped by SIGTERM") && err.contains("run the same command again"), "{err}");
+    assert!(!data.join("state/lease.json").exists(), "the lease is given back");
+    crawl_ok(&args(&data));
+    let (want, want_links) = snapshot(&reference);
+    let (got, got_links) = snapshot(&data);
+    assert_eq!(got, want, "same URLs, layers and statuses");
+    assert_eq!(got_links, want_links);
+}

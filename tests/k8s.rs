@@ -19,28 +19,36 @@ fn dry_run(depth: &str) -> (String, Vec<serde_json::Value>) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let seeds = tmp.path().join("seeds.txt");
     std::fs::write(&seeds, "https://docs.example.org/\n").expect("seeds");
-    let out = common::layercrawl(&[
-        "run",
-        "--seeds",
-        seeds.to_str().expect("utf8"),
-        "--depth",
-        depth,
-        "--partitions",
-        "12",
-        "--data",
-        "s3://crawl-bucket/nightly",
-        "--executor",
-        "kubernetes",
-        "--workers",
-        "4",
-        "--image",
-        "registry.example.org/layercrawl:0.1.0",
-        "--namespace",
-        "crawl",
-        "--worker-secret",
-        "layercrawl-storage",
-        "--dry-run",
-    ]);
+    // As the CronJob's driver pod: its Jobs are owned by it.
+    let out = common::layercrawl_env(
+        &[
+            ("LAYERCRAWL_POD_NAME", "nightly-driver-x1"),
+            ("LAYERCRAWL_POD_UID", "0c3b5f7e-1a2b-4c5d-8e9f-0123456789ab"),
+            ("LAYERCRAWL_NAMESPACE", "crawl"),
+        ],
+        &[
+            "run",
+            "--seeds",
+            seeds.to_str().expect("utf8"),
+            "--depth",
+            depth,
+            "--partitions",
+            "12",
+            "--data",
+            "s3://crawl-bucket/nightly",
+            "--executor",
+            "kubernetes",
+            "--workers",
+            "4",
+            "--image",
+            "registry.example.org/layercrawl:0.1.0",
+            "--namespace",
+            "crawl",
+            "--worker-secret",
+            "layercrawl-storage",
+            "--dry-run",
+        ],
+    );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).expect("utf8");
     let jobs = text
@@ -77,6 +85,8 @@ fn the_driver_s_jobs_and_the_manifests_validate_against_kubernetes_schemas() {
         }
         assert!(pod["volumes"][0]["emptyDir"]["sizeLimit"].is_string(), "{}", pod["volumes"]);
         assert!(spec["activeDeadlineSeconds"].as_u64().is_some_and(|s| s > 0), "{spec}");
+        let owner = &job["metadata"]["ownerReferences"][0];
+        assert_eq!((owner["kind"].as_str(), owner["name"].as_str()), (Some("Pod"), Some("nightly-driver-x1")), "{job}");
         let args: Vec<&str> =
             pod["containers"][0]["args"].as_array().expect("args").iter().map(|a| a.as_str().expect("str")).collect();
         assert_eq!(&args[..4], ["task", phase, "--data", "s3://crawl-bucket/nightly"]);

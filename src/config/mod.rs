@@ -463,6 +463,7 @@ impl CrawlConfig {
                     .clone()
                     .or(job.service_account)
                     .unwrap_or_else(|| "layercrawl-worker".into()),
+                owner: crate::exec::OwnerPod::from_env(),
             }),
             Some(other) => {
                 return Err(bad("executor", format!("{other:?}; allowed: local, processes, kubernetes")));

@@ -63,6 +63,10 @@ pub enum RunError {
     Busy(String),
     #[error("internal error: {0}")]
     Internal(String),
+    /// SIGTERM (a pod being stopped, `kill`): the run stopped where it
+    /// was, its lease given back.
+    #[error("stopped by SIGTERM: nothing half-written is visible and the lease is given back; run the same command again to resume")]
+    Terminated,
 }
 
 impl RunError {
@@ -72,6 +76,8 @@ impl RunError {
         match self {
             Self::Seeds(_) | Self::Incompatible { .. } | Self::BadUrl { .. } | Self::Busy(_) => 2,
             Self::Stage(StageError::LeaseLost) => 2,
+            // As a shell reports a process ended by SIGTERM.
+            Self::Terminated => 143,
             _ => 1,
         }
     }
@@ -112,11 +118,33 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
     let store = Store::open(&cfg.data)?.with_compression(cfg.compression);
     // One run per data location: before anything is written.
     let lease = take_lease(&store, cfg.wait).await?;
-    let result = run_leased(&cfg, &seeds, &store, &lease, started).await;
+    // SIGTERM stops the run where it is (uncommitted tasks are redone by
+    // the next run) and gives the lease back, so that the next driver
+    // need not wait for it to expire.
+    let result = tokio::select! {
+        r = run_leased(&cfg, &seeds, &store, &lease, started) => r,
+        () = terminated() => {
+            tracing::warn!("SIGTERM: stopping");
+            Err(RunError::Terminated)
+        }
+    };
     if let Err(e) = lease.release().await {
         tracing::warn!("cannot release the lease: {e}");
     }
     result
+}
+
+/// Resolves when the process receives SIGTERM (never, if it cannot watch).
+async fn terminated() {
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(mut s) => {
+            s.recv().await;
+        }
+        Err(e) => {
+            tracing::warn!("cannot watch for SIGTERM: {e}");
+            std::future::pending::<()>().await;
+        }
+    }
 }
 
 /// The navigation seeds of the plan's templates, after the seeds file's,

@@ -53,6 +53,32 @@ pub struct KubeSettings {
     pub worker_secret: Option<String>,
     /// The task pods' ServiceAccount (one without API access).
     pub service_account: String,
+    /// The driver's own pod, when it runs in one: its Jobs are owned by it
+    /// and go with it (Kubernetes' garbage collector deletes them).
+    #[serde(default)]
+    pub owner: Option<OwnerPod>,
+}
+
+/// The driver's pod, from the downward API (`LAYERCRAWL_POD_NAME`,
+/// `LAYERCRAWL_POD_UID`, `LAYERCRAWL_NAMESPACE`; `jobs/k8s/cronjob.yaml`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct OwnerPod {
+    pub name: String,
+    pub uid: String,
+    pub namespace: Option<String>,
+}
+
+impl OwnerPod {
+    /// The driver's pod as its environment names it; none outside a pod.
+    #[must_use]
+    pub fn from_env() -> Option<Self> {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        Some(Self {
+            name: var("LAYERCRAWL_POD_NAME")?,
+            uid: var("LAYERCRAWL_POD_UID")?,
+            namespace: var("LAYERCRAWL_NAMESPACE"),
+        })
+    }
 }
 
 /// Runs each phase as an Indexed Job.
@@ -186,6 +212,11 @@ pub fn job_object(s: &KubeSettings, data: &str, partitions: u32, phase: Phase, l
     if let Some(ns) = &s.namespace {
         job["metadata"]["namespace"] = json!(ns);
     }
+    // Owned by the driver's pod (an owner must be in the same namespace):
+    // a driver that dies or is deleted takes its running Jobs with it.
+    if let Some(o) = s.owner.as_ref().filter(|o| s.namespace.is_none() || s.namespace == o.namespace) {
+        job["metadata"]["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "Pod", "name": o.name, "uid": o.uid}]);
+    }
     job
 }
 
@@ -315,7 +346,20 @@ mod tests {
             namespace: Some("crawl".into()),
             worker_secret: Some("layercrawl-storage".into()),
             service_account: "layercrawl-worker".into(),
+            owner: None,
         }
+    }
+
+    #[test]
+    fn jobs_are_owned_by_the_driver_s_pod_in_its_namespace() {
+        let owner = OwnerPod { name: "driver-abc".into(), uid: "1234-uid".into(), namespace: Some("crawl".into()) };
+        let s = KubeSettings { owner: Some(owner.clone()), ..settings() };
+        let v = job_object(&s, "s3://b/crawl", 4, Phase::Map, 0);
+        let refs = &v["metadata"]["ownerReferences"];
+        assert_eq!((refs[0]["kind"].as_str(), refs[0]["uid"].as_str()), (Some("Pod"), Some("1234-uid")), "{v}");
+        let elsewhere = KubeSettings { namespace: Some("other".into()), ..s };
+        let v = job_object(&elsewhere, "s3://b/crawl", 4, Phase::Map, 0);
+        assert!(v["metadata"].get("ownerReferences").is_none(), "an owner in another namespace is not one");
     }
 
     #[test]

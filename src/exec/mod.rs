@@ -21,7 +21,7 @@ pub mod task;
 
 use futures::future::BoxFuture;
 
-pub use kubernetes::{job_object, KubeSettings, Kubernetes};
+pub use kubernetes::{job_object, KubeSettings, Kubernetes, OwnerPod};
 pub use local::Local;
 pub use processes::Processes;
 

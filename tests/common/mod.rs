@@ -107,6 +107,16 @@ pub fn layercrawl<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_layercrawl")).args(args).output().expect("run layercrawl")
 }
 
+/// [`layercrawl`] with variables added to its environment.
+pub fn layercrawl_env<S: AsRef<std::ffi::OsStr>>(vars: &[(&str, &str)], args: &[S]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_layercrawl"));
+    cmd.args(args);
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run layercrawl")
+}
+
 /// The test web on loopback, a scratch folder, and a seeds file in it.
 pub struct Web {
     pub farm: testweb::Farm,
