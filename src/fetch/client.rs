@@ -184,6 +184,8 @@ pub(super) async fn exchange(
     let mut truncated = false;
     // The low-speed window: its end, and what it has brought so far.
     let mut window = min_speed.map(|m| (tokio::time::Instant::now() + m.window, 0u64));
+    // Why the body ended early, if it did: what arrived is kept.
+    let mut cut: Option<(ErrorKind, String)> = None;
     loop {
         let next = match window {
             Some((end, _)) => match tokio::time::timeout_at(end, resp.chunk()).await {
@@ -193,73 +195,41 @@ pub(super) async fn exchange(
             },
             None => resp.chunk().await,
         };
-        if let (Some(m), Some((end, got)), Ok(Some(chunk))) = (min_speed, window.as_mut(), &next) {
+        let chunk = match next {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => break,
+            Err(e) => {
+                let (kind, detail) = classify(&e);
+                // A body cut mid-way is a reset; keep what arrived for the record.
+                cut = Some((if kind == ErrorKind::Timeout { kind } else { ErrorKind::Reset }, detail));
+                break;
+            }
+        };
+        received += chunk.len() as u64;
+        let room = usize::try_from(max_body.saturating_sub(body.len() as u64)).unwrap_or(usize::MAX);
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            truncated = true;
+            break;
+        }
+        body.extend_from_slice(&chunk);
+        if let (Some(m), Some((end, got))) = (min_speed, window.as_mut()) {
             *got += chunk.len() as u64;
             let now = tokio::time::Instant::now();
             if now >= *end {
                 if *got < m.floor() {
                     let detail = format!(
-                        "body slower than {} bytes/s over {} s ({} bytes in the last window, {received} before it); cut off",
+                        "body slower than {} bytes/s over {} s ({} bytes in the last window, {} before it); cut off",
                         m.bytes,
                         m.window.as_secs_f64(),
-                        *got
+                        *got,
+                        received - *got
                     );
-                    if let Ok(Some(chunk)) = &next {
-                        received += chunk.len() as u64;
-                        let room = usize::try_from(max_body.saturating_sub(body.len() as u64)).unwrap_or(usize::MAX);
-                        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
-                    }
-                    return Ok(Response {
-                        status,
-                        content_type,
-                        location,
-                        retry_after,
-                        etag,
-                        last_modified,
-                        body: Bytes::from(body),
-                        received,
-                        truncated: true,
-                        elapsed: start.elapsed(),
-                        body_error: Some((ErrorKind::TooSlow, detail)),
-                        rendered: false,
-                        capture,
-                    });
+                    cut = Some((ErrorKind::TooSlow, detail));
+                    break;
                 }
                 *end = now + m.window;
                 *got = 0;
-            }
-        }
-        match next {
-            Ok(Some(chunk)) => {
-                received += chunk.len() as u64;
-                let room = usize::try_from(max_body.saturating_sub(body.len() as u64)).unwrap_or(usize::MAX);
-                if chunk.len() > room {
-                    body.extend_from_slice(&chunk[..room]);
-                    truncated = true;
-                    break;
-                }
-                body.extend_from_slice(&chunk);
-            }
-            Ok(None) => break,
-            Err(e) => {
-                let (kind, detail) = classify(&e);
-                // A body cut mid-way is a reset; keep what arrived for the record.
-                let kind = if kind == ErrorKind::Timeout { kind } else { ErrorKind::Reset };
-                return Ok(Response {
-                    status,
-                    content_type,
-                    location,
-                    retry_after,
-                    etag,
-                    last_modified,
-                    body: Bytes::from(body),
-                    received,
-                    truncated: true,
-                    elapsed: start.elapsed(),
-                    body_error: Some((kind, detail)),
-                    rendered: false,
-                    capture,
-                });
             }
         }
     }
@@ -272,9 +242,9 @@ pub(super) async fn exchange(
         last_modified,
         body: body.freeze(),
         received,
-        truncated,
+        truncated: truncated || cut.is_some(),
         elapsed: start.elapsed(),
-        body_error: None,
+        body_error: cut,
         rendered: false,
         capture,
     })

@@ -156,7 +156,8 @@ pub fn special_html(world: &World, s: Special, page: Page, record: Option<Url>) 
                         .map(move |d| (format!("/{}/{}", e.slug(), d.slug()), format!("{} ({})", e.label(), d.slug())))
                 })
                 .collect();
-            let links: Vec<(&str, &str)> = paths.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+            let mut links: Vec<(&str, &str)> = paths.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+            links.push((charset::MISLABELED, "windows-1252 declared UTF-8"));
             mini_home(host, 0, &links, record)
         }
         (_, Page::Mini(k)) => mini_page(world, host, k, MINI_PAGES, record),
