@@ -3,9 +3,10 @@
 //!
 //! The corpus is documentation from Debian's archive (`scripts/realsites.tsv`,
 //! installed by `scripts/realsites.sh`): Sphinx, DocBook, Doxygen and
-//! AsciiDoc sites, and three large ones whose pages lie up to five links and
-//! more from their start page (rustdoc, javadoc, BoostBook), each served by
-//! nginx on its own loopback address. Beside them, through the same nginx,
+//! AsciiDoc sites, and three large ones (rustdoc, javadoc, BoostBook) with
+//! some 35,000 pages within five links of their start pages, thousands of
+//! rustdoc's four and five links deep; each site is served by nginx on its
+//! own loopback address. Beside them, through the same nginx,
 //! is `trouble.test` from the project's test web: 380 ordinary pages on one
 //! host with an always-503 (`Retry-After: 5`), a body that trickles at 16
 //! bytes a second, slow bodies, a 429 area, a redirect loop, and a 30 s
@@ -44,9 +45,9 @@
 //!
 //! ```sh
 //! scripts/realsites.sh                           # installs the corpus (apt-get; minutes, once)
-//! cargo bench --bench realsites                  # depths 3 and 5, with Scrapy: about an hour on 2 cores
-//! REALSITES_DEPTHS=3 REALSITES_TEXT=0 cargo bench --bench realsites
-//! REALSITES_DEPTHS=3 REALSITES_PEER=0 REALSITES_TEXT=0 cargo bench --bench realsites
+//! cargo bench --bench realsites                  # depths 3 and 5: about an hour on 2 cores, Scrapy most of it
+//! REALSITES_DEPTHS=3 REALSITES_TEXT=0 cargo bench --bench realsites               # about 30 min
+//! REALSITES_DEPTHS=3 REALSITES_PEER=0 REALSITES_TEXT=0 cargo bench --bench realsites  # about 10 min
 //! REALSITES_DEPTHS=5 REALSITES_PEER=0 REALSITES_ROUNDS=5 REALSITES_BASELINE=BIN cargo bench --bench realsites
 //! ```
 //!
@@ -318,7 +319,7 @@ fn main() {
     let median = ratios[ratios.len() / 2];
     let (clean, problem) = pairs.swap_remove(pairs.len() / 2);
     println!("with / without problem pages, median of {} pairs: {median:.2}x", ratios.len());
-    let mut p = json!({ "seeds_added": [format!("{TROUBLE}/")].iter().chain(&problems).collect::<Vec<_>>(), "clean_wall": clean.m.wall, "problems_wall": problem.m.wall, "ratio_median": median, "ratios": ratios, "stragglers": stragglers(&problem.summary), "not_requested": problem.summary["not_requested"], "layers": problem.summary["layers"] });
+    let mut p = json!({ "seeds_added": &with[seeds.len()..], "clean_wall": clean.m.wall, "problems_wall": problem.m.wall, "ratio_median": median, "ratios": ratios, "stragglers": stragglers(&problem.summary), "not_requested": problem.summary["not_requested"], "layers": problem.summary["layers"] });
     if peer {
         let s = scrapy(web, &with, depth, "scrapy-problems");
         let spps = s.summary["pages"].as_f64().unwrap_or(0.0) / s.m.wall;
