@@ -33,7 +33,9 @@ use crate::urlnorm;
 pub struct ParseConfig {
     /// Link-text ratio above which a block is navigation (default 1/4, `--noise-ratio`).
     pub noise_ratio: f32,
-    /// Links kept per page at most (hostile pages carry millions).
+    /// Links kept per page at most (hostile pages carry millions). Real
+    /// index pages carry tens of thousands: rustdoc's `core/all.html` has
+    /// 17,942, and a cap of 10,000 silently lost the pages only it links to.
     pub max_links: usize,
     /// Bytes of main text kept per page at most.
     pub max_text: usize,
@@ -51,7 +53,7 @@ impl Default for ParseConfig {
     fn default() -> Self {
         Self {
             noise_ratio: 0.25,
-            max_links: 10_000,
+            max_links: 100_000,
             max_text: 1 << 20,
             urls: std::sync::Arc::default(),
             text_format: crate::extract::main_text::TextFormat::default(),
