@@ -105,8 +105,9 @@ pub fn cases(world: &World) -> Vec<FaultCase> {
     }
     out.push(case(
         format!("http://charset.test{}", charset::MISLABELED),
-        "charset_mislabeled",
-        "windows-1252 bytes while the header and <meta> say UTF-8: charset=windows-1252 (detected when the declared one does not decode), title 'Mislabeled: naïve résumé'",
+        // `_header`: its Content-Type header names a charset (the wrong one).
+        "charset_mislabeled_header",
+        "charset=windows-1252 (the header and <meta> say UTF-8, the bytes are windows-1252: detected when the declared one does not decode), title 'Mislabeled: naïve résumé'",
         Some(charset::MISLABELED_SNIPPET),
     ));
     out.push(case("http://robots500.test/".into(), "robots_500", "error=robots for every URL: robots.txt answers 500 (RFC 9309: disallow all); the server must see only /robots.txt", None));
