@@ -54,7 +54,9 @@
 //! `REALSITES_DEPTHS` lists the depths (`3,5`); `REALSITES_PEER=0` leaves
 //! Scrapy out; `REALSITES_TEXT=0` leaves out the text columns' rounds;
 //! `REALSITES_ROUNDS` and `REALSITES_BASELINE` set those rounds (see
-//! [`text_columns`]). Scrapy runs from `target/peers-venv`, which
+//! [`text_columns`]); `REALSITES_PAIRS=0` leaves out the problem pairs;
+//! `REALSITES_KEEP=DIR` keeps each crawl's data folder in `DIR` (on the
+//! temporary folder's file system) for a closer look. Scrapy runs from `target/peers-venv`, which
 //! `benches/peers/setup.sh` makes when it is missing.
 
 #[path = "common/measure.rs"]
@@ -284,6 +286,9 @@ fn main() {
     if std::env::var("REALSITES_TEXT").map_or(true, |v| v != "0") {
         report["text_columns"] = text_columns(web, &seeds, depth);
     }
+    if std::env::var("REALSITES_PAIRS").is_ok_and(|v| v == "0") {
+        return finish(&report);
+    }
     // Stragglers: the same crawl with the problem pages seeded beside it.
     println!("\n== depth {depth} with problem pages ({TROUBLE}/ {})", problems.join(" "));
     let mut with: Vec<String> = with_trouble.clone();
@@ -333,8 +338,13 @@ fn main() {
         p["layercrawl_over_scrapy_pages_per_s"] = json!(pages_per_s(&problem) / spps);
     }
     report["problems"] = p;
+    finish(&report);
+}
+
+/// Writes the report.
+fn finish(report: &Value) {
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-realsites.json");
-    std::fs::write(&out, serde_json::to_string_pretty(&report).expect("json")).expect("write the report");
+    std::fs::write(&out, serde_json::to_string_pretty(report).expect("json")).expect("write the report");
     println!("\nwritten to {}", out.display());
 }
 
@@ -463,7 +473,18 @@ fn layercrawl_with(bin: &Path, web: Web, seeds: &[String], depth: u32, extra: &[
     // Read before the data folder goes.
     let (rows, distinct) = doc_rows(&data.join("doc"));
     let doc_bytes = parquet_files(&data.join("doc")).iter().filter_map(|f| f.metadata().ok()).map(|m| m.len()).sum();
-    let _ = std::fs::remove_dir_all(&data);
+    match std::env::var_os("REALSITES_KEEP") {
+        // Kept for a closer look (a rename: same file system as the tempdir).
+        Some(keep) => {
+            let to = Path::new(&keep).join(name);
+            let _ = std::fs::remove_dir_all(&to);
+            std::fs::create_dir_all(Path::new(&keep)).expect("REALSITES_KEEP folder");
+            std::fs::rename(&data, &to).expect("REALSITES_KEEP must be on the temporary folder's file system");
+        }
+        None => {
+            let _ = std::fs::remove_dir_all(&data);
+        }
+    }
     Run::new(rows, distinct, m, summary, doc_bytes)
 }
 

@@ -168,8 +168,14 @@ fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
         );
         if h.requests >= 2 {
             let gap = h.min_gap_ms.expect("gap");
+            // The crawler sends no two requests of a host closer than the
+            // delay (its send clock, src/fetch/scheduler/task.rs); the
+            // server stamps them when its handler runs, which on a loaded
+            // 2-core machine can lag one request and not the next by some
+            // 20 ms (seen: 61 ms at 80 ms). A crawler that ignored the
+            // delay would show gaps near zero.
             #[allow(clippy::cast_precision_loss)]
-            let floor = DELAY_MS as f64 * 0.8;
+            let floor = DELAY_MS as f64 * 0.7;
             assert!(gap >= floor, "{host}: two requests {gap:.1} ms apart (delay {DELAY_MS} ms)");
         }
         // The server counts a request until its handler ends; on faults.test the
@@ -235,16 +241,18 @@ fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
     let retries: u64 = (0..layers).filter_map(|l| c.summary["layers"][l]["retries"].as_u64()).sum();
     // From the server's own log: a request and two retries for the
     // always-failing URLs, one retry for /503-once. (/slow-headers is not
-    // in the log: the client gives up before the server answers; the
-    // trickle's 200 is not retried, its body just ends.)
+    // in the log: the client gives up before the server answers. A request
+    // that ran out of time is retried once: the slow headers and the
+    // trickle.)
     let mut by_path: BTreeMap<&str, u64> = BTreeMap::new();
     for r in &stats.hosts["faults.test"].log {
         *by_path.entry(r.path.as_str()).or_default() += 1;
     }
     let asked = |p: &str| by_path.get(p).copied().unwrap_or(0);
     assert_eq!((asked("/503"), asked("/status/500"), asked("/503-once")), (3, 3, 2), "{by_path:?}");
-    // 500, 503 and slow headers retried twice each; 503-once once.
-    let expected: u64 = 2 + 2 + 2 + 1;
+    // 500 and 503 retried twice each; 503-once, slow headers and trickle once.
+    let expected: u64 = 2 + 2 + 1 + 1 + 1;
+    assert_eq!(asked("/trickle"), 2, "a body that ran out of time is retried once: {by_path:?}");
     assert!(retries >= expected, "{retries} retries, expected at least {expected}");
 
     // The summary agrees with the files; URLs robots.txt disallows are

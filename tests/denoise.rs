@@ -125,6 +125,21 @@ fn noise_filter_against_the_ground_truth() {
     // The literal method: far fewer fetches, and the content it loses.
     assert!(strict_saved >= 0.5, "strict fetches far fewer pages: {strict_saved:.3}");
     assert!(share(&strict) < 0.9, "strict misses content reached only through menus: {:.3}", share(&strict));
+    // What the filter did not follow is counted by what it was expected to
+    // be: the test web's print views, AMP and mirror copies are copies.
+    let skipped = &default.summary["skipped"];
+    let n = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap_or_else(|| panic!("skipped.{k} in {v}"));
+    assert!(n(skipped, "copies") > 0, "{skipped}");
+    for k in ["copies", "errors", "others"] {
+        let layers = default.summary["layers"].as_array().expect("layers");
+        assert_eq!(layers.iter().map(|l| n(&l["skipped"], k)).sum::<u64>(), n(skipped, k), "{k}");
+    }
+    let barren: u64 = default.summary["layers"].as_array().expect("layers").iter().map(|l| n(l, "barren")).sum();
+    assert!(
+        n(skipped, "copies") + n(skipped, "errors") <= barren,
+        "{skipped}: only barren targets are copies or errors"
+    );
+    assert_eq!(off.summary["skipped"], serde_json::json!({"copies": 0, "errors": 0, "others": 0}));
     // Every layer's summary reports the filter's counters.
     let l2 = &default.summary["layers"][2];
     assert!(l2["barren_templates"].as_u64().unwrap_or(0) > 0 && l2["barren"].as_u64().unwrap_or(0) > 0, "{l2}");

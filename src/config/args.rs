@@ -129,9 +129,10 @@ pub struct RunArgs {
     /// down: its remaining URLs end as `host_down` rows. [default: 5m]
     #[arg(long, value_name = "DURATION")]
     pub host_down_after: Option<String>,
-    /// A body arriving slower than this many bytes per second over
-    /// --speed-time ends as a `too_slow` error row, like curl's
-    /// --speed-limit (0: off). [default: 1024]
+    /// An exchange slower than this many bytes per second over
+    /// --speed-time, from the request on (headers not within it too),
+    /// ends as a `too_slow` error row, like curl's --speed-limit (0: off).
+    /// [default: 1024]
     #[arg(long, value_name = "BYTES")]
     pub speed_limit: Option<u64>,
     /// The window of --speed-limit. [default: 10s]
@@ -162,7 +163,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
     /// Retries of a transient failure (408, 429, 5xx, timeout, reset);
-    /// Retry-After is honoured, else exponential backoff. [default: 2]
+    /// Retry-After is honoured, else exponential backoff. A timeout or
+    /// too_slow is retried once at most, a 429 up to 5 times. [default: 2]
     #[arg(long, value_name = "N")]
     pub retries: Option<u32>,
     /// Largest body kept, in bytes (longer bodies are truncated and flagged);

@@ -186,22 +186,34 @@ pub fn judging_order(samples: &mut [Sample]) {
 /// Fine: every path segment that holds a digit or a `-`/`_`-joined slug
 /// becomes `*` (ids, dates, titles), other segments stay (`tag`, `amp`,
 /// `index.html`), the trailing slash stays, and the query is its sorted
-/// keys: `s.test/news/*?print`. Coarse: for a URL with a query, the host
-/// and the query keys (`s.test?print`: every print view of the host);
-/// without one, the host, the first path segment and the number of
-/// segments (`s.test/amp/+3`).
+/// keys: `s.test/news/*?print`; a folded last segment keeps its file
+/// extension (`s.test/api/*.html`). Coarse: for a URL with a query, the
+/// host and the query keys (`s.test?print`: every print view of the host);
+/// without one, the host, the first path segment, the number of segments
+/// and the extension (`s.test/amp/+3`, `s.test/boost/+5.hpp`).
 #[must_use]
 pub fn templates(url: &str) -> [String; 2] {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let (host, path_query) = rest.find('/').map_or((rest, ""), |at| rest.split_at(at));
     let (path, query) = path_query.split_once('?').map_or((path_query, ""), |(p, q)| (p, q));
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    // The file extension says what kind of resource it is: a site's broken
+    // `.hpp` links and its `.html` pages are not one family.
+    let ext = segments.last().and_then(|last| {
+        let (stem, ext) = last.rsplit_once('.')?;
+        (!stem.is_empty() && (1..=5).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_alphanumeric()))
+            .then(|| format!(".{}", ext.to_ascii_lowercase()))
+    });
+    let ext = ext.as_deref().unwrap_or("");
     let mut fine = host.to_string();
     for seg in &segments {
         fine.push('/');
         let variable =
             seg.chars().any(|c| c.is_ascii_digit()) || seg.contains('-') || seg.contains('_') || seg.len() > 24;
         fine.push_str(if variable { "*" } else { seg });
+    }
+    if fine.ends_with('*') {
+        fine.push_str(ext);
     }
     if path.ends_with('/') {
         fine.push('/');
@@ -217,7 +229,7 @@ pub fn templates(url: &str) -> [String; 2] {
     fine.push_str(&keys);
     let coarse = if keys.is_empty() {
         let first = segments.first().map_or("", |s| if s.chars().any(|c| c.is_ascii_digit()) { "0" } else { s });
-        format!("{host}/{first}/+{}", segments.len())
+        format!("{host}/{first}/+{}{ext}", segments.len())
     } else {
         format!("{host}{keys}")
     };
@@ -231,6 +243,9 @@ pub struct TemplateCount {
     pub template: String,
     pub fetched: u64,
     pub barren: u64,
+    /// Of the barren pages, the copies (the rest are errors and
+    /// redirects off the site).
+    pub copies: u64,
 }
 
 impl TemplateCount {
@@ -241,6 +256,27 @@ impl TemplateCount {
         let share = self.barren as f32 / self.fetched.max(1) as f32;
         self.barren >= MIN_BARREN as u64 && share >= BARREN_SHARE
     }
+
+    /// Why a URL of this barren template is skipped: mostly copies, or
+    /// mostly errors.
+    #[must_use]
+    pub fn skip_reason(&self) -> SkipReason {
+        if self.copies * 2 >= self.barren {
+            SkipReason::Copies
+        } else {
+            SkipReason::Errors
+        }
+    }
+}
+
+/// What the noise filter's skipped URLs were expected to be, as counted in
+/// the summary: copies (their template's pages were copies), errors (client
+/// errors or redirects off the site), others (clustering's verdict).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SkipReason {
+    Copies,
+    Errors,
+    Others,
 }
 
 /// Adds one layer's judged pages (URL, outcome) to the counts so far.
@@ -248,16 +284,19 @@ impl TemplateCount {
 /// or failing is not barren. Sorted by template, deterministic.
 #[must_use]
 pub fn count_templates(before: Vec<TemplateCount>, judged: &[(String, Outcome)]) -> Vec<TemplateCount> {
-    let mut map: BTreeMap<String, (u64, u64)> =
-        before.into_iter().map(|t| (t.template, (t.fetched, t.barren))).collect();
+    let mut map: BTreeMap<String, (u64, u64, u64)> =
+        before.into_iter().map(|t| (t.template, (t.fetched, t.barren, t.copies))).collect();
     for (url, outcome) in judged {
         for t in templates(url) {
             let e = map.entry(t).or_default();
             e.0 += 1;
             e.1 += u64::from(matches!(outcome, Outcome::Barren(_)));
+            e.2 += u64::from(matches!(outcome, Outcome::Barren(Barren::Duplicate | Barren::NearDuplicate)));
         }
     }
-    map.into_iter().map(|(template, (fetched, barren))| TemplateCount { template, fetched, barren }).collect()
+    map.into_iter()
+        .map(|(template, (fetched, barren, copies))| TemplateCount { template, fetched, barren, copies })
+        .collect()
 }
 
 /// Schema of the map task's per-partition sample file.
@@ -353,6 +392,7 @@ pub fn templates_schema() -> SchemaRef {
             Field::new("template", DataType::Utf8, false),
             Field::new("fetched", DataType::Int64, false),
             Field::new("barren", DataType::Int64, false),
+            Field::new("copies", DataType::Int64, false),
         ]))
     }))
 }
@@ -366,7 +406,8 @@ pub fn templates_batch(rows: &[TemplateCount]) -> Result<RecordBatch, arrow::err
     let t: StringArray = rows.iter().map(|r| Some(r.template.as_str())).collect();
     let f: Int64Array = rows.iter().map(|r| Some(n(r.fetched))).collect();
     let b: Int64Array = rows.iter().map(|r| Some(n(r.barren))).collect();
-    RecordBatch::try_new(templates_schema(), vec![Arc::new(t), Arc::new(f), Arc::new(b)])
+    let c: Int64Array = rows.iter().map(|r| Some(n(r.copies))).collect();
+    RecordBatch::try_new(templates_schema(), vec![Arc::new(t), Arc::new(f), Arc::new(b), Arc::new(c)])
 }
 
 /// Decodes template counts; `None` when a column is missing.
@@ -375,10 +416,16 @@ pub fn templates_rows(b: &RecordBatch) -> Option<Vec<TemplateCount>> {
     let t = b.column_by_name("template")?.as_string_opt::<i32>()?;
     let f = b.column_by_name("fetched")?.as_primitive_opt::<Int64Type>()?;
     let n = b.column_by_name("barren")?.as_primitive_opt::<Int64Type>()?;
+    let c = b.column_by_name("copies")?.as_primitive_opt::<Int64Type>()?;
     let u = |v: i64| u64::try_from(v).unwrap_or(0);
     Some(
         (0..b.num_rows())
-            .map(|i| TemplateCount { template: t.value(i).to_string(), fetched: u(f.value(i)), barren: u(n.value(i)) })
+            .map(|i| TemplateCount {
+                template: t.value(i).to_string(),
+                fetched: u(f.value(i)),
+                barren: u(n.value(i)),
+                copies: u(c.value(i)),
+            })
             .collect(),
     )
 }
@@ -413,7 +460,11 @@ mod tests {
         assert_eq!(templates("http://s.test/tag/around/"), ["s.test/tag/around/", "s.test/tag/+2"]);
         assert_eq!(templates("http://s.test/calendar/2023/06/"), ["s.test/calendar/*/*/", "s.test/calendar/+3"]);
         assert_eq!(templates("http://s.test"), ["s.test", "s.test//+0"]);
-        assert_eq!(templates("http://s.test/library/os.html"), ["s.test/library/os.html", "s.test/library/+2"]);
+        assert_eq!(templates("http://s.test/library/os.html"), ["s.test/library/os.html", "s.test/library/+2.html"]);
+        // Broken header links and pages beside them are two families.
+        assert_eq!(templates("http://s.test/boost/x/as_expr.hpp"), ["s.test/boost/x/*.hpp", "s.test/boost/+3.hpp"]);
+        assert_eq!(templates("http://s.test/boost/x/as_expr.HTML"), ["s.test/boost/x/*.html", "s.test/boost/+3.html"]);
+        assert_eq!(templates("http://s.test/v1.2/x"), ["s.test/*/x", "s.test/0/+2"]);
     }
 
     #[test]
@@ -493,7 +544,7 @@ mod tests {
         ];
         let b = samples_batch(&rows).expect("batch");
         assert_eq!(samples_rows(&b).expect("decode"), rows);
-        let t = vec![TemplateCount { template: "s.test?print".into(), fetched: 9, barren: 8 }];
+        let t = vec![TemplateCount { template: "s.test?print".into(), fetched: 9, barren: 8, copies: 8 }];
         assert_eq!(templates_rows(&templates_batch(&t).expect("batch")).expect("decode"), t);
     }
 }

@@ -13,7 +13,7 @@
 //!   strong deviants inside a cluster.
 //!
 //! By default ([`Method::Evidence`]) a suspect is followed until evidence
-//! says otherwise: where a link sits does not decide alone. [`Method::Strict`]
+//! says otherwise: where a link sits decides nothing. [`Method::Strict`]
 //! is the literal method: suspects are dropped, and so are clusters made
 //! mostly of suspects and strong deviants of a cluster.
 
@@ -28,8 +28,8 @@ pub use label::NoiseLabel;
 /// How link targets are judged noise.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
-    /// On evidence: a target cluster resembling a learned (or a user's)
-    /// noise sample, or a DOM-flagged strong deviant of its cluster.
+    /// On evidence: a URL template whose fetched pages were barren, or a
+    /// target cluster resembling the user's known noise URLs.
     Evidence,
     /// Where the links sit: DOM-flagged links, clusters of at least
     /// `noise_share` DOM-flagged members, strong deviants, known patterns.
@@ -69,12 +69,13 @@ pub fn noise_by_cluster(block: &[BlockUrl], known: &[&str], cfg: &ClusterConfig,
     let noise = c
         .verdict
         .iter()
-        .zip(&items)
-        .map(|(v, item)| match v {
+        .map(|v| match v {
             Verdict::Keep => false,
             Verdict::NoiseCluster => true,
-            // An odd URL alone is not evidence; an odd URL in a menu is.
-            Verdict::Deviant => method == Method::Strict || item.dom_noise,
+            // Where a link sits is not evidence: by default a deviant is
+            // followed, in a menu or not (on javadoc sites, class-use pages
+            // linked from menus were such deviants, and unique).
+            Verdict::Deviant => method == Method::Strict,
         })
         .collect();
     BlockVerdict { noise, clusters: c.clusters, comparisons: c.comparisons }

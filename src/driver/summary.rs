@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::fetch::governor::GovernorFigures;
 use crate::fetch::ErrorKind;
 use crate::rules::items::RuleCounts;
-use crate::store::manifest::{MapManifest, MergeManifest, NextManifest};
+use crate::store::manifest::{MapManifest, MergeManifest, NextManifest, SkipCounts};
 
 /// One layer's figures, summed over its partitions.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
@@ -100,6 +100,10 @@ pub struct LayerSummary {
     pub barren_templates: u64,
     #[serde(default)]
     pub barren: u64,
+    /// Distinct link targets the noise filter did not follow: copies,
+    /// errors, others.
+    #[serde(default)]
+    pub skipped: SkipCounts,
     /// Followable link targets considered for the next layer.
     pub candidates: u64,
     /// Repeats dropped by the visit list, the cache list and the visited store.
@@ -189,6 +193,7 @@ impl LayerSummary {
         self.traps = n.traps;
         self.barren_templates = n.barren_templates;
         self.barren = n.barren;
+        self.skipped = n.skipped;
         self.candidates = n.candidates;
         (self.visit_hits, self.cache_hits, self.store_hits) = (n.visit_hits, n.cache_hits, n.store_hits);
     }
@@ -202,10 +207,14 @@ impl LayerSummary {
         #[allow(clippy::cast_precision_loss)]
         let pct = |n: u64| if repeats == 0 { 0.0 } else { 100.0 * n as f64 / repeats as f64 };
         Some(format!(
-            "      noise: {} links by DOM ratio, {} URLs by LCS clustering, {} trap URLs; repeats: {} ({:.0}% visit list, {:.0}% cache list, {:.0}% visited store)",
+            "      noise: {} links by DOM ratio, {} URLs by LCS clustering, {} trap URLs; not followed: {} ({} copies, {} errors, {} others); repeats: {} ({:.0}% visit list, {:.0}% cache list, {:.0}% visited store)",
             self.dom_noise,
             self.lcs_noise,
             self.traps,
+            self.skipped.total(),
+            self.skipped.copies,
+            self.skipped.errors,
+            self.skipped.others,
             repeats,
             pct(self.visit_hits),
             pct(self.cache_hits),
@@ -251,6 +260,9 @@ pub struct RunSummary {
     /// `state/carry/layer=L`, or the `in/layer=L` a page budget left unfetched.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub not_requested_in: String,
+    /// Distinct link targets the noise filter did not follow, over every
+    /// layer: copies, errors, others (README, "Noise").
+    pub skipped: SkipCounts,
     /// Per rule, over every layer: what the rule matched and made, with
     /// each field's fill rate (items with a value / items).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -279,6 +291,10 @@ impl RunSummary {
         self.unchanged = self.layers.iter().map(|l| l.unchanged).sum();
         self.bytes_saved = self.layers.iter().map(|l| l.bytes_saved).sum();
         self.seconds_saved = self.layers.iter().map(|l| l.seconds_saved).sum();
+        self.skipped = SkipCounts::default();
+        for l in &self.layers {
+            self.skipped.add(&l.skipped);
+        }
         self.governor = self.layers.iter().filter_map(|l| l.governor).reduce(GovernorFigures::merge);
         // Earlier layers' carried URLs went on into the next layer; the
         // last layer's have none to go to.
@@ -455,6 +471,17 @@ impl RunSummary {
             "total: {} fetched, {} ok, {} errors, {} skipped by robots.txt, {:.1} MB in {:.1} s ({:.0} pages/s)",
             self.fetched, self.ok, self.errors, self.robots, mb, self.seconds, self.pages_per_second
         );
+        if self.skipped.total() > 0 {
+            let k = &self.skipped;
+            let _ = writeln!(
+                s,
+                "noise filter: {} link targets not followed ({} copies, {} errors, {} others); --denoise off follows them",
+                k.total(),
+                k.copies,
+                k.errors,
+                k.others
+            );
+        }
         if self.unchanged > 0 {
             #[allow(clippy::cast_precision_loss)]
             let (saved, total) = (self.bytes_saved as f64 / 1e6, (self.bytes + self.bytes_saved) as f64 / 1e6);

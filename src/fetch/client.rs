@@ -27,12 +27,13 @@ pub struct HttpExchange {
     min_speed: Option<MinSpeed>,
 }
 
-/// The low-speed limit (`--speed-limit`, `--speed-time`), as curl's: a
-/// body that brings fewer than `bytes` a second over a window of `window`
-/// is cut off and ends as a `too_slow` error, keeping what arrived. A page
-/// that trickles would otherwise hold its request, and the end of its
-/// layer, until the timeout; it counts as that one URL's failure, not its
-/// host's, and is not retried.
+/// The low-speed limit (`--speed-limit`, `--speed-time`), as curl's: an
+/// exchange that brings fewer than `bytes` a second over a window of
+/// `window`, from the request on, is cut off and ends as a `too_slow`
+/// error, keeping what arrived: headers that do not come within the first
+/// window, or a body that trickles. Such a page would otherwise hold its
+/// request, and the end of its layer, until the timeout; it counts as that
+/// one URL's failure, not its host's, and is retried once.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct MinSpeed {
     pub bytes: u64,
@@ -149,7 +150,19 @@ pub(super) async fn exchange(
             request = request.header(reqwest::header::IF_MODIFIED_SINCE, date);
         }
     }
-    let mut resp = request.send().await.map_err(|e| classify(&e))?;
+    // The low-speed window starts with the request, as curl's does: a
+    // server that sends not even its headers within it is cut off too.
+    let answer = match min_speed {
+        Some(m) => match tokio::time::timeout(m.window, request.send()).await {
+            Ok(answer) => answer,
+            Err(_) => {
+                let detail = format!("no answer within {} s (--speed-time); cut off", m.window.as_secs_f64());
+                return Err((ErrorKind::TooSlow, detail));
+            }
+        },
+        None => request.send().await,
+    };
+    let mut resp = answer.map_err(|e| classify(&e))?;
     let status = resp.status().as_u16();
     let header =
         |name: reqwest::header::HeaderName| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);

@@ -231,7 +231,7 @@ pub struct Fetcher {
     /// shared by every partition and layer of this fetcher, so a request
     /// handed over a layer's end and the next layer's first request to the
     /// same host are spaced like any two others.
-    send_clocks: Arc<std::sync::Mutex<std::collections::HashMap<String, Arc<std::sync::atomic::AtomicU64>>>>,
+    send_clocks: Arc<std::sync::Mutex<std::collections::HashMap<String, Arc<scheduler::SendClock>>>>,
     pub(crate) epoch: tokio::time::Instant,
     /// Each origin's pace (adaptive politeness), kept across partitions and
     /// layers like `next_start`: a host found slow stays paced.
@@ -256,9 +256,9 @@ pub struct Fetcher {
 
 impl Fetcher {
     /// The send clock of `origin` (see [`scheduler`]'s send slots).
-    pub(crate) fn send_clock(&self, origin: &str) -> Arc<std::sync::atomic::AtomicU64> {
+    pub(crate) fn send_clock(&self, origin: &str) -> Arc<scheduler::SendClock> {
         let mut clocks = self.send_clocks.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        Arc::clone(clocks.entry(origin.to_string()).or_insert_with(|| Arc::new(std::sync::atomic::AtomicU64::new(0))))
+        Arc::clone(clocks.entry(origin.to_string()).or_default())
     }
 
     /// Builds the HTTP exchange and the shared limits.

@@ -8,7 +8,7 @@ use arrow::array::{BooleanArray, RecordBatch, StringArray};
 use futures::StreamExt;
 use rayon::prelude::*;
 
-use crate::denoise::evidence::{templates, TemplateCount};
+use crate::denoise::evidence::{templates, SkipReason, TemplateCount};
 use crate::denoise::{noise_by_cluster, BlockUrl, Method, NoiseLabel};
 use crate::error::StageError;
 use crate::store::schema;
@@ -61,17 +61,21 @@ pub(super) fn cluster_partition(
 }
 
 /// Followed candidates whose URL template led to barren pages before (see
-/// [`crate::denoise::evidence`]), by fingerprint.
-pub(super) fn find_barren(cands: &[Candidate], counts: &[TemplateCount]) -> Vec<u64> {
-    let barren: std::collections::HashSet<&str> =
-        counts.iter().filter(|t| t.is_barren()).map(|t| t.template.as_str()).collect();
+/// [`crate::denoise::evidence`]), by fingerprint, with what that template's
+/// pages were (its fine template's reason first).
+pub(super) fn find_barren(cands: &[Candidate], counts: &[TemplateCount]) -> Vec<(u64, SkipReason)> {
+    let barren: HashMap<&str, SkipReason> =
+        counts.iter().filter(|t| t.is_barren()).map(|t| (t.template.as_str(), t.skip_reason())).collect();
     if barren.is_empty() {
         return Vec::new();
     }
     cands
         .iter()
-        .filter(|c| c.followed && templates(&c.row.url).iter().any(|t| barren.contains(t.as_str())))
-        .map(|c| urlnorm::fingerprint_str(&c.row.url))
+        .filter(|c| c.followed)
+        .filter_map(|c| {
+            let reason = templates(&c.row.url).iter().find_map(|t| barren.get(t.as_str()).copied())?;
+            Some((urlnorm::fingerprint_str(&c.row.url), reason))
+        })
         .collect()
 }
 

@@ -45,10 +45,10 @@ use url::Url;
 use crate::config::Denoise;
 use crate::dedup::dedup_round;
 use crate::dedup::visited::VisitedStore;
-use crate::denoise::evidence::{self, Sample, SeenTexts, TemplateCount};
+use crate::denoise::evidence::{self, Sample, SeenTexts, SkipReason, TemplateCount};
 use crate::denoise::NoiseLabel;
 use crate::store::attempt::{self, Attempt};
-use crate::store::manifest::{LayerBudget, MapManifest, NextManifest, OptimiseManifest, ShuffleManifest};
+use crate::store::manifest::{LayerBudget, MapManifest, NextManifest, OptimiseManifest, ShuffleManifest, SkipCounts};
 use crate::store::schema::{self, InRow};
 use crate::store::{layout, read_if_exists, stream_batches, Created, ShardWriter, Store, StoreError};
 use crate::urlnorm;
@@ -341,6 +341,7 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
     // Traps first: they are never followed, whatever --denoise says.
     let mut labels = labels::find_traps(&cands, opt.max_query_variants);
     m.traps += labels.len() as u64;
+    let mut barren_reasons: HashMap<u64, SkipReason> = HashMap::new();
     if opt.denoise != Denoise::Off {
         let counts = count_templates(store, layer, k).await?;
         m.barren_templates += counts.iter().filter(|t| t.is_barren()).count() as u64;
@@ -363,20 +364,34 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
             labels.entry(fp).or_insert(NoiseLabel::LcsCluster);
         }
         m.barren += barren.len() as u64;
-        for fp in barren {
+        for (fp, reason) in barren {
             labels.entry(fp).or_insert(NoiseLabel::Barren);
+            barren_reasons.insert(fp, reason);
         }
     }
     let mark = opt.denoise == Denoise::Mark;
+    let mut skipped = SkipCounts::default();
     let fresh: Vec<InRow> = cands
         .into_iter()
         .filter(|c| c.followed)
-        .filter(|c| match labels.get(&urlnorm::fingerprint_str(&c.row.url)) {
-            Some(label) => mark && label.followed_when_marked(),
-            None => true,
+        .filter(|c| {
+            let fp = urlnorm::fingerprint_str(&c.row.url);
+            let Some(label) = labels.get(&fp) else { return true };
+            let follow = mark && label.followed_when_marked();
+            if !follow {
+                match (label, barren_reasons.get(&fp)) {
+                    (NoiseLabel::Barren, Some(SkipReason::Copies)) => skipped.copies += 1,
+                    (NoiseLabel::Barren, _) => skipped.errors += 1,
+                    (NoiseLabel::LcsCluster, _) => skipped.others += 1,
+                    // Traps are never followed, filter or not.
+                    _ => {}
+                }
+            }
+            follow
         })
         .map(|c| c.row)
         .collect();
+    m.skipped = skipped;
     let carried = read_carried(store, layer, k).await?;
     // The ant-colony and learned orders learn from the layer's pages first.
     let ranking = crate::focus::Ranking::learn(store, layer, k, opt.order).await?;
@@ -393,7 +408,9 @@ async fn count_templates(store: &Store, layer: u32, k: u32) -> Result<Vec<Templa
     if layer > 0 {
         let path = layout::template_counts(layer - 1, k);
         for b in read_if_exists(store, &path).await? {
-            before.extend(evidence::templates_rows(&b).ok_or_else(|| missing(&path, "template, fetched, barren"))?);
+            before.extend(
+                evidence::templates_rows(&b).ok_or_else(|| missing(&path, "template, fetched, barren, copies"))?,
+            );
         }
     }
     let mut seen = SeenTexts::default();

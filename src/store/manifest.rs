@@ -212,6 +212,10 @@ pub struct NextManifest {
     pub barren_templates: u64,
     #[serde(default)]
     pub barren: u64,
+    /// Distinct targets the noise filter did not follow, by what they were
+    /// expected to be.
+    #[serde(default)]
+    pub skipped: SkipCounts,
     /// Clusters made, and URL comparisons done, over all domain blocks.
     #[serde(default)]
     pub clusters: u64,
@@ -230,6 +234,30 @@ pub struct NextManifest {
     /// an order that does not rank URLs (`bfs`: shared in proportion).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<LayerBudget>,
+}
+
+/// Distinct link targets the noise filter did not follow, by what they
+/// were expected to be: copies (their URL template's fetched pages were
+/// copies of other pages), errors (its pages were client errors or
+/// redirects off the site), others (LCS clustering's verdict).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SkipCounts {
+    pub copies: u64,
+    pub errors: u64,
+    pub others: u64,
+}
+
+impl SkipCounts {
+    pub fn add(&mut self, o: &Self) {
+        self.copies += o.copies;
+        self.errors += o.errors;
+        self.others += o.others;
+    }
+
+    #[must_use]
+    pub fn total(&self) -> u64 {
+        self.copies + self.errors + self.others
+    }
 }
 
 /// A page budget over a whole layer (README, "A page budget"): the cutoff
@@ -262,6 +290,7 @@ impl NextManifest {
         self.traps += p.traps;
         self.barren_templates += p.barren_templates;
         self.barren += p.barren;
+        self.skipped.add(&p.skipped);
         self.clusters += p.clusters;
         self.comparisons += p.comparisons;
         self.visit_hits += p.visit_hits;

@@ -15,7 +15,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -42,6 +42,7 @@ pub(crate) use pace::Pace;
 use queue::{HostQueue, Queued};
 use tail::Tracked;
 pub use tail::{Handover, LayerTail, TailSeat};
+pub(crate) use task::SendClock;
 use task::{spawn_request, wait_for_slot, NEVER};
 
 /// Longest Retry-After waited for; a server asking for more is answered
@@ -193,7 +194,7 @@ struct Host {
     /// When the host's latest request actually went out (µs since `epoch`),
     /// stamped by the request task itself: a task that starts late on a busy
     /// machine must not make the next request follow it closer than the delay.
-    sent: Arc<AtomicU64>,
+    sent: Arc<SendClock>,
 }
 
 // Both variants are large and short-lived (one per request in flight); boxing buys nothing.
@@ -485,7 +486,7 @@ impl State<'_> {
     /// pause, and its first job that may start.
     fn ready_at(&self, h: usize, now: Instant) -> Instant {
         let host = &self.hosts[h];
-        let mut at = match host.sent.load(Ordering::Acquire) {
+        let mut at = match host.sent.slot.load(Ordering::Acquire) {
             NEVER => host.next_start,
             us => host.next_start.max(self.epoch + Duration::from_micros(us) + host.delay),
         };

@@ -14,6 +14,9 @@ use super::{robots_delay, Done, Job, State, MAX_RETRY_AFTER_SECS};
 use crate::fetch::robots::RobotsRules;
 use crate::fetch::{ErrorKind, Fetched, Response};
 
+/// Tries a URL answered `429 Too Many Requests` gets, at least.
+pub(super) const RATE_LIMITED_RETRIES: u32 = 5;
+
 impl State<'_> {
     pub(super) fn complete(&mut self, done: Done, follows: &impl Fn(&Url) -> bool) {
         let now = Instant::now();
@@ -131,7 +134,7 @@ impl State<'_> {
         if result.is_err() && !trouble {
             return;
         }
-        if self.hosts[h].pace.record(elapsed, trouble) {
+        if self.hosts[h].pace.record(elapsed, trouble, Instant::now()) {
             self.report.backoffs += 1;
         }
         self.repace(h);
@@ -140,15 +143,29 @@ impl State<'_> {
     /// How long to wait before retrying `job`, when its result is transient
     /// and retries are left: Retry-After when the server gave one (capped;
     /// a longer one is not waited for), else exponential backoff with jitter.
+    ///
+    /// A request that ran out of time (the timeout, or the low-speed limit)
+    /// is retried once at most: each try holds the URL for a whole timeout,
+    /// and a server that stayed silent twice seldom answers the third time.
+    /// Its retry goes first in its host's queue, so it overlaps the rest.
+    /// A `429` is retried up to [`RATE_LIMITED_RETRIES`] times (or
+    /// `--retries`, if more; none with `--retries 0`).
     fn retry_wait(&self, job: &Job, result: &Result<Response, (ErrorKind, String)>) -> Option<Duration> {
-        if job.retries >= self.f.cfg.retries {
-            return None;
-        }
-        let retry_after = match result {
-            Ok(r) if matches!(r.status, 408 | 429 | 500 | 502 | 503 | 504) => r.retry_after,
-            Err((ErrorKind::Timeout | ErrorKind::Reset | ErrorKind::Connect, _)) => None,
+        let slow = |kind: &ErrorKind| matches!(kind, ErrorKind::Timeout | ErrorKind::TooSlow);
+        let retries = self.f.cfg.retries;
+        let (retry_after, limit) = match result {
+            Ok(r) if r.body_error.as_ref().is_some_and(|(k, _)| slow(k)) => (None, retries.min(1)),
+            // The server asks the crawl to slow down, and the host's pace
+            // slows with each: patience, not a verdict on the URL.
+            Ok(r) if r.status == 429 && retries > 0 => (r.retry_after, retries.max(RATE_LIMITED_RETRIES)),
+            Ok(r) if matches!(r.status, 408 | 500 | 502 | 503 | 504) => (r.retry_after, retries),
+            Err((kind, _)) if slow(kind) => (None, retries.min(1)),
+            Err((ErrorKind::Reset | ErrorKind::Connect, _)) => (None, retries),
             _ => return None,
         };
+        if job.retries >= limit {
+            return None;
+        }
         if let Some(secs) = retry_after {
             return (secs <= MAX_RETRY_AFTER_SECS).then(|| Duration::from_secs(secs));
         }

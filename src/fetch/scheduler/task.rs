@@ -10,8 +10,21 @@ use tokio::time::Instant;
 
 use super::Done;
 
-/// `sent` value of a host that has sent nothing yet (stamps are at least 1).
+/// A stamp of a host that has sent nothing yet (stamps are at least 1).
 pub(super) const NEVER: u64 = 0;
+
+/// A host's send clock, in microseconds since the fetcher's epoch: the
+/// latest send slot taken ([`reserve_slot`]), and the latest request as it
+/// really went out. It belongs to the fetcher, so it holds across layers.
+#[derive(Debug, Default)]
+pub(crate) struct SendClock {
+    pub(super) slot: AtomicU64,
+    went: AtomicU64,
+}
+
+fn micros(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
 
 /// Takes the host's next send slot: now, or `delay` after the slot its
 /// latest request took, whichever is later; the request waits for it and
@@ -37,18 +50,34 @@ pub(super) fn reserve_slot(sent: &AtomicU64, epoch: Instant, delay: std::time::D
     }
 }
 
-/// Waits for the host's next send slot ([`reserve_slot`]), then records the
-/// moment the request really goes out, if later: a task that woke late
-/// pushes the next request's slot back with it.
-pub(super) async fn wait_for_slot(sent: &AtomicU64, epoch: Instant, delay: std::time::Duration) {
-    let slot = reserve_slot(sent, epoch, delay);
+/// Waits for the host's next send slot ([`reserve_slot`]), and then, if
+/// need be, for `delay` after the host's latest request as it really went
+/// out: a task the runtime polled late (a loaded machine) went out late,
+/// and the next one, whose slot was reserved from the earlier plan, would
+/// otherwise go out right beside it (seen: 34 ms apart at an 80 ms delay).
+/// Going out is claimed atomically, so no two requests of a host leave
+/// closer than `delay`, whichever task runs first.
+pub(super) async fn wait_for_slot(clock: &SendClock, epoch: Instant, delay: std::time::Duration) {
+    let slot = reserve_slot(&clock.slot, epoch, delay);
     // Most slots are now (no delay, or a host not requested lately): no
     // timer for those.
     if slot > Instant::now() {
         tokio::time::sleep_until(slot).await;
     }
-    let now = u64::try_from(epoch.elapsed().as_micros()).unwrap_or(u64::MAX).max(1);
-    sent.fetch_max(now, Ordering::AcqRel);
+    let gap = micros(delay);
+    loop {
+        let now = micros(epoch.elapsed()).max(1);
+        let went = clock.went.load(Ordering::Acquire);
+        if went != NEVER && now < went.saturating_add(gap) {
+            tokio::time::sleep_until(epoch + std::time::Duration::from_micros(went.saturating_add(gap))).await;
+            continue;
+        }
+        if clock.went.compare_exchange(went, now.max(went), Ordering::AcqRel, Ordering::Acquire).is_ok() {
+            // A late start pushes the next slots back with it.
+            clock.slot.fetch_max(now, Ordering::AcqRel);
+            return;
+        }
+    }
 }
 
 /// Runs a request as its own task, so it makes progress from the moment it
@@ -93,7 +122,7 @@ mod tests {
     /// one at once and in whatever order their tasks run.
     #[test]
     fn send_slots_are_spaced_by_the_delay_whoever_claims_them() {
-        let sent = Arc::new(AtomicU64::new(NEVER));
+        let sent = AtomicU64::new(NEVER);
         let epoch = Instant::now();
         let delay = std::time::Duration::from_millis(80);
         let slots: Vec<Instant> = std::thread::scope(|s| {
@@ -110,6 +139,35 @@ mod tests {
         }
         // The first slot is now: a host that sent nothing yet is not held.
         assert!(slots[0] - epoch < delay);
+    }
+
+    /// A request that went out late (its task polled late) holds the next
+    /// one back, although that one's slot came from the earlier plan.
+    #[tokio::test(start_paused = true)]
+    async fn a_late_request_holds_the_next_one_back() {
+        let clock = SendClock::default();
+        let epoch = Instant::now();
+        let delay = std::time::Duration::from_millis(80);
+        let first = reserve_slot(&clock.slot, epoch, delay);
+        assert_eq!(first, epoch + std::time::Duration::from_micros(1));
+        // The first request's task runs 30 ms late; meanwhile the second
+        // takes its slot at 80 ms.
+        tokio::time::advance(std::time::Duration::from_millis(30)).await;
+        let ahead = reserve_slot(&clock.slot, epoch, delay);
+        assert!(ahead - epoch <= std::time::Duration::from_millis(81), "{:?}", ahead - epoch);
+        // The first goes out now, at 30 ms ...
+        clock.went.store(micros(epoch.elapsed()), Ordering::Release);
+        // ... and a third request, whose slot is 160 ms, and the second,
+        // which waits from 80 ms, both leave at least 80 ms after it.
+        let c = std::sync::Arc::new(clock);
+        let wait = |c: std::sync::Arc<SendClock>| async move {
+            wait_for_slot(&c, epoch, delay).await;
+            epoch.elapsed()
+        };
+        let (a, b) = tokio::join!(wait(std::sync::Arc::clone(&c)), wait(std::sync::Arc::clone(&c)));
+        let (early, late) = (a.min(b), a.max(b));
+        assert!(early >= std::time::Duration::from_millis(110), "{early:?}: 80 ms after the late one at 30 ms");
+        assert!(late - early >= delay, "{early:?} and {late:?}");
     }
 
     #[tokio::test]
