@@ -165,6 +165,18 @@ async fn lease(store: &Store) {
         let won = futures::future::join_all(takers).await;
         assert_eq!(won.iter().filter(|w| **w).count(), 1, "round {round}: {won:?}");
     }
+    // Drivers that find the lease of a dead process of this host take it
+    // over at once: one of them.
+    for round in 0..5 {
+        let dead = Holder { token: format!("dead-{round}"), pid: u32::MAX, ..Holder::me() };
+        store.put_json(layout::LEASE, &dead).await.expect("put");
+        let drivers = (0..4).map(|_| Lease::acquire(store, false));
+        let got = futures::future::join_all(drivers).await;
+        assert_eq!(got.iter().filter(|g| g.is_ok()).count(), 1, "round {round}");
+        for lease in got.into_iter().flatten() {
+            lease.release().await.expect("release");
+        }
+    }
 }
 
 /// A shard is invisible until finished, then reads back whole, streamed

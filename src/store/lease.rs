@@ -76,7 +76,8 @@ pub struct Holder {
 }
 
 impl Holder {
-    fn me() -> Self {
+    /// A new holding by this process.
+    pub(crate) fn me() -> Self {
         let now = unix_now();
         let token = crate::store::attempt::Attempt::start("lease").id;
         Self {
