@@ -5,7 +5,9 @@
 //! hash shared by duplicate pages, nothing added by a second export, only
 //! the new layers' rows by the export of a deeper crawl, and the keys,
 //! indexes and foreign key in the database's catalog. A crawl on object
-//! storage (moto's S3 server) is exported from its URL.
+//! storage (moto's S3 server) is exported from its URL. PostgreSQL over
+//! TLS checks the server's certificate as `sslmode` says; passwords come
+//! from libpq's places and appear in no output and no file.
 
 mod common;
 #[path = "export/postgres.rs"]
@@ -318,6 +320,166 @@ fn a_crawl_exported_to_postgres_adds_only_new_rows() {
     );
     // fetched_at is the crawl's time: within the last hour.
     assert_eq!(db.count("SELECT count(*) FROM doc WHERE fetched_at < now() - interval '1 hour'"), 0);
+}
+
+/// `layercrawl export` run as a user would, in folder `cwd` with `HOME`
+/// there too (no password file of the machine's), the PG* variables only
+/// those given; returns (exit code, stdout, stderr).
+fn export_as_user(cwd: &Path, data: &Path, to: &str, vars: &[(&str, &str)], json: bool) -> (i32, String, String) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_layercrawl"));
+    cmd.current_dir(cwd).env("HOME", cwd);
+    for var in ["PGPASSWORD", "PGPASSFILE", "PGSSLMODE", "PGSSLROOTCERT"] {
+        cmd.env_remove(var);
+    }
+    cmd.envs(vars.iter().copied()).args(["export", "--data", data.to_str().expect("utf-8"), "--to", to]);
+    if json {
+        cmd.arg("--json");
+    }
+    let out = cmd.output().expect("run layercrawl export");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+}
+
+/// The files under `dir` that contain `needle`.
+fn files_containing(dir: &Path, needle: &str) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).expect("read_dir").map(|e| e.expect("entry")) {
+            let path = entry.path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if std::fs::read(&path).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle.as_bytes())) {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn postgres_over_tls_checks_the_servers_certificate() {
+    let server = Postgres::start(false);
+    server.create_db("crawl");
+    let web = Web::start(FarmConfig { sites: 1, pages: 8, faults: false, ..FarmConfig::default() });
+    let (data, cwd) = (web.dir("data"), web.dir("cwd"));
+    std::fs::create_dir_all(&cwd).expect("mkdir");
+    web.crawl(&data, 1, &["--delay", "0"]);
+    let (ca, wrong) = (server.tls.join("ca.crt"), server.tls.join("other-ca.crt"));
+    let base = server.url("crawl");
+
+    for mode in ["verify-full", "verify-ca"] {
+        let to = format!("{base}?sslmode={mode}&sslrootcert={}", ca.display());
+        let (code, out, err) = export_as_user(&cwd, &data, &to, &[], true);
+        assert_eq!(code, 0, "{mode} with the CA that signed the server's certificate: {err}");
+        let summary: serde_json::Value = serde_json::from_str(&out).expect("JSON summary");
+        assert!(summary["rows_read"].as_u64() > Some(0), "{summary}");
+    }
+    // The same from libpq's variables.
+    let vars = [("PGSSLMODE", "verify-full"), ("PGSSLROOTCERT", ca.to_str().expect("utf-8"))];
+    let (code, _, err) = export_as_user(&cwd, &data, &base, &vars, false);
+    assert_eq!(code, 0, "PGSSLMODE and PGSSLROOTCERT: {err}");
+    let log = server.log();
+    let authorized = log.lines().filter(|l| l.contains("connection authorized: user=layercrawl database=crawl"));
+    assert!(authorized.clone().count() >= 3 && authorized.clone().all(|l| l.contains("SSL enabled")), "{log}");
+
+    // A CA that did not sign it: refused before anything is sent.
+    let to = format!("{base}?sslmode=verify-full&sslrootcert={}", wrong.display());
+    let (code, _, err) = export_as_user(&cwd, &data, &to, &[], false);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("cannot reach the database") && err.contains("invalid peer certificate"), "{err}");
+    assert!(err.contains(&format!("was not signed by a CA in sslrootcert {}", wrong.display())), "{err}");
+    eprintln!("the wrong CA:\n{err}");
+    // No CA at all for a verifying mode: a bad --to.
+    let (code, _, err) = export_as_user(&cwd, &data, &format!("{base}?sslmode=verify-full"), &[], false);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("needs the CA's certificate") && err.contains("sslrootcert=FILE"), "{err}");
+}
+
+#[test]
+fn passwords_come_from_libpqs_places_and_are_never_shown() {
+    use postgres::{PASSWORD, PW_USER};
+    let server = Postgres::start(false);
+    server.create_db_of_pw_user("pw");
+    let web = Web::start(FarmConfig { sites: 1, pages: 8, faults: false, ..FarmConfig::default() });
+    let (data, cwd, secrets) = (web.dir("data"), web.dir("cwd"), web.dir("secrets"));
+    std::fs::create_dir_all(&cwd).expect("mkdir");
+    std::fs::create_dir_all(&secrets).expect("mkdir");
+    web.crawl(&data, 1, &["--delay", "0"]);
+    let port = server.port;
+    let plain = format!("postgres://{PW_USER}@127.0.0.1:{port}/pw");
+    let mut outputs = Vec::new();
+    let mut run = |to: &str, vars: &[(&str, &str)], json: bool, want: i32| {
+        let (code, out, err) = export_as_user(&cwd, &data, to, vars, json);
+        assert_eq!(code, want, "--to {to} with {vars:?}:\n{out}\n{err}");
+        outputs.push(format!("{out}\n{err}"));
+        (out, err)
+    };
+
+    // No password anywhere: the server's refusal says where to give one.
+    let (_, err) = run(&plain, &[], false, 1);
+    assert!(err.contains("PGPASSWORD") && err.contains("PGPASSFILE"), "{err}");
+    eprintln!("no password:\n{err}");
+    // PGPASSWORD.
+    let (out, _) = run(&plain, &[("PGPASSWORD", PASSWORD)], true, 0);
+    let summary: serde_json::Value = serde_json::from_str(&out).expect("JSON summary");
+    assert!(summary["rows_added"].as_u64() > Some(0), "{summary}");
+    // A password file, private to its owner; one others may read is not used.
+    let file = secrets.join("pgpass");
+    std::fs::write(
+        &file,
+        format!("# test\n127.0.0.1:{port}:other:{PW_USER}:wrong\n*:{port}:pw:{PW_USER}:{PASSWORD}\n"),
+    )
+    .expect("write");
+    let file_s = file.to_str().expect("utf-8");
+    let mode =
+        |m: u32| std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(m)).expect("chmod");
+    mode(0o600);
+    let (out, _) = run(&plain, &[("PGPASSFILE", file_s)], false, 0);
+    assert!(out.contains("nothing new"), "{out}");
+    mode(0o644);
+    let (_, err) = run(&plain, &[("PGPASSFILE", file_s)], false, 1);
+    assert!(err.contains("group or world access") && err.contains("0600"), "{err}");
+    mode(0o600);
+    // ~/.pgpass by default, and `passfile` in the string.
+    std::fs::copy(&file, cwd.join(".pgpass")).expect("copy");
+    std::fs::set_permissions(cwd.join(".pgpass"), std::os::unix::fs::PermissionsExt::from_mode(0o600)).expect("chmod");
+    run(&plain, &[], false, 0);
+    std::fs::remove_file(cwd.join(".pgpass")).expect("rm");
+    run(&format!("{plain}?passfile={file_s}"), &[], false, 0);
+
+    // In the string (URL, query parameter, key=value): works, shown as ***.
+    let given = [
+        format!("postgres://{PW_USER}:{PASSWORD}@127.0.0.1:{port}/pw"),
+        format!("{plain}?password={PASSWORD}&sslmode=require"),
+        format!("host=127.0.0.1 port={port} user={PW_USER} dbname=pw password='{PASSWORD}'"),
+    ];
+    for to in &given {
+        let (out, _) = run(to, &[], false, 0);
+        assert!(out.contains("***"), "the destination is shown redacted: {out}");
+        let (out, _) = run(to, &[], true, 0);
+        let summary: serde_json::Value = serde_json::from_str(&out).expect("JSON summary");
+        assert!(summary["to"].as_str().is_some_and(|t| t.contains("***")), "{summary}");
+    }
+    // Errors that name the destination: a wrong password, a bad setting,
+    // a server that is not there.
+    let wrong = "Wrong-pw-84213";
+    let (_, err) = run(&format!("postgres://{PW_USER}:{wrong}@127.0.0.1:{port}/pw"), &[], false, 1);
+    assert!(err.contains("password authentication failed") && err.contains("***") && !err.contains(wrong), "{err}");
+    eprintln!("a wrong password:\n{err}");
+    let (_, err) = run(&format!("postgres://{PW_USER}:{PASSWORD}@127.0.0.1:{port}/pw?sslmode=bogus"), &[], false, 2);
+    assert!(err.contains("bogus") && err.contains("***"), "{err}");
+    let free = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
+    let (_, err) = run(&format!("postgres://{PW_USER}:{PASSWORD}@127.0.0.1:{free}/pw"), &[], false, 1);
+    assert!(err.contains("cannot reach the database") && err.contains("***"), "{err}");
+
+    for (i, text) in outputs.iter().enumerate() {
+        assert!(!text.contains(PASSWORD) && !text.contains(wrong), "run {i} printed a password:\n{text}");
+    }
+    for dir in [&cwd, &data] {
+        assert_eq!(files_containing(dir, PASSWORD), Vec::<std::path::PathBuf>::new(), "written with the password");
+    }
+    assert_eq!(server.query("pw", "SELECT count(*) > 0 FROM doc"), vec![vec!["t".to_string()]]);
 }
 
 #[test]

@@ -396,7 +396,9 @@ fn sigterm_stops_the_run_gives_the_lease_back_and_the_same_command_resumes() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(143), "{err}");
     assert!(err.contains("stopped by SIGTERM") && err.contains("run the same command again"), "{err}");
-    assert!(!data.join("state/lease.json").exists(), "the lease is given back");
+    let lease: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(data.join("state/lease.json")).expect("the lease")).expect("json");
+    assert_eq!(lease["released"], true, "the lease is given back: {lease}");
     crawl_ok(&args(&data));
     let (want, want_links) = snapshot(&reference);
     let (got, got_links) = snapshot(&data);

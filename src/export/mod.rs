@@ -31,8 +31,10 @@ pub struct ExportArgs {
     /// The crawl's data location (a folder or an object-store URL).
     #[arg(long, value_name = "DIR|URL", default_value = "data")]
     pub data: String,
-    /// Where to: sqlite:FILE (created if missing) or
-    /// postgres://USER[:PASSWORD]@HOST:PORT/DB (also postgresql://).
+    /// Where to: sqlite:FILE (created if missing), or PostgreSQL as libpq
+    /// takes it: postgres://USER@HOST:PORT/DB[?sslmode=verify-full&sslrootcert=FILE]
+    /// (also postgresql://) or 'host=H port=P user=U dbname=DB ...'. The
+    /// password from PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass).
     #[arg(long, value_name = "DEST")]
     pub to: String,
     /// Print the summary as JSON.
@@ -63,11 +65,12 @@ impl ExportConfig {
 pub enum Destination {
     /// A SQLite database file.
     Sqlite(std::path::PathBuf),
-    /// A PostgreSQL server; `name` is the URL without its password.
-    Postgres { config: Box<tokio_postgres::Config>, name: String },
+    /// A PostgreSQL server: its settings and its name without a password.
+    Postgres(Box<postgres::Target>),
 }
 
-const ACCEPTED: &str = "accepted are sqlite:FILE and postgres://USER@HOST:PORT/DB (or postgresql://)";
+const ACCEPTED: &str =
+    "accepted are sqlite:FILE, postgres://USER@HOST:PORT/DB (or postgresql://) and 'host=H user=U dbname=DB ...'";
 
 impl Destination {
     /// Parses `--to`.
@@ -75,7 +78,18 @@ impl Destination {
     /// # Errors
     /// When the scheme is not one of the accepted ones or the URL is incomplete.
     pub fn parse(to: &str) -> Result<Self, ExportError> {
-        let bad = |reason: &str| ExportError::BadDestination { given: to.to_string(), reason: reason.to_string() };
+        Self::parse_with_env(to, &|key| std::env::var(key).ok())
+    }
+
+    /// [`Self::parse`] with the environment given (`PGPASSWORD`,
+    /// `PGPASSFILE`, `PGSSLMODE`, `PGSSLROOTCERT`, `HOME`).
+    ///
+    /// # Errors
+    /// As [`Self::parse`].
+    pub fn parse_with_env(to: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Self, ExportError> {
+        // The string as given is never shown: it may hold a password.
+        let bad =
+            |reason: &str| ExportError::BadDestination { given: postgres::redact(to), reason: reason.to_string() };
         if let Some(file) = to.strip_prefix("sqlite:") {
             let file = file.strip_prefix("//").unwrap_or(file);
             if file.is_empty() {
@@ -83,26 +97,11 @@ impl Destination {
             }
             return Ok(Self::Sqlite(file.into()));
         }
-        if to.starts_with("postgres://") || to.starts_with("postgresql://") {
-            let mut url = url::Url::parse(to).map_err(|e| bad(&e.to_string()))?;
-            if url.username().is_empty() {
-                return Err(bad("no user: write postgres://USER@HOST:PORT/DB"));
-            }
-            if url.host_str().is_none_or(str::is_empty) {
-                return Err(bad("no host: write postgres://USER@HOST:PORT/DB"));
-            }
-            let mut config: tokio_postgres::Config =
-                to.parse().map_err(|e: tokio_postgres::Error| bad(&e.to_string()))?;
-            if config.get_connect_timeout().is_none() {
-                config.connect_timeout(std::time::Duration::from_secs(10));
-            }
-            if url.password().is_some() {
-                let _ = url.set_password(Some("***"));
-            }
-            return Ok(Self::Postgres { config: Box::new(config), name: url.to_string() });
+        if to.starts_with("postgres://") || to.starts_with("postgresql://") || postgres::is_key_value(to) {
+            return postgres::parse(to, env).map(|t| Self::Postgres(Box::new(t))).map_err(|e| bad(&e));
         }
         let scheme = to.split_once(':').map_or(to, |(s, _)| s);
-        Err(bad(&format!("unknown destination {scheme:?}")))
+        Err(bad(&format!("unknown destination {:?}", postgres::redact(scheme))))
     }
 
     /// The destination for messages (a PostgreSQL password hidden).
@@ -110,7 +109,7 @@ impl Destination {
     pub fn name(&self) -> String {
         match self {
             Self::Sqlite(path) => format!("sqlite:{}", path.display()),
-            Self::Postgres { name, .. } => name.clone(),
+            Self::Postgres(target) => target.name.clone(),
         }
     }
 }
@@ -217,9 +216,7 @@ impl Sink {
     async fn open(to: &Destination) -> Result<Self, ExportError> {
         Ok(match to {
             Destination::Sqlite(path) => Self::Sqlite(sqlite::Writer::open(path.clone(), to.name()).await?),
-            Destination::Postgres { config, name } => {
-                Self::Postgres(Box::new(postgres::Writer::open(config, name).await?))
-            }
+            Destination::Postgres(target) => Self::Postgres(Box::new(postgres::Writer::open(target).await?)),
         })
     }
 
@@ -398,6 +395,12 @@ mod tests {
             let e = Destination::parse(bad).expect_err(bad);
             assert!(e.to_string().contains("sqlite:FILE") && e.to_string().contains("postgres://"), "{e}");
             assert_eq!(e.exit_code(), 2);
+        }
+        for bad in
+            ["mysql://me:s3cret@h/db", "postgres://me:s3cret@h/db?sslmode=verify-ca", "host=h password=s3cret port=x"]
+        {
+            let e = Destination::parse_with_env(bad, &|_| None).expect_err(bad);
+            assert!(!e.to_string().contains("s3cret") && e.to_string().contains("***"), "{e}");
         }
     }
 }

@@ -22,6 +22,8 @@ pub async fn check(store: &Store) {
     shards(store).await;
     concatenation(store).await;
     attempts(store).await;
+    conditional_replace(store).await;
+    lease(store).await;
 }
 
 fn rows(prefix: &str, n: usize) -> Vec<InRow> {
@@ -100,6 +102,81 @@ async fn attempts(store: &Store) {
         read_batches(store, &layout::doc(1, 1), None).await.expect("read").iter().map(|x| x.num_rows()).sum();
     assert_eq!(rows, 9, "the winner's file is in place");
     assert!(store.list("state/attempts").await.expect("list").is_empty(), "no attempt folder is left");
+}
+
+/// A replace conditional on the version read: a writer that read an old
+/// version (a lease holder that stalled) cannot overwrite a newer one, and
+/// of many writers that read the same version, exactly one replaces it,
+/// round after round.
+async fn conditional_replace(store: &Store) {
+    let path = "state/replace.json";
+    store.put(path, Bytes::from_static(b"first")).await.expect("put");
+    let (_, old) = store.get_versioned(path).await.expect("get").expect("there");
+    assert!(store.put_if_unchanged(path, Bytes::from_static(b"second"), old.clone()).await.expect("replace"));
+    assert!(
+        !store.put_if_unchanged(path, Bytes::from_static(b"stale"), old).await.expect("replace"),
+        "a write of an old version must not land"
+    );
+    assert_eq!(store.get(path).await.expect("get").as_deref(), Some(&b"second"[..]));
+    for round in 0..20 {
+        let (_, read) = store.get_versioned(path).await.expect("get").expect("there");
+        let tries = (0..6).map(|i| {
+            let (store, read) = (store.clone(), read.clone());
+            async move {
+                let body = Bytes::from(format!("round {round} writer {i}"));
+                store.put_if_unchanged(path, body, read).await.expect("replace")
+            }
+        });
+        let won = futures::future::join_all(tries).await;
+        assert_eq!(won.iter().filter(|w| **w).count(), 1, "round {round}: {won:?}");
+        let kept = store.get(path).await.expect("get").expect("there");
+        let winner = won.iter().position(|w| *w).expect("one winner");
+        assert_eq!(kept, Bytes::from(format!("round {round} writer {winner}")), "the winner's write stands");
+    }
+}
+
+/// The lease: taken once, refused to a second driver, given back; a holder
+/// that stalled cannot overwrite the lease of the driver that took over;
+/// of several drivers taking over the same stale lease, one wins.
+async fn lease(store: &Store) {
+    use super::lease::{current, replace, Holder, Lease, LeaseError};
+    let held = Lease::acquire(store, false).await.expect("free");
+    assert!(matches!(Lease::acquire(store, false).await, Err(LeaseError::Held { .. })), "held");
+    held.release().await.expect("release");
+    assert!(current(store).await.expect("read").expect("there").holder.released, "released");
+    let held = Lease::acquire(store, false).await.expect("free again");
+    // The holder reads its lease to renew it, and stalls; a successor
+    // takes over from the same version; the holder's write comes late.
+    let read = current(store).await.expect("read").expect("there");
+    let successor = Holder { token: "successor".into(), ..read.holder.clone() };
+    assert!(replace(store, &read, &successor).await.expect("take over"));
+    let renewed = Holder { heartbeat: read.holder.heartbeat + 10, ..read.holder.clone() };
+    assert!(!replace(store, &read, &renewed).await.expect("renew"), "the stalled renewal must not land");
+    assert_eq!(current(store).await.expect("read").expect("there").holder.token, "successor");
+    held.release().await.expect("release");
+    assert!(!current(store).await.expect("read").expect("there").holder.released, "the loser releases nothing");
+    for round in 0..10 {
+        let read = current(store).await.expect("read").expect("there");
+        let takers = (0..4).map(|i| {
+            let (store, read) = (store.clone(), read.clone());
+            let me = Holder { token: format!("taker-{round}-{i}"), ..read.holder.clone() };
+            async move { replace(&store, &read, &me).await.expect("take over") }
+        });
+        let won = futures::future::join_all(takers).await;
+        assert_eq!(won.iter().filter(|w| **w).count(), 1, "round {round}: {won:?}");
+    }
+    // Drivers that find the lease of a dead process of this host take it
+    // over at once: one of them.
+    for round in 0..5 {
+        let dead = Holder { token: format!("dead-{round}"), pid: u32::MAX, ..Holder::me() };
+        store.put_json(layout::LEASE, &dead).await.expect("put");
+        let drivers = (0..4).map(|_| Lease::acquire(store, false));
+        let got = futures::future::join_all(drivers).await;
+        assert_eq!(got.iter().filter(|g| g.is_ok()).count(), 1, "round {round}");
+        for lease in got.into_iter().flatten() {
+            lease.release().await.expect("release");
+        }
+    }
 }
 
 /// A shard is invisible until finished, then reads back whole, streamed

@@ -142,11 +142,6 @@ pub fn sink_record(layer: u32, part: u32) -> String {
 }
 /// The driver's lease: one run per data location.
 pub const LEASE: &str = "state/lease.json";
-/// The marker of one takeover of a stale lease (named after its token).
-#[must_use]
-pub fn lease_takeover(token: &str) -> String {
-    format!("state/lease-takeover/{token}.json")
-}
 /// The commit marker of the final merge.
 pub const MERGE_MANIFEST: &str = "state/manifest/merge.json";
 /// The settings of the latest run, which its units of work read.

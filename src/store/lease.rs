@@ -14,11 +14,19 @@
 //! has not moved for [`EXPIRY`]. The heartbeat is judged by watching it on
 //! this driver's own monotonic clock, never by comparing the holder's
 //! wall-clock time with this machine's: a driver whose clock runs a minute
-//! ahead would otherwise take a live lease at once. Taking over is itself
-//! a create-if-absent write, of a marker named after the stale lease's
-//! token, so of two drivers that find the same stale lease only one deletes
-//! it. The same rules hold on object storage, where both writes are
-//! conditional requests.
+//! ahead would otherwise take a live lease at once.
+//!
+//! After the create-if-absent write, every change of the lease is one
+//! conditional replace of the version read ([`replace`], through
+//! [`Store::put_if_unchanged`]): a renewal, a takeover, and the release,
+//! which marks the lease released rather than deleting it (object storage
+//! has no conditional delete). So of the drivers that read the same lease,
+//! exactly one changes it: two that take over the same stale lease do not
+//! both win, and a holder that stalled between reading its lease and
+//! renewing it never overwrites the lease of the driver that took over. On
+//! object storage the replace is a conditional request (`If-Match`); in a
+//! local folder it holds a lock file's `flock` around the read and the
+//! write (see `store/lock.rs`).
 //!
 //! The holder fences itself ([`crate::fence`]): each successful renewal
 //! lets it act for [`FENCE`] more (less than the [`EXPIRY`] a successor
@@ -32,7 +40,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::{layout, Created, Store, StoreError};
+use super::{layout, Created, Store, StoreError, Version};
 use crate::fence::Fence;
 
 /// How often the holder renews its heartbeat.
@@ -62,10 +70,14 @@ pub struct Holder {
     /// for one of this host.
     #[serde(default)]
     pub pid_ns: Option<String>,
+    /// Given back by its holder: the lease is free.
+    #[serde(default)]
+    pub released: bool,
 }
 
 impl Holder {
-    fn me() -> Self {
+    /// A new holding by this process.
+    pub(crate) fn me() -> Self {
         let now = unix_now();
         let token = crate::store::attempt::Attempt::start("lease").id;
         Self {
@@ -75,6 +87,7 @@ impl Holder {
             started: now,
             heartbeat: now,
             pid_ns: pid_namespace(),
+            released: false,
         }
     }
 
@@ -147,11 +160,14 @@ impl Lease {
             if store.put_json_new(layout::LEASE, &me).await? == Created::New {
                 return Ok(Self::hold(store.clone(), me));
             }
-            let Some(holder) = store.get_json::<Holder>(layout::LEASE).await? else {
-                continue; // released between the two reads
+            let Some(read) = current(store).await? else {
+                continue; // gone between the two requests
             };
-            if holder.is_dead_here() {
-                take_over(store, &holder).await?;
+            let holder = read.holder.clone();
+            if holder.released || holder.is_dead_here() {
+                if take_over(store, &read, &me).await? {
+                    return Ok(Self::hold(store.clone(), me));
+                }
                 continue;
             }
             if holder.looks_stale(clock()) {
@@ -161,7 +177,9 @@ impl Lease {
                     // Unchanged since we first saw it: gone after the expiry.
                     Some((t, h, since)) if same(t, *h) => {
                         if since.elapsed() >= EXPIRY {
-                            take_over(store, &holder).await?;
+                            if take_over(store, &read, &me).await? {
+                                return Ok(Self::hold(store.clone(), me));
+                            }
                             watched = None;
                         } else {
                             tokio::time::sleep(WAIT_POLL).await;
@@ -219,54 +237,81 @@ impl Lease {
         Arc::clone(&self.fence)
     }
 
-    /// Gives the lease up.
+    /// Gives the lease up: marks it released, if it is still this
+    /// driver's (a conditional replace, so a lease taken over meanwhile is
+    /// left to its new holder).
     ///
     /// # Errors
     /// When the store fails.
     pub async fn release(self) -> Result<(), StoreError> {
         self.renewer.abort();
-        if let Some(h) = self.store.get_json::<Holder>(layout::LEASE).await? {
-            if h.token == self.token {
-                self.store.delete(layout::LEASE).await?;
+        // A renewal cut short may still land (a local write runs to its
+        // end on a thread of its own): then the replace below finds a
+        // newer version of the same lease, and is tried again.
+        for _ in 0..5 {
+            let Some(read) = current(&self.store).await? else { return Ok(()) };
+            if read.holder.token != self.token || read.holder.released {
+                return Ok(());
+            }
+            let given_back = Holder { released: true, heartbeat: unix_now(), ..read.holder.clone() };
+            if replace(&self.store, &read, &given_back).await? {
+                return Ok(());
             }
         }
         Ok(())
     }
 }
 
+/// The lease as read, with the version a conditional replace names.
+#[derive(Clone, Debug)]
+pub struct Current {
+    pub holder: Holder,
+    version: Version,
+}
+
+/// Reads the lease of `store`'s location; `None` when there is none.
+///
+/// # Errors
+/// When the store fails or the lease is not a lease.
+pub async fn current(store: &Store) -> Result<Option<Current>, StoreError> {
+    let Some((bytes, version)) = store.get_versioned(layout::LEASE).await? else { return Ok(None) };
+    let holder =
+        serde_json::from_slice(&bytes).map_err(|source| StoreError::Json { path: layout::LEASE.into(), source })?;
+    Ok(Some(Current { holder, version }))
+}
+
+/// Replaces the lease `read` with `next`, only if nobody changed it since:
+/// `false` when someone did. Of the drivers that read the same lease,
+/// exactly one replaces it, on every backend ([`Store::put_if_unchanged`]).
+///
+/// # Errors
+/// When the store fails.
+pub async fn replace(store: &Store, read: &Current, next: &Holder) -> Result<bool, StoreError> {
+    let body =
+        serde_json::to_vec_pretty(next).map_err(|source| StoreError::Json { path: layout::LEASE.into(), source })?;
+    store.put_if_unchanged(layout::LEASE, body.into(), read.version.clone()).await
+}
+
 /// What one renewal found.
+#[derive(Debug, PartialEq, Eq)]
 enum Renewal {
     Renewed,
-    /// The lease is someone else's (or gone).
+    /// The lease is someone else's (or released, or gone).
     Taken,
     /// The store failed; the lease may still be ours.
     Failed(String),
 }
 
 /// Renews the heartbeat until aborted, or until the lease turns out to be
-/// someone else's. The renewal replaces the lease only if it is still the
-/// one read (a conditional write on object storage), so a holder that
-/// stalled never overwrites the lease of the driver that took over. A
-/// renewal that fails is not taken for a success: when none has succeeded
-/// for [`FENCE`], the fence runs out and the run stops.
+/// someone else's. A renewal that fails is not taken for a success: when
+/// none has succeeded for [`FENCE`], the fence runs out and the run stops.
 async fn renew(store: Store, mut me: Holder, lost: Arc<AtomicBool>, fence: Arc<Fence>) {
     let mut warned = false;
     loop {
         tokio::time::sleep(HEARTBEAT).await;
         let started = tokio::time::Instant::now();
-        let outcome = match store.get_versioned(layout::LEASE).await {
-            Ok(Some((bytes, version))) => match serde_json::from_slice::<Holder>(&bytes) {
-                Ok(h) if h.token == me.token => {
-                    me.heartbeat = unix_now();
-                    let body = serde_json::to_vec_pretty(&me).unwrap_or_default();
-                    match store.put_if_unchanged(layout::LEASE, body.into(), version).await {
-                        Ok(true) => Renewal::Renewed,
-                        Ok(false) => Renewal::Taken,
-                        Err(e) => Renewal::Failed(format!("cannot renew the lease: {e}")),
-                    }
-                }
-                _ => Renewal::Taken,
-            },
+        let outcome = match current(&store).await {
+            Ok(Some(read)) => renew_read(&store, &read, &mut me).await,
             Ok(None) => Renewal::Taken,
             Err(e) => Renewal::Failed(format!("cannot read the lease: {e}")),
         };
@@ -299,20 +344,30 @@ async fn renew(store: Store, mut me: Holder, lost: Arc<AtomicBool>, fence: Arc<F
     }
 }
 
-/// Removes the stale lease of `holder`, if this driver is the one that
-/// gets to (see the module text).
-async fn take_over(store: &Store, holder: &Holder) -> Result<(), StoreError> {
-    let marker = layout::lease_takeover(&holder.token);
-    if store.put_json_new(&marker, &Holder::me()).await? == Created::New {
-        tracing::warn!("taking over the lease of {}, which is gone", holder.describe());
-        // Only the stale lease is removed: one renewed meanwhile is kept.
-        if store.get_json::<Holder>(layout::LEASE).await?.is_some_and(|now| now.token == holder.token) {
-            store.delete(layout::LEASE).await?;
-        }
-    } else {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+/// The write of one renewal, of the lease as `read` (however long ago):
+/// the lease is replaced only if it is still that version, so a holder
+/// that stalled after its read never overwrites the lease of the driver
+/// that took over meanwhile.
+async fn renew_read(store: &Store, read: &Current, me: &mut Holder) -> Renewal {
+    if read.holder.token != me.token || read.holder.released {
+        return Renewal::Taken;
     }
-    Ok(())
+    me.heartbeat = unix_now();
+    match replace(store, read, me).await {
+        Ok(true) => Renewal::Renewed,
+        Ok(false) => Renewal::Taken,
+        Err(e) => Renewal::Failed(format!("cannot renew the lease: {e}")),
+    }
+}
+
+/// Takes the lease `read` (released, or its holder gone) for `me`: `true`
+/// when this driver is the one that got it (see the module text).
+async fn take_over(store: &Store, read: &Current, me: &Holder) -> Result<bool, StoreError> {
+    let won = replace(store, read, me).await?;
+    if won && !read.holder.released {
+        tracing::warn!("took over the lease of {}, which is gone", read.holder.describe());
+    }
+    Ok(won)
 }
 
 /// This machine's name (a pod's name on Kubernetes).
@@ -364,8 +419,15 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_lease_whose_holder_is_gone_is_taken_over_once() {
         let store = Store::open("memory://").expect("open");
-        let gone =
-            Holder { token: "t0".into(), host: "elsewhere".into(), pid: 1, started: 0, heartbeat: 0, pid_ns: None };
+        let gone = Holder {
+            token: "t0".into(),
+            host: "elsewhere".into(),
+            pid: 1,
+            started: 0,
+            heartbeat: 0,
+            pid_ns: None,
+            released: false,
+        };
         store.put_json(layout::LEASE, &gone).await.expect("put");
         let (a, b) = tokio::join!(Lease::acquire(&store, false), Lease::acquire(&store, false));
         assert!(a.is_ok() != b.is_ok(), "exactly one of two racing drivers takes over");
@@ -380,8 +442,15 @@ mod tests {
             unix_now() + 120
         }
         let store = Store::open("memory://").expect("open");
-        let mut live =
-            Holder { token: "live".into(), host: "elsewhere".into(), pid: 1, started: 0, heartbeat: 0, pid_ns: None };
+        let mut live = Holder {
+            token: "live".into(),
+            host: "elsewhere".into(),
+            pid: 1,
+            started: 0,
+            heartbeat: 0,
+            pid_ns: None,
+            released: false,
+        };
         live.heartbeat = unix_now();
         store.put_json(layout::LEASE, &live).await.expect("put");
         let renewer = {
@@ -422,6 +491,72 @@ mod tests {
         // It never overwrites the successor's lease.
         let now: Holder = store.get_json(layout::LEASE).await.expect("get").expect("lease");
         assert_eq!(now.token, "other");
+    }
+
+    /// In a local folder, a holder that read its lease, stalled, and
+    /// writes its renewal after another driver took the lease over does
+    /// not overwrite the successor's lease: the renewal finds it taken.
+    #[tokio::test]
+    async fn a_stalled_holder_cannot_overwrite_its_successor_in_a_local_folder() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path().to_str().expect("utf-8")).expect("open");
+        let lease = Lease::acquire(&store, false).await.expect("free");
+        let read = current(&store).await.expect("read").expect("held");
+        let mut me = read.holder.clone();
+        // The holder stalls here; its heartbeat is seen stale and a
+        // successor takes over from the same version.
+        let successor = Holder { token: "successor".into(), ..Holder::me() };
+        assert!(take_over(&store, &read, &successor).await.expect("take over"), "the successor takes it");
+        assert_eq!(renew_read(&store, &read, &mut me).await, Renewal::Taken, "the woken holder finds it taken");
+        let now = current(&store).await.expect("read").expect("lease");
+        assert_eq!(now.holder.token, "successor", "the successor's lease stands");
+        lease.release().await.expect("release");
+        assert!(!current(&store).await.expect("read").expect("lease").holder.released, "not released by the loser");
+    }
+
+    /// Drivers in threads of their own (each its own store handle and
+    /// runtime, as separate processes would be) find the lease of a dead
+    /// process of this host at once, many times over: each time exactly
+    /// one takes it over.
+    #[test]
+    fn racing_takeovers_in_a_local_folder_have_one_winner() {
+        const DRIVERS: usize = 4;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().to_str().expect("utf-8").to_string();
+        for round in 0..40 {
+            let dead = Holder { token: format!("dead-{round}"), pid: u32::MAX, ..Holder::me() };
+            assert!(dead.is_dead_here());
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+            let store = Store::open(&root).expect("open");
+            rt.block_on(store.put_json(layout::LEASE, &dead)).expect("put");
+            let (start, done) =
+                (Arc::new(std::sync::Barrier::new(DRIVERS)), Arc::new(std::sync::Barrier::new(DRIVERS)));
+            let drivers: Vec<_> = (0..DRIVERS)
+                .map(|_| {
+                    let (root, start, done) = (root.clone(), Arc::clone(&start), Arc::clone(&done));
+                    std::thread::spawn(move || {
+                        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+                        let store = Store::open(&root).expect("open");
+                        start.wait();
+                        let got = rt.block_on(Lease::acquire(&store, false));
+                        // Winners hold on until every driver has tried.
+                        done.wait();
+                        match got {
+                            Ok(lease) => rt.block_on(lease.release()).map(|()| Some(lease_token(&store, &rt))),
+                            Err(LeaseError::Held { .. }) => Ok(None),
+                            Err(LeaseError::Store(e)) => Err(e),
+                        }
+                    })
+                })
+                .collect();
+            let results: Vec<_> = drivers.into_iter().map(|d| d.join().expect("driver").expect("store")).collect();
+            let winners = results.iter().filter(|r| r.is_some()).count();
+            assert_eq!(winners, 1, "round {round}: {results:?}");
+        }
+    }
+
+    fn lease_token(store: &Store, rt: &tokio::runtime::Runtime) -> String {
+        rt.block_on(current(store)).expect("read").expect("lease").holder.token
     }
 
     /// A store that fails the renewals: the run may go on for the fence's

@@ -15,6 +15,7 @@ pub mod column;
 pub mod conformance;
 pub mod layout;
 pub mod lease;
+mod lock;
 pub mod manifest;
 mod parquet_io;
 mod rows;
@@ -63,6 +64,17 @@ pub enum StoreError {
         #[source]
         source: serde_json::Error,
     },
+    /// The lock of a conditional replace in a local folder could not be
+    /// taken (see `lock.rs`).
+    #[error("cannot lock {path}: {source}")]
+    Lock {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A backend that cannot replace an object conditionally.
+    #[error("storage error at {path}: this backend cannot replace an object conditionally")]
+    NoConditionalReplace { path: String },
     /// A scratch copy of the file in the temporary folder failed.
     #[error("scratch copy of {path} in {dir}: {source}. Point TMPDIR at a writable folder with free space.")]
     Scratch {
@@ -106,9 +118,23 @@ pub enum Created {
     Existed,
 }
 
-/// The version of an object as read ([`Store::get_versioned`]).
+/// The version of an object as read ([`Store::get_versioned`]): the
+/// backend's ETag or version, and a hash of the bytes read (a local
+/// folder's ETag is its file's inode, time and size, which a quick pair of
+/// replacements could repeat; its content differs).
 #[derive(Clone, Debug)]
-pub struct Version(object_store::UpdateVersion);
+pub struct Version {
+    update: object_store::UpdateVersion,
+    content: u64,
+}
+
+impl Version {
+    fn same(&self, other: &Self) -> bool {
+        self.update.e_tag == other.update.e_tag
+            && self.update.version == other.update.version
+            && self.content == other.content
+    }
+}
 
 /// A handle to the crawl's data location (cheap to clone).
 #[derive(Clone, Debug)]
@@ -337,11 +363,11 @@ impl Store {
         let p = Path::from(path);
         match self.inner.get(&p).await {
             Ok(r) => {
-                let version = Version(object_store::UpdateVersion {
-                    e_tag: r.meta.e_tag.clone(),
-                    version: r.meta.version.clone(),
-                });
-                r.bytes().await.map(|b| Some((b, version))).map_err(|e| StoreError::object(&p, e))
+                let update =
+                    object_store::UpdateVersion { e_tag: r.meta.e_tag.clone(), version: r.meta.version.clone() };
+                let bytes = r.bytes().await.map_err(|e| StoreError::object(&p, e))?;
+                let content = xxhash_rust::xxh3::xxh3_64(&bytes);
+                Ok(Some((bytes, Version { update, content })))
             }
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(StoreError::object(&p, e)),
@@ -349,19 +375,36 @@ impl Store {
     }
 
     /// Replaces the object at `path` only if it is still the `version`
-    /// read: `false` when someone changed it since (a conditional request,
-    /// `If-Match`, on object storage). A local folder has no conditional
-    /// replace; there the object is replaced as it is.
+    /// read: `false` when someone changed it since. Of several writers that
+    /// read the same version, exactly one replaces it, on every backend: on
+    /// object storage the write is a conditional request (`If-Match` on
+    /// the ETag, or the object's generation); in a local folder, which has
+    /// none, the read, the comparison and the write (a staging file renamed
+    /// into place) are done under an exclusive lock (`lock.rs`).
     ///
     /// # Errors
-    /// When the backend refuses the write.
+    /// When the backend refuses the write, the local lock cannot be taken,
+    /// or the backend has no conditional replace (never silently replaced).
     pub async fn put_if_unchanged(&self, path: &str, bytes: Bytes, version: Version) -> Result<bool, StoreError> {
-        let p = Path::from(self.write_path(path));
-        let opts = object_store::PutOptions { mode: object_store::PutMode::Update(version.0), ..Default::default() };
-        match self.inner.put_opts(&p, PutPayload::from_bytes(bytes.clone()), opts).await {
+        let target = self.write_path(path);
+        let p = Path::from(target.as_str());
+        if let Some(root) = self.local_root.as_deref() {
+            let _held = lock::exclusive(root, &target)
+                .await
+                .map_err(|source| StoreError::Lock { path: target.clone(), source })?;
+            match self.get_versioned(&target).await? {
+                Some((_, now)) if now.same(&version) => {}
+                _ => return Ok(false),
+            }
+            return self.put(path, bytes).await.map(|()| true);
+        }
+        let opts =
+            object_store::PutOptions { mode: object_store::PutMode::Update(version.update), ..Default::default() };
+        match self.inner.put_opts(&p, PutPayload::from_bytes(bytes), opts).await {
             Ok(_) => Ok(true),
-            Err(object_store::Error::Precondition { .. }) => Ok(false),
-            Err(object_store::Error::NotImplemented { .. }) => self.put(path, bytes).await.map(|()| true),
+            // Changed since (If-Match failed), or gone.
+            Err(object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. }) => Ok(false),
+            Err(object_store::Error::NotImplemented { .. }) => Err(StoreError::NoConditionalReplace { path: target }),
             Err(e) => Err(StoreError::object(&p, e)),
         }
     }

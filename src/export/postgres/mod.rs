@@ -4,13 +4,23 @@
 //! then moved with one `INSERT ... SELECT ... ON CONFLICT DO NOTHING`,
 //! which skips and counts the rows whose key is there (COPY itself cannot
 //! skip a row). README, "Exporting to SQL".
+//!
+//! The connection is read with libpq's conventions (`conninfo.rs`: the
+//! password from the string, `PGPASSWORD` or the password file,
+//! `pgpass.rs`), and secured as `sslmode` says (`tls.rs`).
+
+mod conninfo;
+mod pgpass;
+mod tls;
+
+pub use conninfo::{is_key_value, parse, redact, Target};
 
 use std::pin::pin;
 
 use arrow::array::RecordBatch;
 use bytes::{BufMut, Bytes, BytesMut};
 use futures::SinkExt;
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::Client;
 
 use super::tables::{self, ident, Cells, Dialect, Table};
 use super::{Chunk, ExportError, Loaded};
@@ -49,11 +59,12 @@ impl Writer {
     ///
     /// # Errors
     /// When the server cannot be reached or refuses a statement.
-    pub async fn open(config: &tokio_postgres::Config, name: &str) -> Result<Self, ExportError> {
-        let (client, connection) = config
-            .connect(NoTls)
-            .await
-            .map_err(|e| ExportError::Unreachable { destination: name.to_string(), reason: reason(&e) })?;
+    pub async fn open(target: &Target) -> Result<Self, ExportError> {
+        let name = target.name.as_str();
+        let unreachable = |reason: String| ExportError::Unreachable { destination: name.to_string(), reason };
+        let tls = target.tls.connector().map_err(unreachable)?;
+        let (client, connection) =
+            target.config.connect(tls).await.map_err(|e| unreachable(connect_reason(&e, &target.tls)))?;
         let server = name.to_string();
         tokio::spawn(async move {
             if let Err(e) = connection.await {
@@ -155,6 +166,26 @@ impl Writer {
         sql.push_str("COMMIT;");
         self.client.batch_execute(&sql).await.map_err(|e| self.err("indexing and committing", &e))?;
         Ok(self.loaded)
+    }
+}
+
+/// Why a connection failed, with what to do where the cause is the
+/// server's certificate or a missing password.
+fn connect_reason(e: &tokio_postgres::Error, tls: &tls::Tls) -> String {
+    let why = reason(e);
+    if why.contains("invalid peer certificate") {
+        let what = if why.contains("NotValidForName") {
+            "was not issued for the host named in --to".to_string()
+        } else {
+            format!("was not signed by a CA in sslrootcert {}", tls.roots_name())
+        };
+        format!("{why}: the server's certificate {what} (sslmode={})", tls.mode.as_str())
+    } else if why.contains("password missing") {
+        format!(
+            "{why}: the server asks for a password; give it in PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass)"
+        )
+    } else {
+        why
     }
 }
 
