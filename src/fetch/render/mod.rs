@@ -18,7 +18,8 @@
 //!   guard, proxies and body limit apply to them as to any request; the
 //!   host's politeness slot is held by the page's request for the whole
 //!   render, so nothing else is sent to the host meanwhile;
-//! - anything else (other origins, frames, navigations away): refused.
+//! - anything else (other origins, frames, navigations away): refused
+//!   (a document with an empty 204, so the page stays in its tab).
 //!
 //! What the Fetch domain does not see (WebSockets, workers' requests,
 //! preconnects, beacons sent as a page goes) leaves Chromium only through
@@ -491,7 +492,11 @@ impl AnswerContext {
                 *served_document = true;
                 return fulfil(ev, 200, &self.content_type, &self.body);
             }
-            return self.refuse();
+            // Answered 204 rather than failed: a navigation that gets no
+            // content leaves the page as it was, where a failed one would
+            // put Chromium's error page in its place (and in the row).
+            self.counts.refused.fetch_add(1, Ordering::Relaxed);
+            return fulfil(ev, 204, "text/plain", b"");
         }
         let needed = matches!(
             ev.resource_type,
