@@ -52,7 +52,7 @@ pub async fn demo(args: DemoArgs) -> Result<(), RunError> {
         depth: Some(args.depth),
         data: Some(args.data.clone()),
         resolve: vec![farm.resolve_rule()],
-        allow_private: true,
+        allow_private: Some(None),
         delay: Some(10),
         per_host: Some(4),
         scope: Some("domain".into()),

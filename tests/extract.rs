@@ -78,7 +78,7 @@ fn an_extractor_column_holds_every_pages_real_h1() {
         depth: Some(2),
         data: Some(data.display().to_string()),
         resolve: vec![web.rule.clone()],
-        allow_private: true,
+        allow_private: Some(None),
         delay: Some(10),
         partitions: Some(3),
         // Generous: the fault host's slow pages (1 s) must still be parsed

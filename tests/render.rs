@@ -169,3 +169,154 @@ fn chromium_gets_none_of_the_crawlers_environment_and_keeps_its_sandbox() {
         }
     }
 }
+
+/// A listener on 127.0.0.66, an address the crawl below does not allow,
+/// counting every TCP connection and UDP datagram that reaches it.
+struct Canary {
+    addr: std::net::SocketAddr,
+    tcp: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    udp: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Canary {
+    fn start() -> Self {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.66:0").expect("bind the canary");
+        let addr = listener.local_addr().expect("addr");
+        // STUN goes to the same port over UDP.
+        let socket = std::net::UdpSocket::bind(addr).expect("bind the canary's UDP port");
+        let tcp = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let udp = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = std::sync::Arc::clone(&tcp);
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                count.fetch_add(1, Ordering::SeqCst);
+                drop(conn);
+            }
+        });
+        let count = std::sync::Arc::clone(&udp);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 2048];
+            while socket.recv_from(&mut buf).is_ok() {
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        Self { addr, tcp, udp }
+    }
+}
+
+/// The hostile site on 127.0.0.17: its page reaches for `canary` every way
+/// a page can; `/w.js` is its workers' script.
+fn hostile_site(canary: std::net::SocketAddr) -> std::net::SocketAddr {
+    use std::io::{Read as _, Write as _};
+    let c = format!("http://{canary}");
+    let page = format!(
+        r#"<!doctype html><html><head><title>Hostile</title>
+<link rel="preconnect" href="{c}/"><link rel="preconnect" href="http://canary.test/">
+<link rel="dns-prefetch" href="http://canary.test/"><link rel="prefetch" href="{c}/prefetch">
+</head><body><p>The hostile page itself.</p>
+<img src="{c}/img.png"><iframe src="http://canary.test/frame"></iframe><iframe src="{c}/frame"></iframe>
+<script>
+try {{ new WebSocket("ws://{canary}/ws"); }} catch (e) {{}}
+try {{ new WebSocket("ws://canary.test/ws"); }} catch (e) {{}}
+try {{ new Worker("/w.js"); }} catch (e) {{}}
+try {{ new SharedWorker("/w.js"); }} catch (e) {{}}
+try {{ new Worker(URL.createObjectURL(new Blob(['fetch("{c}/blob-worker", {{mode: "no-cors"}}).catch(() => {{}})']))); }} catch (e) {{}}
+try {{ navigator.sendBeacon("{c}/beacon", "x"); }} catch (e) {{}}
+fetch("{c}/fetch", {{mode: "no-cors"}}).catch(() => {{}});
+try {{
+  const pc = new RTCPeerConnection({{iceServers: [{{urls: "stun:{canary}"}}]}});
+  pc.createDataChannel("x");
+  pc.createOffer().then((o) => pc.setLocalDescription(o));
+}} catch (e) {{}}
+document.body.insertAdjacentHTML("beforeend", "<p>Its script ran.</p>");
+setTimeout(() => {{ location.href = "{c}/away"; }}, 100);
+</script></body></html>"#
+    );
+    let worker = format!(
+        r#"fetch("{c}/worker", {{mode: "no-cors"}}).catch(() => {{}}); try {{ new WebSocket("ws://{canary}/worker-ws"); }} catch (e) {{}}"#
+    );
+    let listener = std::net::TcpListener::bind("127.0.0.17:0").expect("bind the hostile site");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for mut conn in listener.incoming().flatten() {
+            let mut head = Vec::new();
+            let mut buf = [0u8; 2048];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match conn.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            let head = String::from_utf8_lossy(&head);
+            let path = head.split(' ').nth(1).unwrap_or("/");
+            let (status, ctype, body) = match path {
+                "/" => ("200 OK", "text/html; charset=utf-8", page.as_str()),
+                "/w.js" => ("200 OK", "text/javascript", worker.as_str()),
+                _ => ("404 Not Found", "text/plain", "not here"),
+            };
+            let _ = write!(
+                conn,
+                "HTTP/1.1 {status}\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    addr
+}
+
+/// A rendered page reaches nothing the crawl may not reach: a page on an
+/// allowed address (`--allow-private 127.0.0.17`) tries a WebSocket,
+/// workers' requests, preconnects, an image, frames, a beacon, a STUN
+/// server and a navigation away, to an address it does not allow, by
+/// address and by a name a `--resolve` rule maps there. Not one TCP
+/// connection nor UDP datagram reaches it, and the page is rendered and
+/// stored.
+#[test]
+fn a_rendered_page_reaches_no_address_the_crawl_does_not_allow() {
+    use std::sync::atomic::Ordering;
+    let browser = common::chromium().display().to_string();
+    let canary = Canary::start();
+    let site = hostile_site(canary.addr);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let seeds = tmp.path().join("seeds.txt");
+    std::fs::write(&seeds, "http://hostile.test/\n").expect("seeds");
+    let data = tmp.path().join("data");
+    let args: Vec<String> = [
+        "run",
+        "--seeds",
+        &seeds.display().to_string(),
+        "--depth",
+        "0",
+        "--data",
+        &data.display().to_string(),
+        "--resolve",
+        &format!("hostile.test={site}"),
+        "--resolve",
+        &format!("canary.test={}", canary.addr),
+        "--allow-private",
+        "127.0.0.17",
+        "--delay",
+        "0",
+        "--render",
+        "always",
+        "--chromium",
+        &browser,
+        "--json",
+        "--quiet",
+    ]
+    .iter()
+    .map(|s| (*s).to_string())
+    .collect();
+    let summary = crawl_ok(&args);
+    // Whatever a page left running has had its time.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let docs = read_docs(&data);
+    let page = docs.iter().find(|d| d.url == "http://hostile.test/").expect("the page's row");
+    assert_eq!(page.status, 200, "{summary}");
+    assert!(page.rendered, "the page is rendered: {summary}");
+    let text = page.text.as_deref().unwrap_or("");
+    assert!(text.contains("The hostile page itself.") && text.contains("Its script ran."), "its DOM: {text:?}");
+    assert_eq!(canary.tcp.load(Ordering::SeqCst), 0, "TCP connections reached the canary");
+    assert_eq!(canary.udp.load(Ordering::SeqCst), 0, "UDP datagrams reached the canary");
+}

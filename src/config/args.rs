@@ -155,9 +155,11 @@ pub struct RunArgs {
     )]
     pub user_agent: Option<String>,
     /// Allow connections to loopback and private addresses (off by default
-    /// so a crawler in a cloud pod cannot reach its own network).
-    #[arg(long)]
-    pub allow_private: bool,
+    /// so a crawler in a cloud pod cannot reach its own network); with a
+    /// list of addresses or CIDR ranges (`10.1.2.3,127.0.0.0/8`), only
+    /// those. Cloud metadata endpoints stay blocked either way.
+    #[arg(long, value_name = "ADDRS", num_args = 0..=1)]
+    pub allow_private: Option<Option<String>>,
     /// Per-request total timeout (e.g. 30s); connecting gets at most 10s of
     /// it. [default: 30s]
     #[arg(long, value_name = "DURATION")]

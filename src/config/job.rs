@@ -30,7 +30,9 @@ pub struct JobFile {
     #[serde(default)]
     pub resolve: Vec<String>,
     pub user_agent: Option<String>,
-    pub allow_private: Option<bool>,
+    /// `true`, or the addresses and CIDR ranges allowed (a list or one
+    /// comma-separated string).
+    pub allow_private: Option<crate::fetch::resolve::AllowPrivate>,
     pub timeout: Option<String>,
     pub delay_factor: Option<f64>,
     #[serde(default)]

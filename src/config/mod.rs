@@ -20,7 +20,7 @@ pub use settings::RunSettings;
 
 use capabilities::{entity_settings, proxy_config, render_config};
 
-use crate::fetch::resolve::ResolveRule;
+use crate::fetch::resolve::{AllowPrivate, ResolveRule};
 use crate::fetch::FetchConfig;
 use crate::parse::ParseConfig;
 
@@ -332,6 +332,12 @@ impl CrawlConfig {
         for rule in job.resolve.iter().chain(&args.resolve) {
             resolve.push(ResolveRule::parse(rule).map_err(|e| bad("resolve", e))?);
         }
+        // The bare flag allows every private address; a list, only those.
+        let allow_private = match &args.allow_private {
+            Some(None) => AllowPrivate::All,
+            Some(Some(list)) => AllowPrivate::parse_list(list).map_err(|e| bad("allow-private", e))?,
+            None => job.allow_private.clone().unwrap_or_default(),
+        };
         let max_body = args.max_body.or(job.max_body).unwrap_or(10 << 20);
         if max_body == 0 {
             return Err(bad("max-body", "must be at least 1 byte"));
@@ -515,7 +521,7 @@ impl CrawlConfig {
                 backoff: Duration::from_millis(500),
                 resolve,
                 dns,
-                allow_private: args.allow_private || job.allow_private.unwrap_or(false),
+                allow_private,
                 proxy,
                 render,
                 max_pages_per_host,

@@ -194,3 +194,26 @@ fn a_job_file_names_its_knowledge_base_relative_to_itself_and_the_settings_carry
     let a = RunArgs { entity_threshold: Some(1.5), ..args() };
     assert!(CrawlConfig::from_sources(&a).expect_err("out of range").to_string().contains("entity-threshold"));
 }
+
+#[test]
+fn allow_private_is_off_all_or_a_list_from_a_flag_or_the_job_file() {
+    use crate::fetch::resolve::AllowPrivate;
+    let with = |a: Option<Option<String>>| CrawlConfig::from_sources(&RunArgs { allow_private: a, ..args() });
+    assert_eq!(with(None).expect("config").fetch.allow_private, AllowPrivate::None);
+    assert_eq!(with(Some(None)).expect("config").fetch.allow_private, AllowPrivate::All);
+    let only = with(Some(Some("10.1.2.3,127.0.0.0/8".into()))).expect("config").fetch.allow_private;
+    assert_eq!(only, AllowPrivate::parse_list("10.1.2.3, 127.0.0.0/8").expect("list"));
+    let err = with(Some(Some("10.1.2.3,intranet".into()))).expect_err("not an address");
+    assert!(err.to_string().contains("\"intranet\" is neither"), "{err}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = dir.path().join("j.toml");
+    for (text, want) in [
+        ("true", AllowPrivate::All),
+        ("'10.1.2.3'", AllowPrivate::parse_list("10.1.2.3").expect("list")),
+        ("['10.1.2.3', 'fd00::/8']", AllowPrivate::parse_list("10.1.2.3,fd00::/8").expect("list")),
+    ] {
+        std::fs::write(&job, format!("seeds = 's.txt'\ndepth = 1\nallow-private = {text}\n")).expect("write");
+        let c = CrawlConfig::from_sources(&RunArgs { job: Some(job.clone()), ..RunArgs::default() }).expect(text);
+        assert_eq!(c.fetch.allow_private, want, "{text}");
+    }
+}

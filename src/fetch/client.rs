@@ -58,14 +58,14 @@ impl HttpExchange {
     /// # Errors
     /// When the TLS backend cannot be initialised.
     pub fn new(cfg: &FetchConfig, dns: Option<std::sync::Arc<super::dns::DnsCache>>) -> Result<Self, FetchError> {
-        let policy = AddressPolicy { allow_private: cfg.allow_private };
+        let policy = AddressPolicy::new(cfg.allow_private.clone());
         let client = builder(cfg)
             // Proxies are never taken from the environment (HTTP_PROXY and
             // the like): a crawler that silently sent its traffic elsewhere
             // would crawl from another address than the one configured.
             // Configured proxies (`--proxy`) go through `super::proxy`.
             .no_proxy()
-            .dns_resolver(PolicyResolver::new(cfg.resolve.clone(), policy).with_cache(dns))
+            .dns_resolver(PolicyResolver::new(cfg.resolve.clone(), policy.clone()).with_cache(dns))
             .build()
             .map_err(|e| FetchError::Client(e.to_string()))?;
         Ok(Self { client, policy, capture: capturing(cfg), min_speed: MinSpeed::of(cfg) })
@@ -74,7 +74,7 @@ impl HttpExchange {
 
 impl Exchange for HttpExchange {
     fn get<'a>(&'a self, req: Request<'a>) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>> {
-        Box::pin(exchange(&self.client, self.policy, req, self.capture.as_deref(), self.min_speed))
+        Box::pin(exchange(&self.client, &self.policy, req, self.capture.as_deref(), self.min_speed))
     }
 }
 
@@ -117,7 +117,7 @@ fn idle_timeout(delay: Duration) -> Duration {
 /// panics or errors.
 pub(super) async fn exchange(
     client: &reqwest::Client,
-    policy: AddressPolicy,
+    policy: &AddressPolicy,
     req: Request<'_>,
     capture: Option<&str>,
     min_speed: Option<MinSpeed>,

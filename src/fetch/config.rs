@@ -36,7 +36,8 @@ pub struct FetchConfig {
     /// DNS servers (`--dns`); empty: the system's (`/etc/resolv.conf`).
     #[serde(default)]
     pub dns: Vec<std::net::SocketAddr>,
-    pub allow_private: bool,
+    /// Which private addresses may be reached (`--allow-private`).
+    pub allow_private: super::resolve::AllowPrivate,
     /// Forward proxies; none: requests go direct.
     #[serde(default)]
     pub proxy: super::proxy::ProxyConfig,
@@ -124,7 +125,7 @@ impl FetchConfig {
             backoff: Duration::from_millis(500),
             resolve,
             dns: Vec::new(),
-            allow_private,
+            allow_private: allow_private.into(),
             proxy: super::proxy::ProxyConfig::default(),
             render: super::render::RenderConfig::default(),
             max_pages_per_host: None,

@@ -17,6 +17,7 @@ pub mod dns;
 pub mod exchange;
 pub mod governor;
 pub mod proxy;
+pub mod relay;
 pub mod render;
 pub mod resolve;
 pub mod robots;
@@ -283,15 +284,21 @@ impl Fetcher {
             f.proxies = Some(pool);
             f
         };
-        f.dns = dns;
         if cfg.render.active() {
             // Around the plain or proxied exchange: the page is fetched as
             // any page, then rendered (see `render`).
             let inner = Arc::clone(&f.exchange);
-            let r = render::RenderExchange::new(inner, f.robots.clone(), cfg.render.clone(), cfg.delay)
+            // Chromium's only way out: the same policy, resolver and
+            // proxy (the first of the pool, if any) as the crawl's.
+            let policy = resolve::AddressPolicy::new(cfg.allow_private.clone());
+            let resolver = resolve::PolicyResolver::new(cfg.resolve.clone(), policy).with_cache(dns.clone());
+            let relay = relay::Relay::bind(resolver, proxy::first_upstream(cfg)?, cfg.connect_timeout)
+                .map_err(|e| FetchError::Client(format!("cannot bind Chromium's relay on loopback: {e}")))?;
+            let r = render::RenderExchange::new(inner, f.robots.clone(), cfg.render.clone(), cfg.delay, relay)
                 .map_err(FetchError::Client)?;
             f.exchange = Arc::new(r);
         }
+        f.dns = dns;
         Ok(f)
     }
 

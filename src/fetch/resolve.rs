@@ -79,26 +79,113 @@ impl From<ResolveRule> for String {
     }
 }
 
+/// Which special-purpose addresses `--allow-private` opens: none (the
+/// default), all of them, or only the listed addresses and CIDR ranges.
+/// Metadata endpoints stay closed whatever it says. In the settings it is
+/// `false`, `true` or the list as written.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "PrivateRepr", into = "PrivateRepr")]
+pub enum AllowPrivate {
+    #[default]
+    None,
+    All,
+    /// Only these (each an address or a CIDR range).
+    Only(Arc<[ipnet::IpNet]>),
+}
+
+/// How the settings write [`AllowPrivate`].
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+enum PrivateRepr {
+    Flag(bool),
+    Only(Vec<String>),
+    /// A job file's `allow-private = "10.1.2.3,127.0.0.17"`.
+    Text(String),
+}
+
+impl AllowPrivate {
+    /// Parses `--allow-private`'s list: addresses or CIDR ranges,
+    /// comma-separated (`10.1.2.3,127.0.0.17,fd00::/8`).
+    ///
+    /// # Errors
+    /// The item that is neither an address nor a CIDR range.
+    pub fn parse_list(s: &str) -> Result<Self, String> {
+        let nets = s
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(|t| {
+                t.parse::<ipnet::IpNet>().or_else(|_| t.parse::<IpAddr>().map(ipnet::IpNet::from)).map_err(|_| {
+                    format!("{t:?} is neither an IP address nor a CIDR range (e.g. 10.1.2.3 or 10.0.0.0/8)")
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if nets.is_empty() {
+            return Err("the list of allowed private addresses is empty".into());
+        }
+        Ok(Self::Only(nets.into()))
+    }
+}
+
+impl From<bool> for AllowPrivate {
+    fn from(all: bool) -> Self {
+        if all {
+            Self::All
+        } else {
+            Self::None
+        }
+    }
+}
+
+impl TryFrom<PrivateRepr> for AllowPrivate {
+    type Error = String;
+    fn try_from(r: PrivateRepr) -> Result<Self, String> {
+        match r {
+            PrivateRepr::Flag(all) => Ok(all.into()),
+            PrivateRepr::Only(list) => Self::parse_list(&list.join(",")),
+            PrivateRepr::Text(text) => Self::parse_list(&text),
+        }
+    }
+}
+
+impl From<AllowPrivate> for PrivateRepr {
+    fn from(a: AllowPrivate) -> Self {
+        match a {
+            AllowPrivate::None => Self::Flag(false),
+            AllowPrivate::All => Self::Flag(true),
+            AllowPrivate::Only(nets) => Self::Only(nets.iter().map(ToString::to_string).collect()),
+        }
+    }
+}
+
 /// Which destination addresses the crawler may connect to.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AddressPolicy {
-    /// Allow loopback, private, link-local, CGNAT and unique-local ranges.
-    pub allow_private: bool,
+    /// Which loopback, private, link-local, CGNAT and unique-local
+    /// addresses are allowed.
+    pub private: AllowPrivate,
 }
 
 impl AddressPolicy {
+    #[must_use]
+    pub fn new(private: AllowPrivate) -> Self {
+        Self { private }
+    }
+
     /// `Ok` when the address may be reached, else the reason it may not.
     ///
     /// # Errors
     /// The name of the blocked range, for the `error_detail` column.
-    pub fn check(self, ip: IpAddr) -> Result<(), &'static str> {
+    pub fn check(&self, ip: IpAddr) -> Result<(), &'static str> {
         let class = classify(ip);
-        match class {
-            None => Ok(()),
+        match (class, &self.private) {
+            (None, _) => Ok(()),
             // Cloud metadata endpoints are never reachable: no test or crawl needs them.
-            Some(c @ "metadata") => Err(c),
-            Some(c) if !self.allow_private => Err(c),
-            Some(_) => Ok(()),
+            (Some(c @ "metadata"), _) => Err(c),
+            (Some(_), AllowPrivate::All) => Ok(()),
+            // An IPv4-mapped address is the IPv4 address it carries.
+            (Some(_), AllowPrivate::Only(nets)) if nets.iter().any(|n| n.contains(&ip.to_canonical())) => Ok(()),
+            (Some(c), _) => Err(c),
         }
     }
 }
@@ -278,6 +365,30 @@ impl PolicyResolver {
     }
 }
 
+impl PolicyResolver {
+    /// The addresses to connect to for `host:port` (a name or an IP
+    /// literal, as a request or a CONNECT names it), each allowed by the
+    /// policy. A `--resolve` rule's port is used when `port` is the
+    /// scheme's `default`, as the HTTP client does when a URL names none.
+    ///
+    /// # Errors
+    /// As [`PolicyResolver::lookup`]; an IP literal is `Blocked` or not.
+    pub async fn target(&self, host: &str, port: u16, default: u16) -> Result<Vec<SocketAddr>, ResolveError> {
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        if let Ok(ip) = bare.parse::<IpAddr>() {
+            self.policy.check(ip).map_err(|class| ResolveError::Blocked { host: bare.to_string(), ip, class })?;
+            return Ok(vec![SocketAddr::new(ip, port)]);
+        }
+        let mut addrs = self.lookup(bare).await?;
+        for a in &mut addrs {
+            if port != default || a.port() == 0 {
+                a.set_port(port);
+            }
+        }
+        Ok(addrs)
+    }
+}
+
 /// Why a host could not be resolved to a usable address.
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
@@ -340,9 +451,41 @@ mod tests {
             assert_eq!(classify(ip), want, "{ip}");
             assert_eq!(deny.check(ip).is_ok(), want.is_none(), "{ip}");
         }
-        let allow = AddressPolicy { allow_private: true };
+        let allow = AddressPolicy::new(AllowPrivate::All);
         assert!(allow.check("127.0.0.1".parse().expect("ip")).is_ok());
         assert!(allow.check("169.254.169.254".parse().expect("ip")).is_err(), "metadata stays blocked");
+    }
+
+    #[test]
+    fn a_list_allows_those_private_addresses_and_no_other() {
+        let only = AddressPolicy::new(AllowPrivate::parse_list("10.1.2.3, 127.0.0.17,fd00::/8").expect("list"));
+        for (ip, allowed) in [
+            ("10.1.2.3", true),
+            ("10.1.2.4", false),
+            ("127.0.0.17", true),
+            ("127.0.0.1", false),
+            ("::ffff:127.0.0.17", true),
+            ("fd00::5", true),
+            ("fc00::5", false),
+            ("fd00:ec2::254", false),
+            ("169.254.169.254", false),
+            ("93.184.216.34", true),
+        ] {
+            assert_eq!(only.check(ip.parse().expect("ip")).is_ok(), allowed, "{ip}");
+        }
+        let meta = AddressPolicy::new(AllowPrivate::parse_list("169.254.169.254").expect("list"));
+        assert!(meta.check("169.254.169.254".parse().expect("ip")).is_err(), "metadata stays blocked when listed");
+        assert!(AllowPrivate::parse_list("10.1.2.3,intranet").is_err());
+        assert!(AllowPrivate::parse_list(" , ").is_err());
+        // The settings write it as a flag or as the list.
+        for (policy, json) in [
+            (AllowPrivate::None, "false"),
+            (AllowPrivate::All, "true"),
+            (AllowPrivate::parse_list("10.1.2.3,fd00::/8").expect("list"), r#"["10.1.2.3/32","fd00::/8"]"#),
+        ] {
+            assert_eq!(serde_json::to_string(&policy).expect("json"), json);
+            assert_eq!(serde_json::from_str::<AllowPrivate>(json).expect("back"), policy);
+        }
     }
 
     #[test]
@@ -388,7 +531,7 @@ mod tests {
             ("2001:4860:4860::8888", None, false),
         ];
         let deny = AddressPolicy::default();
-        let allow = AddressPolicy { allow_private: true };
+        let allow = AddressPolicy::new(AllowPrivate::All);
         for &(text, want, blocked_when_allowed) in rows {
             let ip: IpAddr = text.parse().expect("ip");
             assert_eq!(classify(ip), want, "{text}");
@@ -408,7 +551,7 @@ mod tests {
         let deny = PolicyResolver::new(rules.clone(), AddressPolicy::default());
         assert!(matches!(deny.lookup("s000.test").await, Err(ResolveError::Blocked { class: "loopback", .. })));
         assert!(matches!(deny.lookup("lan.example").await, Err(ResolveError::Blocked { class: "private", .. })));
-        let allow = PolicyResolver::new(rules, AddressPolicy { allow_private: true });
+        let allow = PolicyResolver::new(rules, AddressPolicy::new(AllowPrivate::All));
         assert_eq!(allow.lookup("S000.test").await.expect("ok"), vec!["127.0.0.1:8080".parse().expect("addr")]);
         assert!(matches!(allow.lookup("meta.example").await, Err(ResolveError::Blocked { class: "metadata", .. })));
     }

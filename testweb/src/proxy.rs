@@ -4,9 +4,9 @@
 //! requests over a pool.
 //!
 //! - A plain HTTP request in absolute form (`GET http://s000.test/p
-//!   HTTP/1.1`) is answered as the web answers it, the request counted as
-//!   the web counts any (politeness audit per target host) and as this
-//!   proxy's.
+//!   HTTP/1.1`, or the site's address with its name in `Host`) is answered
+//!   as the web answers it, the request counted as the web counts any
+//!   (politeness audit per target host) and as this proxy's, by its `Host`.
 //! - `CONNECT host:port` opens a tunnel to the web's own listener (the web
 //!   speaks plain HTTP inside it), counted as a tunnel.
 //! - A proxy set down (`Farm::set_proxy_down`) answers 502 to everything,
@@ -144,7 +144,11 @@ async fn serve(
         });
         return Ok(Response::new(FarmBody::full(Bytes::new())));
     }
-    let host = req.uri().host().unwrap_or_default().to_ascii_lowercase();
+    // The site the request is for: its Host header, as the web routes it
+    // (a crawler that names the checked address in the request line keeps
+    // the name there), else the request line's host.
+    let named = req.headers().get(hyper::header::HOST).and_then(|v| v.to_str().ok()).or_else(|| req.uri().host());
+    let host = named.unwrap_or_default().split(':').next().unwrap_or_default().to_ascii_lowercase();
     p.requests.fetch_add(1, Ordering::Relaxed);
     {
         let mut seen = p.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);

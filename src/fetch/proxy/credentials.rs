@@ -65,6 +65,14 @@ impl Credentials {
         &self.password
     }
 
+    /// The `Proxy-Authorization` value: `Basic` and `user:password` in base64.
+    #[must_use]
+    pub fn basic(&self) -> String {
+        use base64::Engine as _;
+        let pair = format!("{}:{}", self.user, self.password);
+        format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair))
+    }
+
     /// Parses `user:password` (split at the first colon, as Basic
     /// authentication does; a trailing line break, as files end, is
     /// dropped). `from` names the source in the error.

@@ -7,9 +7,13 @@
 //!   target. So before a request leaves, the target's host is resolved here
 //!   (with `--resolve` rules and the DNS cache, like a direct request) and
 //!   every address checked against the address policy; a request the
-//!   policy refuses never reaches a proxy. The proxy resolves the name
-//!   again itself: proxies are the operator's own machines, trusted to
-//!   answer for the same names.
+//!   policy refuses never reaches a proxy. Nor is a proxy ever handed the
+//!   name, which it would resolve again (a DNS answer may change between
+//!   two lookups): each client reaches its proxy through a [`Relay`] on
+//!   loopback, which resolves and checks the target once more and asks the
+//!   proxy for that checked address (`CONNECT 203.0.113.7:443`, TLS and
+//!   its certificate check still for the name; `GET http://203.0.113.7/…`
+//!   with the name's `Host`).
 //! - **A proxy's failure is not the page's.** A proxy that refuses the
 //!   connection or the tunnel never passed the request on, so it is sent
 //!   again at once through another proxy (two more at most); a 407, 502 or
@@ -32,6 +36,7 @@ use url::Url;
 use super::client;
 use super::config::FetchConfig;
 use super::exchange::{Exchange, Request};
+use super::relay::{ProxyHop, Relay, Upstream};
 use super::resolve::{AddressPolicy, PolicyResolver, ResolveError};
 use super::{ErrorKind, FetchError, Response};
 use credentials::{Credentials, ProxyAuth};
@@ -186,9 +191,44 @@ pub fn display_name(url: &Url) -> String {
     }
 }
 
+/// What comes after a relay that goes where the crawl goes: the first
+/// proxy of the pool, or straight to the address when there is none.
+///
+/// # Errors
+/// As [`ProxyExchange::new`].
+pub fn first_upstream(cfg: &FetchConfig) -> Result<Upstream, FetchError> {
+    match cfg.proxy.urls.first() {
+        None => Ok(Upstream::Direct),
+        Some(raw) => Ok(Upstream::Proxy(hop(cfg, raw, env_credentials(cfg)?.as_ref())?.1)),
+    }
+}
+
+/// The credentials of every proxy from the environment, when the run's own
+/// process does not hold them in memory (a unit of work in another process).
+fn env_credentials(cfg: &FetchConfig) -> Result<Option<Credentials>, FetchError> {
+    if cfg.proxy.auth.is_empty() {
+        Credentials::from_env().map_err(|e| FetchError::Client(format!("proxy credentials: {e}")))
+    } else {
+        Ok(None)
+    }
+}
+
+/// The proxy URL `raw` (without credentials) and the hop to it, with its
+/// credentials: its own, the run's for it, or `from_env`.
+fn hop(cfg: &FetchConfig, raw: &str, from_env: Option<&Credentials>) -> Result<(Url, ProxyHop), FetchError> {
+    let (bare, own) = split_proxy(raw).map_err(FetchError::Client)?;
+    let url = parse_proxy(&bare).map_err(FetchError::Client)?;
+    let creds = own.as_ref().or_else(|| cfg.proxy.auth.for_proxy(&bare)).or(from_env);
+    let hop = ProxyHop::new(&url, creds.map(Credentials::basic))
+        .map_err(|e| FetchError::Client(format!("proxy {}: {e}", display_name(&url))))?;
+    Ok((url, hop))
+}
+
 /// The proxied exchange: one client per proxy, the pool choosing.
 pub struct ProxyExchange {
     clients: Vec<reqwest::Client>,
+    /// Each client's way to its proxy, by the checked address.
+    relays: Vec<Relay>,
     pool: Arc<Pool>,
     /// Resolves and checks the target before a request is sent.
     resolver: PolicyResolver,
@@ -206,23 +246,17 @@ impl ProxyExchange {
     /// # Errors
     /// A proxy URL that does not parse, or a client that cannot be built.
     pub fn new(cfg: &FetchConfig, dns: Option<Arc<super::dns::DnsCache>>) -> Result<Self, FetchError> {
-        let policy = AddressPolicy { allow_private: cfg.allow_private };
-        // The run's own process has its credentials in memory; a unit of
-        // work in another process has none there and reads the environment.
-        let from_env = if cfg.proxy.auth.is_empty() {
-            Credentials::from_env().map_err(|e| FetchError::Client(format!("proxy credentials: {e}")))?
-        } else {
-            None
-        };
-        let (mut clients, mut names, mut targets) = (Vec::new(), Vec::new(), Vec::new());
+        let policy = AddressPolicy::new(cfg.allow_private.clone());
+        let resolver = PolicyResolver::new(cfg.resolve.clone(), policy.clone()).with_cache(dns);
+        let from_env = env_credentials(cfg)?;
+        let (mut clients, mut relays, mut names, mut targets) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for raw in &cfg.proxy.urls {
-            let (bare, own) = split_proxy(raw).map_err(FetchError::Client)?;
-            let url = parse_proxy(&bare).map_err(FetchError::Client)?;
-            let mut proxy = reqwest::Proxy::all(url.as_str())
+            let (url, hop) = hop(cfg, raw, from_env.as_ref())?;
+            let relay = Relay::bind(resolver.clone(), Upstream::Proxy(hop), cfg.connect_timeout)
+                .map_err(|e| FetchError::Client(format!("proxy {}: no loopback relay: {e}", display_name(&url))))?;
+            let proxy = reqwest::Proxy::all(relay.url())
                 .map_err(|e| FetchError::Client(format!("proxy {}: {e}", display_name(&url))))?;
-            if let Some(c) = own.as_ref().or_else(|| cfg.proxy.auth.for_proxy(&bare)).or(from_env.as_ref()) {
-                proxy = proxy.basic_auth(c.user(), c.password());
-            }
+            relays.push(relay);
             let client = client::builder(cfg)
                 // Connections to one proxy carry many hosts' requests.
                 .pool_max_idle_per_host(usize::try_from(cfg.proxy.concurrency).unwrap_or(usize::MAX))
@@ -242,8 +276,9 @@ impl ProxyExchange {
             Limits { concurrency: cfg.proxy.concurrency.max(1), delay: cfg.proxy.delay, retry: cfg.proxy.retry };
         Ok(Self {
             clients,
+            relays,
             pool: Arc::new(Pool::new(names, targets, limits)),
-            resolver: PolicyResolver::new(cfg.resolve.clone(), policy).with_cache(dns),
+            resolver,
             policy,
             wait: cfg.timeout,
             capture: client::capturing(cfg),
@@ -265,6 +300,9 @@ impl ProxyExchange {
                 ResolveError::Dns { .. } => (ErrorKind::Dns, e.to_string()),
             })?;
         }
+        for relay in &self.relays {
+            relay.serve().map_err(|e| (ErrorKind::Internal, e))?;
+        }
         let domain = crate::urlnorm::registrable_domain(&host);
         let until = tokio::time::Instant::now() + self.wait;
         let mut tried = Vec::new();
@@ -273,7 +311,7 @@ impl ProxyExchange {
                 self.pool.acquire(&host, &domain, &tried, until).await.map_err(|e| (ErrorKind::Connect, e))?;
             let i = lease.index;
             let mut result =
-                client::exchange(&self.clients[i], self.policy, req, self.capture.as_deref(), self.min_speed).await;
+                client::exchange(&self.clients[i], &self.policy, req, self.capture.as_deref(), self.min_speed).await;
             if let Ok(Some(c)) = result.as_mut().map(|r| r.capture.as_mut()) {
                 // The proxy's address, not the server's.
                 c.remote_ip = None;
@@ -405,6 +443,97 @@ mod tests {
         let seen = seen.lock().expect("log").clone();
         assert_eq!(seen.len(), 3, "{seen:?}");
         assert!(seen.iter().all(Option::is_some), "each request carried Proxy-Authorization: {seen:?}");
+    }
+
+    /// A forward proxy on loopback that logs each request line it is
+    /// sent and, like a real proxy, resolves a name itself: here every name
+    /// resolves to `canary` (what a rebinding DNS answer would hand it).
+    async fn resolving_proxy(
+        canary: std::net::SocketAddr,
+    ) -> (std::net::SocketAddr, Arc<std::sync::Mutex<Vec<String>>>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        tokio::spawn(async move {
+            while let Ok((mut conn, _)) = listener.accept().await {
+                let log = Arc::clone(&log);
+                tokio::spawn(async move {
+                    let mut head = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match conn.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => head.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let text = String::from_utf8_lossy(&head).into_owned();
+                    let line = text.lines().next().unwrap_or_default().to_string();
+                    log.lock().expect("log").push(line.clone());
+                    let target = line.split(' ').nth(1).unwrap_or_default();
+                    let connect = line.starts_with("CONNECT ");
+                    let authority = if connect {
+                        target.to_string()
+                    } else {
+                        let url = Url::parse(target).expect("absolute-form");
+                        format!("{}:{}", url.host_str().unwrap_or_default(), url.port_or_known_default().unwrap_or(80))
+                    };
+                    let to = match authority.parse::<std::net::SocketAddr>() {
+                        Ok(a) => a,
+                        Err(_) => canary,
+                    };
+                    let Ok(mut upstream) = tokio::net::TcpStream::connect(to).await else { return };
+                    if connect {
+                        let _ = conn.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").await;
+                    } else {
+                        let _ = upstream.write_all(&head).await;
+                    }
+                    let _ = tokio::io::copy_bidirectional(&mut conn, &mut upstream).await;
+                });
+            }
+        });
+        (addr, seen)
+    }
+
+    /// The proxy is asked for the address the crawl checked, never for the
+    /// name, so a proxy that would resolve the name elsewhere (a blocked
+    /// canary here) never gets the chance.
+    #[tokio::test]
+    async fn the_proxy_is_sent_the_checked_address_never_the_name() {
+        use crate::fetch::relay::tests::{canary, server};
+        use crate::fetch::resolve::{AllowPrivate, ResolveRule};
+        let (site, hosts) = server("127.0.0.17").await;
+        let (canary, knocks) = canary("127.0.0.66").await;
+        let (proxy, seen) = resolving_proxy(canary).await;
+        let mut cfg = FetchConfig::single_pages(
+            vec![ResolveRule::parse(&format!("site.test={site}")).expect("rule")],
+            false,
+            Duration::ZERO,
+        );
+        cfg.allow_private = AllowPrivate::parse_list("127.0.0.17").expect("list");
+        cfg.proxy.urls = vec![format!("http://{proxy}")];
+        let exchange = ProxyExchange::new(&cfg, None).expect("exchange");
+
+        let page = Url::parse("http://site.test/page").expect("url");
+        let r = exchange.get(Request::get(&page, 1 << 20)).await.expect("an answer");
+        assert_eq!((r.status, &r.body[..]), (200, &b"hello"[..]));
+        assert_eq!(*hosts.lock().expect("log"), ["site.test"], "the server is asked for the name's page");
+        // https: the tunnel goes to the checked address; TLS (here against a
+        // plain server, so it fails) is the crawler's own, for the name.
+        let secure = Url::parse("https://site.test/").expect("url");
+        assert!(exchange.get(Request::get(&secure, 1 << 20)).await.is_err(), "no TLS server there");
+        // Refused before any proxy is asked.
+        let blocked = Url::parse(&format!("http://{canary}/")).expect("url");
+        let err = exchange.get(Request::get(&blocked, 1 << 20)).await.expect_err("blocked");
+        assert_eq!(err.0, ErrorKind::Blocked, "{err:?}");
+
+        let seen = seen.lock().expect("log").clone();
+        assert!(seen.contains(&format!("GET http://{site}/page HTTP/1.1")), "{seen:?}");
+        assert!(seen.iter().any(|l| l.starts_with(&format!("CONNECT {site} "))), "{seen:?}");
+        assert!(seen.iter().all(|l| !l.contains("site.test")), "a name reached the proxy: {seen:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(knocks.load(std::sync::atomic::Ordering::SeqCst), 0, "the canary was reached");
     }
 
     #[test]

@@ -18,7 +18,16 @@
 //!   guard, proxies and body limit apply to them as to any request; the
 //!   host's politeness slot is held by the page's request for the whole
 //!   render, so nothing else is sent to the host meanwhile;
-//! - anything else (other origins, frames, navigations away): refused.
+//! - anything else (other origins, frames, navigations away): refused
+//!   (a document with an empty 204, so the page stays in its tab).
+//!
+//! What the Fetch domain does not see (WebSockets, workers' requests,
+//! preconnects, beacons sent as a page goes) leaves Chromium only through
+//! its proxy, a [`Relay`] on loopback started with the browser, which
+//! applies the crawl's address policy as the fetcher does. Chromium is
+//! told to resolve no name itself (the relay resolves them, with
+//! `--resolve` rules), to send loopback through the relay too, and to send
+//! WebRTC's UDP nowhere but through the proxy, which carries none.
 //!
 //! Budgets: a tab has `--render-timeout` (10 s) to load and go quiet; the
 //! run renders at most `--render-max` pages (no limit unless given); at
@@ -48,6 +57,7 @@ use tokio::time::Instant;
 use url::Url;
 
 use super::exchange::{Exchange, Request};
+use super::relay::Relay;
 use super::robots::{origin_of, RobotsCache};
 use super::{ErrorKind, Response};
 
@@ -163,6 +173,8 @@ pub struct RenderExchange {
     browser: OnceCell<Result<Arc<Chromium>, String>>,
     /// Pages of rules with `render = true`.
     rule_pages: Vec<crate::rules::Pattern>,
+    /// Chromium's only way out (see the module's notes).
+    relay: Relay,
     tabs: Semaphore,
     started: AtomicU64,
     pub counts: Arc<RenderCounts>,
@@ -179,7 +191,8 @@ struct Chromium {
 }
 
 impl RenderExchange {
-    /// Wraps `inner`; the browser starts with the first page to render.
+    /// Wraps `inner`; the browser starts with the first page to render,
+    /// with `relay` as its proxy.
     ///
     /// # Errors
     /// When no Chromium can be found.
@@ -188,12 +201,14 @@ impl RenderExchange {
         robots: RobotsCache,
         cfg: RenderConfig,
         delay: Duration,
+        relay: Relay,
     ) -> Result<Self, String> {
         let chromium = find_chromium(cfg.chromium.as_deref())?;
         let rule_pages =
             cfg.rule_patterns.iter().map(|p| crate::rules::Pattern::new(p)).collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             rule_pages,
+            relay,
             inner,
             robots,
             tabs: Semaphore::new(cfg.tabs.max(1)),
@@ -254,6 +269,8 @@ impl RenderExchange {
 
     /// Starts Chromium in a new profile, through its launcher.
     async fn launch(&self, sandbox: bool) -> Result<Chromium, String> {
+        self.relay.serve()?;
+        let proxy = self.relay.url();
         let profile = tempfile::tempdir().map_err(|e| format!("cannot make Chromium's profile folder: {e}"))?;
         let launcher = launch::prepare(profile.path(), &self.chromium, sandbox)?;
         let mut config = BrowserConfig::builder().chrome_executable(&launcher.path);
@@ -278,7 +295,16 @@ impl RenderExchange {
                 // each other buys nothing and costs a process
                 // start per page.
                 "disable-site-isolation-trials",
+                "dns-prefetch-disable",
             ])
+            // Every connection through the relay, loopback's too; no name
+            // resolved by Chromium (the relay resolves them); WebRTC's UDP
+            // only through the proxy, which carries none.
+            .arg(("proxy-server", proxy.as_str()))
+            .arg(("proxy-bypass-list", "<-loopback>"))
+            .arg(("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"))
+            .arg(("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"))
+            .arg(("webrtc-ip-handling-policy", "disable_non_proxied_udp"))
             // (Values of one switch are merged with the crate's own.)
             .arg((
                 "disable-features",
@@ -466,7 +492,11 @@ impl AnswerContext {
                 *served_document = true;
                 return fulfil(ev, 200, &self.content_type, &self.body);
             }
-            return self.refuse();
+            // Answered 204 rather than failed: a navigation that gets no
+            // content leaves the page as it was, where a failed one would
+            // put Chromium's error page in its place (and in the row).
+            self.counts.refused.fetch_add(1, Ordering::Relaxed);
+            return fulfil(ev, 204, "text/plain", b"");
         }
         let needed = matches!(
             ev.resource_type,
@@ -535,7 +565,14 @@ mod tests {
         // Any existing file stands in for the browser: it is never started.
         let cfg =
             RenderConfig { mode: RenderMode::Always, chromium: Some("/bin/sh".into()), ..RenderConfig::default() };
-        let r = RenderExchange::new(Arc::new(Unused), RobotsCache::default(), cfg, Duration::ZERO).expect("exchange");
+        let relay = Relay::bind(
+            crate::fetch::resolve::PolicyResolver::default(),
+            crate::fetch::relay::Upstream::Direct,
+            Duration::from_secs(1),
+        )
+        .expect("relay");
+        let r = RenderExchange::new(Arc::new(Unused), RobotsCache::default(), cfg, Duration::ZERO, relay)
+            .expect("exchange");
         let html = Response {
             status: 200,
             content_type: Some("text/html; charset=utf-8".into()),

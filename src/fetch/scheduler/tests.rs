@@ -113,7 +113,7 @@ fn config() -> FetchConfig {
         backoff: Duration::from_millis(10),
         resolve: Vec::new(),
         dns: Vec::new(),
-        allow_private: false,
+        allow_private: crate::fetch::resolve::AllowPrivate::None,
         proxy: crate::fetch::proxy::ProxyConfig::default(),
         render: crate::fetch::render::RenderConfig::default(),
         max_pages_per_host: None,
