@@ -5,8 +5,31 @@ use std::sync::Arc;
 
 use url::Url;
 
-use crate::config::Scope;
 use crate::urlnorm;
+
+/// Which link targets a crawl follows, relative to the seeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// Only hosts that appear in the seeds.
+    Host,
+    /// Only registrable domains that appear in the seeds.
+    Domain,
+    /// Anything reachable.
+    Any,
+}
+
+impl std::str::FromStr for Scope {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "host" => Ok(Self::Host),
+            "domain" => Ok(Self::Domain),
+            "any" => Ok(Self::Any),
+            _ => Err(format!("{s:?} is not a scope; allowed: host, domain, any")),
+        }
+    }
+}
 
 /// The scope rule plus the seeds' hosts and registrable domains.
 #[derive(Clone, Debug)]

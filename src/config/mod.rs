@@ -16,7 +16,7 @@ use std::time::Duration;
 pub use args::RunArgs;
 pub use job::JobFile;
 pub use limits::{parse_percent, parse_size};
-pub use settings::RunSettings;
+pub use settings::{PageSettings, RulesSource, RunSettings};
 
 use capabilities::{entity_settings, proxy_config, render_config};
 
@@ -24,29 +24,7 @@ use crate::fetch::resolve::{AllowPrivate, ResolveRule};
 use crate::fetch::FetchConfig;
 use crate::parse::ParseConfig;
 
-/// Which link targets a crawl follows, relative to the seeds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scope {
-    /// Only hosts that appear in the seeds.
-    Host,
-    /// Only registrable domains that appear in the seeds.
-    Domain,
-    /// Anything reachable.
-    Any,
-}
-
-impl std::str::FromStr for Scope {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "host" => Ok(Self::Host),
-            "domain" => Ok(Self::Domain),
-            "any" => Ok(Self::Any),
-            _ => Err(format!("{s:?} is not a scope; allowed: host, domain, any")),
-        }
-    }
-}
+pub use crate::scope::Scope;
 
 /// Which response bodies are stored in the `body` column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -166,6 +144,10 @@ pub struct CrawlConfig {
     pub compression: crate::store::Compression,
     pub fetch: FetchConfig,
     pub parse: ParseConfig,
+    /// How the main text is rendered (`--text-format`), and which of
+    /// `text` and `main_text` are stored (`--store-text`).
+    pub text_format: crate::extract::main_text::TextFormat,
+    pub store_text: crate::extract::main_text::StoreText,
     pub optimise: OptimiseConfig,
     /// URL normalisation: which query parameters are stripped.
     pub urls: std::sync::Arc<crate::urlnorm::UrlPolicy>,
@@ -180,7 +162,7 @@ pub struct CrawlConfig {
     /// columns of `doc`; none unless a library caller registers some.
     pub extractors: crate::extract::Extractors,
     /// The rules file (`--rules`), checked.
-    pub rules: Option<crate::map::RulesSource>,
+    pub rules: Option<RulesSource>,
     /// The crawl plan (`--plan`), checked.
     pub plan: Option<crate::focus::PlanSource>,
     /// The relevant URLs a crawl is measured against (`--truth`).
@@ -376,7 +358,7 @@ impl CrawlConfig {
             Some(path) => {
                 let text = std::fs::read_to_string(&path)
                     .map_err(|e| bad("rules", format!("cannot read {}: {e}", path.display())))?;
-                let source = crate::map::RulesSource { file: path.display().to_string(), text };
+                let source = RulesSource { file: path.display().to_string(), text };
                 let compiled = source.compile()?;
                 sink.as_ref().map(|s| s.check_rules(&compiled)).transpose().map_err(|e| bad("rules", e))?;
                 // Rules with `render = true`: their pages are rendered.
@@ -535,13 +517,9 @@ impl CrawlConfig {
                 governor,
                 capture: warc,
             },
-            parse: ParseConfig {
-                noise_ratio,
-                urls: std::sync::Arc::clone(&urls),
-                text_format,
-                store_text,
-                ..ParseConfig::default()
-            },
+            parse: ParseConfig { noise_ratio, urls: std::sync::Arc::clone(&urls), ..ParseConfig::default() },
+            text_format,
+            store_text,
             urls,
             optimise: OptimiseConfig {
                 denoise,

@@ -10,9 +10,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{CrawlConfig, OptimiseConfig};
+use super::{BodyPolicy, CrawlConfig, Denoise, OptimiseConfig};
 use crate::fetch::FetchConfig;
-use crate::map::PageSettings;
+use crate::parse::ParseConfig;
+use crate::rules::Rules;
 use crate::store::{layout, Compression, Store, StoreError};
 
 /// Everything but the fixed settings that a stage reads from a run's config.
@@ -36,6 +37,8 @@ impl RunSettings {
             layer_timeout: cfg.layer_timeout,
             pages: PageSettings {
                 parse: cfg.parse.clone(),
+                text_format: cfg.text_format,
+                store_text: cfg.store_text,
                 store_body: cfg.store_body,
                 denoise: cfg.optimise.denoise,
                 extract_columns: cfg.extractors.column_names(),
@@ -69,5 +72,85 @@ impl RunSettings {
     /// When the file cannot be read or decoded.
     pub async fn load(store: &Store) -> Result<Option<Self>, StoreError> {
         store.get_json(layout::SETTINGS).await
+    }
+}
+
+/// How fetched pages become rows: the run's settings for the parse, the
+/// stored bodies and the noise filter's map-side labels.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct PageSettings {
+    pub parse: ParseConfig,
+    /// How the main text is rendered (`--text-format`), and which of
+    /// `text` and `main_text` are stored (`--store-text`).
+    #[serde(default)]
+    pub text_format: crate::extract::main_text::TextFormat,
+    #[serde(default)]
+    pub store_text: crate::extract::main_text::StoreText,
+    pub store_body: BodyPolicy,
+    pub denoise: Denoise,
+    /// The names of the run's extractor columns (`MapCtx::extract`), in
+    /// order: a map task given other extractors refuses to write `doc`
+    /// shards that the run's others would not match.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extract_columns: Vec<String>,
+    /// The rules file (`--rules`): its name and text, compiled by each map
+    /// task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<RulesSource>,
+    /// The crawl plan (`--plan`): its `relevance` and `role` columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<crate::focus::PlanSource>,
+    /// The knowledge base and its settings (`--entities`): the `entities`
+    /// and `relations` datasets, compiled where the run's extractors are made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entities: Option<crate::extract::entities::EntitiesSource>,
+    /// Last night's crawl (`--previous`), opened by each map task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous: Option<String>,
+    /// Read the seeds' sitemaps into layer 1 (`--sitemaps`): at most this
+    /// many URLs per host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sitemaps: Option<usize>,
+    /// Pages fetched per layer at most (`--max-pages`), given to the best
+    /// URLs of the whole layer (in proportion to the partitions' inputs
+    /// with `--order bfs`); each partition fetches the first of its input
+    /// (best first with a plan) and carries the rest over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pages: Option<u64>,
+    /// The order of the input (`--order`): with `ant`, each map task
+    /// tallies its pages' deposits per URL cluster (`focus::ant`).
+    #[serde(default)]
+    pub order: crate::focus::Order,
+    /// Write each exchange as WARC records (`--warc`; `crate::warc`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warc: bool,
+    /// Where each task publishes its pages (`--sink`) as part of its
+    /// commit (README, "Kafka").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sink: Option<crate::sink::SinkSpec>,
+}
+
+/// A rules file as the run's settings carry it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RulesSource {
+    pub file: String,
+    pub text: String,
+}
+
+impl RulesSource {
+    /// A hash of the text, then the file's name, as map manifests record
+    /// it (the same text under another path is the same rules).
+    #[must_use]
+    pub fn identity(&self) -> String {
+        format!("{:016x} {}", xxhash_rust::xxh3::xxh3_64(self.text.as_bytes()), self.file)
+    }
+
+    /// The compiled rules.
+    ///
+    /// # Errors
+    /// Every problem of the file (checked when the run started, so only a
+    /// settings file edited by hand gets here).
+    pub fn compile(&self) -> Result<Rules, crate::rules::RulesError> {
+        crate::rules::parse_rules(&self.file, &self.text)
     }
 }

@@ -40,7 +40,7 @@ pub struct FetchConfig {
     pub allow_private: super::resolve::AllowPrivate,
     /// Forward proxies; none: requests go direct.
     #[serde(default)]
-    pub proxy: super::proxy::ProxyConfig,
+    pub proxy: ProxyConfig,
     /// Rendering in headless Chromium; `never` by default.
     #[serde(default)]
     pub render: super::render::RenderConfig,
@@ -126,7 +126,7 @@ impl FetchConfig {
             resolve,
             dns: Vec::new(),
             allow_private: allow_private.into(),
-            proxy: super::proxy::ProxyConfig::default(),
+            proxy: ProxyConfig::default(),
             render: super::render::RenderConfig::default(),
             max_pages_per_host: None,
             host_down_after: DEFAULT_HOST_DOWN_AFTER,
@@ -136,6 +136,42 @@ impl FetchConfig {
             urls: std::sync::Arc::new(crate::urlnorm::UrlPolicy::default()),
             governor: super::governor::GovernorConfig::default(),
             capture: false,
+        }
+    }
+}
+
+/// The proxy settings (`--proxy`, `--proxies`, `--proxy-delay`,
+/// `--proxy-concurrency`, `--proxy-retry`).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct ProxyConfig {
+    /// Proxy URLs without credentials (`http://host:port`); empty: direct.
+    pub urls: Vec<String>,
+    /// Least time between two request starts through one proxy.
+    pub delay: Duration,
+    /// Requests at once through one proxy.
+    pub concurrency: u32,
+    /// First time out of service for a failing proxy.
+    pub retry: Duration,
+    /// The proxies' credentials: never written with the settings, so a
+    /// unit of work in another process has none here and reads the
+    /// environment ([`credentials`]).
+    #[serde(skip)]
+    pub auth: super::proxy::credentials::ProxyAuth,
+}
+
+/// The default `--proxy-concurrency`.
+pub const DEFAULT_CONCURRENCY: u32 = 16;
+/// The default `--proxy-retry`.
+pub const DEFAULT_RETRY: Duration = Duration::from_secs(30);
+
+impl Default for ProxyConfig {
+    fn default() -> Self {
+        Self {
+            urls: Vec::new(),
+            delay: Duration::ZERO,
+            concurrency: DEFAULT_CONCURRENCY,
+            retry: DEFAULT_RETRY,
+            auth: super::proxy::credentials::ProxyAuth::default(),
         }
     }
 }

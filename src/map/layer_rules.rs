@@ -3,34 +3,8 @@
 //! makes its items with the same one.
 
 use crate::error::StageError;
-use crate::rules::Rules;
 use crate::store::manifest::MapManifest;
 use crate::store::{layout, Created, Store};
-
-/// A rules file as the run's settings carry it.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct RulesSource {
-    pub file: String,
-    pub text: String,
-}
-
-impl RulesSource {
-    /// A hash of the text, then the file's name, as map manifests record
-    /// it (the same text under another path is the same rules).
-    #[must_use]
-    pub fn identity(&self) -> String {
-        format!("{:016x} {}", xxhash_rust::xxh3::xxh3_64(self.text.as_bytes()), self.file)
-    }
-
-    /// The compiled rules.
-    ///
-    /// # Errors
-    /// Every problem of the file (checked when the run started, so only a
-    /// settings file edited by hand gets here).
-    pub fn compile(&self) -> Result<Rules, crate::rules::RulesError> {
-        crate::rules::parse_rules(&self.file, &self.text)
-    }
-}
 
 /// Refuses to map a partition of `layer` with other rules than the
 /// partitions of the layer already committed: their items would not share

@@ -19,12 +19,11 @@ use std::time::Instant;
 use futures::stream::{FuturesOrdered, StreamExt};
 use url::Url;
 
-use crate::config::{BodyPolicy, Denoise, RunSettings};
+use crate::config::RunSettings;
 use crate::dedup::content::{Claim, FirstUrls};
 use crate::error::StageError;
 use crate::extract::Extractors;
 use crate::fetch::{ErrorKind, Fetched, Fetcher, LayerTail};
-use crate::parse::ParseConfig;
 use crate::partition::partition_of_host;
 use crate::scope::ScopeFilter;
 use crate::sink::TaskSink;
@@ -35,8 +34,8 @@ use crate::store::scratch::InputRows;
 use crate::store::{layout, stream_batches, Created, ShardWriter, Store, StoreError};
 use crate::warc::TaskArchive;
 
+pub use crate::config::{PageSettings, RulesSource};
 use layer_rules::same_rules_as_the_layer;
-pub use layer_rules::RulesSource;
 use outputs::TaskOutputs;
 use previous::Previous;
 use process::process_guarded;
@@ -52,55 +51,6 @@ mod replay;
 mod sink;
 pub mod sitemaps;
 mod urls;
-
-/// How fetched pages become rows: the run's settings for the parse, the
-/// stored bodies and the noise filter's map-side labels.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct PageSettings {
-    pub parse: ParseConfig,
-    pub store_body: BodyPolicy,
-    pub denoise: Denoise,
-    /// The names of the run's extractor columns (`MapCtx::extract`), in
-    /// order: a map task given other extractors refuses to write `doc`
-    /// shards that the run's others would not match.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub extract_columns: Vec<String>,
-    /// The rules file (`--rules`): its name and text, compiled by each map
-    /// task.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rules: Option<RulesSource>,
-    /// The crawl plan (`--plan`): its `relevance` and `role` columns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<crate::focus::PlanSource>,
-    /// The knowledge base and its settings (`--entities`): the `entities`
-    /// and `relations` datasets, compiled where the run's extractors are made.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub entities: Option<crate::extract::entities::EntitiesSource>,
-    /// Last night's crawl (`--previous`), opened by each map task.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub previous: Option<String>,
-    /// Read the seeds' sitemaps into layer 1 (`--sitemaps`): at most this
-    /// many URLs per host.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sitemaps: Option<usize>,
-    /// Pages fetched per layer at most (`--max-pages`), given to the best
-    /// URLs of the whole layer (in proportion to the partitions' inputs
-    /// with `--order bfs`); each partition fetches the first of its input
-    /// (best first with a plan) and carries the rest over.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_pages: Option<u64>,
-    /// The order of the input (`--order`): with `ant`, each map task
-    /// tallies its pages' deposits per URL cluster (`focus::ant`).
-    #[serde(default)]
-    pub order: crate::focus::Order,
-    /// Write each exchange as WARC records (`--warc`; `crate::warc`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub warc: bool,
-    /// Where each task publishes its pages (`--sink`) as part of its
-    /// commit (README, "Kafka").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sink: Option<crate::sink::SinkSpec>,
-}
 
 /// Where a map task reports its progress (the driver's progress bars);
 /// [`Silent`] reports nothing.
@@ -176,10 +126,9 @@ impl MapCtx {
     pub async fn open(store: Store) -> Result<Self, StageError> {
         let (state, settings) = load_run(&store).await?;
         let seeds: Vec<Url> = state.seeds.iter().filter_map(|s| Url::parse(s).ok()).collect();
-        let format = settings.pages.parse.text_format;
-        let extract =
-            crate::focus::run_extractors(format, settings.pages.parse.store_text, settings.pages.plan.as_ref())
-                .map_err(|e| StageError::Internal(format!("the run's plan: {e}")))?;
+        let format = settings.pages.text_format;
+        let extract = crate::focus::run_extractors(format, settings.pages.store_text, settings.pages.plan.as_ref())
+            .map_err(|e| StageError::Internal(format!("the run's plan: {e}")))?;
         let extract = crate::extract::entities::with_entities(extract, settings.pages.entities.as_ref(), format)
             .map_err(|e| StageError::Internal(format!("the run's entities: {e}")))?;
         let fetcher = Fetcher::new(&settings.fetch)
@@ -336,6 +285,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     let pctx = std::sync::Arc::new(ProcessCtx {
         partition: i32::try_from(part).unwrap_or(i32::MAX),
         parse: ctx.pages.parse.clone(),
+        store_text: ctx.pages.store_text,
         store_body: ctx.pages.store_body,
         scope: ctx.scope.clone(),
         denoise: ctx.pages.denoise,

@@ -23,6 +23,8 @@ use crate::scope::ScopeFilter;
 pub struct ProcessCtx {
     pub partition: i32,
     pub parse: ParseConfig,
+    /// Which of `text` and `main_text` are stored (`--store-text`).
+    pub store_text: crate::extract::main_text::StoreText,
     pub store_body: BodyPolicy,
     pub scope: ScopeFilter,
     pub denoise: Denoise,
@@ -192,7 +194,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
                     s.paragraphs = crate::denoise::evidence::paragraphs(&page.text);
                 }
             }
-            doc.text = ctx.parse.store_text.visible().then_some(page.text);
+            doc.text = ctx.store_text.visible().then_some(page.text);
             let nofollow_page = page.meta_nofollow;
             links.reserve(page.links.len());
             let parent = ctx.plan.as_ref().and_then(|p| p.relevance(&doc.extra));

@@ -142,13 +142,7 @@ fn parse_xml(xml: &[u8], out: &mut Listing) {
     }
 }
 
-/// A URL a sitemap listed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SitemapRow {
-    pub sitemap: String,
-    pub url: String,
-    pub lastmod: Option<String>,
-}
+pub use crate::store::schema::SitemapRow;
 
 /// What reading a partition's sitemaps gave.
 #[derive(Debug, Default)]

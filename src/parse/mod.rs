@@ -41,24 +41,11 @@ pub struct ParseConfig {
     pub max_text: usize,
     /// How outlinks are normalised (which parameters are stripped).
     pub urls: std::sync::Arc<urlnorm::UrlPolicy>,
-    /// How the main text is rendered (`--text-format`).
-    #[serde(default)]
-    pub text_format: crate::extract::main_text::TextFormat,
-    /// Which of `text` and `main_text` are stored (`--store-text`).
-    #[serde(default)]
-    pub store_text: crate::extract::main_text::StoreText,
 }
 
 impl Default for ParseConfig {
     fn default() -> Self {
-        Self {
-            noise_ratio: 0.25,
-            max_links: 100_000,
-            max_text: 1 << 20,
-            urls: std::sync::Arc::default(),
-            text_format: crate::extract::main_text::TextFormat::default(),
-            store_text: crate::extract::main_text::StoreText::default(),
-        }
+        Self { noise_ratio: 0.25, max_links: 100_000, max_text: 1 << 20, urls: std::sync::Arc::default() }
     }
 }
 

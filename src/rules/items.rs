@@ -1,7 +1,6 @@
 //! The items datasets: one per rule, `items/rule=NAME/layer=L/`, with the
 //! rule's fields as typed columns (README, "Rules").
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, RecordBatch};
@@ -82,22 +81,7 @@ pub fn batch(rule: &Rule, schema: &SchemaRef, rows: &[ItemRow]) -> Result<Record
         .map_err(|e| StoreError::Schema { path: format!("items/rule={}", rule.name), reason: e.to_string() })
 }
 
-/// What one rule did in one map task (and, summed, in a layer or a run):
-/// the summary's per-rule line.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct RuleCounts {
-    /// Pages the rule matched.
-    pub pages: u64,
-    pub items: u64,
-    /// Items with at least one reason in `_errors`.
-    pub items_with_errors: u64,
-    /// Per field, the items where it has a value.
-    #[serde(default)]
-    pub filled: BTreeMap<String, u64>,
-    /// Links of matched pages the rule did not follow.
-    #[serde(default)]
-    pub links_dropped: u64,
-}
+pub use crate::store::manifest::RuleCounts;
 
 impl RuleCounts {
     /// Counts `items` of `rule` from one page.
@@ -109,17 +93,6 @@ impl RuleCounts {
             for (f, v) in rule.fields.iter().zip(&item.values) {
                 *self.filled.entry(f.name.clone()).or_default() += u64::from(!matches!(v, Value::Null));
             }
-        }
-    }
-
-    /// Adds `other`'s counts.
-    pub fn merge(&mut self, other: &Self) {
-        self.pages += other.pages;
-        self.items += other.items;
-        self.items_with_errors += other.items_with_errors;
-        self.links_dropped += other.links_dropped;
-        for (k, v) in &other.filled {
-            *self.filled.entry(k.clone()).or_default() += v;
         }
     }
 }

@@ -59,7 +59,7 @@ pub struct MapManifest {
     pub rules_used: Option<String>,
     /// Per rule (`--rules`), what it matched and made.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub rules: BTreeMap<String, crate::rules::items::RuleCounts>,
+    pub rules: BTreeMap<String, RuleCounts>,
     /// Rows written to each row extractor's dataset (`entities`, `relations`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extracted: BTreeMap<String, u64>,
@@ -122,7 +122,7 @@ pub struct MapManifest {
     /// Requests through each proxy for this partition's hosts (README,
     /// "Proxies"); empty without proxies.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub proxies: Vec<crate::fetch::proxy::ProxyUse>,
+    pub proxies: Vec<ProxyUse>,
     #[serde(default)]
     pub sitemap_files: u64,
     #[serde(default)]
@@ -323,7 +323,7 @@ pub struct MergeManifest {
 pub struct RunState {
     pub format: u32,
     pub partitions: u32,
-    pub scope: crate::config::Scope,
+    pub scope: crate::scope::Scope,
     pub seeds: Vec<String>,
     /// The query parameters normalisation strips: fingerprints depend on it.
     #[serde(default)]
@@ -333,4 +333,61 @@ pub struct RunState {
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// What one rule did in one map task (and, summed, in a layer or a run):
+/// the summary's per-rule line.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RuleCounts {
+    /// Pages the rule matched.
+    pub pages: u64,
+    pub items: u64,
+    /// Items with at least one reason in `_errors`.
+    pub items_with_errors: u64,
+    /// Per field, the items where it has a value.
+    #[serde(default)]
+    pub filled: BTreeMap<String, u64>,
+    /// Links of matched pages the rule did not follow.
+    #[serde(default)]
+    pub links_dropped: u64,
+}
+
+impl RuleCounts {
+    /// Adds `other`'s counts.
+    pub fn merge(&mut self, other: &Self) {
+        self.pages += other.pages;
+        self.items += other.items;
+        self.items_with_errors += other.items_with_errors;
+        self.links_dropped += other.links_dropped;
+        for (k, v) in &other.filled {
+            *self.filled.entry(k.clone()).or_default() += v;
+        }
+    }
+}
+
+/// What went through one proxy (a partition's share, in its manifest).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProxyUse {
+    /// The proxy's URL without credentials.
+    pub proxy: String,
+    /// Requests sent through it, failed ones included.
+    pub requests: u64,
+    /// Requests it failed (refused, 407, 502, 504).
+    pub failures: u64,
+    /// Times it was taken out of service, and put back.
+    pub evictions: u64,
+    pub recoveries: u64,
+    /// Sum of its answered requests' response times, ms.
+    pub ms: u64,
+}
+
+impl ProxyUse {
+    /// Adds `other`'s counts.
+    pub fn add(&mut self, other: &Self) {
+        self.requests += other.requests;
+        self.failures += other.failures;
+        self.evictions += other.evictions;
+        self.recoveries += other.recoveries;
+        self.ms += other.ms;
+    }
 }

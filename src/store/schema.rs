@@ -369,11 +369,19 @@ pub fn sitemaps_schema() -> SchemaRef {
     }))
 }
 
+/// A URL a sitemap listed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SitemapRow {
+    pub sitemap: String,
+    pub url: String,
+    pub lastmod: Option<String>,
+}
+
 /// Encodes sitemap rows as one batch.
 ///
 /// # Errors
 /// Never in practice (the columns match the schema by construction).
-pub fn sitemaps_batch(rows: &[crate::map::sitemaps::SitemapRow]) -> Result<RecordBatch, StoreError> {
+pub fn sitemaps_batch(rows: &[SitemapRow]) -> Result<RecordBatch, StoreError> {
     let (mut sitemap, mut url, mut lastmod) = (StringBuilder::new(), StringBuilder::new(), StringBuilder::new());
     for r in rows {
         sitemap.append_value(&r.sitemap);

@@ -39,74 +39,15 @@ use super::exchange::{Exchange, Request};
 use super::relay::{ProxyHop, Relay, Upstream};
 use super::resolve::{AddressPolicy, PolicyResolver, ResolveError};
 use super::{ErrorKind, FetchError, Response};
-use credentials::{Credentials, ProxyAuth};
+use credentials::Credentials;
+pub use credentials::ProxyAuth;
 use pool::{Lease, Limits, Pool, Verdict};
 
 /// How many proxies one request may try when proxies refuse it.
 const TRIES: usize = 3;
 
-/// The proxy settings (`--proxy`, `--proxies`, `--proxy-delay`,
-/// `--proxy-concurrency`, `--proxy-retry`).
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct ProxyConfig {
-    /// Proxy URLs without credentials (`http://host:port`); empty: direct.
-    pub urls: Vec<String>,
-    /// Least time between two request starts through one proxy.
-    pub delay: Duration,
-    /// Requests at once through one proxy.
-    pub concurrency: u32,
-    /// First time out of service for a failing proxy.
-    pub retry: Duration,
-    /// The proxies' credentials: never written with the settings, so a
-    /// unit of work in another process has none here and reads the
-    /// environment ([`credentials`]).
-    #[serde(skip)]
-    pub auth: ProxyAuth,
-}
-
-/// The default `--proxy-concurrency`.
-pub const DEFAULT_CONCURRENCY: u32 = 16;
-/// The default `--proxy-retry`.
-pub const DEFAULT_RETRY: Duration = Duration::from_secs(30);
-
-impl Default for ProxyConfig {
-    fn default() -> Self {
-        Self {
-            urls: Vec::new(),
-            delay: Duration::ZERO,
-            concurrency: DEFAULT_CONCURRENCY,
-            retry: DEFAULT_RETRY,
-            auth: ProxyAuth::default(),
-        }
-    }
-}
-
-/// What went through one proxy (a partition's share, in its manifest).
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ProxyUse {
-    /// The proxy's URL without credentials.
-    pub proxy: String,
-    /// Requests sent through it, failed ones included.
-    pub requests: u64,
-    /// Requests it failed (refused, 407, 502, 504).
-    pub failures: u64,
-    /// Times it was taken out of service, and put back.
-    pub evictions: u64,
-    pub recoveries: u64,
-    /// Sum of its answered requests' response times, ms.
-    pub ms: u64,
-}
-
-impl ProxyUse {
-    /// Adds `other`'s counts.
-    pub fn add(&mut self, other: &Self) {
-        self.requests += other.requests;
-        self.failures += other.failures;
-        self.evictions += other.evictions;
-        self.recoveries += other.recoveries;
-        self.ms += other.ms;
-    }
-}
+pub use super::config::{ProxyConfig, DEFAULT_CONCURRENCY, DEFAULT_RETRY};
+pub use crate::store::manifest::ProxyUse;
 
 /// Sums per-proxy uses by proxy name, keeping the first-seen order.
 pub fn merge_uses<'a>(into: &mut Vec<ProxyUse>, more: impl IntoIterator<Item = &'a ProxyUse>) {
