@@ -18,9 +18,11 @@ fn object_stores_keep_every_guarantee_of_a_local_folder() {
         std::env::set_var(key, value);
     }
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    for url in urls {
+    // moto's S3 server does not serialise conditional replaces (S3 does):
+    // there the replacing writers go one after the other.
+    for (url, at_once) in urls.into_iter().zip([false, true]) {
         let store = Store::open(&url).unwrap_or_else(|e| panic!("open {url}: {e}"));
-        runtime.block_on(conformance::check(&store));
+        runtime.block_on(conformance::check(&store, at_once));
         eprintln!("{url}: ok");
     }
 }
