@@ -2,6 +2,7 @@
 //! exit codes (0 success, 1 run failure, 2 bad input or settings).
 
 mod demo;
+mod docs_cmd;
 mod plan_cmd;
 mod rules_cmd;
 
@@ -55,9 +56,9 @@ enum Command {
     /// Run one unit of work of a layer on its own (what executors start):
     /// idempotent, needing nothing but the data store.
     Task(TaskArgs),
-    /// Check a rules file, or try it on pages (README, "Rules").
+    /// Check a rules file, or try it on pages (docs/src/rules.md).
     Rules(rules_cmd::RulesArgs),
-    /// Check a crawl plan (README, "Focused crawling").
+    /// Check a crawl plan (docs/src/focused-crawling.md).
     Plan(plan_cmd::PlanArgs),
     /// The rule editor: a local web page to write a rules file by clicking
     /// a page's elements (127.0.0.1 only, with a token in its address).
@@ -66,8 +67,11 @@ enum Command {
     /// statuses, hosts, link graph, trends over nights).
     Report(layercrawl::report::ReportArgs),
     /// Load a crawl's Parquet into SQLite or PostgreSQL tables, adding only
-    /// the rows the database lacks (README, "Exporting to SQL").
+    /// the rows the database lacks (docs/src/export.md).
     Export(layercrawl::export::ExportArgs),
+    /// Print a generated page of the book (docs/src/options.md).
+    #[command(hide = true)]
+    Docs(docs_cmd::DocsArgs),
 }
 
 #[derive(clap::Args)]
@@ -178,6 +182,10 @@ fn main() -> ExitCode {
         Command::Studio(args) => studio(args),
         Command::Report(args) => report(&args),
         Command::Export(args) => export(&args),
+        Command::Docs(args) => {
+            docs_cmd::docs(&args, &<Cli as clap::CommandFactory>::command());
+            Ok(())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,5 +1,5 @@
-//! The files of `examples/`, the ones users copy, each run: the README's
-//! examples are these files (word for word), the checks accept them, and a
+//! The files of `examples/`, the ones users copy, each run: the book's
+//! examples (`docs/src/`) are these files (word for word), the checks accept them, and a
 //! crawl of the test web's shop with the example job (its rules, plan and
 //! knowledge base) writes what each of them is for.
 
@@ -20,24 +20,25 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// The fenced block of `lang` that follows `marker` in the README.
-fn readme_block(marker: &str, lang: &str) -> String {
-    let readme = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"));
-    let at = readme.find(marker).unwrap_or_else(|| panic!("README has no {marker:?}"));
+/// The fenced block of `lang` that follows `marker` in the book's `page`
+/// (`docs/src/PAGE`).
+fn book_block(page: &str, marker: &str, lang: &str) -> String {
+    let text = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src").join(page));
+    let at = text.find(marker).unwrap_or_else(|| panic!("docs/src/{page} has no {marker:?}"));
     let open = format!("```{lang}\n");
-    let start = at + readme[at..].find(&open).expect("a block") + open.len();
-    let end = start + readme[start..].find("```\n").expect("its end");
-    readme[start..end].to_string()
+    let start = at + text[at..].find(&open).expect("a block") + open.len();
+    let end = start + text[start..].find("```\n").expect("its end");
+    text[start..end].to_string()
 }
 
 #[test]
-fn the_readme_shows_the_example_files_word_for_word() {
-    for (marker, lang, file) in [
-        ("A worked example, on the test web's shop", "toml", "rules.toml"),
-        ("A crawl about a topic gives `--plan FILE`", "toml", "plan.toml"),
-        ("**The knowledge base.** CSV has a header", "csv", "entities.csv"),
+fn the_book_shows_the_example_files_word_for_word() {
+    for (page, marker, lang, file) in [
+        ("rules.md", "A worked example, on the test web's shop", "toml", "rules.toml"),
+        ("focused-crawling.md", "A crawl about a topic gives `--plan FILE`", "toml", "plan.toml"),
+        ("entities.md", "**The knowledge base.** CSV has a header", "csv", "entities.csv"),
     ] {
-        assert_eq!(readme_block(marker, lang), read(&example(file)), "README's block vs examples/{file}");
+        assert_eq!(book_block(page, marker, lang), read(&example(file)), "docs/src/{page}'s block vs examples/{file}");
     }
 }
 

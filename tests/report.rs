@@ -5,8 +5,8 @@
 //! drawn, the graph views must answer the mouse, nothing may be logged as
 //! an error, and a screenshot must not be blank. The screenshots are kept
 //! in target/report-screenshots/; `LAYERCRAWL_DOCS=1` also saves the top of
-//! the page and the link graph as docs/report.png and docs/report-graph.png
-//! (the README shows them).
+//! the page and the link graph as docs/src/images/report.png and
+//! report-graph.png (the book's crawl report page shows them).
 //!
 //! Chromium comes from Debian's `chromium` package (`scripts/chromium.sh`
 //! installs it); without it the test fails and says why.
@@ -353,7 +353,8 @@ async fn the_report_holds_the_crawls_figures_and_draws_them_in_chromium() {
     for (name, png) in &shots {
         std::fs::write(dir.join(name), png).expect("write a screenshot");
         if std::env::var_os("LAYERCRAWL_DOCS").is_some() && *name != "report-full.png" {
-            std::fs::write(root.join("docs").join(name), png).expect("write a screenshot to docs/");
+            std::fs::write(root.join("docs/src/images").join(name), png)
+                .expect("write a screenshot to docs/src/images/");
         }
     }
     web.farm.shutdown();

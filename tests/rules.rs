@@ -248,16 +248,17 @@ fn rules_test_shows_the_items_of_live_and_stored_pages() {
     assert!(text.contains("item 0"), "{text}");
 }
 
-/// The README's worked example is a valid rules file, and on the shop it
-/// makes the items the README says.
+/// The book's worked example (`docs/src/rules.md`) is a valid rules file,
+/// and on the shop it makes the items the book says.
 #[test]
-fn the_readme_example_checks_and_extracts() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
-    let section = &readme[readme.find("### Rules: typed fields").expect("the Rules section")..];
+fn the_book_example_checks_and_extracts() {
+    let page =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/rules.md")).expect("the Rules page");
+    let section = &page[page.find("# Rules: typed fields").expect("the Rules section")..];
     let start = section.find("```toml\n").expect("a toml block") + "```toml\n".len();
     let example = &section[start..start + section[start..].find("```").expect("its end")];
     let web = shop();
-    let rules = web.dir("readme.toml");
+    let rules = web.dir("book.toml");
     std::fs::write(&rules, example).expect("write");
     let rules_arg = rules.display().to_string();
     let out = layercrawl(&["rules", "check", &rules_arg]);

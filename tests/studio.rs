@@ -4,7 +4,8 @@
 //! selector the page proposes and the values it previews against the
 //! shop's ground truth, adds the field and saves the file; the saved file
 //! passes `layercrawl rules check`. Screenshots of the editor land in
-//! `target/studio-screenshots/` (the README shows them).
+//! `target/studio-screenshots/` (the book's rule editor page shows such
+//! screenshots, from `docs/src/images/`).
 //!
 //! Chromium comes from Debian's `chromium` package (`scripts/chromium.sh`
 //! installs it); without it the test fails and says why.

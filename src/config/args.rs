@@ -275,7 +275,7 @@ pub struct RunArgs {
     /// [default: 262144]
     #[arg(long, value_name = "N")]
     pub cache_entries: Option<usize>,
-    /// Publish every fetched page to Kafka (README, "Kafka"): one JSON
+    /// Publish every fetched page to Kafka (docs/src/kafka.md): one JSON
     /// message per page, keyed by URL, on topic PREFIX.RULE, PREFIX.ROLE or
     /// PREFIX.pages; each partition's pages in one transaction tied to its
     /// commit, so a resumed crawl publishes nothing twice.
@@ -283,8 +283,8 @@ pub struct RunArgs {
     pub sink: Option<String>,
     /// Where the tasks of each layer run: in this process (local), as
     /// child processes of this program, W at a time (processes), or as
-    /// Kubernetes Indexed Jobs (kubernetes; README, "Running on a
-    /// cluster"). [default: local]
+    /// Kubernetes Indexed Jobs (kubernetes; docs/src/cluster.md).
+    /// [default: local]
     #[arg(long, value_name = "local|processes|kubernetes")]
     pub executor: Option<String>,
     /// Tasks at once with --executor processes or kubernetes (default: the

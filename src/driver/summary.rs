@@ -532,7 +532,7 @@ impl RunSummary {
         }
         let why: Vec<String> = self.not_requested_by.iter().map(|(k, v)| format!("{v} by {}", limit_name(k))).collect();
         format!(
-            "INCOMPLETE: {} URLs found within depth {} were not requested ({}); they are kept in {}/{}; raise the limit for the next run, or run with --depth {} to fetch them (README, \"Retries and failing hosts\")",
+            "INCOMPLETE: {} URLs found within depth {} were not requested ({}); they are kept in {}/{}; raise the limit for the next run, or run with --depth {} to fetch them (docs/src/politeness.md, \"Retries and failing hosts\")",
             self.not_requested,
             self.depth,
             why.join(", "),
