@@ -72,7 +72,7 @@ impl Pace {
         if trouble {
             self.calm = 0;
             let sent = now.checked_sub(elapsed).unwrap_or(now);
-            let new_round = self.raised_at.map_or(true, |raised| sent >= raised);
+            let new_round = self.raised_at.is_none_or(|raised| sent >= raised);
             if new_round && self.level < MAX_LEVEL {
                 self.level += 1;
                 self.raised_at = Some(now);
