@@ -184,7 +184,10 @@ fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
                     .min_by(|a, b| (a[1].at_ms - a[0].at_ms).total_cmp(&(b[1].at_ms - b[0].at_ms)))
                     .map(|w| format!("{:?} then {:?}", w[0], w[1]))
             };
-            assert!(gap >= floor, "{host}: two requests {gap:.1} ms apart (delay {DELAY_MS} ms); closest logged: {closest:?}");
+            assert!(
+                gap >= floor,
+                "{host}: two requests {gap:.1} ms apart (delay {DELAY_MS} ms); closest logged: {closest:?}"
+            );
         }
         // The server counts a request until its handler ends; on faults.test the
         // crawler abandons /slow-headers at its 2 s timeout and retries while the
