@@ -25,6 +25,7 @@ mod entities;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
+
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{Int32Type, Int64Type};
 use common::{layercrawl, read_all, Web};

@@ -146,4 +146,3 @@ pub fn find_chromium(configured: Option<&Path>) -> Result<PathBuf, String> {
     }
     Err("--render needs Chromium and none is on the PATH: install Debian's chromium package (scripts/chromium.sh), or give --chromium PATH".into())
 }
-
