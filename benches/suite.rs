@@ -28,7 +28,9 @@
 //! - `proxy`: the cpu scenario's crawl through two of the test web's forward
 //!   proxies against the same crawl direct, in turn (`suite/proxy.rs`).
 //! - `render`: 450 pages of the test web's script-built applications fetched
-//!   plain and rendered in headless Chromium, in turn (`suite/render.rs`).
+//!   plain and rendered in headless Chromium, in turn (`suite/render.rs`;
+//!   with the `render` feature, and `focus` measures the learned order with
+//!   `learned`: `cargo bench --features full --bench suite`).
 //! - `memory`: a crawl of 512 KB pages under `--max-memory` at 90 % and
 //!   80 % of its uncapped peak against the same crawl uncapped: peak RSS
 //!   and pages/s (`suite/memory.rs`).

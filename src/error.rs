@@ -41,9 +41,30 @@ pub enum StageError {
     /// The sink (`--sink`) could not publish the task's pages.
     #[error(transparent)]
     Sink(#[from] crate::sink::SinkError),
+    /// The run's settings ask for a capability this build lacks (they
+    /// were written by a build that has it).
+    #[error(transparent)]
+    NotBuilt(#[from] NotBuilt),
     /// A crawler bug (a task that panicked, a worker that died).
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// A capability this build lacks: `what` (a flag and its value, a command)
+/// needs the cargo feature `feature` (README, "Features"). The message
+/// says how to build a binary that has it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{what} needs the \"{feature}\" feature: cargo build --release --features {feature} (or --features full)")]
+pub struct NotBuilt {
+    pub what: String,
+    pub feature: &'static str,
+}
+
+impl NotBuilt {
+    #[must_use]
+    pub fn new(what: impl Into<String>, feature: &'static str) -> Self {
+        Self { what: what.into(), feature }
+    }
 }
 
 impl StageError {

@@ -8,11 +8,15 @@
 //! the page and the link graph as docs/src/images/report.png and
 //! report-graph.png (the book's crawl report page shows them).
 //!
-//! Chromium comes from Debian's `chromium` package (`scripts/chromium.sh`
-//! installs it); without it the test fails and says why.
+//! The browser part needs the cargo feature `render` (`cargo test
+//! --features render --test report`). Chromium comes from Debian's
+//! `chromium` package (`scripts/chromium.sh` installs it); without it the
+//! test fails and says why.
 
+#[cfg(feature = "render")]
 #[path = "report/browser.rs"]
 mod browser;
+#[cfg(feature = "render")]
 #[path = "common/chrome.rs"]
 mod chrome;
 mod common;
@@ -21,7 +25,6 @@ mod entities;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
-use std::time::Duration;
 
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{Int32Type, Int64Type};
@@ -29,9 +32,6 @@ use common::{layercrawl, read_all, Web};
 use entities::{entity_figures, EntityFigures};
 use serde_json::Value as Json;
 use testweb::FarmConfig;
-
-/// The browser part's budget.
-const BUDGET: Duration = Duration::from_secs(90);
 
 /// Runs `layercrawl report ARGS --json` and returns what it says it wrote.
 fn report(args: &[&str]) -> Json {
@@ -162,7 +162,6 @@ fn median(mut v: Vec<u32>) -> u64 {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_report_holds_the_crawls_figures_and_draws_them_in_chromium() {
-    let chromium = common::chromium();
     // The test web with its faults and its knowledge-base section, crawled
     // from the start URLs and the section's with the knowledge base.
     let cfg =
@@ -343,20 +342,9 @@ async fn the_report_holds_the_crawls_figures_and_draws_them_in_chromium() {
     assert_eq!(e["graph"]["nodes"].as_array().expect("nodes").len(), mentions.len().min(120));
     assert_eq!(u(&fig["history"][0]["fetched"]), u(&summary["fetched"]));
 
-    let shots =
-        tokio::time::timeout(BUDGET, browser::in_chromium(&chromium, &page, &fig, &web.dir("chromium-profile")))
-            .await
-            .expect("the browser part finished in time");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = root.join("target/report-screenshots");
-    std::fs::create_dir_all(&dir).expect("screenshot folder");
-    for (name, png) in &shots {
-        std::fs::write(dir.join(name), png).expect("write a screenshot");
-        if std::env::var_os("LAYERCRAWL_DOCS").is_some() && *name != "report-full.png" {
-            std::fs::write(root.join("docs/src/images").join(name), png)
-                .expect("write a screenshot to docs/src/images/");
-        }
-    }
+    // Drawing it needs headless Chromium, driven by the `render` feature's crate.
+    #[cfg(feature = "render")]
+    browser::draws_in_chromium(&page, &fig, &web).await;
     web.farm.shutdown();
 }
 

@@ -80,6 +80,9 @@ pub(super) fn focus(tmp: &Path, table: &mut Table) {
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             let per_layer = ((reachable as f64 * fraction) / f64::from(DEPTH)).ceil().max(1.0) as u64;
             for (p, policy) in POLICIES.iter().enumerate() {
+                if *policy == "learned" && !layercrawl::focus::learned::BUILT {
+                    continue; // Refused by a build without the `learned` feature: no row.
+                }
                 let data = tmp.join(format!("focus-{web}-{b}-{policy}"));
                 let mut a: Vec<String> = vec!["run".into(), "--seeds".into(), seeds.display().to_string()];
                 a.extend(["--depth".into(), DEPTH.to_string(), "--data".into(), data.display().to_string()]);

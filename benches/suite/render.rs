@@ -23,6 +23,10 @@ fn machine_cpu() -> f64 {
 }
 
 pub(super) fn render(tmp: &Path, table: &mut Table) {
+    if !layercrawl::fetch::render::BUILT {
+        println!("render: skipped, this build has no \"render\" feature (cargo bench --features render --bench suite)");
+        return;
+    }
     let pairs = env_u32("SUITE_RUNS", 3).max(1);
     let chromium = std::process::Command::new("bash")
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/chromium.sh"))

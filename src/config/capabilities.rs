@@ -16,6 +16,10 @@ pub(super) fn render_config(args: &RunArgs, job: &JobFile) -> Result<crate::fetc
         Some(s) => s.parse::<RenderMode>().map_err(|e| bad("render", e))?,
         None => RenderMode::Never,
     };
+    if mode != RenderMode::Never && !crate::fetch::render::BUILT {
+        let value = if mode == RenderMode::Auto { "auto" } else { "always" };
+        return Err(crate::error::NotBuilt::new(format!("--render {value}"), "render").into());
+    }
     let tabs = args.render_tabs.or(job.render_tabs).unwrap_or(defaults.tabs);
     if tabs == 0 {
         return Err(bad("render-tabs", "0; allowed 1 or more (default 4)"));

@@ -189,6 +189,9 @@ pub enum ConfigError {
     Job { path: PathBuf, reason: String },
     #[error("option `{option}`: {reason}")]
     Value { option: &'static str, reason: String },
+    /// A flag's value needs a cargo feature this build lacks.
+    #[error(transparent)]
+    NotBuilt(#[from] crate::error::NotBuilt),
     #[error("option `{0}` is required (give the flag --{0} or set it in the job file)")]
     Missing(&'static str),
     /// Every problem of the rules file, one a line with its position.
@@ -328,6 +331,9 @@ impl CrawlConfig {
             Some(s) => s.parse().map_err(|e| bad("order", e))?,
             None => crate::focus::Order::BestFirst,
         };
+        if order == crate::focus::Order::Learned && !crate::focus::learned::BUILT {
+            return Err(crate::error::NotBuilt::new("--order learned", "learned").into());
+        }
         let max_pages = args.max_pages.or(job.max_pages);
         if max_pages == Some(0) {
             return Err(bad("max-pages", "must be at least 1 (leave it out for no limit)"));
@@ -352,7 +358,11 @@ impl CrawlConfig {
             Some(s) => s.parse().map_err(|e| bad("store-text", e))?,
             None => crate::extract::main_text::StoreText::Both,
         };
-        let sink = args.sink.clone().or(job.sink).map(|u| crate::sink::SinkSpec::parse(&u).map_err(|e| bad("sink", e)));
+        let sink = args.sink.clone().or(job.sink);
+        if sink.is_some() && !crate::sink::BUILT {
+            return Err(crate::error::NotBuilt::new("--sink", "kafka").into());
+        }
+        let sink = sink.map(|u| crate::sink::SinkSpec::parse(&u).map_err(|e| bad("sink", e)));
         let sink = sink.transpose()?;
         let rules = match args.rules.clone().or(job.rules) {
             Some(path) => {
@@ -364,6 +374,9 @@ impl CrawlConfig {
                 // Rules with `render = true`: their pages are rendered.
                 for rule in compiled.list.iter().filter(|r| r.render) {
                     render.rule_patterns.extend(rule.urls.iter().map(|p| p.text.clone()));
+                }
+                if !render.rule_patterns.is_empty() && !crate::fetch::render::BUILT {
+                    return Err(crate::error::NotBuilt::new("a rule with render = true", "render").into());
                 }
                 if !render.rule_patterns.is_empty() && render.chromium.is_none() {
                     render.chromium = Some(
@@ -439,6 +452,9 @@ impl CrawlConfig {
         let executor = match args.executor.clone().or(job.executor).as_deref() {
             None | Some("local") => ExecutorChoice::Local,
             Some("processes") => ExecutorChoice::Processes { workers },
+            Some("kubernetes") if !crate::exec::KUBERNETES_BUILT => {
+                return Err(crate::error::NotBuilt::new("--executor kubernetes", "kubernetes").into());
+            }
             Some("kubernetes") => ExecutorChoice::Kubernetes(crate::exec::KubeSettings {
                 workers,
                 image: args.image.clone().or(job.image).ok_or_else(|| {

@@ -7,7 +7,7 @@
 //! - [`Processes`]: child processes of the same binary (`layercrawl task`),
 //!   W at a time, largest first, each failed task retried.
 //! - [`Kubernetes`]: one Indexed Job per phase and layer, watched until it
-//!   completes.
+//!   completes (the cargo feature `kubernetes`).
 //!
 //! A task needs nothing but the data store ([`task::run_task`]), and each
 //! commits exactly once whatever runs it, however often
@@ -21,7 +21,7 @@ pub mod task;
 
 use futures::future::BoxFuture;
 
-pub use kubernetes::{job_object, KubeSettings, Kubernetes, OwnerPod};
+pub use kubernetes::{job_object, KubeSettings, Kubernetes, OwnerPod, BUILT as KUBERNETES_BUILT};
 pub use local::Local;
 pub use processes::Processes;
 

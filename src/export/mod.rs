@@ -10,11 +10,25 @@
 //! the same rows again adds nothing: an export of a deeper, resumed or
 //! repeated crawl into the same database adds only the rows it lacks.
 //! Each export is one transaction: it lands whole or not at all.
+//!
+//! The writers need the cargo feature `sql` (SQLite's C sources, the
+//! PostgreSQL client and its TLS); without it the command is refused with
+//! a message saying so ([`BUILT`] is false).
 
+#[cfg(not(feature = "sql"))]
+mod absent;
+#[cfg(feature = "sql")]
 mod postgres;
 mod read;
+#[cfg(feature = "sql")]
 mod sqlite;
 pub mod tables;
+
+#[cfg(not(feature = "sql"))]
+use absent::{postgres, sqlite};
+
+/// Whether this build has the SQL writers (the cargo feature `sql`).
+pub const BUILT: bool = cfg!(feature = "sql");
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
@@ -87,6 +101,9 @@ impl Destination {
     /// # Errors
     /// As [`Self::parse`].
     pub fn parse_with_env(to: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Self, ExportError> {
+        if !BUILT {
+            return Err(crate::error::NotBuilt::new("layercrawl export", "sql").into());
+        }
         // The string as given is never shown: it may hold a password.
         let bad =
             |reason: &str| ExportError::BadDestination { given: postgres::redact(to), reason: reason.to_string() };
@@ -138,6 +155,9 @@ pub enum ExportError {
     /// The database refused a statement.
     #[error("database {destination}: {doing}: {reason}")]
     Database { destination: String, doing: String, reason: String },
+    /// This build has no SQL writers.
+    #[error(transparent)]
+    NotBuilt(#[from] crate::error::NotBuilt),
 }
 
 impl ExportError {
@@ -145,7 +165,7 @@ impl ExportError {
     #[must_use]
     pub fn exit_code(&self) -> u8 {
         match self {
-            Self::BadDestination { .. } | Self::NoCrawl { .. } | Self::Column { .. } => 2,
+            Self::BadDestination { .. } | Self::NoCrawl { .. } | Self::Column { .. } | Self::NotBuilt(_) => 2,
             _ => 1,
         }
     }
@@ -197,6 +217,8 @@ impl ExportSummary {
 }
 
 /// Rows bound for one table.
+// Without the writers (no `sql` feature) nothing reads a chunk.
+#[cfg_attr(not(feature = "sql"), allow(dead_code))]
 #[derive(Debug)]
 pub(crate) struct Chunk {
     pub table: &'static Table,
@@ -383,6 +405,15 @@ fn progress_bar(enabled: bool, total: u64) -> ProgressBar {
 mod tests {
     use super::*;
 
+    #[cfg(not(feature = "sql"))]
+    #[test]
+    fn without_the_feature_an_export_is_refused_saying_so() {
+        let e = Destination::parse("sqlite:crawl.db").expect_err("not built");
+        assert!(e.to_string().contains("needs the \"sql\" feature: cargo build --release --features sql"), "{e}");
+        assert_eq!(e.exit_code(), 2);
+    }
+
+    #[cfg(feature = "sql")]
     #[test]
     fn destinations_are_parsed_and_bad_ones_list_the_accepted_schemes() {
         assert!(

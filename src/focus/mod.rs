@@ -9,10 +9,14 @@
 //!   `doc` (only when the run has a plan).
 //! - [`Order`]: the order of a layer's input; [`ant`]: the ant-colony
 //!   order's pheromone per URL cluster; [`learned`]: the learned order's
-//!   URL encoder and Q-network; [`Ranking`]: what an order learned, applied
+//!   URL encoder and Q-network (the cargo feature `learned`); [`Ranking`]: what an order learned, applied
 //!   where a partition's share of the next input is written.
 
 pub mod ant;
+#[cfg(feature = "learned")]
+pub mod learned;
+#[cfg(not(feature = "learned"))]
+#[path = "learned/absent.rs"]
 pub mod learned;
 pub mod plan;
 pub mod score;

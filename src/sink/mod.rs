@@ -60,7 +60,7 @@ impl SinkSpec {
             return Err(format!("{url:?} is not a sink URL; the form is {FORM}"));
         };
         if !BUILT {
-            return Err("this layercrawl was built without the Kafka sink (cargo feature `kafka`)".into());
+            return Err(crate::error::NotBuilt::new("--sink", "kafka").to_string());
         }
         if rest.contains(['?', '#']) {
             return Err(format!("{url:?}: the sink URL takes no options (? or #); the form is {FORM}"));
@@ -223,6 +223,6 @@ mod tests {
     #[test]
     fn without_the_feature_a_kafka_sink_is_refused_saying_so() {
         let e = SinkSpec::parse("kafka://k1:9092/crawl").expect_err("not built");
-        assert!(e.contains("without the Kafka sink"), "{e}");
+        assert!(e.contains("needs the \"kafka\" feature: cargo build --release --features kafka"), "{e}");
     }
 }

@@ -35,6 +35,28 @@ async fn mouse(page: &Page, kind: DispatchMouseEventType, x: f64, y: f64, presse
 const INKED: &str = "(c) => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; \
     let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n; }";
 
+/// The browser part's budget.
+const BUDGET: Duration = Duration::from_secs(90);
+
+/// Opens the report at `page` in headless Chromium and checks it draws
+/// `fig` (see [`in_chromium`]); keeps the screenshots in
+/// target/report-screenshots/ (and, with `LAYERCRAWL_DOCS=1`, in docs/src/images/).
+pub async fn draws_in_chromium(page: &Path, fig: &Json, web: &crate::common::Web) {
+    let chromium = crate::common::chromium();
+    let shots = tokio::time::timeout(BUDGET, in_chromium(&chromium, page, fig, &web.dir("chromium-profile")))
+        .await
+        .expect("the browser part finished in time");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = root.join("target/report-screenshots");
+    std::fs::create_dir_all(&dir).expect("screenshot folder");
+    for (name, png) in &shots {
+        std::fs::write(dir.join(name), png).expect("write a screenshot");
+        if std::env::var_os("LAYERCRAWL_DOCS").is_some() && *name != "report-full.png" {
+            std::fs::write(root.join("docs/src/images").join(name), png).expect("write a screenshot to docs/src/images/");
+        }
+    }
+}
+
 /// Everything in the browser; returns screenshots (PNG) by file name: the
 /// whole page, its top, and the link graph.
 pub async fn in_chromium(chromium: &Path, report: &Path, fig: &Json, profile: &Path) -> Vec<(&'static str, Vec<u8>)> {

@@ -55,6 +55,9 @@ use embed::Encoder;
 use replay::Steps;
 use rng::Rng;
 
+/// This build has the learned order (the cargo feature `learned`).
+pub const BUILT: bool = true;
+
 /// Numbers in a feature row: eight about the offer and the URL's code.
 pub const FEATURES: usize = 8 + embed::Z;
 /// Encoder training steps per partition and layer.

@@ -1,0 +1,465 @@
+//! The browser's side of rendering (the cargo feature `render`): the
+//! exchange that opens fetched pages in Chromium and answers its requests
+//! (the module's notes in `mod.rs`).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use base64::Engine as _;
+use chromiumoxide::browser::{Browser, BrowserConfig};
+use chromiumoxide::cdp::browser_protocol::fetch::{
+    EnableParams, EventRequestPaused, FailRequestParams, FulfillRequestParams, HeaderEntry, RequestPattern,
+};
+use chromiumoxide::cdp::browser_protocol::network::{ErrorReason, ResourceType};
+use chromiumoxide::Page;
+use futures::future::BoxFuture;
+use futures::StreamExt;
+use tokio::sync::{OnceCell, Semaphore};
+use tokio::time::Instant;
+use url::Url;
+
+use super::super::exchange::{Exchange, Request};
+use super::super::relay::Relay;
+use super::super::robots::{origin_of, RobotsCache};
+use super::super::{ErrorKind, Response};
+use super::{find_chromium, launch, shell, RenderConfig, RenderMode, MAX_SUBRESOURCES};
+
+/// A page counts as settled when no request of its has been open for this long.
+const QUIET: Duration = Duration::from_millis(150);
+
+/// This build renders pages.
+pub const BUILT: bool = true;
+
+/// What rendering did (for the summary).
+#[derive(Debug, Default)]
+pub struct RenderCounts {
+    pub rendered: AtomicU64,
+    pub failed: AtomicU64,
+    pub subresources: AtomicU64,
+    pub refused: AtomicU64,
+}
+
+/// The rendering exchange.
+pub struct RenderExchange {
+    inner: Arc<dyn Exchange>,
+    robots: RobotsCache,
+    cfg: RenderConfig,
+    chromium: PathBuf,
+    /// Spacing of a page's subresource requests (`--delay`).
+    delay: Duration,
+    browser: OnceCell<Result<Arc<Chromium>, String>>,
+    /// Pages of rules with `render = true`.
+    rule_pages: Vec<crate::rules::Pattern>,
+    /// Chromium's only way out (see the module's notes).
+    relay: Relay,
+    tabs: Semaphore,
+    started: AtomicU64,
+    pub counts: Arc<RenderCounts>,
+}
+
+/// The running browser; killed when dropped.
+struct Chromium {
+    browser: Browser,
+    /// Tabs that rendered a page and were emptied (`about:blank`): opening
+    /// a tab costs Chromium more than navigating one.
+    idle: Mutex<Vec<Page>>,
+    _handler: tokio::task::JoinHandle<()>,
+    _profile: tempfile::TempDir,
+}
+
+impl RenderExchange {
+    /// Wraps `inner`; the browser starts with the first page to render,
+    /// with `relay` as its proxy.
+    ///
+    /// # Errors
+    /// When no Chromium can be found.
+    pub fn new(
+        inner: Arc<dyn Exchange>,
+        robots: RobotsCache,
+        cfg: RenderConfig,
+        delay: Duration,
+        relay: Relay,
+    ) -> Result<Self, String> {
+        let chromium = find_chromium(cfg.chromium.as_deref())?;
+        let rule_pages =
+            cfg.rule_patterns.iter().map(|p| crate::rules::Pattern::new(p)).collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            rule_pages,
+            relay,
+            inner,
+            robots,
+            tabs: Semaphore::new(cfg.tabs.max(1)),
+            cfg,
+            chromium,
+            delay,
+            browser: OnceCell::new(),
+            started: AtomicU64::new(0),
+            counts: Arc::default(),
+        })
+    }
+
+    /// Whether a fetched page is to be rendered. robots.txt never is, even
+    /// when served as `text/html` under `--render always`: its rules are
+    /// the bytes the server sent, not a DOM a browser made of them.
+    fn wants(&self, url: &Url, resp: &Response) -> bool {
+        let html = resp.content_type.as_deref().is_some_and(|t| t.to_ascii_lowercase().contains("html"));
+        if resp.status != 200 || !html || resp.body.is_empty() || resp.body_error.is_some() {
+            return false;
+        }
+        if url.path() == "/robots.txt" {
+            return false;
+        }
+        if self.rule_pages.iter().any(|p| p.matches(url.as_str())) {
+            return true;
+        }
+        match self.cfg.mode {
+            RenderMode::Never => false,
+            RenderMode::Always => true,
+            RenderMode::Auto => shell::scan(&resp.body).is_shell(),
+        }
+    }
+
+    async fn chromium(&self) -> Result<Arc<Chromium>, String> {
+        self.browser
+            .get_or_init(|| async {
+                // Its sandbox on where the kernel allows it, none of the
+                // crawler's environment (`launch.rs`); no background
+                // traffic of its own. (The crate puts the `--` before each
+                // switch itself.) A launch with the sandbox that fails is
+                // tried once more without it, and the log says so.
+                let mut last = String::new();
+                for sandbox in [true, false] {
+                    match self.launch(sandbox).await {
+                        Ok(c) => return Ok(Arc::new(c)),
+                        Err(e) if sandbox => {
+                            tracing::warn!("Chromium did not start with its sandbox ({e}); rendering without it");
+                            last = e;
+                        }
+                        Err(e) => last = e,
+                    }
+                }
+                Err(last)
+            })
+            .await
+            .clone()
+    }
+
+    /// Starts Chromium in a new profile, through its launcher.
+    async fn launch(&self, sandbox: bool) -> Result<Chromium, String> {
+        self.relay.serve()?;
+        let proxy = self.relay.url();
+        let profile = tempfile::tempdir().map_err(|e| format!("cannot make Chromium's profile folder: {e}"))?;
+        let launcher = launch::prepare(profile.path(), &self.chromium, sandbox)?;
+        let mut config = BrowserConfig::builder().chrome_executable(&launcher.path);
+        if !launcher.sandbox {
+            config = config.no_sandbox();
+        }
+        let config = config
+            .user_data_dir(profile.path())
+            .args([
+                "disable-gpu",
+                "disable-dev-shm-usage",
+                "disable-background-networking",
+                "disable-component-update",
+                "disable-sync",
+                "disable-quic",
+                "no-first-run",
+                "mute-audio",
+                "blink-settings=imagesEnabled=false",
+                // One renderer process per tab rather than per
+                // site: the pages come from many sites and none
+                // reaches the network, so isolating sites from
+                // each other buys nothing and costs a process
+                // start per page.
+                "disable-site-isolation-trials",
+                "dns-prefetch-disable",
+            ])
+            // Every connection through the relay, loopback's too; no name
+            // resolved by Chromium (the relay resolves them); WebRTC's UDP
+            // only through the proxy, which carries none.
+            .arg(("proxy-server", proxy.as_str()))
+            .arg(("proxy-bypass-list", "<-loopback>"))
+            .arg(("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"))
+            .arg(("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"))
+            .arg(("webrtc-ip-handling-policy", "disable_non_proxied_udp"))
+            // (Values of one switch are merged with the crate's own.)
+            .arg((
+                "disable-features",
+                &["site-per-process", "IsolateOrigins", "Translate", "MediaRouter", "OptimizationHints"][..],
+            ))
+            .arg(("renderer-process-limit", self.cfg.tabs.max(1).to_string().as_str()))
+            .build()
+            .map_err(|e| format!("Chromium settings: {e}"))?;
+        let (browser, mut handler) = Browser::launch(config)
+            .await
+            .map_err(|e| format!("cannot start Chromium at {}: {e}", self.chromium.display()))?;
+        let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
+        tracing::info!(sandbox = launcher.sandbox, "Chromium started for rendering: {}", self.chromium.display());
+        Ok(Chromium { browser, idle: Mutex::default(), _handler: handler, _profile: profile })
+    }
+
+    /// Renders `url`, whose fetched response is `resp`: the DOM after its
+    /// scripts ran.
+    async fn render(&self, url: &Url, resp: &Response, max_body: u64) -> Result<String, String> {
+        let _tab = self.tabs.acquire().await.map_err(|e| e.to_string())?;
+        let chromium = self.chromium().await?;
+        let idle = chromium.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        let page = match idle {
+            Some(page) => page,
+            None => chromium
+                .browser
+                .new_page("about:blank")
+                .await
+                .map_err(|e| format!("cannot open a Chromium tab: {e}"))?,
+        };
+        let result = tokio::time::timeout(self.cfg.timeout, self.drive(&page, url, resp, max_body)).await;
+        let (html, reusable) = match result {
+            Ok(r) => {
+                let ok = r.is_ok();
+                (r, ok)
+            }
+            // Out of time: what the DOM holds so far is still the page.
+            Err(_) => (page.content().await.map_err(|e| format!("no DOM after {:?}: {e}", self.cfg.timeout)), false),
+        };
+        // A tab that went quiet is emptied and kept for the next page (its
+        // scripts stop with the navigation); one that did not is closed.
+        if reusable && page.goto("about:blank").await.is_ok() {
+            chromium.idle.lock().unwrap_or_else(PoisonError::into_inner).push(page);
+        } else {
+            let _ = page.close().await;
+        }
+        html
+    }
+
+    async fn drive(&self, page: &Page, url: &Url, resp: &Response, max_body: u64) -> Result<String, String> {
+        let cdp = |e: chromiumoxide::error::CdpError| e.to_string();
+        let mut paused = page.event_listener::<EventRequestPaused>().await.map_err(cdp)?;
+        page.execute(EnableParams::builder().pattern(RequestPattern::builder().url_pattern("*").build()).build())
+            .await
+            .map_err(cdp)?;
+        let open = Arc::new(AtomicUsize::new(0));
+        let last = Arc::new(Mutex::new(Instant::now()));
+        let answering = {
+            let (page, open, last) = (page.clone(), Arc::clone(&open), Arc::clone(&last));
+            let document = strip_fragment(url);
+            let ctx = self.answer_context(url, resp, max_body);
+            async move {
+                let mut served_document = false;
+                let mut sent = 0usize;
+                let mut next_at = Instant::now();
+                while let Some(ev) = paused.next().await {
+                    open.fetch_add(1, Ordering::SeqCst);
+                    let answer = ctx.answer(&ev, &document, &mut served_document, &mut sent, &mut next_at).await;
+                    let _ = match answer {
+                        Answer::Fulfil(f) => page.execute(f).await.map(drop),
+                        Answer::Fail => page
+                            .execute(FailRequestParams::new(ev.request_id.clone(), ErrorReason::BlockedByClient))
+                            .await
+                            .map(drop),
+                    };
+                    *last.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+                    open.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
+        };
+        let answering = tokio::spawn(answering);
+        let nav = page.goto(url.as_str()).await.map_err(|e| format!("Chromium could not load the page: {e}"));
+        if let Err(e) = nav {
+            answering.abort();
+            return Err(e);
+        }
+        // Settled: nothing open for QUIET (scripts may fetch after load).
+        loop {
+            tokio::time::sleep(QUIET / 3).await;
+            let since = last.lock().unwrap_or_else(PoisonError::into_inner).elapsed();
+            if open.load(Ordering::SeqCst) == 0 && since >= QUIET {
+                break;
+            }
+        }
+        let html = page.content().await.map_err(|e| format!("cannot read the DOM: {e}"));
+        answering.abort();
+        html
+    }
+
+    fn answer_context(&self, url: &Url, resp: &Response, max_body: u64) -> AnswerContext {
+        AnswerContext {
+            inner: Arc::clone(&self.inner),
+            rules: self.robots.get(&origin_of(url)),
+            origin: url.origin(),
+            body: resp.body.clone(),
+            content_type: resp.content_type.clone().unwrap_or_else(|| "text/html".into()),
+            max_body,
+            delay: self.delay,
+            counts: Arc::clone(&self.counts),
+        }
+    }
+
+    async fn get_and_render(&self, req: Request<'_>) -> Result<Response, (ErrorKind, String)> {
+        let mut resp = self.inner.get(req).await?;
+        if !self.wants(req.url, &resp) {
+            return Ok(resp);
+        }
+        if let Some(max) = self.cfg.max_pages {
+            if self.started.fetch_add(1, Ordering::Relaxed) >= max {
+                return Ok(resp);
+            }
+        }
+        let started = std::time::Instant::now();
+        match self.render(req.url, &resp, req.max_body).await {
+            Ok(html) => {
+                self.counts.rendered.fetch_add(1, Ordering::Relaxed);
+                let mut body = html.into_bytes();
+                resp.truncated |= body.len() as u64 > req.max_body;
+                body.truncate(usize::try_from(req.max_body).unwrap_or(usize::MAX));
+                let served = std::mem::replace(&mut resp.body, body.into());
+                if let Some(c) = resp.capture.as_mut() {
+                    // The archive keeps what the server sent beside the DOM.
+                    c.served_body = Some(served);
+                }
+                resp.content_type = Some("text/html; charset=utf-8".into());
+                resp.rendered = true;
+                resp.elapsed += started.elapsed();
+            }
+            Err(e) => {
+                self.counts.failed.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("{}: not rendered, kept as fetched: {e}", req.url);
+            }
+        }
+        Ok(resp)
+    }
+}
+
+impl Exchange for RenderExchange {
+    fn get<'a>(&'a self, req: Request<'a>) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>> {
+        Box::pin(self.get_and_render(req))
+    }
+}
+
+/// Everything the answering task needs, owned.
+struct AnswerContext {
+    inner: Arc<dyn Exchange>,
+    rules: Option<Arc<super::super::robots::RobotsRules>>,
+    origin: url::Origin,
+    body: bytes::Bytes,
+    content_type: String,
+    max_body: u64,
+    delay: Duration,
+    counts: Arc<RenderCounts>,
+}
+
+enum Answer {
+    Fulfil(FulfillRequestParams),
+    Fail,
+}
+
+impl AnswerContext {
+    async fn answer(
+        &self,
+        ev: &EventRequestPaused,
+        document: &str,
+        served_document: &mut bool,
+        sent: &mut usize,
+        next_at: &mut Instant,
+    ) -> Answer {
+        let Ok(target) = Url::parse(&ev.request.url) else { return Answer::Fail };
+        if ev.resource_type == ResourceType::Document {
+            // The page itself, once, from what was fetched; no other
+            // document (frames, navigations away).
+            if !*served_document && strip_fragment(&target) == document {
+                *served_document = true;
+                return fulfil(ev, 200, &self.content_type, &self.body);
+            }
+            // Answered 204 rather than failed: a navigation that gets no
+            // content leaves the page as it was, where a failed one would
+            // put Chromium's error page in its place (and in the row).
+            self.counts.refused.fetch_add(1, Ordering::Relaxed);
+            return fulfil(ev, 204, "text/plain", b"");
+        }
+        let needed = matches!(
+            ev.resource_type,
+            ResourceType::Script | ResourceType::Xhr | ResourceType::Fetch | ResourceType::Other
+        );
+        let allowed = self.rules.as_ref().is_none_or(|r| r.allows(&target));
+        if !needed
+            || target.origin() != self.origin
+            || !allowed
+            || ev.request.method != "GET"
+            || *sent >= MAX_SUBRESOURCES
+        {
+            return self.refuse();
+        }
+        *sent += 1;
+        tokio::time::sleep_until(*next_at).await;
+        let got = self.inner.get(Request::get(&target, self.max_body)).await;
+        *next_at = Instant::now() + self.delay;
+        self.counts.subresources.fetch_add(1, Ordering::Relaxed);
+        match got {
+            Ok(r) => {
+                let ct = r.content_type.clone().unwrap_or_else(|| "application/octet-stream".into());
+                fulfil(ev, r.status, &ct, &r.body)
+            }
+            Err(_) => Answer::Fail,
+        }
+    }
+
+    fn refuse(&self) -> Answer {
+        self.counts.refused.fetch_add(1, Ordering::Relaxed);
+        Answer::Fail
+    }
+}
+
+fn fulfil(ev: &EventRequestPaused, status: u16, content_type: &str, body: &[u8]) -> Answer {
+    let params = FulfillRequestParams::builder()
+        .request_id(ev.request_id.clone())
+        .response_code(i64::from(status))
+        .response_header(HeaderEntry::new("Content-Type", content_type))
+        .body(base64::engine::general_purpose::STANDARD.encode(body))
+        .build();
+    params.map_or(Answer::Fail, Answer::Fulfil)
+}
+
+fn strip_fragment(url: &Url) -> String {
+    let mut u = url.clone();
+    u.set_fragment(None);
+    u.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An exchange that is never called (the test asks `wants` only).
+    struct Unused;
+
+    impl Exchange for Unused {
+        fn get<'a>(&'a self, _: Request<'a>) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>> {
+            Box::pin(async { Err((ErrorKind::Internal, "not called".into())) })
+        }
+    }
+
+    #[test]
+    fn robots_txt_is_never_rendered_even_as_html_under_always() {
+        // Any existing file stands in for the browser: it is never started.
+        let cfg =
+            RenderConfig { mode: RenderMode::Always, chromium: Some("/bin/sh".into()), ..RenderConfig::default() };
+        let relay = Relay::bind(
+            crate::fetch::resolve::PolicyResolver::default(),
+            crate::fetch::relay::Upstream::Direct,
+            Duration::from_secs(1),
+        )
+        .expect("relay");
+        let r = RenderExchange::new(Arc::new(Unused), RobotsCache::default(), cfg, Duration::ZERO, relay)
+            .expect("exchange");
+        let html = Response {
+            status: 200,
+            content_type: Some("text/html; charset=utf-8".into()),
+            body: bytes::Bytes::from_static(b"<html><body>User-agent: *<br>Disallow: /private/</body></html>"),
+            ..Response::default()
+        };
+        let at = |p: &str| Url::parse(&format!("http://a.test{p}")).expect("url");
+        assert!(!r.wants(&at("/robots.txt"), &html), "robots.txt is read as sent");
+        assert!(r.wants(&at("/robots.txt/page"), &html) && r.wants(&at("/"), &html), "pages are rendered");
+    }
+}
