@@ -52,7 +52,8 @@ pub async fn draws_in_chromium(page: &Path, fig: &Json, web: &crate::common::Web
     for (name, png) in &shots {
         std::fs::write(dir.join(name), png).expect("write a screenshot");
         if std::env::var_os("LAYERCRAWL_DOCS").is_some() && *name != "report-full.png" {
-            std::fs::write(root.join("docs/src/images").join(name), png).expect("write a screenshot to docs/src/images/");
+            std::fs::write(root.join("docs/src/images").join(name), png)
+                .expect("write a screenshot to docs/src/images/");
         }
     }
 }
