@@ -95,7 +95,9 @@ fn on_a_host_with_problem_pages_every_url_within_the_depth_ends_as_a_row() {
         .collect();
     assert!(not_ok.is_empty(), "pages not fetched: {not_ok:?}");
     assert_eq!(row("/").status, 200);
-    let opens: u64 = (0..=3).map(|l| s["layers"][l]["breaker_opens"].as_u64().unwrap_or(0)).sum();
+    // In whichever layer the burst fell (a catch-up layer past the depth too).
+    let opens: u64 =
+        s["layers"].as_array().into_iter().flatten().map(|l| l["breaker_opens"].as_u64().unwrap_or(0)).sum();
     assert!(opens >= 1, "the burst opened the host's breaker: {}", s["layers"]);
 
     // The server's side: the always-503 URL asked three times (its retries
