@@ -357,40 +357,6 @@ pub fn doc_batch_with(schema: &SchemaRef, rows: &[DocRow]) -> Result<RecordBatch
     batch(Arc::clone(schema), cols)
 }
 
-/// Schema of `sitemaps/layer=0/*.parquet`: each URL a sitemap listed.
-pub fn sitemaps_schema() -> SchemaRef {
-    static S: OnceLock<SchemaRef> = OnceLock::new();
-    Arc::clone(S.get_or_init(|| {
-        Arc::new(Schema::new(vec![
-            Field::new("sitemap", DataType::Utf8, false),
-            Field::new("url", DataType::Utf8, false).tuned(DISTINCT),
-            Field::new("lastmod", DataType::Utf8, true),
-        ]))
-    }))
-}
-
-/// A URL a sitemap listed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SitemapRow {
-    pub sitemap: String,
-    pub url: String,
-    pub lastmod: Option<String>,
-}
-
-/// Encodes sitemap rows as one batch.
-///
-/// # Errors
-/// Never in practice (the columns match the schema by construction).
-pub fn sitemaps_batch(rows: &[SitemapRow]) -> Result<RecordBatch, StoreError> {
-    let (mut sitemap, mut url, mut lastmod) = (StringBuilder::new(), StringBuilder::new(), StringBuilder::new());
-    for r in rows {
-        sitemap.append_value(&r.sitemap);
-        url.append_value(&r.url);
-        lastmod.append_option(r.lastmod.as_deref());
-    }
-    batch(sitemaps_schema(), vec![Arc::new(sitemap.finish()), Arc::new(url.finish()), Arc::new(lastmod.finish())])
-}
-
 /// Schema of `links/layer=L/*.parquet`.
 pub fn links_schema() -> SchemaRef {
     static S: OnceLock<SchemaRef> = OnceLock::new();
@@ -626,6 +592,9 @@ fn schema_err(path: &str, reason: &str) -> StoreError {
 fn batch(schema: SchemaRef, cols: Vec<ArrayRef>) -> Result<RecordBatch, StoreError> {
     RecordBatch::try_new(schema, cols).map_err(|e| StoreError::Schema { path: "<batch>".into(), reason: e.to_string() })
 }
+
+mod sitemaps;
+pub use sitemaps::{sitemaps_batch, sitemaps_schema, SitemapRow};
 
 #[cfg(test)]
 mod tests;
