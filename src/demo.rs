@@ -7,7 +7,7 @@ mod score;
 
 use std::path::PathBuf;
 
-use layercrawl::config::{CrawlConfig, RunArgs};
+use layercrawl::config::{CrawlConfig, Denoise, RunOptions};
 use layercrawl::driver::{self, RunError};
 use testweb::{Farm, FarmConfig};
 
@@ -30,8 +30,8 @@ pub struct DemoArgs {
     pub json: bool,
     /// Noise filter of the crawl: off, mark or drop (the demo measures it
     /// against the test web's ground truth either way).
-    #[arg(long, default_value = "mark")]
-    pub denoise: String,
+    #[arg(long, value_name = "off|mark|drop|strict", value_enum, default_value_t = Denoise::Mark)]
+    pub denoise: Denoise,
 }
 
 /// Runs the demo crawl.
@@ -47,21 +47,20 @@ pub async fn demo(args: DemoArgs) -> Result<(), RunError> {
     std::fs::write(&seeds_path, farm.start_urls().join("\n") + "\n")
         .map_err(|e| RunError::Internal(format!("cannot write {}: {e}", seeds_path.display())))?;
     eprintln!("test web on {}, crawling {} sites to depth {} into {}", farm.addr(), args.sites, args.depth, args.data);
-    let run_args = RunArgs {
+    let mut options = RunOptions {
         seeds: Some(seeds_path),
         depth: Some(args.depth),
-        data: Some(args.data.clone()),
-        resolve: vec![farm.resolve_rule()],
-        allow_private: Some(None),
-        delay: Some(10),
-        per_host: Some(4),
-        scope: Some("domain".into()),
-        timeout: Some("5s".into()),
+        data: args.data.clone(),
+        scope: layercrawl::scope::Scope::Domain,
         json: args.json,
-        denoise: Some(args.denoise.clone()),
-        ..RunArgs::default()
+        ..RunOptions::default()
     };
-    let cfg = CrawlConfig::from_sources(&run_args).map_err(|e| RunError::Internal(e.to_string()))?;
+    options.network.resolve = vec![farm.resolve_rule().parse().map_err(RunError::Internal)?];
+    options.network.allow_private = layercrawl::fetch::resolve::AllowPrivate::All;
+    (options.politeness.delay, options.politeness.per_host) = (10, 4);
+    options.limits.timeout = layercrawl::config::values::Span(std::time::Duration::from_secs(5));
+    options.noise.denoise = args.denoise;
+    let cfg = CrawlConfig::from_options(&options).map_err(|e| RunError::Internal(e.to_string()))?;
     let summary = driver::run(cfg).await?;
     let score = score_against_truth(&farm, &args.data, args.depth).await?;
     if args.json {
@@ -75,7 +74,7 @@ pub async fn demo(args: DemoArgs) -> Result<(), RunError> {
             score.recall,
             score.links_scored,
             score.content_share * 100.0,
-            args.denoise
+            format!("{:?}", args.denoise).to_lowercase()
         );
         println!("\nParquet output: {0}/doc/layer=*/ (pages) and {0}/links/layer=*/ (link graph)", summary.data);
         println!("Read it with DuckDB:\n  duckdb -c \"SELECT layer, status, count(*) AS pages FROM '{}/doc/*/*.parquet' GROUP BY ALL ORDER BY ALL\"", args.data);

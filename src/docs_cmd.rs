@@ -57,8 +57,15 @@ fn section(out: &mut String, path: &str, cmd: &Command) {
     if args.is_empty() {
         out.push_str("No options.\n");
     } else {
-        out.push_str("| option | value | default | meaning |\n|---|---|---|---|\n");
+        const TABLE: &str = "| option | value | default | meaning |\n|---|---|---|---|\n";
+        out.push_str(TABLE);
+        // Options of one concern share a heading in `--help`; here, a table.
+        let mut heading = None;
         for arg in args {
+            if arg.get_help_heading() != heading {
+                heading = arg.get_help_heading();
+                out.push_str(&format!("\n### {}\n\n{TABLE}", heading.unwrap_or("Other options")));
+            }
             let positional = arg.is_positional();
             let takes_value = !matches!(arg.get_action(), ArgAction::SetTrue | ArgAction::SetFalse | ArgAction::Count);
             let values: Vec<String> = arg.get_possible_values().iter().map(|v| v.get_name().to_string()).collect();
@@ -89,7 +96,7 @@ fn section(out: &mut String, path: &str, cmd: &Command) {
                 (true, None) => String::new(),
             };
             let mut meaning = prose(&help);
-            if !meaning.is_empty() && !meaning.ends_with(['.', ')']) {
+            if !meaning.is_empty() && !meaning.ends_with('.') {
                 meaning.push('.');
             }
             if let Some(env) = arg.get_env().map(|e| e.to_string_lossy()).filter(|e| !help.contains(&**e)) {

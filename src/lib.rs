@@ -35,9 +35,10 @@
 //!
 //! ```no_run
 //! # async fn crawl() -> Result<(), Box<dyn std::error::Error>> {
-//! use layercrawl::config::RunArgs;
-//! let args = RunArgs { seeds: Some("seeds.txt".into()), depth: Some(2), ..RunArgs::default() };
-//! let cfg = layercrawl::config::CrawlConfig::from_sources(&args)?;
+//! use layercrawl::config::RunOptions;
+//! let mut options = RunOptions { seeds: Some("seeds.txt".into()), depth: Some(2), ..RunOptions::default() };
+//! options.politeness.per_host = 4;
+//! let cfg = layercrawl::config::CrawlConfig::from_options(&options)?;
 //! let summary = layercrawl::driver::run(cfg).await?;
 //! println!("{} pages in {:.1} s", summary.fetched, summary.seconds);
 //! # Ok(()) }

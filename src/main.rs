@@ -27,9 +27,9 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 static JEMALLOC_CONF: &[u8; 57] = b"percpu_arena:percpu,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
 
 use anyhow::Context as _;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use layercrawl::config::{CrawlConfig, ExecutorChoice, RunArgs};
+use layercrawl::config::{CrawlConfig, ExecutorChoice, Given, RunOptions};
 use layercrawl::driver::{self, RunError};
 use layercrawl::exec::task::{self as tasks, TaskError};
 use layercrawl::exec::Phase;
@@ -46,7 +46,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Crawl from a seeds file, layer by layer, into Parquet under --data.
-    Run(RunArgs),
+    Run(RunOptions),
     /// Start the built-in test web on loopback and crawl it into ./data.
     Demo(demo::DemoArgs),
     /// Serve the generated test web until Ctrl-C (for tests, benchmarks, demos).
@@ -170,9 +170,13 @@ fn main() -> ExitCode {
     init_logging();
     #[cfg(feature = "jemalloc")]
     layercrawl::fetch::governor::set_allocator_release(release_freed_memory);
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match cli.command {
-        Command::Run(args) => run(&args),
+        Command::Run(options) => {
+            let given = matches.subcommand_matches("run").map_or(Given::NotDefault, Given::Matches);
+            run(&options, &given)
+        }
         Command::Demo(args) => runtime().and_then(|rt| rt.block_on(demo::demo(args)).map_err(Into::into)),
         Command::Webfarm(args) => testweb::run_webfarm(args).map_err(Into::into),
         Command::Forget(args) => forget(&args),
@@ -214,8 +218,8 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: &RunArgs) -> anyhow::Result<()> {
-    let cfg = CrawlConfig::from_sources(args)?;
+fn run(options: &RunOptions, given: &Given<'_>) -> anyhow::Result<()> {
+    let cfg = CrawlConfig::from_options(&options.with_job(given)?)?;
     if cfg.dry_run {
         return dry_run(&cfg);
     }

@@ -8,7 +8,7 @@ use url::Url;
 use crate::urlnorm;
 
 /// Which link targets a crawl follows, relative to the seeds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// Only hosts that appear in the seeds.

@@ -7,11 +7,14 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use arrow::array::{Array, AsArray};
 use common::{read_all, Web};
-use layercrawl::config::{CrawlConfig, RunArgs};
+use layercrawl::config::values::Span;
+use layercrawl::config::{CrawlConfig, RunOptions};
 use layercrawl::extract::{Column, ColumnType, Extractor, Extractors, PageInput, Tuning, Value};
+use layercrawl::fetch::resolve::AllowPrivate;
 use testweb::FarmConfig;
 
 /// One crawl at a time in this file: the h1 test's slow pages (1 s each)
@@ -73,26 +76,26 @@ fn an_extractor_column_holds_every_pages_real_h1() {
     let web =
         Web::start(FarmConfig { sites: 3, pages: 40, seed: 11, faults: true, slow_ms: 1000, ..FarmConfig::default() });
     let data = web.dir("data");
-    let args = RunArgs {
+    let mut options = RunOptions {
         seeds: Some(web.seeds.clone()),
         depth: Some(2),
-        data: Some(data.display().to_string()),
-        resolve: vec![web.rule.clone()],
-        allow_private: Some(None),
-        delay: Some(10),
-        partitions: Some(3),
-        // Generous: the fault host's slow pages (1 s) must still be parsed
-        // on a loaded machine, they are the pages without an h1.
-        timeout: Some("5s".into()),
-        // Fixed politeness at the delay: the fault host's 503s and timeouts
-        // must not back it off past the straggler threshold, or its slow
-        // pages (the ones without an h1) would be carried out of the crawl.
-        delay_factor: Some(0.0),
-        max_delay: Some("10ms".into()),
+        data: data.display().to_string(),
+        partitions: 3,
         quiet: true,
-        ..RunArgs::default()
+        ..RunOptions::default()
     };
-    let mut cfg = CrawlConfig::from_sources(&args).expect("config");
+    options.network.resolve = vec![web.rule.parse().expect("resolve rule")];
+    options.network.allow_private = AllowPrivate::All;
+    options.politeness.delay = 10;
+    // Generous: the fault host's slow pages (1 s) must still be parsed
+    // on a loaded machine, they are the pages without an h1.
+    options.limits.timeout = Span(Duration::from_secs(5));
+    // Fixed politeness at the delay: the fault host's 503s and timeouts
+    // must not back it off past the straggler threshold, or its slow
+    // pages (the ones without an h1) would be carried out of the crawl.
+    options.politeness.delay_factor = 0.0;
+    options.politeness.max_delay = Span(Duration::from_millis(10));
+    let mut cfg = CrawlConfig::from_options(&options).expect("config");
     let h1 = FirstH1(scraper::Selector::parse("h1").expect("selector"));
     cfg.extractors = Extractors::new(vec![Arc::new(h1)]).expect("registry");
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");

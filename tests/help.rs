@@ -1,7 +1,7 @@
 //! The command line explains itself: `layercrawl run --help` states the
-//! default of every option that has one (clap cannot, as the options are
-//! `Option`s a job file may fill), and no help text cites a document the
-//! reader does not have.
+//! default of every option that has one (declared once, in clap's
+//! attributes), and no help text cites a document the reader does not
+//! have.
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -23,7 +23,6 @@ const WITHOUT_DEFAULT: &[&str] = &[
     "proxies",
     "render-max",
     "chromium",
-    "allow-private",
     "noise-patterns",
     "rules",
     "plan",

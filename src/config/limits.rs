@@ -1,25 +1,12 @@
 //! The resource governor's options (`--max-memory`, `--cpu-target`):
-//! sizes and percentages read from the flags and the job file.
+//! sizes and percentages.
 
-use super::{bad, ConfigError, JobFile, RunArgs};
+use super::Limits;
 use crate::fetch::governor::GovernorConfig;
 
-/// The governor's settings from the flags and the job file (flags win);
-/// neither given: no governor.
-///
-/// # Errors
-/// A size or percentage that does not parse or is out of range, naming the
-/// option and the value.
-pub(super) fn governor_config(args: &RunArgs, job: &JobFile) -> Result<GovernorConfig, ConfigError> {
-    let max_memory = match args.max_memory.clone().or_else(|| job.max_memory.clone()) {
-        Some(s) => Some(parse_size(&s).map_err(|e| bad("max-memory", e))?),
-        None => None,
-    };
-    let cpu_target = match args.cpu_target.clone().or_else(|| job.cpu_target.clone()) {
-        Some(s) => Some(parse_percent(&s).map_err(|e| bad("cpu-target", e))?),
-        None => None,
-    };
-    Ok(GovernorConfig { max_memory, cpu_target })
+/// The governor's settings; neither option given: no governor.
+pub(super) fn governor_config(o: &Limits) -> GovernorConfig {
+    GovernorConfig { max_memory: o.max_memory.map(|s| s.0), cpu_target: o.cpu_target.map(|p| p.0) }
 }
 
 /// Least `--max-memory`: below it, a crawler's own runtime would not fit.
@@ -109,20 +96,5 @@ mod tests {
             let e = parse_percent(v).expect_err(v);
             assert!(e.contains("1 to 100") && e.contains(&format!("{v:?}")), "{v}: {e}");
         }
-    }
-
-    #[test]
-    fn the_error_names_the_flag_and_the_value() {
-        let args = RunArgs { max_memory: Some("2 bananas".into()), ..RunArgs::default() };
-        let e = governor_config(&args, &JobFile::default()).expect_err("bad size").to_string();
-        assert!(e.contains("max-memory") && e.contains("2 bananas"), "{e}");
-        let args = RunArgs { cpu_target: Some("150".into()), ..RunArgs::default() };
-        let e = governor_config(&args, &JobFile::default()).expect_err("bad percent").to_string();
-        assert!(e.contains("cpu-target") && e.contains("150"), "{e}");
-        let job = JobFile { max_memory: Some("1G".into()), ..JobFile::default() };
-        let args = RunArgs { max_memory: Some("512M".into()), ..RunArgs::default() };
-        let g = governor_config(&args, &job).expect("flags win");
-        assert_eq!((g.max_memory, g.cpu_target, g.active()), (Some(512 << 20), None, true));
-        assert!(!governor_config(&RunArgs::default(), &JobFile::default()).expect("none").active());
     }
 }

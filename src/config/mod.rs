@@ -1,33 +1,37 @@
-//! Configuration: raw flags and a job file become one validated [`CrawlConfig`].
+//! Configuration: flags and a job file become one validated [`CrawlConfig`].
 //!
-//! Step one is [`RunArgs`] (clap) and [`JobFile`] (TOML), both all-optional;
-//! step two, [`CrawlConfig::from_sources`], merges them (flags win), applies
-//! defaults and checks every value, naming the option at fault.
+//! Step one is [`RunOptions`]: each option declared once, with its default,
+//! in a struct per concern that both clap and serde read, so a job file
+//! takes the flags' keys ([`RunOptions::with_job`] lays the flags given over
+//! it). Step two, [`CrawlConfig::from_options`], checks what needs more
+//! than one value, the files named and the features built, naming the
+//! option at fault.
 
-mod args;
 mod capabilities;
-mod job;
 mod limits;
+mod options;
 mod settings;
+pub mod values;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use args::RunArgs;
-pub use job::JobFile;
 pub use limits::{parse_percent, parse_size};
+pub use options::{
+    ExecutorKind, Executors, Focus, Given, Limits, Network, Noise, Output, Politeness, Rendering, RunOptions,
+};
 pub use settings::{PageSettings, RulesSource, RunSettings};
+pub use values::parse_duration;
 
 use capabilities::{entity_settings, proxy_config, render_config};
 
-use crate::fetch::resolve::{AllowPrivate, ResolveRule};
 use crate::fetch::FetchConfig;
 use crate::parse::ParseConfig;
 
 pub use crate::scope::Scope;
 
 /// Which response bodies are stored in the `body` column.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BodyPolicy {
     /// HTML pages only (the default: what notebooks re-parse).
@@ -50,8 +54,8 @@ impl std::str::FromStr for BodyPolicy {
     }
 }
 
-/// What the noise filter does (README, "The noise filter").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// What the noise filter does (docs/src/noise-filter.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Denoise {
     /// No noise filter: every in-scope, followable link is followed.
@@ -207,166 +211,68 @@ fn bad(option: &'static str, reason: impl Into<String>) -> ConfigError {
 }
 
 impl CrawlConfig {
-    /// Merges flags over the job file (if any), applies defaults, validates.
+    /// The configuration of options built in code: a job file they name is
+    /// read, and the options that differ from their defaults win over it
+    /// ([`Given::NotDefault`]); then as [`Self::from_options`].
+    ///
+    /// # Errors
+    /// The job file's problem, or the first invalid or missing option.
+    pub fn from_sources(options: &RunOptions) -> Result<Self, ConfigError> {
+        Self::from_options(&options.with_job(&Given::NotDefault)?)
+    }
+
+    /// Checks the options (job file already merged, see
+    /// [`RunOptions::with_job`]) and builds the configuration: ranges,
+    /// options that need one another, the files they name, and the cargo
+    /// features a value needs.
     ///
     /// # Errors
     /// The first invalid or missing option, by name.
-    pub fn from_sources(args: &RunArgs) -> Result<Self, ConfigError> {
-        let job = match &args.job {
-            Some(path) => JobFile::load(path)?,
-            None => JobFile::default(),
-        };
-        let proxy = proxy_config(args, &job)?;
-        let mut render = render_config(args, &job)?;
-        let governor = limits::governor_config(args, &job)?;
-        let entities = entity_settings(args, &job)?;
-        let seeds = args.seeds.clone().or(job.seeds).ok_or(ConfigError::Missing("seeds"))?;
-        let depth = args.depth.or(job.depth).ok_or(ConfigError::Missing("depth"))?;
-        if depth > 1000 {
-            return Err(bad("depth", format!("{depth} is too deep; allowed 0..=1000")));
-        }
-        let partitions = args.partitions.or(job.partitions).unwrap_or(16);
-        if !(1..=100_000).contains(&partitions) {
-            return Err(bad("partitions", format!("{partitions}; allowed 1..=100000")));
-        }
-        let concurrency = args.concurrency.or(job.concurrency).unwrap_or(256);
-        if !(1..=100_000).contains(&concurrency) {
-            return Err(bad("concurrency", format!("{concurrency}; allowed 1..=100000")));
-        }
-        let per_host = args.per_host.or(job.per_host).unwrap_or(2);
-        if !(1..=1000).contains(&per_host) {
-            return Err(bad("per-host", format!("{per_host}; allowed 1..=1000")));
-        }
-        let scope = match args.scope.clone().or(job.scope) {
-            Some(s) => s.parse().map_err(|e| bad("scope", e))?,
-            None => Scope::Domain,
-        };
-        let store_body = match args.store_body.clone().or(job.store_body) {
-            Some(s) => s.parse().map_err(|e| bad("store-body", e))?,
-            None => BodyPolicy::Html,
-        };
-        let compression = match args.compression.clone().or(job.compression) {
-            Some(s) => s.parse().map_err(|e| bad("compression", e))?,
-            None => crate::store::Compression::default(),
-        };
-        let layer_timeout = args
-            .layer_timeout
-            .clone()
-            .or(job.layer_timeout)
-            .map(|s| parse_duration(&s).map_err(|e| bad("layer-timeout", e)))
-            .transpose()?;
-        let straggler_after = match args.straggler_after.clone().or(job.straggler_after) {
-            Some(s) if s == "off" => None,
-            Some(s) => match parse_duration(&s).map_err(|e| bad("straggler-after", format!("{e}, or off")))? {
-                d if d.is_zero() => None,
-                d => Some(d),
-            },
-            None => Some(Duration::from_secs(1)),
-        };
-        let host_down_after = args
-            .host_down_after
-            .clone()
-            .or(job.host_down_after)
-            .map(|s| parse_duration(&s).map_err(|e| bad("host-down-after", e)))
-            .transpose()?
-            .unwrap_or(crate::fetch::DEFAULT_HOST_DOWN_AFTER);
-        let speed_time = args
-            .speed_time
-            .clone()
-            .or(job.speed_time)
-            .map(|s| parse_duration(&s).map_err(|e| bad("speed-time", e)))
-            .transpose()?
-            .unwrap_or(crate::fetch::DEFAULT_SPEED_TIME);
-        if speed_time.is_zero() {
+    pub fn from_options(o: &RunOptions) -> Result<Self, ConfigError> {
+        let (politeness, limits, output, noise, focus) = (&o.politeness, &o.limits, &o.output, &o.noise, &o.focus);
+        let proxy = proxy_config(&o.network)?;
+        let mut render = render_config(&o.rendering)?;
+        let governor = limits::governor_config(limits);
+        let entities = entity_settings(focus)?;
+        let seeds = o.seeds.clone().ok_or(ConfigError::Missing("seeds"))?;
+        let depth = o.depth.ok_or(ConfigError::Missing("depth"))?;
+        check("depth", depth, 0..=1000)?;
+        check("partitions", o.partitions, 1..=100_000)?;
+        check("concurrency", politeness.concurrency, 1..=100_000)?;
+        check("per-host", politeness.per_host, 1..=1000)?;
+        let straggler_after = limits.straggler_after.0;
+        if limits.speed_time.0.is_zero() {
             return Err(bad("speed-time", "0; give a window such as 10s (turn the check off with --speed-limit 0)"));
         }
-        let speed_limit = args.speed_limit.or(job.speed_limit).unwrap_or(crate::fetch::DEFAULT_SPEED_LIMIT);
-        let timeout = args
-            .timeout
-            .clone()
-            .or(job.timeout)
-            .map(|s| parse_duration(&s).map_err(|e| bad("timeout", e)))
-            .transpose()?
-            .unwrap_or(Duration::from_secs(30));
-        let delay_factor = args.delay_factor.or(job.delay_factor).unwrap_or(crate::fetch::DEFAULT_DELAY_FACTOR);
+        let delay_factor = politeness.delay_factor;
         if !(delay_factor.is_finite() && (0.0..=100.0).contains(&delay_factor)) {
-            return Err(bad("delay-factor", format!("{delay_factor}; allowed 0 (off) to 100 (default 2)")));
+            return Err(bad("delay-factor", format!("{delay_factor}; allowed 0 (off) to 100")));
         }
-        let max_delay = args
-            .max_delay
-            .clone()
-            .or(job.max_delay)
-            .map(|s| parse_duration(&s).map_err(|e| bad("max-delay", e)))
-            .transpose()?
-            .unwrap_or(crate::fetch::DEFAULT_MAX_DELAY);
-        let sitemap_urls = args.sitemap_urls.or(job.sitemap_urls).unwrap_or(50_000);
-        if sitemap_urls == 0 {
-            return Err(bad("sitemap-urls", "0; allowed 1 or more (default 50000)".to_string()));
-        }
-        let sitemaps = (args.sitemaps || job.sitemaps.unwrap_or(false)).then_some(sitemap_urls);
-        let warc = args.warc || job.warc.unwrap_or(false);
-        let mut dns = Vec::new();
-        for s in job.dns.iter().chain(&args.dns) {
-            let addr = s
-                .trim()
-                .parse::<std::net::SocketAddr>()
-                .or_else(|_| s.trim().parse::<std::net::IpAddr>().map(|ip| std::net::SocketAddr::new(ip, 53)));
-            dns.push(addr.map_err(|_| bad("dns", format!("{s:?} is not IP or IP:PORT (e.g. 127.0.0.1:5353)")))?);
-        }
-        let mut resolve = Vec::new();
-        for rule in job.resolve.iter().chain(&args.resolve) {
-            resolve.push(ResolveRule::parse(rule).map_err(|e| bad("resolve", e))?);
-        }
-        // The bare flag allows every private address; a list, only those.
-        let allow_private = match &args.allow_private {
-            Some(None) => AllowPrivate::All,
-            Some(Some(list)) => AllowPrivate::parse_list(list).map_err(|e| bad("allow-private", e))?,
-            None => job.allow_private.clone().unwrap_or_default(),
-        };
-        let max_body = args.max_body.or(job.max_body).unwrap_or(10 << 20);
-        if max_body == 0 {
-            return Err(bad("max-body", "must be at least 1 byte"));
-        }
-        let order = match args.order.clone().or(job.order) {
-            Some(s) => s.parse().map_err(|e| bad("order", e))?,
-            None => crate::focus::Order::BestFirst,
-        };
+        check("sitemap-urls", focus.sitemap_urls, 1..=usize::MAX)?;
+        let sitemaps = focus.sitemaps.then_some(focus.sitemap_urls);
+        check("max-body", limits.max_body, 1..=u64::MAX)?;
+        let order = focus.order;
         if order == crate::focus::Order::Learned && !crate::focus::learned::BUILT {
             return Err(crate::error::NotBuilt::new("--order learned", "learned").into());
         }
-        let max_pages = args.max_pages.or(job.max_pages);
-        if max_pages == Some(0) {
+        if limits.max_pages == Some(0) {
             return Err(bad("max-pages", "must be at least 1 (leave it out for no limit)"));
         }
-        let max_pages_per_host = args.max_pages_per_host.or(job.max_pages_per_host);
-        if max_pages_per_host == Some(0) {
+        if limits.max_pages_per_host == Some(0) {
             return Err(bad("max-pages-per-host", "must be at least 1 (leave it out for no limit)"));
         }
-        let denoise = match args.denoise.clone().or(job.denoise) {
-            Some(s) => s.parse().map_err(|e| bad("denoise", e))?,
-            None => Denoise::Drop,
-        };
-        let noise_ratio = args.noise_ratio.or(job.noise_ratio).unwrap_or(0.25);
-        if !(noise_ratio > 0.0 && noise_ratio <= 1.0) {
-            return Err(bad("noise-ratio", format!("{noise_ratio}; allowed 0 < r <= 1 (default 0.25)")));
+        if !(noise.noise_ratio > 0.0 && noise.noise_ratio <= 1.0) {
+            return Err(bad("noise-ratio", format!("{}; allowed 0 < r <= 1", noise.noise_ratio)));
         }
-        let text_format = match args.text_format.clone().or(job.text_format) {
-            Some(s) => s.parse().map_err(|e| bad("text-format", e))?,
-            None => crate::extract::main_text::TextFormat::Plain,
-        };
-        let store_text = match args.store_text.clone().or(job.store_text) {
-            Some(s) => s.parse().map_err(|e| bad("store-text", e))?,
-            None => crate::extract::main_text::StoreText::Both,
-        };
-        let sink = args.sink.clone().or(job.sink);
-        if sink.is_some() && !crate::sink::BUILT {
+        let (text_format, store_text) = (output.text_format, output.store_text);
+        if output.sink.is_some() && !crate::sink::BUILT {
             return Err(crate::error::NotBuilt::new("--sink", "kafka").into());
         }
-        let sink = sink.map(|u| crate::sink::SinkSpec::parse(&u).map_err(|e| bad("sink", e)));
+        let sink = output.sink.as_deref().map(|u| crate::sink::SinkSpec::parse(u).map_err(|e| bad("sink", e)));
         let sink = sink.transpose()?;
-        let rules = match args.rules.clone().or(job.rules) {
+        let rules = match &focus.rules {
             Some(path) => {
-                let text = std::fs::read_to_string(&path)
+                let text = std::fs::read_to_string(path)
                     .map_err(|e| bad("rules", format!("cannot read {}: {e}", path.display())))?;
                 let source = RulesSource { file: path.display().to_string(), text };
                 let compiled = source.compile()?;
@@ -388,9 +294,9 @@ impl CrawlConfig {
             }
             None => None,
         };
-        let plan = match args.plan.clone().or(job.plan) {
+        let plan = match &focus.plan {
             Some(path) => {
-                let text = std::fs::read_to_string(&path)
+                let text = std::fs::read_to_string(path)
                     .map_err(|e| bad("plan", format!("cannot read {}: {e}", path.display())))?;
                 let source = crate::focus::PlanSource { file: path.display().to_string(), text };
                 source.compile()?;
@@ -398,8 +304,8 @@ impl CrawlConfig {
             }
             None => None,
         };
-        let truth = match args.truth.clone().or(job.truth) {
-            Some(path) => Some(crate::focus::truth::Truth::read(&path).map_err(|e| bad("truth", e))?),
+        let truth = match &focus.truth {
+            Some(path) => Some(crate::focus::truth::Truth::read(path).map_err(|e| bad("truth", e))?),
             None => None,
         };
         if matches!(order, crate::focus::Order::Ant | crate::focus::Order::Learned) && plan.is_none() {
@@ -409,13 +315,11 @@ impl CrawlConfig {
                 format!("{name} learns from the pages' relevance to a crawl plan: add --plan FILE (or plan = \"FILE\" in the job file), or use --order best-first or bfs"),
             ));
         }
-        let cluster_sim =
-            args.cluster_sim.or(job.cluster_sim).unwrap_or(crate::denoise::cluster::ClusterConfig::default().sim);
-        if !(cluster_sim > 0.0 && cluster_sim <= 1.0) {
-            return Err(bad("cluster-sim", format!("{cluster_sim}; allowed 0 < s <= 1")));
+        if !(noise.cluster_sim > 0.0 && noise.cluster_sim <= 1.0) {
+            return Err(bad("cluster-sim", format!("{}; allowed 0 < s <= 1", noise.cluster_sim)));
         }
-        let noise_patterns = match args.noise_patterns.clone().or(job.noise_patterns) {
-            Some(path) => std::fs::read_to_string(&path)
+        let noise_patterns = match &noise.noise_patterns {
+            Some(path) => std::fs::read_to_string(path)
                 .map_err(|e| bad("noise-patterns", format!("cannot read {}: {e}", path.display())))?
                 .lines()
                 .map(str::trim)
@@ -424,56 +328,34 @@ impl CrawlConfig {
                 .collect(),
             None => Vec::new(),
         };
-        let urls = std::sync::Arc::new(match (&args.strip_params, job.strip_params) {
-            (Some(list), _) => crate::urlnorm::UrlPolicy::new(list.split(',').map(str::to_string)),
-            (None, Some(list)) => crate::urlnorm::UrlPolicy::new(list),
-            (None, None) => crate::urlnorm::UrlPolicy::default(),
-        });
-        let cache_entries = args.cache_entries.or(job.cache_entries).unwrap_or(1 << 18);
-        if !(1024..=1 << 30).contains(&cache_entries) {
-            return Err(bad("cache-entries", format!("{cache_entries}; allowed 1024..=1073741824")));
-        }
-        let max_query_variants = args.max_query_variants.or(job.max_query_variants).unwrap_or(100);
-        if max_query_variants == 0 {
-            return Err(bad("max-query-variants", "must be at least 1"));
-        }
-        let user_agent = args
-            .user_agent
-            .clone()
-            .or(job.user_agent)
-            .unwrap_or_else(|| format!("layercrawl/{}", env!("CARGO_PKG_VERSION")));
+        let urls = std::sync::Arc::new(crate::urlnorm::UrlPolicy::new(noise.strip_params.0.iter().cloned()));
+        check("cache-entries", noise.cache_entries, 1024..=1 << 30)?;
+        check("max-query-variants", noise.max_query_variants, 1..=usize::MAX)?;
+        let user_agent = politeness.user_agent.clone();
         if user_agent.trim().is_empty() || user_agent.contains(['\r', '\n']) {
             return Err(bad("user-agent", "must be a non-empty single line"));
         }
-        let workers = args.workers.or(job.workers).unwrap_or_else(crate::error::cores);
-        if !(1..=10_000).contains(&workers) {
-            return Err(bad("workers", format!("{workers}; allowed 1..=10000")));
-        }
-        let executor = match args.executor.clone().or(job.executor).as_deref() {
-            None | Some("local") => ExecutorChoice::Local,
-            Some("processes") => ExecutorChoice::Processes { workers },
-            Some("kubernetes") if !crate::exec::KUBERNETES_BUILT => {
+        let ex = &o.executors;
+        let workers = ex.workers.unwrap_or_else(crate::error::cores);
+        check("workers", workers, 1..=10_000)?;
+        let executor = match ex.executor {
+            ExecutorKind::Local => ExecutorChoice::Local,
+            ExecutorKind::Processes => ExecutorChoice::Processes { workers },
+            ExecutorKind::Kubernetes if !crate::exec::KUBERNETES_BUILT => {
                 return Err(crate::error::NotBuilt::new("--executor kubernetes", "kubernetes").into());
             }
-            Some("kubernetes") => ExecutorChoice::Kubernetes(crate::exec::KubeSettings {
+            ExecutorKind::Kubernetes => ExecutorChoice::Kubernetes(crate::exec::KubeSettings {
                 workers,
-                image: args.image.clone().or(job.image).ok_or_else(|| {
+                image: ex.image.clone().ok_or_else(|| {
                     bad("image", "--executor kubernetes needs the task pods' image (--image, or LAYERCRAWL_IMAGE)")
                 })?,
-                namespace: args.namespace.clone().or(job.namespace),
-                worker_secret: args.worker_secret.clone().or(job.worker_secret),
-                service_account: args
-                    .service_account
-                    .clone()
-                    .or(job.service_account)
-                    .unwrap_or_else(|| "layercrawl-worker".into()),
+                namespace: ex.namespace.clone(),
+                worker_secret: ex.worker_secret.clone(),
+                service_account: ex.service_account.clone(),
                 owner: crate::exec::OwnerPod::from_env(),
             }),
-            Some(other) => {
-                return Err(bad("executor", format!("{other:?}; allowed: local, processes, kubernetes")));
-            }
         };
-        let data = args.data.clone().or(job.data).unwrap_or_else(|| "data".to_string());
+        let data = o.data.clone();
         if data.starts_with("memory://") && !matches!(executor, ExecutorChoice::Local) {
             return Err(bad(
                 "executor",
@@ -491,65 +373,70 @@ impl CrawlConfig {
                 ),
             ));
         }
-        if args.dry_run && !matches!(executor, ExecutorChoice::Kubernetes(_)) {
+        if ex.dry_run && !matches!(executor, ExecutorChoice::Kubernetes(_)) {
             return Err(bad("dry-run", "prints the Jobs of --executor kubernetes; give that executor"));
         }
         let (rendering, render_timeout) = (render.active(), render.timeout);
+        let timeout = limits.timeout.0;
         Ok(Self {
             seeds,
             depth,
             data,
-            partitions,
-            scope,
-            layer_timeout,
-            store_body,
-            compression,
+            partitions: o.partitions,
+            scope: o.scope,
+            layer_timeout: limits.layer_timeout.map(|s| s.0),
+            store_body: output.store_body,
+            compression: output.compression,
             fetch: FetchConfig {
-                concurrency,
-                per_host,
-                delay: Duration::from_millis(args.delay.or(job.delay).unwrap_or(250)),
+                concurrency: politeness.concurrency,
+                per_host: politeness.per_host,
+                delay: Duration::from_millis(politeness.delay),
                 delay_factor,
-                max_delay,
+                max_delay: politeness.max_delay.0,
                 user_agent,
                 connect_timeout: timeout.min(Duration::from_secs(10)),
                 timeout,
-                max_body,
+                max_body: limits.max_body,
                 max_redirects: 10,
-                retries: args.retries.or(job.retries).unwrap_or(2),
+                retries: limits.retries,
                 backoff: Duration::from_millis(500),
-                resolve,
-                dns,
-                allow_private,
+                resolve: o.network.resolve.clone(),
+                dns: o.network.dns.iter().map(|d| d.0).collect(),
+                allow_private: o.network.allow_private.clone(),
                 proxy,
                 render,
-                max_pages_per_host,
+                max_pages_per_host: limits.max_pages_per_host,
                 // A page being rendered is in flight for up to the render
                 // timeout (and the browser's start): not a straggler before.
                 straggler_after: straggler_after.map(|d| if rendering { d.max(render_timeout) } else { d }),
-                host_down_after,
-                speed_limit,
-                speed_time,
+                host_down_after: limits.host_down_after.0,
+                speed_limit: limits.speed_limit,
+                speed_time: limits.speed_time.0,
                 urls: std::sync::Arc::clone(&urls),
                 governor,
-                capture: warc,
+                capture: output.warc,
             },
-            parse: ParseConfig { noise_ratio, urls: std::sync::Arc::clone(&urls), ..ParseConfig::default() },
+            parse: ParseConfig {
+                noise_ratio: noise.noise_ratio,
+                urls: std::sync::Arc::clone(&urls),
+                ..ParseConfig::default()
+            },
             text_format,
             store_text,
             urls,
             optimise: OptimiseConfig {
-                denoise,
-                cluster: crate::denoise::cluster::ClusterConfig { sim: cluster_sim, ..Default::default() },
+                denoise: noise.denoise,
+                cluster: crate::denoise::cluster::ClusterConfig { sim: noise.cluster_sim, ..Default::default() },
                 noise_patterns,
-                cache_entries,
-                max_query_variants,
+                cache_entries: noise.cache_entries,
+                max_query_variants: noise.max_query_variants,
                 order,
             },
             executor,
-            wait: args.wait || job.wait.unwrap_or(false),
-            dry_run: args.dry_run,
-            json: args.json,
-            quiet: args.quiet,
+            wait: ex.wait,
+            dry_run: ex.dry_run,
+            json: o.json,
+            quiet: o.quiet,
             extractors: crate::extract::entities::with_entities(
                 crate::focus::run_extractors(text_format, store_text, plan.as_ref())?,
                 entities.as_ref(),
@@ -559,36 +446,45 @@ impl CrawlConfig {
             rules,
             plan,
             entities,
-            max_pages,
+            max_pages: limits.max_pages,
             truth,
-            previous: args.previous.clone().or(job.previous),
+            previous: focus.previous.clone(),
             sitemaps,
-            warc,
+            warc: output.warc,
             sink,
         })
     }
 }
 
-/// Parses `250ms`, `30s`, `5m`, `2h` or a bare number of seconds.
-///
-/// # Errors
-/// A message with the accepted forms.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| format!("{s:?} is not a duration; use e.g. 250ms, 30s, 5m, 2h"))?;
-    let secs = match unit.trim() {
-        "ms" => n / 1000.0,
-        "" | "s" => n,
-        "m" | "min" => n * 60.0,
-        "h" => n * 3600.0,
-        other => return Err(format!("{s:?}: unknown unit {other:?}; use ms, s, m or h")),
-    };
-    if !secs.is_finite() || secs <= 0.0 || secs > 30.0 * 86400.0 {
-        return Err(format!("{s:?} is out of range (0 < d <= 30 days)"));
+/// Checks that an option's value is in its range.
+fn check<T>(option: &'static str, value: T, range: std::ops::RangeInclusive<T>) -> Result<(), ConfigError>
+where
+    T: PartialOrd + std::fmt::Display + Copy + Bounded,
+{
+    if range.contains(&value) {
+        return Ok(());
     }
-    Ok(Duration::from_secs_f64(secs))
+    let allowed = if *range.end() == T::MAX {
+        format!("{} or more", range.start())
+    } else {
+        format!("{}..={}", range.start(), range.end())
+    };
+    Err(bad(option, format!("{value}; allowed {allowed}")))
+}
+
+/// The largest value of an integer type, to print an open range.
+trait Bounded {
+    const MAX: Self;
+}
+
+impl Bounded for u32 {
+    const MAX: Self = u32::MAX;
+}
+impl Bounded for u64 {
+    const MAX: Self = u64::MAX;
+}
+impl Bounded for usize {
+    const MAX: Self = usize::MAX;
 }
 
 #[cfg(test)]

@@ -36,9 +36,12 @@ pub struct ClusterConfig {
     pub max_clusters: usize,
 }
 
+/// The default `--cluster-sim`.
+pub const DEFAULT_SIM: f32 = 0.8;
+
 impl Default for ClusterConfig {
     fn default() -> Self {
-        Self { sim: 0.8, noise_share: 0.9, deviation: 3.0, min_deviation_size: 8, max_clusters: 256 }
+        Self { sim: DEFAULT_SIM, noise_share: 0.9, deviation: 3.0, min_deviation_size: 8, max_clusters: 256 }
     }
 }
 

@@ -72,6 +72,11 @@ pub struct FetchConfig {
     pub capture: bool,
 }
 
+/// The default `--timeout`, `--max-body` and `--user-agent`.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+pub const DEFAULT_MAX_BODY: u64 = 10 << 20;
+pub const DEFAULT_USER_AGENT: &str = concat!("layercrawl/", env!("CARGO_PKG_VERSION"));
+
 /// The default `--delay-factor`.
 pub const DEFAULT_DELAY_FACTOR: f64 = 2.0;
 /// The default `--max-delay`.
@@ -116,10 +121,10 @@ impl FetchConfig {
             delay,
             delay_factor: 0.0,
             max_delay: DEFAULT_MAX_DELAY,
-            user_agent: format!("layercrawl/{}", env!("CARGO_PKG_VERSION")),
+            user_agent: DEFAULT_USER_AGENT.to_string(),
             connect_timeout: Duration::from_secs(10),
-            timeout: Duration::from_secs(30),
-            max_body: 10 << 20,
+            timeout: DEFAULT_TIMEOUT,
+            max_body: DEFAULT_MAX_BODY,
             max_redirects: 10,
             retries: 0,
             backoff: Duration::from_millis(500),

@@ -66,6 +66,13 @@ impl std::fmt::Display for ResolveRule {
     }
 }
 
+impl std::str::FromStr for ResolveRule {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::parse(s)
+    }
+}
+
 impl TryFrom<String> for ResolveRule {
     type Error = String;
     fn try_from(s: String) -> Result<Self, String> {
@@ -144,6 +151,28 @@ impl TryFrom<PrivateRepr> for AllowPrivate {
             PrivateRepr::Flag(all) => Ok(all.into()),
             PrivateRepr::Only(list) => Self::parse_list(&list.join(",")),
             PrivateRepr::Text(text) => Self::parse_list(&text),
+        }
+    }
+}
+
+/// `--allow-private`'s text: `all` (the bare flag), `none`, or the list.
+impl std::str::FromStr for AllowPrivate {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "all" | "true" => Ok(Self::All),
+            "none" | "false" => Ok(Self::None),
+            list => Self::parse_list(list),
+        }
+    }
+}
+
+impl std::fmt::Display for AllowPrivate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::None => f.write_str("none"),
+            Self::All => f.write_str("all"),
+            Self::Only(nets) => f.write_str(&nets.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")),
         }
     }
 }

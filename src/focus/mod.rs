@@ -64,7 +64,7 @@ impl PlanSource {
 
 /// The order of a layer's input (`--order`): what a host's URLs are
 /// fetched in, and what a page budget keeps.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Order {
     /// The best link score first (URL order without a plan).

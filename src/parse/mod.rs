@@ -43,9 +43,17 @@ pub struct ParseConfig {
     pub urls: std::sync::Arc<urlnorm::UrlPolicy>,
 }
 
+/// The default `--noise-ratio`.
+pub const DEFAULT_NOISE_RATIO: f32 = 0.25;
+
 impl Default for ParseConfig {
     fn default() -> Self {
-        Self { noise_ratio: 0.25, max_links: 100_000, max_text: 1 << 20, urls: std::sync::Arc::default() }
+        Self {
+            noise_ratio: DEFAULT_NOISE_RATIO,
+            max_links: 100_000,
+            max_text: 1 << 20,
+            urls: std::sync::Arc::default(),
+        }
     }
 }
 

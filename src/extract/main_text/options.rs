@@ -2,7 +2,7 @@
 //! of the two text columns a crawl fills (`--store-text`).
 
 /// How the main text is rendered (`--text-format`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TextFormat {
     /// One line per paragraph, heading, list item or cell.
@@ -33,7 +33,7 @@ impl std::str::FromStr for TextFormat {
 /// (README, "What it costs a crawl"). A column left out stays in the schema
 /// and is null; `content_hash`, the duplicate detection and the noise
 /// filter's evidence are computed from the visible text either way.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StoreText {
     /// `text` and `main_text` (the default).

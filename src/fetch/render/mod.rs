@@ -61,7 +61,7 @@ pub use engine::{RenderCounts, RenderExchange, BUILT};
 pub const MAX_SUBRESOURCES: usize = 24;
 
 /// When pages are rendered.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RenderMode {
     #[default]
@@ -110,13 +110,17 @@ impl RenderConfig {
     }
 }
 
+/// The default `--render-tabs` and `--render-timeout`.
+pub const DEFAULT_TABS: usize = 4;
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
 impl Default for RenderConfig {
     fn default() -> Self {
         Self {
             mode: RenderMode::Never,
             chromium: None,
-            tabs: 4,
-            timeout: Duration::from_secs(10),
+            tabs: DEFAULT_TABS,
+            timeout: DEFAULT_TIMEOUT,
             max_pages: None,
             rule_patterns: Vec::new(),
         }
