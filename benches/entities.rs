@@ -1,4 +1,4 @@
-//! Entities and relations (README, "Entities and relations"): how well
+//! Entities and relations (docs/src/entities.md): how well
 //! and how fast.
 //!
 //! 1. Quality: every article of the test web's knowledge-base section

@@ -99,7 +99,7 @@ fn main() {
     let rows: Vec<Value> = scored.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     let mb = bytes as f64 / 1e6;
     println!("\n{} pages, {mb:.1} MB of HTML\n", texts.len());
-    // `--render auto` would render these (README, "Rendering"): pages saved
+    // `--render auto` would render these (docs/src/rendering.md): pages saved
     // as served, so a script shell here is a page whose text needs scripts.
     println!("script shells by `--render auto`'s test: {} of {} {shells:?}\n", shells.len(), texts.len());
     println!("| extractor | precision | recall | F1 | accuracy | MB/s per core |\n|---|---:|---:|---:|---:|---:|");

@@ -1,5 +1,5 @@
 //! What the Kafka sink costs a crawl, and how fast it publishes
-//! (README, "Kafka").
+//! (docs/src/kafka.md).
 //!
 //! `cargo bench --bench kafka` starts the test web and librdkafka's mock
 //! cluster in this process and runs `layercrawl run` as a child process,

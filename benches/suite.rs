@@ -154,7 +154,7 @@ fn main() {
 
 /// The cpu scenario's crawl with a five-field rule on every page
 /// (`benches/rules/article.toml`) against the same crawl without rules,
-/// in turn, pair by pair: what rules cost (README, "What rules cost").
+/// in turn, pair by pair: what rules cost (docs/src/rules.md, "What rules cost").
 fn rules_cost(tmp: &Path, table: &mut Table) {
     let pairs = env_u32("SUITE_RUNS", 3).max(1);
     let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/rules/article.toml");

@@ -51,7 +51,7 @@ pub enum StageError {
 }
 
 /// A capability this build lacks: `what` (a flag and its value, a command)
-/// needs the cargo feature `feature` (README, "Features"). The message
+/// needs the cargo feature `feature` (docs/src/features.md). The message
 /// says how to build a binary that has it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{what} needs the \"{feature}\" feature: cargo build --release --features {feature} (or --features full)")]

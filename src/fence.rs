@@ -1,5 +1,5 @@
-//! A fence: how long this process may still act for its run (README, "One
-//! run per data location").
+//! A fence: how long this process may still act for its run
+//! (docs/src/cluster.md, "One run per data location").
 //!
 //! The driver's lease is renewed every few seconds. A driver that cannot
 //! renew it (its store fails, or the process was stopped and resumed) must

@@ -112,7 +112,7 @@ struct ForgetArgs {
     json: bool,
 }
 
-/// Near `--max-memory` (README, "Resource limits"), where the cap is about
+/// Near `--max-memory` (docs/src/governor.md), where the cap is about
 /// resident memory, the resource governor has jemalloc give freed pages
 /// back at once (`now`: no dirty decay in any arena, and what it keeps
 /// purged), and away from it, keep them for reuse again. Giving them back

@@ -1,5 +1,5 @@
-//! Partitioning for the map step: one partition owns whole sites (README,
-//! "How it works").
+//! Partitioning for the map step: one partition owns whole sites
+//! (docs/src/how-it-works.md).
 //!
 //! The key is the URL's registrable domain, hashed with xxh3-64 and mapped
 //! to one of `P` buckets by jump consistent hashing (Lamping & Veach 2014):

@@ -1,5 +1,5 @@
 //! `layercrawl plan check FILE`: a crawl plan checked before a crawl runs
-//! it (README, "Focused crawling").
+//! it (docs/src/focused-crawling.md).
 
 use std::path::PathBuf;
 

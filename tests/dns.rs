@@ -1,7 +1,7 @@
 //! The DNS cache against a real DNS server on loopback: dnsmasq (Debian's
 //! `dnsmasq-base`, installed by `scripts/dnsmasq.sh`) answers the test
 //! web's names; its own query log says how often each name was asked
-//! (README, "DNS").
+//! (docs/src/dns.md).
 
 mod common;
 

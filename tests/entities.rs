@@ -1,4 +1,4 @@
-//! Entities and relations (README, "Entities and relations"): a crawl of
+//! Entities and relations (docs/src/entities.md): a crawl of
 //! the test web's knowledge-base section (`--kb N`) with its knowledge
 //! base, whose every article's mentions and relations are known; the
 //! `entities` and `relations` datasets read back against that truth, the
@@ -212,7 +212,7 @@ fn a_crawl_with_a_knowledge_base_links_mentions_and_relations_as_the_truth_says(
     let settings = std::fs::read_to_string(data.join("state/settings.json")).expect("settings");
     assert!(settings.contains("\"entities\"") && settings.contains("orion-dynamics"), "{settings}");
 
-    // Which pages mention an entity: the README's DuckDB query.
+    // Which pages mention an entity: the DuckDB query of docs/src/entities.md.
     let python = common::pyenv_python();
     let script = r#"
 import duckdb, json, sys

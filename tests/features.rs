@@ -1,6 +1,6 @@
 //! A flag whose cargo feature this build lacks is refused before anything
 //! runs, with one line naming the feature and the command that builds it,
-//! and exit code 2 (README, "Features"). Each case runs only in a build
+//! and exit code 2 (docs/src/features.md). Each case runs only in a build
 //! without its feature.
 
 mod common;

@@ -1,4 +1,4 @@
-//! Focused crawling (README, "Focused crawling"): a crawl plan's relevance
+//! Focused crawling (docs/src/focused-crawling.md): a crawl plan's relevance
 //! and roles on the test web's topical magazine (`--topics N`), whose every
 //! article has a known topic; the plan's seed templates; the plan's errors.
 

@@ -1,4 +1,4 @@
-//! The resource governor against the test web (README, "Resource limits"):
+//! The resource governor against the test web (docs/src/governor.md):
 //! a crawl of large pages capped below the memory an uncapped crawl of the
 //! same web reached stays under the cap and loses no page; a CPU target
 //! lowers the in-flight limit and loses no page either.

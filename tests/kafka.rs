@@ -1,4 +1,4 @@
-//! The Kafka sink end to end (README, "Kafka"): the real binary crawls the
+//! The Kafka sink end to end (docs/src/kafka.md): the real binary crawls the
 //! test web with `--sink` pointed at librdkafka's mock cluster, which this
 //! test process starts on loopback ports (no Kafka broker can be installed
 //! here), and an rdkafka consumer reads the topics back with

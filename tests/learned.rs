@@ -1,4 +1,4 @@
-//! The learned order (`--order learned`; README, "Focused crawling"): real
+//! The learned order (`--order learned`; docs/src/focused-crawling.md): real
 //! crawls of the test web's topical magazine (`--topics N`) under a page
 //! budget, and the state files the order keeps, read back.
 

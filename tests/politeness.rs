@@ -1,5 +1,5 @@
 //! Adaptive politeness against the test web: a host's delay follows its
-//! response times, backs off on 429s and recovers (README, "Politeness").
+//! response times, backs off on 429s and recovers (docs/src/politeness.md).
 
 mod common;
 

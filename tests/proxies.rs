@@ -1,4 +1,4 @@
-//! Crawling through a pool of forward proxies (README, "Proxies"): the test
+//! Crawling through a pool of forward proxies (docs/src/proxies.md): the test
 //! web's proxies count what went through each, so these tests check the
 //! spread, the per-proxy delays, and failing proxies taken out and back.
 

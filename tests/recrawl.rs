@@ -1,7 +1,6 @@
 //! Nightly recrawls (`--previous`): conditional requests against the test
 //! web, whose pages carry an ETag and a Last-Modified date and answer 304
-//! when asked about the version the crawler has (README, "Nightly
-//! recrawls").
+//! when asked about the version the crawler has (docs/src/recrawl.md).
 
 mod common;
 

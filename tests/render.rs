@@ -1,4 +1,4 @@
-//! Rendering in headless Chromium (README, "Rendering"): the test web's
+//! Rendering in headless Chromium (docs/src/rendering.md): the test web's
 //! script-built pages (`/app/`, links made by a script from a JSON answer)
 //! crawled with `--render never`, `auto` and `always`, in a real Chromium
 //! (Debian's, installed by scripts/chromium.sh).

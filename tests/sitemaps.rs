@@ -1,6 +1,6 @@
 //! Sitemaps (`--sitemaps`) against the test web serving them: robots.txt
 //! `Sitemap:` lines leading to an index, a plain and a gzip sitemap, and
-//! blogs' `/sitemap.xml` (README, "Sitemaps").
+//! blogs' `/sitemap.xml` (docs/src/sitemaps.md).
 
 mod common;
 

@@ -1,6 +1,6 @@
 //! Units of work on their own: one partition of one layer's map, run from
 //! a test given only the data store, the layer and the partition number
-//! (ARCHITECTURE.md, "Units of work"), gives the rows the whole crawl gave.
+//! (docs/src/contributing.md, "Units of work"), gives the rows the whole crawl gave.
 
 mod common;
 

@@ -68,7 +68,7 @@ fn assert_paired(records: &[Value]) {
     assert_eq!(infos, files.len(), "one warcinfo per file");
     for r in records.iter().filter(|r| r["type"] == "response") {
         assert_eq!(s(r, "payload_digest"), s(r, "payload_sha1"), "payload digest of {}", s(r, "target"));
-        // The head describes the body the record holds (README, "WARC").
+        // The head describes the body the record holds (docs/src/warc.md).
         assert_eq!(r["http_content_length"].as_str(), Some(r["payload_len"].to_string().as_str()), "{r}");
         assert!(r["transfer_encoding"].is_null(), "{r}");
         assert_eq!(s(r, "ip"), "127.0.0.1");

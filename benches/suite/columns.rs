@@ -1,7 +1,7 @@
 //! The `columns` scenario: the cpu scenario's crawl (depth 3) by this build
 //! against the same crawl by a comparison build, in turn, pair by pair, on
 //! the same test web: what the `doc` columns this build adds cost a crawl
-//! (README, "Main text and metadata", "What it costs a crawl"). This build
+//! (docs/src/main-text.md, "What it costs a crawl"). This build
 //! crawls three times a pair: with its defaults (both text columns), with
 //! `--store-text main` and with `--store-text visible`.
 //!

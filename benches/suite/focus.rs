@@ -1,6 +1,5 @@
 //! The `focus` scenario: ordering policies under a page budget, against
-//! the truth of the test web's topical magazine (README, "Focused
-//! crawling").
+//! the truth of the test web's topical magazine (docs/src/focused-crawling.md).
 //!
 //! For each of `SUITE_FOCUS_SEEDS` webs (default 3; six sites, 60 articles
 //! each, `--topics`): a crawl plan for the web's least common topic with at

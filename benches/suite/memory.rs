@@ -1,5 +1,5 @@
 //! The `memory` scenario: a crawl of large pages under `--max-memory`
-//! against the same crawl uncapped (README, "Resource limits").
+//! against the same crawl uncapped (docs/src/governor.md).
 //!
 //! The test web serves 512 KB pages after 20-40 ms (8 sites of 40 pages,
 //! depth 2, `--concurrency 128 --per-host 8 --partitions 4`). Each of

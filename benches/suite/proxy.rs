@@ -1,7 +1,7 @@
 //! The `proxy` scenario: the cpu scenario's crawl (depth 3) straight to the
 //! test web against the same crawl through two of the test web's forward
 //! proxies (`--proxy` twice), pair by pair: what the proxy pool costs the
-//! crawler (README, "Proxies"). The proxies run inside the test web's
+//! crawler (docs/src/proxies.md). The proxies run inside the test web's
 //! process, so its CPU is shown apart.
 
 use std::path::Path;

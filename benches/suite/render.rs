@@ -2,7 +2,7 @@
 //! applications, `--apps on`: 50 shells and their 400 item pages) fetched
 //! plain (`--render never`) and rendered in headless Chromium (`--render
 //! always`), in turn, pair by pair: rendered pages per second and per CPU
-//! second against plain fetches (README, "Rendering").
+//! second against plain fetches (docs/src/rendering.md).
 //!
 //! Chromium's processes are not the crawler's to account for, so CPU is
 //! the whole machine's during the crawl (`/proc/stat`), less the test

@@ -1,4 +1,4 @@
-//! The `warc` scenario: what `--warc` costs (README, "WARC").
+//! The `warc` scenario: what `--warc` costs (docs/src/warc.md).
 //!
 //! The cpu scenario's web and crawl, `SUITE_RUNS` pairs of the crawl
 //! without and with `--warc`, run in turn (the order swapped every other

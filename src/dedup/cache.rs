@@ -1,5 +1,4 @@
-//! The weighted visit list and cache list of URL dedup (README, "The URL
-//! optimiser: noise filter and dedup").
+//! The weighted visit list and cache list of URL dedup (docs/src/dedup.md).
 //!
 //! In front of the authoritative visited store sit two lists keyed by URL
 //! fingerprint:

@@ -1,4 +1,4 @@
-//! Single-pass LCS clustering of one domain block (README, "The URL optimiser").
+//! Single-pass LCS clustering of one domain block (docs/src/noise-filter.md).
 //!
 //! URLs are visited once, in order. Each joins the cluster whose
 //! representative (its first member) is most similar, if that similarity
@@ -25,7 +25,7 @@ pub struct ClusterConfig {
     /// Share of DOM-flagged members that makes a cluster noise. 0.9, tuned
     /// on the test web's ground truth: at 0.5 the article cluster of a site
     /// whose sidebars link many articles became "noise" and clustering cost
-    /// 12 % of the content pages; at 0.9 it costs none (see the README).
+    /// 12 % of the content pages; at 0.9 it costs none.
     pub noise_share: f32,
     /// Standard deviations below the mean that make a member a deviant.
     pub deviation: f32,

@@ -1,6 +1,7 @@
-//! Why a link is noise: the `links` table's `noise` column (README,
-//! "Output"). The crawl works with [`NoiseLabel`]; the strings exist only in
-//! the Parquet files, written by [`NoiseLabel::as_str`] and read back by
+//! Why a link is noise: the `links` table's `noise` column
+//! (docs/src/output.md). The crawl works with [`NoiseLabel`]; the
+//! strings exist only in the Parquet files, written by
+//! [`NoiseLabel::as_str`] and read back by
 //! [`NoiseLabel::from_str`](std::str::FromStr::from_str).
 
 use std::fmt;
@@ -23,7 +24,7 @@ pub enum NoiseLabel {
     /// The target is a crawler trap (ever-deeper path, query explosion).
     Trap,
     /// The rule that matched the page does not follow this link (its
-    /// `follow`, `deny`, `scopes` or `max_depth`; README, "Rules").
+    /// `follow`, `deny`, `scopes` or `max_depth`; docs/src/rules.md).
     Rule,
 }
 
@@ -99,7 +100,7 @@ mod tests {
         for l in NoiseLabel::ALL {
             assert_eq!(l.as_str().parse::<NoiseLabel>(), Ok(l));
         }
-        // The README's vocabulary: these strings are in users' files.
+        // The book's vocabulary (docs/src/output.md): these strings are in users' files.
         let names: Vec<&str> = NoiseLabel::ALL.iter().map(|l| l.as_str()).collect();
         assert_eq!(names, ["nofollow", "scope", "dom_ratio", "barren", "lcs_cluster", "trap", "rule"]);
         assert_eq!("robots".parse::<NoiseLabel>(), Err(UnknownLabel("robots".into())));

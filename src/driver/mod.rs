@@ -260,7 +260,7 @@ async fn run_leased(
     // Layers 0 to --depth, then catch-up layers while a layer at or past the
     // depth had pages carried over from before it (stragglers, a failing
     // host's URLs) whose links are still within the depth: every URL found
-    // within the depth is fetched (README, "Retries and failing hosts").
+    // within the depth is fetched (docs/src/politeness.md, "Retries and failing hosts").
     // Under a page budget a catch-up layer is not fetched (it would spend
     // pages the budget did not give): its input is counted as not requested.
     let budget = match (cfg.max_pages, cfg.fetch.max_pages_per_host) {

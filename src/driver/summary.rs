@@ -253,7 +253,7 @@ pub struct RunSummary {
     /// limit the user set stopped it (the last layer's `not_requested`):
     /// their total, and by limit. 0 unless `--layer-timeout`, `--max-pages`
     /// or `--max-pages-per-host` cut the crawl short. They are kept in
-    /// `state/carry/` (README, "Retries and failing hosts").
+    /// `state/carry/` (docs/src/politeness.md, "Retries and failing hosts").
     pub not_requested: u64,
     pub not_requested_by: BTreeMap<String, u64>,
     /// Where those URLs are kept, under the data location: the last layer's
@@ -261,7 +261,7 @@ pub struct RunSummary {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub not_requested_in: String,
     /// Distinct link targets the noise filter did not follow, over every
-    /// layer: copies, errors, others (README, "Noise").
+    /// layer: copies, errors, others (docs/src/noise-filter.md).
     pub skipped: SkipCounts,
     /// Per rule, over every layer: what the rule matched and made, with
     /// each field's fill rate (items with a value / items).

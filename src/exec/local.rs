@@ -83,8 +83,8 @@ impl Local {
         ctx.deadline = self.layer_timeout.map(|t| Instant::now() + t);
         // One seat per map task below, each taken as the task starts. The
         // last layer has no next layer to hand its stragglers to: it drains
-        // them, bounded only by the limits the user set (README, "Retries
-        // and failing hosts").
+        // them, bounded only by the limits the user set
+        // (docs/src/politeness.md, "Retries and failing hosts").
         ctx.tail = self.straggler_after.filter(|_| layer < self.depth).map(|floor| LayerTail::new(parts.len(), floor));
         let mut tasks = tokio::task::JoinSet::new();
         for &part in parts {

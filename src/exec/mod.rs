@@ -1,5 +1,5 @@
-//! Executors: where the units of work of a layer run (ARCHITECTURE.md,
-//! "Running on a cluster"). The driver sequences phases and layers; an
+//! Executors: where the units of work of a layer run (docs/src/cluster.md,
+//! "Executors"). The driver sequences phases and layers; an
 //! executor runs one phase's tasks and returns when every one of them has
 //! committed, or fails naming the ones that did not.
 //!

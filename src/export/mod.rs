@@ -1,5 +1,5 @@
 //! `layercrawl export`: a crawl's Parquet loaded into relational tables of
-//! SQLite or PostgreSQL (README, "Exporting to SQL"). A separate command
+//! SQLite or PostgreSQL (docs/src/export.md). A separate command
 //! over the crawl's published files, never its internal state: it reads
 //! `doc`, `links` and, when the crawl has them, `entities` and `relations`
 //! through the crawl's [`Store`] (a folder or an object store).

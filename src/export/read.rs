@@ -5,7 +5,7 @@
 //!
 //! A crawl's datasets are Hive folders (`doc/layer=L/`): one
 //! `part-PPPPP.parquet` per partition while it runs, one `data-00000.parquet`
-//! per layer after its merge (README, "Output"); every published file is
+//! per layer after its merge (docs/src/output.md); every published file is
 //! committed, so a running crawl can be exported too.
 
 use std::pin::Pin;

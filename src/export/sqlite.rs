@@ -1,8 +1,7 @@
 //! The SQLite side of an export: one database file, written by one thread
 //! of its own (SQLite calls block) in one transaction, each table's rows
 //! inserted through one prepared statement, `ON CONFLICT DO NOTHING` so
-//! rows whose key is there are skipped and counted (README, "Exporting to
-//! SQL").
+//! rows whose key is there are skipped and counted (docs/src/export.md).
 
 use std::path::PathBuf;
 

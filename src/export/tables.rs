@@ -1,10 +1,10 @@
-//! The SQL tables an export writes (README, "Exporting to SQL"), shared by
+//! The SQL tables an export writes (docs/src/export.md), shared by
 //! both databases: each table's columns, key, indexes and foreign key, the
 //! DDL in either dialect, and the conversion of a Parquet batch into the
 //! table's rows.
 //!
-//! The tables have a fixed set of columns (the README's `doc`, `links`,
-//! `entities` and `relations` columns, the layer from the Hive folder),
+//! The tables have a fixed set of columns (the `doc`, `links`, `entities`
+//! and `relations` columns of docs/src/output.md, the layer from the Hive folder),
 //! whatever a crawl's files hold: a column a file lacks (a crawl without a
 //! plan has no `relevance`; an older `links` file no `score`) is null in
 //! its rows, so crawls of different settings and versions load into one
@@ -526,7 +526,7 @@ fn column(batch: &RecordBatch, name: &str, kind: Kind, path: &str) -> Result<Opt
     }
     if *from == DataType::UInt64 {
         // A content hash written by an older version: the same 64 bits
-        // (README, "Output"), reinterpreted, not converted.
+        // (docs/src/output.md), reinterpreted, not converted.
         let hashes = array.as_primitive::<arrow::datatypes::UInt64Type>();
         let signed: Int64Array = hashes.iter().map(|h| h.map(|h| i64::from_ne_bytes(h.to_ne_bytes()))).collect();
         return Ok(Some(Arc::new(signed)));

@@ -1,5 +1,5 @@
 //! The main text of a page: its article, without menus, banners, teasers,
-//! comment threads and footers (README, "Main text and metadata").
+//! comment threads and footers (docs/src/main-text.md).
 //!
 //! It works on the block tree that the crawl's single tokenizer pass
 //! already made ([`crate::parse::Structure`]): no second parse, no DOM.

@@ -1,7 +1,7 @@
-//! Page metadata that analysts can use as is (README, "Main text and
-//! metadata"): the page's language, description, author, publication
-//! time, canonical URL, robots directives, Open Graph title and image, and
-//! its raw JSON-LD. Everything comes from the crawl's single tokenizer pass
+//! Page metadata that analysts can use as is (docs/src/main-text.md): the
+//! page's language, description, author, publication time, canonical URL,
+//! robots directives, Open Graph title and image, and its raw JSON-LD.
+//! Everything comes from the crawl's single tokenizer pass
 //! ([`crate::parse::extract::Meta`]): `<meta>` tags, `<link
 //! rel=canonical>`, `<html lang>`, the first `<time datetime>`, and the
 //! `application/ld+json` scripts. Where a value can come from several

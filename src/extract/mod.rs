@@ -1,5 +1,5 @@
 //! The extract stage: columns of `doc` computed from a fetched page, after
-//! the parse stage (ARCHITECTURE.md, "Where new capabilities plug in").
+//! the parse stage (ARCHITECTURE.md, "Where to plug in").
 //!
 //! An [`Extractor`] is one capability (main text, page metadata, a user's
 //! CSS-selector rules, entities, ...) that adds its own columns to the
@@ -9,7 +9,7 @@
 //! other extractors is refused); for every URL
 //! with a response, [`crate::map::process`] builds the page's parsed form
 //! once, a [`ParsedPage`], and each extractor fills its values of the row
-//! from it. The `doc` schema is the core columns (README, "Output"), then
+//! from it. The `doc` schema is the core columns (docs/src/output.md), then
 //! each registered extractor's columns in registration order. With no
 //! extractor registered (the default) the schema, the rows and the files
 //! are exactly the core ones.
@@ -48,7 +48,7 @@
 //! 4. Register it: `Extractors::new(vec![Arc::new(MyExtractor::new(..))])`
 //!    into [`crate::config::CrawlConfig::extractors`] (from a flag or the
 //!    job file when it has one); the driver hands it to the map stage.
-//! 5. Document its columns in the README's "Output" table.
+//! 5. Document its columns in the book's output page (docs/src/output.md).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -333,7 +333,7 @@ impl Extractors {
                 if c.name.is_empty() {
                     return Err(reserved("a column needs a name"));
                 }
-                // README, "Output": the layer is the Hive folder, never a column in a file.
+                // docs/src/output.md: the layer is the Hive folder, never a column in a file.
                 if c.name == "layer" {
                     return Err(reserved("the layer is the Hive folder's `layer=L`"));
                 }

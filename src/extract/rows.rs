@@ -1,5 +1,5 @@
 //! Extractors that write rows of datasets of their own beside `doc`
-//! (ARCHITECTURE.md, "Where new capabilities plug in"): entities and
+//! (ARCHITECTURE.md, "Where to plug in"): entities and
 //! relations, so far.
 //!
 //! A [`RowExtractor`] declares its datasets (a name, the folder under the
@@ -86,7 +86,7 @@ pub trait RowExtractor: Send + Sync {
     /// Scores from 0 to 1 for the page's links, one per anchor text in
     /// order, from the page's rows (`rows`, as [`Self::rows`] made them)
     /// and the anchors: what orders the next layer's input, like a crawl
-    /// plan's link score (README, "Focused crawling"). `None` (the
+    /// plan's link score (docs/src/focused-crawling.md). `None` (the
     /// default): no opinion.
     fn link_scores(&self, _rows: &[Vec<Row>], _anchors: &[&str]) -> Option<Vec<f64>> {
         None

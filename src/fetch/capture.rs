@@ -1,6 +1,6 @@
 //! What an archive record needs of one exchange beyond [`Response`]: the
 //! request's headers as sent, the response's HTTP version, reason phrase
-//! and every header, the address connected to (README, "WARC").
+//! and every header, the address connected to (docs/src/warc.md).
 //!
 //! Kept only when [`FetchConfig::capture`](super::FetchConfig) is on
 //! (`--warc`), so a crawl that writes no archive carries none of it. With

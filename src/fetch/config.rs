@@ -2,7 +2,7 @@
 //! so that `fetch/` depends on nothing above it: `config/` builds a
 //! [`FetchConfig`] from flags and the job file, and the fetcher (and any
 //! other program driving it) needs only this module (ARCHITECTURE.md,
-//! "Modules, in pipeline order").
+//! "Invariants").
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! The crawl's DNS cache (README, "DNS").
+//! The crawl's DNS cache (docs/src/dns.md).
 //!
 //! Names are resolved by hickory's resolver, from the system's
 //! configuration (`/etc/resolv.conf`) or the servers given with

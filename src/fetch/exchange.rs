@@ -5,7 +5,7 @@
 //! [`Exchange`] for each single request it starts, robots.txt included. So a
 //! new way of fetching (a headless browser that renders the page, a proxy)
 //! is another implementation of this trait, and the scheduler's politeness
-//! applies to it unchanged (ARCHITECTURE.md, "Where new capabilities plug
+//! applies to it unchanged (ARCHITECTURE.md, "Where to plug
 //! in"). The implementations: [`super::HttpExchange`], the plain HTTP
 //! client, and [`super::proxy::ProxyExchange`], through a pool of proxies.
 
@@ -61,7 +61,7 @@ impl Validators {
 ///
 /// - **One request, no redirects.** A 3xx comes back as the response with
 ///   its `location`; the scheduler queues the target on its own host so
-///   every hop is polite and robots-checked (README, "How it works").
+///   every hop is polite and robots-checked (docs/src/how-it-works.md).
 /// - **Conditional requests.** With `validators`, the request carries
 ///   `If-None-Match` (the ETag) and `If-Modified-Since` (the date) as
 ///   given; the response's own `ETag` and `Last-Modified` come back in

@@ -1,5 +1,5 @@
-//! The ant-colony order of a layer's input (`--order ant`; README,
-//! "Focused crawling").
+//! The ant-colony order of a layer's input (`--order ant`;
+//! docs/src/focused-crawling.md).
 //!
 //! Best-first ranks a link target by what its link says (anchor text, the
 //! linking page's relevance, the URL's words). The ant-colony model adds

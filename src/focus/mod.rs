@@ -1,4 +1,4 @@
-//! Focused crawling (README, "Focused crawling"): a crawl plan of keyword
+//! Focused crawling (docs/src/focused-crawling.md): a crawl plan of keyword
 //! groups (`--plan FILE`), each page's relevance to it and its role.
 //!
 //! - [`plan`]: the plan file, checked with every problem's line and column;

@@ -1,4 +1,4 @@
-//! The crawl plan file (`--plan FILE`, README "Focused crawling"): TOML
+//! The crawl plan file (`--plan FILE`, docs/src/focused-crawling.md): TOML
 //! read with the position of every value, checked as a whole (every problem
 //! with its line and column), and compiled into a [`Plan`].
 //!

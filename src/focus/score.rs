@@ -1,4 +1,4 @@
-//! A page's relevance to a crawl plan (README, "Focused crawling").
+//! A page's relevance to a crawl plan (docs/src/focused-crawling.md).
 //!
 //! Text is cut into words: runs of letters and digits, lower-cased
 //! (Unicode). A term is one word or a phrase of several in a row; a term
@@ -151,7 +151,7 @@ impl Scorer {
 
     fn count(&self, text: &str) -> Counts {
         // One lower-cased copy of the text, its words borrowed from it: no
-        // allocation per word (README, "Focused crawling": what it costs).
+        // allocation per word (docs/src/focused-crawling.md: what it costs).
         let lower = if text.is_ascii() { text.to_ascii_lowercase() } else { text.to_lowercase() };
         let w = split_words(&lower);
         let mut n = vec![0u32; self.terms.len()];

@@ -1,5 +1,5 @@
 //! What a map task holds after the request, in bytes, under the memory
-//! cap (README, "Resource limits"): pages taken from the fetcher and not
+//! cap (docs/src/governor.md): pages taken from the fetcher and not
 //! yet processed, and processed rows not yet handed to the Parquet
 //! encoder. The task takes a fetched page only while the governor's
 //! allowance for the whole process fits ([`crate::fetch::governor::pages`]);

@@ -8,8 +8,9 @@ use crate::store::{layout, Created, Store};
 
 /// Refuses to map a partition of `layer` with other rules than the
 /// partitions of the layer already committed: their items would not share
-/// a schema with this one's, and the layer's merge would refuse them (the
-/// README: a changed rules file applies to the layers not yet started).
+/// a schema with this one's, and the layer's merge would refuse them
+/// (docs/src/rules.md: a changed rules file applies to the layers not yet
+/// started).
 pub(super) async fn same_rules_as_the_layer(store: &Store, layer: u32, now: Option<&str>) -> Result<(), StageError> {
     // One small file per layer, written by its first task (create-if-absent),
     // read by the others: not every committed manifest read by every task.

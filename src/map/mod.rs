@@ -266,7 +266,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         None
     };
     // Under a memory cap, the pages this task holds count against the
-    // process's allowance in bytes (README, "Resource limits").
+    // process's allowance in bytes (docs/src/governor.md).
     let mut held = held::HeldPages::new(ctx.fetcher.governor().map(crate::fetch::governor::Governor::pages));
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Fetched>(held.queue(FETCHED_QUEUE));
     let fetcher = ctx.fetcher.clone();
@@ -467,7 +467,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
 /// of two attempts of one task, the first to commit wins (its outputs are
 /// published) and the other gets the committed manifest back. With a sink,
 /// the pages are published first, and the attempt whose pages are out is
-/// the one that commits (README, "Kafka").
+/// the one that commits (docs/src/kafka.md).
 async fn commit(
     ctx: &MapCtx,
     sink: Option<&TaskSink>,

@@ -4,7 +4,7 @@
 //! written in batches, all under the task's one commit.
 //!
 //! [`TaskOutputs`] is where a new per-page output plugs in
-//! (ARCHITECTURE.md, "Where new capabilities plug in"): the CPU part of
+//! (ARCHITECTURE.md, "Where to plug in"): the CPU part of
 //! the output runs in [`super::process`] on the rayon pool and rides on
 //! [`Processed`]; its writer is one field here, fed by [`TaskOutputs::add`]
 //! and closed by [`TaskOutputs::finish`], its path in `store/layout.rs`.

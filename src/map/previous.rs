@@ -1,6 +1,5 @@
 //! Last night's crawl (`--previous DATA`): what makes tonight's requests
-//! conditional, and the pages a 304 carries forward (README, "Nightly
-//! recrawls").
+//! conditional, and the pages a 304 carries forward (docs/src/recrawl.md).
 //!
 //! A map task indexes the previous crawl's `doc` rows of its own partition
 //! ([`Previous::index`]): per final URL, the `ETag` and `Last-Modified` the

@@ -142,7 +142,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
         // page's links are real, but its text and hash would mislead.
         let parse_it = html && !matches!(f.error, Some((ErrorKind::Reset | ErrorKind::Decode | ErrorKind::Timeout, _)));
         // A page a rule matches and reads through its DOM gets the DOM from
-        // the same tokenizer pass (README, "Rules").
+        // the same tokenizer pass (docs/src/rules.md).
         let matched = ctx.rules.as_deref().and_then(|r| r.matching(f.final_url.as_str()));
         let with_dom = matched.is_some_and(|(_, r)| r.needs_dom());
         let parsed = parse_it.then(|| {
@@ -154,7 +154,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
             }
         });
         // The extract stage: every registered extractor reads the one
-        // parsed form of the page (ARCHITECTURE.md, "Extraction"); then
+        // parsed form of the page (ARCHITECTURE.md, "Where to plug in"); then
         // the row extractors, on the same parse and main text.
         let input = PageInput {
             url: &f.url,
@@ -171,7 +171,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
         if !ctx.extract.datasets().is_empty() {
             rows = ctx.extract.rows(&input);
         }
-        // Rules run on the same parse (README, "Rules"): the first rule
+        // Rules run on the same parse (docs/src/rules.md): the first rule
         // matching the page's final URL makes its items and may hold some
         // of its links back.
         let mut decision = None;

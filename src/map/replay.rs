@@ -1,6 +1,7 @@
-//! The 304 replay of a conditional recrawl (`--previous`; README, "Nightly
-//! recrawls"): answers the server did not send a body for become last
-//! night's pages, read back from their rows ([`Previous::pages`]).
+//! The 304 replay of a conditional recrawl (`--previous`;
+//! docs/src/recrawl.md): answers the server did not send a body for
+//! become last night's pages, read back from their rows
+//! ([`Previous::pages`]).
 
 use url::Url;
 

@@ -1,5 +1,5 @@
 //! Sitemaps (`--sitemaps`): the URLs sites list for crawlers, put into
-//! layer 1 beside the seeds' links (README, "Sitemaps").
+//! layer 1 beside the seeds' links (docs/src/sitemaps.md).
 //!
 //! In layer 0, once its seeds are fetched, a map task reads the sitemaps of
 //! the seeds' hosts that it owns: the `Sitemap:` lines of each host's

@@ -1,5 +1,5 @@
 //! The merge stage: after the last layer, compact each layer's shards for
-//! analytics (README, "How it works", step 4).
+//! analytics (docs/src/how-it-works.md, step 4).
 //!
 //! Per dataset (`doc`, `links`, each rule's `items/rule=NAME`, the
 //! `sitemaps`, and the extractors' `entities` and `relations`, all found

@@ -1,5 +1,5 @@
 //! One threshold over the whole layer for the page budget (`--max-pages`;
-//! README, "A page budget").
+//! docs/src/focused-crawling.md, "A page budget").
 //!
 //! Each optimise task writes its partition's share of the next layer's
 //! input best first, and beside it a [`Ranks`] histogram: how many of its

@@ -1,5 +1,5 @@
 //! The optimise stage between layers: the next layer's `in` set, from
-//! this layer's links (README, "The URL optimiser: noise filter and dedup").
+//! this layer's links (docs/src/noise-filter.md and docs/src/dedup.md).
 //!
 //! Its units of work take an [`OptimiseCtx`] (the data store, the run's
 //! optimiser settings and the in-process cache lists), never the driver.
@@ -505,7 +505,7 @@ async fn write_partition_input(
     let mut out = round.admitted;
     // Carried URLs are in the visited store already (from their first layer).
     out.extend(carried);
-    // Best first (README, "Focused crawling"): the scheduler fetches each
+    // Best first (docs/src/focused-crawling.md): the scheduler fetches each
     // host's URLs in input order. Without a plan every priority is none
     // and the order is the URL's.
     let out = ranking.order(store, target, k, out).await?;
@@ -563,8 +563,8 @@ async fn commit_layer_input(ctx: &OptimiseCtx, target: u32, m: &mut NextManifest
 
 /// Runs `work` on the blocking pool. Work that touches every row (merging
 /// into maps, fingerprints) must not hold an async worker thread, which
-/// drives every other task's I/O (ARCHITECTURE.md, "Where the work
-/// happens"); the reading and writing around it stays async.
+/// drives every other task's I/O (ARCHITECTURE.md,
+/// "Invariants"); the reading and writing around it stays async.
 pub(super) async fn off_async<T: Send + 'static>(
     what: &str,
     work: impl FnOnce() -> T + Send + 'static,

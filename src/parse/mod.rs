@@ -4,7 +4,7 @@
 //! pass: [`charset`] picks the encoding (BOM, header, `<meta>`, detection)
 //! and decodes to UTF-8; [`extract`] runs html5ever's tokenizer once and
 //! yields the title, the text runs and links per DOM block. The block's
-//! link-text ratio (README, "The URL optimiser") rides along on every link, and the
+//! link-text ratio (docs/src/noise-filter.md) rides along on every link, and the
 //! main text keeps only blocks at or under the noise ratio, so navigation
 //! bars, sidebars and footers stay out of `text`.
 //!

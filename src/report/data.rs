@@ -3,7 +3,7 @@
 //! [`LayerSummary`]), statuses, hosts, distributions, noise labels and
 //! duplicates from the `doc` and `links` rows, entities when the crawl has
 //! them, and the host graph. All of it is bounded in size whatever the
-//! crawl's (README, "Crawl report").
+//! crawl's (docs/src/report.md).
 
 use arrow::array::RecordBatch;
 use futures::{StreamExt, TryStreamExt};
@@ -238,7 +238,7 @@ async fn layer_report(store: &Store, layer: u32, partitions: u32) -> Result<Opti
 
 /// A layer's funnel: its input, what was fetched and ok, the links found,
 /// and, once the optimise step made the next layer's input, the targets
-/// left after each of its filters (README, "The URL optimiser").
+/// left after each of its filters (docs/src/noise-filter.md and docs/src/dedup.md).
 ///
 /// The optimise step counts repeats in one sum: a followable link to a
 /// target after its first (the distinct targets are what its tasks

@@ -1,5 +1,5 @@
 //! The entities a crawl linked (`--entities`): the `entities` and
-//! `relations` datasets (README, "Output"), absent from most crawls. Top
+//! `relations` datasets (docs/src/output.md), absent from most crawls. Top
 //! entities by mentions, mentions by type, relations by predicate, and the
 //! entity graph: entities as nodes, relations and co-mentions (two
 //! entities on one page) as edges.

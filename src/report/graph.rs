@@ -1,6 +1,6 @@
 //! The graphs the page draws: nodes with a weight and edges with a count,
 //! cut to the heaviest so the page stays small and its layout quick
-//! (README, "Crawl report": the top hosts, the top entities).
+//! (docs/src/report.md: the top hosts, the top entities).
 
 use std::collections::HashMap;
 

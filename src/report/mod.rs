@@ -1,5 +1,5 @@
 //! `layercrawl report`: a crawl's health as one self-contained HTML file
-//! (README, "Crawl report"). It reads what a crawl left in its data
+//! (docs/src/report.md). It reads what a crawl left in its data
 //! location, never the crawl's internals: the manifests under `state/`
 //! (each layer's funnel, through the run summary's own sums) and the
 //! `doc`, `links`, `entities` and `relations` Parquet files, only the
@@ -182,7 +182,7 @@ async fn open_crawl(data: &str) -> Result<Store, ReportError> {
 }
 
 /// Runs `work` on the rayon pool and waits for it without holding an async
-/// worker thread (ARCHITECTURE.md: CPU work never on the async threads).
+/// worker thread (ARCHITECTURE.md, "Invariants": CPU work off the async threads).
 async fn on_rayon<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, ReportError> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     rayon::spawn(move || {

@@ -1,6 +1,6 @@
 //! The rules file: TOML read with the position of every value, checked as a
 //! whole (every problem reported with its line and column, not only the
-//! first), and compiled into [`Rules`] (README, "Rules").
+//! first), and compiled into [`Rules`] (docs/src/rules.md).
 
 use std::collections::HashSet;
 use std::ops::Range;
@@ -15,7 +15,7 @@ use super::xpath;
 use super::{Field, LinkRules, Pattern, Role, Rule, Rules, Source, TextSource};
 use crate::store::column::Value;
 
-/// Field names every item dataset has already (README, "Rules").
+/// Field names every item dataset has already (docs/src/rules.md).
 /// `rule` and `layer` are the Hive folders' keys, which readers turn into
 /// columns. Compared without regard to case: SQL readers do.
 pub const RESERVED: [&str; 6] = ["url", "fetched_at", "layer", "item", "_errors", "rule"];
@@ -64,7 +64,7 @@ struct RawRule {
     #[serde(default)]
     field: Vec<Spanned<RawField>>,
     links: Option<Spanned<RawLinks>>,
-    /// Render this rule's pages in headless Chromium (README, "Rendering").
+    /// Render this rule's pages in headless Chromium (docs/src/rendering.md).
     #[serde(default)]
     render: bool,
 }

@@ -1,5 +1,5 @@
 //! The items datasets: one per rule, `items/rule=NAME/layer=L/`, with the
-//! rule's fields as typed columns (README, "Rules").
+//! rule's fields as typed columns (docs/src/rules.md).
 
 use std::sync::Arc;
 

@@ -1,5 +1,5 @@
 //! Rules: typed fields by CSS selector, XPath, regex or JSON-LD path per URL
-//! pattern, and outlink rules (README, "Rules").
+//! pattern, and outlink rules (docs/src/rules.md).
 //!
 //! A rules file ([`file`]) lists rules; the first rule whose URL patterns
 //! match a page's final URL applies to it. A `content` rule makes items

@@ -1,5 +1,5 @@
 //! Sinks: where a crawl streams its pages as it goes, besides the data
-//! store (README, "Kafka"). One kind today, Kafka (`--sink
+//! store (docs/src/kafka.md). One kind today, Kafka (`--sink
 //! kafka://BROKERS/TOPIC-PREFIX`), in [`kafka`], behind the cargo feature
 //! `kafka`; without it the module is an empty stand-in whose tasks refuse
 //! to start, and `--sink` is refused at once.

@@ -1,5 +1,5 @@
-//! Task attempts: how a unit of work commits exactly once (ARCHITECTURE.md,
-//! "Units of work").
+//! Task attempts: how a unit of work commits exactly once
+//! (docs/src/cluster.md, "Tasks").
 //!
 //! A unit of work (map partition I of layer L, the optimise step of target
 //! partition I) may run more than once at the same time: a retried worker

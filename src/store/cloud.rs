@@ -1,6 +1,6 @@
 //! Object storage backends: `s3://`, `gs://` and `az://` data locations,
 //! configured from the environment the way each cloud's own tools are
-//! (README, "Running on a cluster"):
+//! (docs/src/cluster.md):
 //!
 //! - `s3://bucket/prefix`: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
 //!   `AWS_SESSION_TOKEN`, `AWS_REGION`, and `AWS_ENDPOINT_URL` for an

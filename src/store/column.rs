@@ -47,8 +47,7 @@ impl Tuning {
     /// filters on the smallest body of a file, and the encoder keeps a full
     /// copy of the smallest and the largest value of the open page and of
     /// the open column chunk, four pages per column of every open shard (on
-    /// 512 KB pages, 19 MiB of a crawl's 128 MiB peak, README "Resource
-    /// limits").
+    /// 512 KB pages, 19 MiB of a crawl's 128 MiB peak, docs/src/governor.md).
     pub const BULK: Self = Self { no_dictionary: true, uncompressed: false, no_statistics: true };
     /// Dictionary codes, flags and small numbers, written uncompressed:
     /// compression gains under 0.01 % of a `doc` file there (measured

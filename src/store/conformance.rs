@@ -2,8 +2,8 @@
 //! (a local folder, `file://`, `memory://` in this crate's unit tests; an
 //! S3 API server and Azure's storage emulator in `tests/backends.rs`), as
 //! object_store tests its own stores: whatever the backend, a crawl's
-//! guarantees are the same (ARCHITECTURE.md, "Contracts that must not
-//! drift"). [`check`] panics at the first guarantee a store breaks.
+//! guarantees are the same (ARCHITECTURE.md,
+//! "Invariants"). [`check`] panics at the first guarantee a store breaks.
 
 use bytes::Bytes;
 use futures::StreamExt;

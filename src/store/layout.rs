@@ -1,5 +1,5 @@
-//! Every object path of the data layout, in one place (README, "Output";
-//! ARCHITECTURE.md, "Contracts that must not drift"). Hive-style `layer=L`
+//! Every object path of the data layout, in one place (docs/src/output.md;
+//! ARCHITECTURE.md, "Invariants"). Hive-style `layer=L`
 //! folders, so one glob reads a whole dataset; crawl state under `state/`.
 //! Nothing else in the crate builds an object path by hand.
 
@@ -19,7 +19,7 @@ pub fn links(layer: u32, part: u32) -> String {
     format!("links/layer={layer}/part-{part:05}.parquet")
 }
 /// `items/rule=NAME/layer=L/part-PPPPP.parquet`: the items rule `NAME`
-/// made from the pages of layer `L` (README, "Rules").
+/// made from the pages of layer `L` (docs/src/rules.md).
 #[must_use]
 pub fn items(rule: &str, layer: u32, part: u32) -> String {
     format!("{}/layer={layer}/part-{part:05}.parquet", items_dataset(rule))
@@ -51,7 +51,7 @@ pub const EXTRACT_DATASETS: [&str; 2] = [ENTITIES, RELATIONS];
 pub fn extracted(dataset: &str, layer: u32, part: u32) -> String {
     format!("{dataset}/layer={layer}/part-{part:05}.parquet")
 }
-/// The WARC archives (`--warc`; README, "WARC").
+/// The WARC archives (`--warc`; docs/src/warc.md).
 pub const WARC: &str = "warc";
 /// `warc/layer=L/part-PPPPP.warc.gz`: one partition's exchanges of layer
 /// `L` as WARC records.
@@ -130,11 +130,11 @@ pub fn layer_attempts(layer: u32) -> String {
 pub fn task_attempts(layer: u32, phase: &str, part: u32) -> String {
     format!("{}/{phase}-{part:05}", layer_attempts(layer))
 }
-/// The crawl's id for its sink (README, "Kafka"): random, made by the
+/// The crawl's id for its sink (docs/src/kafka.md): random, made by the
 /// first map task that publishes, the same for every resumed run.
 pub const SINK_RUN: &str = "state/sink/run.json";
 /// What the map task of partition `part` of `layer` published to the sink
-/// (README, "Kafka"): staged with the task's outputs before its pages'
+/// (docs/src/kafka.md): staged with the task's outputs before its pages'
 /// transaction commits, published with them.
 #[must_use]
 pub fn sink_record(layer: u32, part: u32) -> String {

@@ -1,5 +1,4 @@
-//! One run per data location: the driver's lease (README, "Running on a
-//! cluster").
+//! One run per data location: the driver's lease (docs/src/cluster.md).
 //!
 //! Two drivers on one location (a nightly run that overran into the next
 //! night) would both crawl, doubling every host's request rate, and race on

@@ -119,8 +119,8 @@ pub struct MapManifest {
     pub budget_cut: u64,
     #[serde(default)]
     pub relevant: u64,
-    /// Requests through each proxy for this partition's hosts (README,
-    /// "Proxies"); empty without proxies.
+    /// Requests through each proxy for this partition's hosts
+    /// (docs/src/proxies.md); empty without proxies.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub proxies: Vec<ProxyUse>,
     #[serde(default)]
@@ -260,8 +260,9 @@ impl SkipCounts {
     }
 }
 
-/// A page budget over a whole layer (README, "A page budget"): the cutoff
-/// rank that admits `max_pages` URLs, and what each partition fetches.
+/// A page budget over a whole layer (docs/src/focused-crawling.md, "A page
+/// budget"): the cutoff rank that admits `max_pages` URLs, and what each
+/// partition fetches.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct LayerBudget {
     /// The budget it was made for (`--max-pages`).

@@ -208,7 +208,7 @@ impl Store {
     /// Opens `location`: a local folder (created if missing), a `file://`
     /// URL, `s3://bucket/prefix`, `gs://bucket/prefix`,
     /// `az://container/prefix` (configured from the environment as each
-    /// cloud's own tools are; README, "Running on a cluster"), or
+    /// cloud's own tools are; docs/src/cluster.md), or
     /// `memory://` (a fresh in-process store, for tests).
     ///
     /// # Errors

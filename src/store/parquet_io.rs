@@ -53,11 +53,11 @@ const PAGE_ROWS_PER_CHECK: usize = 32;
 /// copies of each page of text, most of them fresh memory the kernel had to
 /// fault in. A v2 page keeps its levels apart and uncompressed, and its
 /// values are compressed straight after them. The cpu crawl's CPU per page
-/// fell 12 % (README, "What it costs a crawl"); the files are the same size.
-/// Every reader the README names reads v2 pages; the encodings stay PLAIN
-/// (and dictionary) because the format-2 writer would otherwise switch
-/// columns without a dictionary to delta encodings, which older Spark
-/// versions (before 3.4) cannot read.
+/// fell 12 % (docs/src/main-text.md, "What it costs a crawl"); the files are
+/// the same size. Every reader the book names (docs/src/getting-started.md)
+/// reads v2 pages; the encodings stay PLAIN (and dictionary) because the
+/// format-2 writer would otherwise switch columns without a dictionary to
+/// delta encodings, which older Spark versions (before 3.4) cannot read.
 const WRITER_VERSION: WriterVersion = WriterVersion::PARQUET_2_0;
 
 /// Writes one Parquet file as a stream of batches, compressed as the store

@@ -1,4 +1,4 @@
-//! The Parquet schemas (README, "Output") and their row types.
+//! The Parquet schemas (docs/src/output.md) and their row types.
 //!
 //! The layer of a row is not a column of the files: it is the Hive
 //! partition of their folder (`doc/layer=L/`), which DuckDB, Polars,
@@ -71,7 +71,7 @@ pub struct InRow {
     /// The page that linked here first, if any.
     pub referrer: Option<String>,
     /// With a crawl plan: the best score of the links to it, in millionths
-    /// (README, "Focused crawling"); a layer's input is written best first.
+    /// (docs/src/focused-crawling.md); a layer's input is written best first.
     pub priority: Option<i32>,
     /// With a crawl plan: the anchor text of that best link, which counts
     /// in the page's relevance (the plan's `weights.anchor`).
@@ -217,8 +217,7 @@ pub struct DocRow {
     pub etag: Option<String>,
     pub last_modified: Option<String>,
     /// The server answered the conditional request 304 Not Modified: the
-    /// row is last night's page, carried forward (README, "Nightly
-    /// recrawls").
+    /// row is last night's page, carried forward (docs/src/recrawl.md).
     pub unchanged: bool,
     /// The page went through headless Chromium (`--render`): `body` and
     /// everything parsed from it are the DOM after its scripts ran.
@@ -389,8 +388,8 @@ pub struct LinkRow {
     /// Link-text ratio of the DOM block holding the link.
     pub block_ratio: f32,
     /// With a crawl plan: how promising the link is, 0 to 1, from its
-    /// anchor text, its page's relevance and its URL's words (README,
-    /// "Focused crawling"); `None` without a plan.
+    /// anchor text, its page's relevance and its URL's words
+    /// (docs/src/focused-crawling.md); `None` without a plan.
     pub score: Option<f32>,
 }
 

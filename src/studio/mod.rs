@@ -1,5 +1,5 @@
 //! `layercrawl studio`: the rule editor, a local web page for writing a
-//! rules file by pointing at a page's elements (README, "The rule editor").
+//! rules file by pointing at a page's elements (docs/src/studio.md).
 //!
 //! A small HTTP/1.1 server on 127.0.0.1 (a random port unless told) serves
 //! one self-contained page (`app.html`, inside the binary: no CDN) and a

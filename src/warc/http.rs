@@ -1,7 +1,7 @@
 //! The HTTP messages inside `request` and `response` records, written from
 //! a [`Capture`] in HTTP/1.1 syntax.
 //!
-//! The crawl keeps a response's body decoded (README, "WARC"): the client
+//! The crawl keeps a response's body decoded (docs/src/warc.md): the client
 //! removes `Content-Encoding` and `Content-Length` when it decodes gzip,
 //! deflate or brotli, and the body is kept whole, not in chunks. So the
 //! head is rewritten to describe the body the record holds: no

@@ -1,4 +1,4 @@
-//! WARC output (`--warc`; README, "WARC"): every exchange of a map task's
+//! WARC output (`--warc`; docs/src/warc.md): every exchange of a map task's
 //! fetched URLs as WARC/1.1 records, for web archives.
 //!
 //! Per map partition, `warc/layer=L/part-PPPPP.warc.gz` (a `warcinfo`

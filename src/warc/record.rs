@@ -5,7 +5,7 @@
 //!
 //! The format is small and written here rather than through a crate: the
 //! `warc` crate compresses a whole file as one gzip stream, not a member
-//! per record, and computes no digests (README, "WARC").
+//! per record, and computes no digests (docs/src/warc.md).
 
 use std::io::Write;
 use std::time::SystemTime;
@@ -137,7 +137,7 @@ pub fn digest_of(parts: &[&[u8]]) -> String {
 }
 
 /// A record's `urn:uuid:` identifier, derived from `name` (the run, layer,
-/// partition, URL, hop and kind of the record, README "WARC"): a name-based
+/// partition, URL, hop and kind of the record, docs/src/warc.md): a name-based
 /// UUID (version 5, SHA-1), so a task run again names its records as the
 /// first run did.
 #[must_use]

@@ -271,7 +271,7 @@ pub fn read_docs(data: &Path) -> Vec<Doc> {
     let mut out = Vec::new();
     for (layer, b) in read_all(&data.join("doc")) {
         for i in 0..b.num_rows() {
-            // An int64 holding the xxh3 hash's 64 bits (README, "Output").
+            // An int64 holding the xxh3 hash's 64 bits (docs/src/output.md).
             let hash = b.column_by_name("content_hash").expect("content_hash").as_primitive::<Int64Type>();
             out.push(Doc {
                 url: s(&b, "url", i).expect("url"),

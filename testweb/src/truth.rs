@@ -72,7 +72,7 @@ pub struct TrapFamily {
     pub prefix: String,
 }
 
-/// See the module docs and the README's "The test web" section.
+/// See the module docs and the book's test web page (docs/src/test-web.md).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Truth {
     pub depth: u32,

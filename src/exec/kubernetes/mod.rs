@@ -1,5 +1,5 @@
 //! The Kubernetes executor: each phase of each layer is one Indexed Job
-//! (README, "Running on a cluster"). Its completions are the partitions
+//! (docs/src/cluster.md). Its completions are the partitions
 //! (index I runs `layercrawl task <phase> --partition-from-env
 //! JOB_COMPLETION_INDEX`), its parallelism the workers; the cluster's own
 //! batch scheduler places, retries and reports the pods:

@@ -3,7 +3,7 @@
 //! with `COPY ... FROM STDIN` into a temporary staging table per table,
 //! then moved with one `INSERT ... SELECT ... ON CONFLICT DO NOTHING`,
 //! which skips and counts the rows whose key is there (COPY itself cannot
-//! skip a row). README, "Exporting to SQL".
+//! skip a row). docs/src/export.md.
 //!
 //! The connection is read with libpq's conventions (`conninfo.rs`: the
 //! password from the string, `PGPASSWORD` or the password file,

@@ -1,5 +1,5 @@
-//! Which entity a found name means, and how sure the link is (README,
-//! "Entities and relations", the method).
+//! Which entity a found name means, and how sure the link is
+//! (docs/src/entities.md, the method).
 //!
 //! Each candidate entity of a found form gets a plausibility from 0 to 1:
 //!

@@ -1,7 +1,7 @@
-//! The knowledge base of `--entities FILE` (README, "Entities and
-//! relations"): the entities a crawl recognises, read from CSV or JSON
-//! Lines and checked as a whole, every bad line reported with its line
-//! number (the rules file's and the crawl plan's way, `rules::file`).
+//! The knowledge base of `--entities FILE` (docs/src/entities.md): the
+//! entities a crawl recognises, read from CSV or JSON Lines and checked
+//! as a whole, every bad line reported with its line number (the rules
+//! file's and the crawl plan's way, `rules::file`).
 //!
 //! Each entity has an `id` (unique), a canonical `name`, `aliases` (other
 //! ways of writing it: `|`-separated in CSV, a list in JSONL), an optional

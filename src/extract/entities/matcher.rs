@@ -1,8 +1,8 @@
-//! Finding the knowledge base's names and aliases in a text (README,
-//! "Entities and relations"): one Aho-Corasick automaton over every
-//! surface form, built once per run; Unicode full case folding of the
-//! forms and the text alike, with a map back to the text's own offsets;
-//! whole words only; the longest match wins over shorter ones it overlaps.
+//! Finding the knowledge base's names and aliases in a text
+//! (docs/src/entities.md): one Aho-Corasick automaton over every surface
+//! form, built once per run; Unicode full case folding of the forms and
+//! the text alike, with a map back to the text's own offsets; whole words
+//! only; the longest match wins over shorter ones it overlaps.
 //!
 //! Folding: every character is case-folded (`caseless`, Unicode's
 //! `CaseFolding.txt`: "ÉCOLE" and "école" fold alike, "Straße" and

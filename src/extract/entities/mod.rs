@@ -1,4 +1,4 @@
-//! Entities and relations (README, "Entities and relations"): the
+//! Entities and relations (docs/src/entities.md): the
 //! mentions of a user's knowledge base (`--entities FILE`) in each page's
 //! main text, linked to its entities, and the relations between the
 //! linked entities of one sentence; with `--prefer-entities`, the links of
@@ -179,7 +179,7 @@ impl Recognizer {
     }
 }
 
-/// The `entities` dataset's columns (README, "Output").
+/// The `entities` dataset's columns (docs/src/output.md).
 #[must_use]
 pub fn entity_columns() -> Vec<Column> {
     vec![
@@ -193,7 +193,7 @@ pub fn entity_columns() -> Vec<Column> {
     ]
 }
 
-/// The `relations` dataset's columns (README, "Output").
+/// The `relations` dataset's columns (docs/src/output.md).
 #[must_use]
 pub fn relation_columns() -> Vec<Column> {
     vec![

@@ -1,4 +1,4 @@
-//! Relation patterns (README, "Entities and relations"): the built-in
+//! Relation patterns (docs/src/entities.md): the built-in
 //! ones and a `--relations FILE` of the user's, one a line,
 //! `predicate: template`.
 //!

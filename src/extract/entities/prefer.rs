@@ -1,9 +1,9 @@
-//! `--prefer-entities ID_OR_TYPE,...` (README, "Entities and relations"):
+//! `--prefer-entities ID_OR_TYPE,...` (docs/src/entities.md):
 //! the links of pages that mention the preferred entities, or entities of
 //! the preferred types, are fetched first.
 //!
 //! Each link gets a score from 0 to 1 that orders the next layer's input
-//! as a crawl plan's link score does (README, "Focused crawling"; with a
+//! as a crawl plan's link score does (docs/src/focused-crawling.md; with a
 //! plan, the two are averaged): `1 − (1 − anchor)(1 − page / 2)`, where
 //! `anchor` is the best score of a preferred entity linked in the link's
 //! anchor text, and `page` how strongly its page mentions preferred

@@ -1,10 +1,10 @@
-//! Relations between the linked entities of one sentence (README,
-//! "Entities and relations"): the main text is cut into sentences (its
-//! lines, then `.`, `!`, `?` before a space, unless the `.` ends an
-//! abbreviation or an initial, sits inside a linked name, or the next word
-//! starts in lower case), each sentence with two linked entities or more
-//! is cut into words, marks and entities, and every pattern
-//! ([`super::patterns`]) is tried at every place.
+//! Relations between the linked entities of one sentence
+//! (docs/src/entities.md): the main text is cut into sentences (its lines,
+//! then `.`, `!`, `?` before a space, unless the `.` ends an abbreviation
+//! or an initial, sits inside a linked name, or the next word starts in
+//! lower case), each sentence with two linked entities or more is cut into
+//! words, marks and entities, and every pattern ([`super::patterns`]) is
+//! tried at every place.
 //!
 //! A relation's `score` is the lower of its two links' scores, times 0.8
 //! when the pattern skipped words (`...`).

@@ -30,7 +30,7 @@ impl std::str::FromStr for TextFormat {
 /// the article in it. On article pages the main text is most of the
 /// visible text, so storing both stores most words twice, and compressing
 /// and writing them is most of what the second column costs a crawl
-/// (README, "What it costs a crawl"). A column left out stays in the schema
+/// (docs/src/main-text.md, "What it costs a crawl"). A column left out stays in the schema
 /// and is null; `content_hash`, the duplicate detection and the noise
 /// filter's evidence are computed from the visible text either way.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]

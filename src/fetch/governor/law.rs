@@ -1,4 +1,4 @@
-//! The control law of the governor (README, "Resource limits"): the
+//! The control law of the governor (docs/src/governor.md): the
 //! in-flight limit after each sample, additive increase and multiplicative
 //! decrease, and the byte ceiling a memory cap puts on it.
 

@@ -1,4 +1,4 @@
-//! The governor's byte allowance for pages (README, "Resource limits"):
+//! The governor's byte allowance for pages (docs/src/governor.md):
 //! under `--max-memory`, what the map tasks of a process hold after the
 //! request, in bytes of body and text, is bounded as well as the requests
 //! in flight.

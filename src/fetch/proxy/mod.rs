@@ -1,6 +1,6 @@
 //! Fetching through a pool of forward proxies (`--proxy`, `--proxies`):
 //! an [`Exchange`] that sends each request through one proxy of the pool
-//! (README, "Proxies"). [`pool`] decides which; this module reads the
+//! (docs/src/proxies.md). [`pool`] decides which; this module reads the
 //! proxy list, holds one HTTP client per proxy and judges each answer.
 //!
 //! - **The SSRF guard.** The proxy, not the crawler, connects to the

@@ -1,5 +1,5 @@
 //! Which proxy carries a request: the pool's limits, rings and health
-//! (README, "Proxies").
+//! (docs/src/proxies.md).
 //!
 //! - **Limits per proxy.** At most `concurrency` requests through a proxy
 //!   at once, and at least `delay` between two request starts through it.

@@ -1,4 +1,4 @@
-//! How Chromium is started (README, "Security model"): with an environment
+//! How Chromium is started (docs/src/security.md): with an environment
 //! cleared to what it needs, and with its sandbox on where the kernel
 //! allows it.
 //!

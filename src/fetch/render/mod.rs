@@ -1,5 +1,5 @@
 //! Rendering pages in headless Chromium (`--render never|auto|always`):
-//! an [`Exchange`] around the crawl's own exchange (README, "Rendering").
+//! an [`Exchange`] around the crawl's own exchange (docs/src/rendering.md).
 //!
 //! The page is fetched as any page is (through the scheduler, its
 //! politeness and robots.txt, the plain or proxied exchange). When it is

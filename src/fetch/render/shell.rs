@@ -1,6 +1,5 @@
 //! `--render auto`'s test: is this HTML a script shell, a page whose
-//! content and links only exist once its scripts run? (README,
-//! "Rendering".)
+//! content and links only exist once its scripts run? (docs/src/rendering.md.)
 //!
 //! A page is a shell when it has scripts and, outside `<script>`,
 //! `<style>`, `<noscript>`, `<template>` and tags, almost nothing to read

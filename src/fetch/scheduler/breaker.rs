@@ -1,4 +1,4 @@
-//! A host's circuit breaker (README, "Retries and failing hosts").
+//! A host's circuit breaker (docs/src/politeness.md, "Retries and failing hosts").
 //!
 //! One URL's trouble is that URL's: it waits for its own retry (its
 //! `Retry-After`, or a backoff) while the other URLs of its host go on at

@@ -1,7 +1,7 @@
 //! What becomes of the URLs a partition does not fetch now: carried into
 //! the next layer with the reason and the retries they spent, or, on a host
-//! that is down, ended as `host_down` rows (README, "Retries and failing
-//! hosts").
+//! that is down, ended as `host_down` rows (docs/src/politeness.md, "Retries
+//! and failing hosts").
 
 use tokio::time::Instant;
 use url::Url;

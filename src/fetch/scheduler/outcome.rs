@@ -211,7 +211,7 @@ impl State<'_> {
             let h = self.host_index(&target);
             job.url = target;
             if resp.capture.is_some() {
-                // The archive records every hop (README, "WARC").
+                // The archive records every hop (docs/src/warc.md).
                 job.redirects.push(resp);
             }
             self.enqueue_again(h, job);

@@ -1,5 +1,5 @@
 //! Adaptive politeness: how long a host waits between two requests
-//! (README, "Politeness").
+//! (docs/src/politeness.md).
 //!
 //! A host's delay is never below its floor (`--delay`, or its robots.txt
 //! Crawl-delay when longer). Above it, two terms, whichever is longer:

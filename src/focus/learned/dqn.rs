@@ -1,4 +1,4 @@
-//! The Q-network of the learned order (README, "Focused crawling"): a DQN
+//! The Q-network of the learned order (docs/src/focused-crawling.md): a DQN
 //! that scores drawing the next URL from one URL cluster.
 //!
 //! The state and the action come as one feature row `phi` (the cluster's

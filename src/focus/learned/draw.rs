@@ -1,6 +1,6 @@
-//! A layer's learned order, drawn with the Q-network (README, "Focused
-//! crawling"): which URL cluster the next URL comes from, one draw at a
-//! time.
+//! A layer's learned order, drawn with the Q-network
+//! (docs/src/focused-crawling.md): which URL cluster the next URL comes
+//! from, one draw at a time.
 //!
 //! The candidates are a partition's share of the next layer's input,
 //! grouped by URL cluster (the noise filter's fine template, as the

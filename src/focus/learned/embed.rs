@@ -1,4 +1,4 @@
-//! The URL encoder of the learned order (README, "Focused crawling"): a
+//! The URL encoder of the learned order (docs/src/focused-crawling.md): a
 //! small VAE-style model over a URL's characters whose latent mean `z` is
 //! one of the scheduler's features.
 //!

@@ -1,8 +1,8 @@
-//! The learned order of a layer's input (`--order learned`; README,
-//! "Focused crawling"): a DQN that chooses which URL cluster the next URL
-//! is drawn from, over features that include a code of the URL from a
-//! small character-level encoder, both trained online on the crawl's own
-//! URLs and what their pages turned out to be worth.
+//! The learned order of a layer's input (`--order learned`;
+//! docs/src/focused-crawling.md): a DQN that chooses which URL cluster
+//! the next URL is drawn from, over features that include a code of the
+//! URL from a small character-level encoder, both trained online on the
+//! crawl's own URLs and what their pages turned out to be worth.
 //!
 //! In a layered crawl a layer's order is fixed when its input is written
 //! (the optimise task) and its rewards arrive when the next map task
@@ -104,7 +104,7 @@ impl From<LearnedError> for StageError {
 /// What a fetched page is worth to the learned order: its relevance; 0
 /// for a page without one (a nav page, an error, a file). A nav page's
 /// worth is the links it adds to the next layer, which a layer's draws
-/// cannot see (README, "Focused crawling").
+/// cannot see (docs/src/focused-crawling.md).
 #[must_use]
 pub fn reward(relevance: Option<f64>) -> f32 {
     #[allow(clippy::cast_possible_truncation)]

@@ -1,5 +1,5 @@
-//! The learned order's steps and its experience replay buffer (README,
-//! "Focused crawling").
+//! The learned order's steps and its experience replay buffer
+//! (docs/src/focused-crawling.md).
 //!
 //! A **step** is one draw of a layer's simulated order: the drawn URL (its
 //! fingerprint), the features of that choice (`phi`, the state and action

@@ -1,5 +1,5 @@
 //! The learned order's one source of randomness: SplitMix64, seeded from
-//! the run, the layer and the partition (README, "Focused crawling"), so
+//! the run, the layer and the partition (docs/src/focused-crawling.md), so
 //! that a task run again, or a resumed crawl, draws the same numbers.
 //!
 //! Small and written out here rather than taken from a crate: the stream

@@ -1,7 +1,8 @@
-//! Where the learned order keeps its state (`state/focus/learned/`, README
-//! "Focused crawling"), and how each file is read and written. Every file
-//! is written through the task's attempt store, so it commits with the
-//! task's other outputs; a file that would be empty is removed instead.
+//! Where the learned order keeps its state (`state/focus/learned/`,
+//! docs/src/focused-crawling.md), and how each file is read and
+//! written. Every file is written through the task's attempt store, so
+//! it commits with the task's other outputs; a file that would be empty
+//! is removed instead.
 //!
 //! | file | written by | holds |
 //! |---|---|---|

@@ -12,7 +12,7 @@ use super::{Extracted, Sink, State};
 /// [`extract`], and the page's DOM built from the same tokens: one
 /// tokenizer pass feeds both the pass's state and html5ever's tree builder
 /// (scraper's tree), instead of a second tokenization of the page for the
-/// DOM. Rules that need a DOM take this path (README, "Rules").
+/// DOM. Rules that need a DOM take this path (docs/src/rules.md).
 ///
 /// The tree builder decides the tokenizer's states (raw text, RCDATA,
 /// plaintext), as in a standalone parse, so the DOM is the one

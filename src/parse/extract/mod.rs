@@ -3,7 +3,7 @@
 //! and what the extract stage reads from the same pass: each block's
 //! element, parent and class/id hint, each text run's kind (paragraph,
 //! heading, list item, code, quote, cell), the page's meta tags and its
-//! JSON-LD (README, "Main text and metadata").
+//! JSON-LD (docs/src/main-text.md).
 //!
 //! The tokenizer alone (no tree builder) is about twice as fast as building
 //! a DOM, and every output here is a property of the token stream: blocks
@@ -11,7 +11,7 @@
 //! (or by the end of the document, on malformed pages). Each run of text
 //! belongs to its innermost open block; a block's link-text ratio is the
 //! non-space characters inside `<a>` over all its non-space characters
-//! (README, "The URL optimiser"). Rendering-only content (`script`,
+//! (docs/src/noise-filter.md). Rendering-only content (`script`,
 //! `style`, `noscript`, `template`, hidden subtrees) never reaches the text
 //! or the links.
 

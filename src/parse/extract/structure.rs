@@ -1,6 +1,6 @@
 //! What the tokenizer pass records for the extract stage besides text and
 //! links: each block's element, parent and class/id hint, each text run's
-//! kind, and the page's meta data (README, "Main text and metadata").
+//! kind, and the page's meta data (docs/src/main-text.md).
 
 use html5ever::tokenizer::Tag;
 

@@ -1,6 +1,6 @@
 //! The control topic (`PREFIX.__commits`): one marker per published
 //! partition, written in the same transaction as the partition's pages,
-//! read back with `read_committed` (README, "Kafka"). A marker that can be
+//! read back with `read_committed` (docs/src/kafka.md). A marker that can be
 //! read is a transaction that committed, so whoever reads one knows the
 //! pages are out and which attempt's outputs they came from.
 //!

@@ -1,4 +1,4 @@
-//! A page's Kafka message, built from its `doc` row (README, "Kafka"):
+//! A page's Kafka message, built from its `doc` row (docs/src/kafka.md):
 //! `{id, content, resource, url, time}` as JSON, keyed by the URL, on the
 //! topic of the page's rule, else its role in the crawl plan, else
 //! `pages`. CPU work: run on a blocking thread, never an async worker.

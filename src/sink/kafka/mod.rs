@@ -1,4 +1,4 @@
-//! The Kafka sink (README, "Kafka"): each map task publishes its
+//! The Kafka sink (docs/src/kafka.md): each map task publishes its
 //! partition's pages in one Kafka transaction, tied to its commit so that
 //! a crawl killed at any point and resumed leaves each page in the topics
 //! exactly once (for `read_committed` readers).

@@ -1,5 +1,5 @@
 //! One partition's Kafka transaction: the idempotent, transactional
-//! producer of its pages and its marker (README, "Kafka").
+//! producer of its pages and its marker (docs/src/kafka.md).
 //!
 //! Every call blocks (librdkafka's transactional calls wait for the
 //! coordinator): run on a blocking thread.

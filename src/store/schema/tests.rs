@@ -63,7 +63,7 @@ fn doc_batch_matches_schema_with_nulls() {
 
 #[test]
 fn error_kinds_keep_their_names() {
-    // The README's vocabulary of the `error` column: these strings are in users' files.
+    // The book's vocabulary of the `error` column (docs/src/output.md): these strings are in users' files.
     let names: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
     assert_eq!(
         names,

@@ -9,7 +9,7 @@
 //!   until the row group is written.
 //!
 //! A failure here names the file it was for and the temporary folder
-//! (README, "Failure and recovery").
+//! (docs/src/politeness.md, "Failure and recovery").
 
 mod input;
 mod log;
