@@ -105,7 +105,7 @@ impl std::str::FromStr for Denoise {
     }
 }
 
-/// Settings of the optimise step between layers: noise filter and dedup (README, "The URL optimiser").
+/// Settings of the optimise step between layers: noise filter and dedup (docs/src/noise-filter.md, docs/src/dedup.md).
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct OptimiseConfig {
     pub denoise: Denoise,

@@ -4,7 +4,7 @@
 //! resumed run may change any setting but the fixed ones of
 //! `state/run.json`), so a unit of work run on its own — in another
 //! process, on another machine, or in a test — needs nothing but the data
-//! store (ARCHITECTURE.md, "Units of work").
+//! store (docs/src/contributing.md, "Units of work").
 
 use std::time::Duration;
 
@@ -125,7 +125,7 @@ pub struct PageSettings {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub warc: bool,
     /// Where each task publishes its pages (`--sink`) as part of its
-    /// commit (README, "Kafka").
+    /// commit (docs/src/kafka.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sink: Option<crate::sink::SinkSpec>,
 }

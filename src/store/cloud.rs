@@ -60,9 +60,8 @@ pub(super) fn open(location: &str) -> Result<Arc<dyn ObjectStore>, StoreError> {
             .build()
             .map(|s| Arc::new(s) as Arc<dyn ObjectStore>),
     };
-    let store = built.map_err(|e| {
-        err(format!("{e}. Check the {} settings (README, \"Running on a cluster\")", env_family(scheme)))
-    })?;
+    let store =
+        built.map_err(|e| err(format!("{e}. Check the {} settings (docs/src/cluster.md)", env_family(scheme))))?;
     let prefix = url.path().trim_matches('/');
     Ok(if prefix.is_empty() { store } else { Arc::new(PrefixStore::new(store, prefix)) })
 }
