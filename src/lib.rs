@@ -68,4 +68,5 @@ pub mod sink;
 pub mod store;
 pub mod studio;
 pub mod urlnorm;
+pub mod vocab;
 pub mod warc;

@@ -19,11 +19,10 @@
 
 pub mod cluster;
 pub mod evidence;
-pub mod label;
 pub mod lcs;
 
+pub use crate::vocab::NoiseLabel;
 use cluster::{cluster_block, ClusterConfig, Item, Verdict};
-pub use label::NoiseLabel;
 
 /// How link targets are judged noise.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -25,8 +25,7 @@ use arrow::datatypes::{DataType, Field, Int64Type, Schema, SchemaRef, TimeUnit, 
 
 use super::column::{Tuned, Tuning, Value};
 use super::StoreError;
-use crate::denoise::NoiseLabel;
-use crate::fetch::ErrorKind;
+use crate::vocab::{ErrorKind, NoiseLabel};
 
 /// A content hash as written: its 64 bits as a signed integer.
 fn hash_to_i64(h: u64) -> i64 {
