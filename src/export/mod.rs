@@ -229,12 +229,12 @@ pub(crate) struct Chunk {
 pub(crate) type Loaded = BTreeMap<&'static str, (u64, u64)>;
 
 /// A database being written, in its one transaction.
-enum Sink {
+enum DatabaseWriter {
     Sqlite(sqlite::Writer),
     Postgres(Box<postgres::Writer>),
 }
 
-impl Sink {
+impl DatabaseWriter {
     async fn open(to: &Destination) -> Result<Self, ExportError> {
         Ok(match to {
             Destination::Sqlite(path) => Self::Sqlite(sqlite::Writer::open(path.clone(), to.name()).await?),
@@ -293,7 +293,7 @@ pub async fn export(cfg: &ExportConfig, progress: bool) -> Result<ExportSummary,
     let total: u64 = sources.iter().map(|s| s.rows).sum();
     let bar = progress_bar(progress, total);
 
-    let mut sink = Sink::open(&cfg.to).await?;
+    let mut writer = DatabaseWriter::open(&cfg.to).await?;
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Chunk>(4);
     let produce = async {
         let mut state = ReadState::default();
@@ -337,12 +337,12 @@ pub async fn export(cfg: &ExportConfig, progress: bool) -> Result<ExportSummary,
     };
     let consume = async {
         while let Some(chunk) = rx.recv().await {
-            sink.write(chunk).await?;
+            writer.write(chunk).await?;
         }
         Ok::<_, ExportError>(())
     };
     let ((read, again), ()) = tokio::try_join!(produce, consume)?;
-    let loaded = sink.finish().await?;
+    let loaded = writer.finish().await?;
     bar.finish_and_clear();
 
     for (table, r) in &mut rows {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, RecordBatch};
 use arrow::datatypes::{Schema, SchemaRef};
 
-use super::extract::Item;
+use super::apply::Item;
 use super::Rule;
 use crate::extract::{Column, ColumnType, Tuning};
 use crate::store::column::{build_column, Value};

@@ -14,8 +14,8 @@
 //! pages a rule matches), the regexes the pass's text, the JSON-LD paths
 //! the pass's JSON-LD.
 
+mod apply;
 pub mod convert;
-mod extract;
 pub mod file;
 pub mod items;
 pub mod show;
@@ -25,8 +25,8 @@ use std::sync::Arc;
 
 use regex::Regex;
 
+pub use apply::{LinkDecision, PageItems};
 pub use convert::FieldType;
-pub use extract::{LinkDecision, PageItems};
 pub use file::{parse_rules, RulesError};
 
 use crate::store::column::Value;

@@ -326,10 +326,10 @@ fn json_ld_paths_walk_types_graphs_and_arrays() {
         serde_json::json!([{"@type": "Person", "name": "Ada"}]),
         serde_json::json!({"headline": "Top"}),
     ];
-    assert_eq!(extract::json_ld_for_tests(&docs, &["Product", "offers", "price"]), vec!["1", "2.5"]);
-    assert_eq!(extract::json_ld_for_tests(&docs, &["Person", "name"]), vec!["Ada"]);
-    assert_eq!(extract::json_ld_for_tests(&docs, &["headline"]), vec!["Top"]);
-    assert!(extract::json_ld_for_tests(&docs, &["Missing", "x"]).is_empty());
+    assert_eq!(apply::json_ld_for_tests(&docs, &["Product", "offers", "price"]), vec!["1", "2.5"]);
+    assert_eq!(apply::json_ld_for_tests(&docs, &["Person", "name"]), vec!["Ada"]);
+    assert_eq!(apply::json_ld_for_tests(&docs, &["headline"]), vec!["Top"]);
+    assert!(apply::json_ld_for_tests(&docs, &["Missing", "x"]).is_empty());
 }
 
 #[test]
