@@ -75,6 +75,7 @@
 //! assert_eq!(run.doc_schema().fields().last().map(|f| f.name().as_str()), Some("link_count"));
 //! ```
 
+pub mod boilerplate;
 pub mod entities;
 pub mod main_text;
 pub mod metadata;
