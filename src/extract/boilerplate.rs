@@ -15,12 +15,14 @@
 //!   owns its hosts for the whole run, that is every earlier page of these
 //!   hosts. The result does not depend on the order in which this layer's
 //!   pages arrive, so a resumed or retried task writes the same rows.
-//! - **A line is boilerplate** when it has at least [`MIN_WORDS`] words and
-//!   appears on at least [`MIN_PAGES`] pages and [`MIN_SHARE`] of the host's
-//!   pages, at an edge on [`EDGE_SHARE`] of them. A line of content that
-//!   repeats, such as a table header, "New in version 3.7." or
-//!   "IOException - if an I/O error occurs.", sits anywhere in its pages, so
-//!   it is not boilerplate.
+//! - **A line is boilerplate** when it appears on at least [`MIN_PAGES`]
+//!   pages and [`MIN_SHARE`] of the host's pages, at an edge on
+//!   [`EDGE_SHARE`] of them. A line of content that repeats, such as "New in
+//!   version 3.7." or "IOException - if an I/O error occurs.", sits anywhere
+//!   in its pages, so it is not boilerplate. A line shorter than
+//!   [`MIN_WORDS`] words must do more, appear on [`SHORT_SHARE`] of the
+//!   pages and at an edge on [`SHORT_EDGE_SHARE`] of them: such lines are
+//!   mostly headings ("Description", "Since:") or values ("1.8") of content.
 //! - **Only the edges are trimmed**: the leading and trailing runs of
 //!   boilerplate lines. A page whose main text would be all boilerplate keeps
 //!   it, since the page is then a copy of another one, not a template.
@@ -29,8 +31,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-/// Fewest words a line needs to be learned: shorter lines ("Description",
-/// "Method Summary") are headings that many pages share as content.
+/// Fewest words of a line held to [`MIN_SHARE`] and [`EDGE_SHARE`];
+/// shorter lines are held to [`SHORT_SHARE`] and [`SHORT_EDGE_SHARE`].
 pub const MIN_WORDS: usize = 3;
 /// Fewest pages of the host a boilerplate line appears on.
 pub const MIN_PAGES: u32 = 3;
@@ -40,10 +42,14 @@ pub const MIN_SHARE: f64 = 0.1;
 pub const EDGE_LINES: usize = 3;
 /// Least share of a line's pages on which it sits at an edge.
 pub const EDGE_SHARE: f64 = 0.8;
+/// The same two shares for a line shorter than [`MIN_WORDS`] words.
+pub const SHORT_SHARE: f64 = 0.5;
+pub const SHORT_EDGE_SHARE: f64 = 0.9;
 
 /// The key of one line of main text: a hash of its words, without the
-/// Markdown marks of `--text-format markdown`, or `None` for a line too
-/// short to learn.
+/// Markdown marks of `--text-format markdown`, whose lowest bit says
+/// whether the line is short (fewer than [`MIN_WORDS`] words); `None` for a
+/// line without words.
 #[must_use]
 pub fn line_key(line: &str) -> Option<u64> {
     let t = line.trim_start();
@@ -55,7 +61,7 @@ pub fn line_key(line: &str) -> Option<u64> {
         h.update(b" ");
         words += 1;
     }
-    (words >= MIN_WORDS).then(|| h.digest())
+    (words > 0).then(|| (h.digest() & !1) | u64::from(words < MIN_WORDS))
 }
 
 /// What one page adds to its host's counts: its distinct line keys, and
@@ -174,10 +180,12 @@ impl SiteBoilerplate {
             .filter_map(|(host, (pages, lines))| {
                 let set: HashSet<u64> = lines
                     .into_iter()
-                    .filter(|(_, (n, e))| {
+                    .filter(|(k, (n, e))| {
+                        let (share, edge) =
+                            if k & 1 == 1 { (SHORT_SHARE, SHORT_EDGE_SHARE) } else { (MIN_SHARE, EDGE_SHARE) };
                         *n >= MIN_PAGES
-                            && f64::from(*n) >= MIN_SHARE * f64::from(pages)
-                            && f64::from(*e) >= EDGE_SHARE * f64::from(*n)
+                            && f64::from(*n) >= share * f64::from(pages)
+                            && f64::from(*e) >= edge * f64::from(*n)
                     })
                     .map(|(k, _)| k)
                     .collect();
@@ -200,7 +208,7 @@ impl SiteBoilerplate {
     pub fn trim(&self, host: &str, main_text: &str) -> Option<String> {
         let set = self.hosts.get(host)?;
         let lines: Vec<&str> = main_text.lines().collect();
-        let boiler = |l: &&str| l.trim().is_empty() || line_key(l).is_some_and(|k| set.contains(&k));
+        let boiler = |l: &&str| line_key(l).is_none_or(|k| set.contains(&k));
         let start = lines.iter().position(|l| !boiler(l))?;
         let end = lines.len() - lines.iter().rev().position(|l| !boiler(l)).unwrap_or(0);
         let dropped = lines[..start].iter().chain(&lines[end..]).any(|l| !l.trim().is_empty());
@@ -227,7 +235,7 @@ mod tests {
     fn a_template_footer_is_trimmed_and_repeated_content_is_kept() {
         let mut learner = Learner::default();
         for i in 0..10 {
-            let text = page(i, "Part of the git(1) suite");
+            let text = page(i, "GIT\nPart of the git(1) suite");
             learner.add("git.test", &PageLines::of(&text));
         }
         learner.add("other.test", &PageLines::of("Part of the git(1) suite\nHello there world"));
@@ -236,11 +244,11 @@ mod tests {
         let back: Table = serde_json::from_str(&json).expect("back");
         assert_eq!(back, table, "the table round-trips");
         let site = SiteBoilerplate::from_tables([&table]);
-        let text = "Index A B C D E\nNew page\nIOException - if an I/O error occurs.\nThe end of it all.\nPart of the git(1) suite\n";
+        let text = "Index A B C D E\nNew page\nIOException - if an I/O error occurs.\nDescription\nThe end of it all.\nGIT\nPart of the git(1) suite\n";
         assert_eq!(
             site.trim("git.test", text).as_deref(),
-            Some("New page\nIOException - if an I/O error occurs.\nThe end of it all."),
-            "the index line and the footer go, the repeated throws clause stays"
+            Some("New page\nIOException - if an I/O error occurs.\nDescription\nThe end of it all."),
+            "the index line and the footer (its short heading too) go; the repeated throws clause and heading stay"
         );
         assert_eq!(site.trim("other.test", text), None, "another host learned nothing");
         assert_eq!(site.trim("git.test", "Description\nA new page of three words"), None, "nothing to trim");
@@ -277,6 +285,8 @@ mod tests {
     fn markdown_marks_do_not_change_a_lines_key() {
         assert_eq!(line_key("## Part of the suite"), line_key("Part of the  suite"));
         assert_eq!(line_key("- Part of the suite"), line_key("Part of the suite "));
-        assert_eq!(line_key("Two words"), None);
+        assert_eq!(line_key("Two words").map(|k| k & 1), Some(1), "short");
+        assert_eq!(line_key("Three words here").map(|k| k & 1), Some(0));
+        assert_eq!(line_key("  - "), None);
     }
 }
