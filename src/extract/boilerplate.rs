@@ -109,10 +109,13 @@ pub struct Table {
     pub hosts: BTreeMap<String, HostLines>,
 }
 
+/// A host's pages, and per line key its pages and pages at an edge.
+type Counts = (u32, HashMap<u64, (u32, u32)>);
+
 /// Counts the pages of a map task as they come.
 #[derive(Debug, Default)]
 pub struct Learner {
-    hosts: HashMap<String, (u32, HashMap<u64, (u32, u32)>)>,
+    hosts: HashMap<String, Counts>,
 }
 
 impl Learner {
@@ -164,7 +167,7 @@ impl SiteBoilerplate {
     /// host, the lines that are boilerplate.
     #[must_use]
     pub fn from_tables<'a>(tables: impl IntoIterator<Item = &'a Table>) -> Self {
-        let mut sums: HashMap<&str, (u32, HashMap<u64, (u32, u32)>)> = HashMap::new();
+        let mut sums: HashMap<&str, Counts> = HashMap::new();
         for table in tables {
             for (host, h) in &table.hosts {
                 let (pages, lines) = sums.entry(host.as_str()).or_default();
