@@ -85,8 +85,8 @@ pub struct MapCtx {
     pub progress: Arc<dyn MapProgress>,
     /// The extract stage's extractors, whose columns follow the core
     /// columns of `doc`: code, not settings, so a caller that registered
-    /// its own for the run sets them here too (`open` sets the built-in
-    /// ones, main text and metadata).
+    /// its own for the run sets them here too (`open` sets those the run's
+    /// settings make, [`Extractors::of_run`]).
     pub extract: Extractors,
     /// Last night's crawl (`--previous`): requests are conditional, and a
     /// 304 carries last night's page forward.
@@ -111,42 +111,70 @@ pub const SHARD_ROW_GROUP_BYTES: usize = 4 << 20;
 const FETCHED_QUEUE: usize = 16;
 
 impl MapCtx {
-    /// A map context from the data store alone: the run's fixed state
-    /// (`state/run.json`: partitions, scope, seeds) and the latest run's
-    /// settings (`state/settings.json`), a fetcher of its own, no progress
-    /// bars, and no layer tail (a task alone cannot know its layer's other
-    /// partitions, so it runs until its own work is done).
-    ///
-    /// # Errors
-    /// When either file is missing (no crawl started there) or unreadable,
-    /// a seed in it no longer parses, or the HTTP client cannot be built.
-    pub async fn open(store: Store) -> Result<Self, StageError> {
-        let (state, settings) = load_run(&store).await?;
+    /// The one constructor of a map context: the run at `store` whose
+    /// fixed state is `state` (`state/run.json`: partitions, scope, seeds)
+    /// and whose settings are `settings`, fetching with `fetcher`, its
+    /// pages given to `extract` (the run's extractors, code not settings),
+    /// last night's crawl `previous` (`--previous`); no progress bars
+    /// ([`Self::with_progress`]), no layer tail and no deadline.
+    #[must_use]
+    pub fn new(
+        store: Store,
+        state: &RunState,
+        settings: &RunSettings,
+        fetcher: Fetcher,
+        extract: Extractors,
+        previous: Option<Arc<Previous>>,
+    ) -> Self {
         let seeds: Vec<Url> = state.seeds.iter().filter_map(|s| Url::parse(s).ok()).collect();
-        let format = settings.pages.text_format;
-        let extract = crate::focus::run_extractors(format, settings.pages.store_text, settings.pages.plan.as_ref())
-            .map_err(|e| StageError::Internal(format!("the run's plan: {e}")))?;
-        let extract = crate::extract::entities::with_entities(extract, settings.pages.entities.as_ref(), format)
-            .map_err(|e| StageError::Internal(format!("the run's entities: {e}")))?;
-        let fetcher = Fetcher::new(&settings.fetch)
-            .map_err(|e| StageError::Internal(format!("cannot build the HTTP client: {e}")))?;
-        let previous = match &settings.pages.previous {
-            Some(location) => Some(Arc::new(Previous::open(location, store.location()).await?)),
-            None => None,
-        };
-        Ok(Self {
+        Self {
             store: store.with_compression(settings.compression),
             partitions: state.partitions,
             depth: settings.depth,
             scope: ScopeFilter::from_seeds(state.scope, &seeds),
-            pages: settings.pages,
+            pages: settings.pages.clone(),
             fetcher,
-            deadline: settings.layer_timeout.map(|t| Instant::now() + t),
+            deadline: None,
             tail: None,
             progress: Arc::new(Silent),
             extract,
             previous,
-        })
+        }
+    }
+
+    /// The same context reporting its progress to `progress`.
+    #[must_use]
+    pub fn with_progress(self, progress: Arc<dyn MapProgress>) -> Self {
+        Self { progress, ..self }
+    }
+
+    /// A map context from the data store alone: the run's fixed state
+    /// (`state/run.json`: partitions, scope, seeds) and the latest run's
+    /// settings (`state/settings.json`), the extractors those settings make
+    /// ([`Extractors::of_run`]), a fetcher of its own, no progress bars, no
+    /// layer tail (a task alone cannot know its layer's other partitions,
+    /// so it runs until its own work is done), and the layer's time budget
+    /// counted from now.
+    ///
+    /// # Errors
+    /// When either file is missing (no crawl started there) or unreadable,
+    /// the run's plan or entity settings no longer compile, the HTTP
+    /// client cannot be built, or last night's crawl cannot be opened.
+    pub async fn open(store: Store) -> Result<Self, StageError> {
+        let (state, settings) = load_run(&store).await?;
+        let pages = &settings.pages;
+        let extract =
+            Extractors::of_run(pages.text_format, pages.store_text, pages.plan.as_ref(), pages.entities.as_ref())
+                .map_err(|e| StageError::Internal(e.to_string()))?;
+        let fetcher = Fetcher::new(&settings.fetch)
+            .map_err(|e| StageError::Internal(format!("cannot build the HTTP client: {e}")))?;
+        let previous = match &pages.previous {
+            Some(location) => Some(Arc::new(Previous::open(location, store.location()).await?)),
+            None => None,
+        };
+        let mut ctx = Self::new(store, &state, &settings, fetcher, extract, previous);
+        ctx.deadline = settings.layer_timeout.map(|t| Instant::now() + t);
+        Ok(ctx)
     }
 }
 
