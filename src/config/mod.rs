@@ -437,12 +437,11 @@ impl CrawlConfig {
             dry_run: ex.dry_run,
             json: o.json,
             quiet: o.quiet,
-            extractors: crate::extract::entities::with_entities(
-                crate::focus::run_extractors(text_format, store_text, plan.as_ref())?,
-                entities.as_ref(),
-                text_format,
-            )
-            .map_err(|e| bad("entities", e.to_string()))?,
+            extractors: crate::extract::Extractors::of_run(text_format, store_text, plan.as_ref(), entities.as_ref())
+                .map_err(|e| match e {
+                crate::extract::RunExtractorsError::Plan(e) => ConfigError::Plan(e),
+                crate::extract::RunExtractorsError::Entities(e) => bad("entities", e.to_string()),
+            })?,
             rules,
             plan,
             entities,

@@ -25,7 +25,6 @@ use crate::exec::{self, ExecError, Executor, Phase, PhaseRun};
 use crate::fetch::{FetchError, Fetcher};
 use crate::map::{self, MapCtx};
 use crate::optimise::{self, OptimiseCtx};
-use crate::scope::ScopeFilter;
 use crate::seeds::{read_seeds, SeedsError};
 use crate::store::lease::{Lease, LeaseError};
 use crate::store::manifest::{MergeManifest, NextManifest};
@@ -197,7 +196,6 @@ async fn run_leased(
         None => None,
     };
     let progress = Arc::new(Progress::new(!cfg.quiet && !cfg.json));
-    let scope = ScopeFilter::from_seeds(cfg.scope, &seeds.urls);
     let optimiser = OptimiseCtx {
         store: store.clone(),
         partitions: cfg.partitions,
@@ -212,19 +210,15 @@ async fn run_leased(
     let mut local_fetcher = None;
     let executor: Box<dyn Executor> = match &cfg.executor {
         ExecutorChoice::Local => Box::new(exec::Local {
-            mapper: MapCtx {
-                store: store.clone(),
-                partitions: cfg.partitions,
-                depth: cfg.depth,
-                scope,
-                pages: settings.pages,
-                fetcher: local_fetcher.insert(Fetcher::new(&cfg.fetch)?.with_fence(lease.fence())).clone(),
-                deadline: None,
-                tail: None,
-                progress: Arc::clone(&progress) as Arc<dyn map::MapProgress>,
-                extract: cfg.extractors.clone(),
-                previous: previous.clone(),
-            },
+            mapper: MapCtx::new(
+                store.clone(),
+                &state,
+                &settings,
+                local_fetcher.insert(Fetcher::new(&cfg.fetch)?.with_fence(lease.fence())).clone(),
+                cfg.extractors.clone(),
+                previous.clone(),
+            )
+            .with_progress(Arc::clone(&progress) as Arc<dyn map::MapProgress>),
             optimiser: optimiser.clone(),
             progress: Arc::clone(&progress),
             layer_timeout: cfg.layer_timeout,

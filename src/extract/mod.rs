@@ -45,9 +45,12 @@
 //!    values left out, or of another type than their column's, are null.
 //!    Use [`ParsedPage::page`] when the streaming pass already has what is
 //!    needed, [`ParsedPage::dom`] for selectors.
-//! 4. Register it: `Extractors::new(vec![Arc::new(MyExtractor::new(..))])`
-//!    into [`crate::config::CrawlConfig::extractors`] (from a flag or the
-//!    job file when it has one); the driver hands it to the map stage.
+//! 4. Register it: a built-in one that the run's settings switch on is
+//!    a line in [`Extractors::of_run`] ([`registry`]), which the run's
+//!    config and a map task run on its own both call; a library caller's
+//!    own goes in as `Extractors::new(vec![Arc::new(MyExtractor::new(..))])`
+//!    into [`crate::config::CrawlConfig::extractors`]; the driver hands
+//!    the list to the map stage.
 //! 5. Document its columns in the book's output page (docs/src/output.md).
 //!
 //! ```
@@ -79,6 +82,8 @@ pub mod boilerplate;
 pub mod entities;
 pub mod main_text;
 pub mod metadata;
+pub mod plan;
+pub mod registry;
 pub mod rows;
 
 use std::borrow::Cow;
@@ -94,6 +99,7 @@ use crate::store::column::Tuned;
 use crate::store::schema;
 
 pub use crate::store::column::{ColumnType, Tuning, Value};
+pub use registry::RunExtractorsError;
 pub use rows::{Dataset, PageRows, Row, RowExtractor};
 
 /// One output column of an extractor.

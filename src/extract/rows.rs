@@ -7,7 +7,7 @@
 //! on the rayon pool in [`crate::map::process`] right after the `doc`
 //! extractors, on the same [`super::ParsedPage`] (its main text computed
 //! once for all). The rows ride on the page's `Processed` to the map
-//! task's writers (`map/outputs.rs`: one shard per dataset and partition,
+//! task's writers (`map/output/extracted.rs`: one shard per dataset and partition,
 //! `NAME/layer=L/part-PPPPP.parquet`, under the task's one commit), and
 //! the merge finds the datasets by listing. A dataset's name must be one
 //! of [`crate::store::layout::EXTRACT_DATASETS`], so that the merge knows

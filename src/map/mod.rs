@@ -26,17 +26,15 @@ use crate::extract::Extractors;
 use crate::fetch::{ErrorKind, Fetched, Fetcher, LayerTail};
 use crate::partition::partition_of_host;
 use crate::scope::ScopeFilter;
-use crate::sink::TaskSink;
 use crate::store::attempt::{self, Attempt};
 use crate::store::manifest::{MapManifest, RunState};
 use crate::store::schema::{self, DocRow, InRow};
 use crate::store::scratch::InputRows;
 use crate::store::{layout, stream_batches, Created, ShardWriter, Store, StoreError};
-use crate::warc::TaskArchive;
 
 pub use crate::config::{PageSettings, RulesSource};
 use layer_rules::same_rules_as_the_layer;
-use outputs::TaskOutputs;
+use output::{Opened, Opening, Outputs};
 use previous::Previous;
 use process::process_guarded;
 pub use process::{process, ProcessCtx, Processed};
@@ -44,11 +42,10 @@ use urls::{partition_quota, Urls};
 
 mod held;
 mod layer_rules;
-mod outputs;
+mod output;
 pub mod previous;
 mod process;
 mod replay;
-mod sink;
 pub mod sitemaps;
 mod urls;
 
@@ -88,8 +85,8 @@ pub struct MapCtx {
     pub progress: Arc<dyn MapProgress>,
     /// The extract stage's extractors, whose columns follow the core
     /// columns of `doc`: code, not settings, so a caller that registered
-    /// its own for the run sets them here too (`open` sets the built-in
-    /// ones, main text and metadata).
+    /// its own for the run sets them here too (`open` sets those the run's
+    /// settings make, [`Extractors::of_run`]).
     pub extract: Extractors,
     /// Last night's crawl (`--previous`): requests are conditional, and a
     /// 304 carries last night's page forward.
@@ -114,42 +111,70 @@ pub const SHARD_ROW_GROUP_BYTES: usize = 4 << 20;
 const FETCHED_QUEUE: usize = 16;
 
 impl MapCtx {
-    /// A map context from the data store alone: the run's fixed state
-    /// (`state/run.json`: partitions, scope, seeds) and the latest run's
-    /// settings (`state/settings.json`), a fetcher of its own, no progress
-    /// bars, and no layer tail (a task alone cannot know its layer's other
-    /// partitions, so it runs until its own work is done).
-    ///
-    /// # Errors
-    /// When either file is missing (no crawl started there) or unreadable,
-    /// a seed in it no longer parses, or the HTTP client cannot be built.
-    pub async fn open(store: Store) -> Result<Self, StageError> {
-        let (state, settings) = load_run(&store).await?;
+    /// The one constructor of a map context: the run at `store` whose
+    /// fixed state is `state` (`state/run.json`: partitions, scope, seeds)
+    /// and whose settings are `settings`, fetching with `fetcher`, its
+    /// pages given to `extract` (the run's extractors, code not settings),
+    /// last night's crawl `previous` (`--previous`); no progress bars
+    /// ([`Self::with_progress`]), no layer tail and no deadline.
+    #[must_use]
+    pub fn new(
+        store: Store,
+        state: &RunState,
+        settings: &RunSettings,
+        fetcher: Fetcher,
+        extract: Extractors,
+        previous: Option<Arc<Previous>>,
+    ) -> Self {
         let seeds: Vec<Url> = state.seeds.iter().filter_map(|s| Url::parse(s).ok()).collect();
-        let format = settings.pages.text_format;
-        let extract = crate::focus::run_extractors(format, settings.pages.store_text, settings.pages.plan.as_ref())
-            .map_err(|e| StageError::Internal(format!("the run's plan: {e}")))?;
-        let extract = crate::extract::entities::with_entities(extract, settings.pages.entities.as_ref(), format)
-            .map_err(|e| StageError::Internal(format!("the run's entities: {e}")))?;
-        let fetcher = Fetcher::new(&settings.fetch)
-            .map_err(|e| StageError::Internal(format!("cannot build the HTTP client: {e}")))?;
-        let previous = match &settings.pages.previous {
-            Some(location) => Some(Arc::new(Previous::open(location, store.location()).await?)),
-            None => None,
-        };
-        Ok(Self {
+        Self {
             store: store.with_compression(settings.compression),
             partitions: state.partitions,
             depth: settings.depth,
             scope: ScopeFilter::from_seeds(state.scope, &seeds),
-            pages: settings.pages,
+            pages: settings.pages.clone(),
             fetcher,
-            deadline: settings.layer_timeout.map(|t| Instant::now() + t),
+            deadline: None,
             tail: None,
             progress: Arc::new(Silent),
             extract,
             previous,
-        })
+        }
+    }
+
+    /// The same context reporting its progress to `progress`.
+    #[must_use]
+    pub fn with_progress(self, progress: Arc<dyn MapProgress>) -> Self {
+        Self { progress, ..self }
+    }
+
+    /// A map context from the data store alone: the run's fixed state
+    /// (`state/run.json`: partitions, scope, seeds) and the latest run's
+    /// settings (`state/settings.json`), the extractors those settings make
+    /// ([`Extractors::of_run`]), a fetcher of its own, no progress bars, no
+    /// layer tail (a task alone cannot know its layer's other partitions,
+    /// so it runs until its own work is done), and the layer's time budget
+    /// counted from now.
+    ///
+    /// # Errors
+    /// When either file is missing (no crawl started there) or unreadable,
+    /// the run's plan or entity settings no longer compile, the HTTP
+    /// client cannot be built, or last night's crawl cannot be opened.
+    pub async fn open(store: Store) -> Result<Self, StageError> {
+        let (state, settings) = load_run(&store).await?;
+        let pages = &settings.pages;
+        let extract =
+            Extractors::of_run(pages.text_format, pages.store_text, pages.plan.as_ref(), pages.entities.as_ref())
+                .map_err(|e| StageError::Internal(e.to_string()))?;
+        let fetcher = Fetcher::new(&settings.fetch)
+            .map_err(|e| StageError::Internal(format!("cannot build the HTTP client: {e}")))?;
+        let previous = match &pages.previous {
+            Some(location) => Some(Arc::new(Previous::open(location, store.location()).await?)),
+            None => None,
+        };
+        let mut ctx = Self::new(store, &state, &settings, fetcher, extract, previous);
+        ctx.deadline = settings.layer_timeout.map(|t| Instant::now() + t);
+        Ok(ctx)
     }
 }
 
@@ -213,21 +238,21 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         attempt::roll_forward(&ctx.store, &task_dir, &done).await?;
         return Ok((done, Created::Existed));
     }
-    // With a sink, a partition that an earlier attempt published is
-    // committed from that attempt's outputs, not fetched again.
-    let sink = match &ctx.pages.sink {
-        Some(spec) => Some(TaskSink::open(spec, &ctx.store, layer, part).await?),
-        None => None,
-    };
-    if let Some(done) = match &sink {
-        Some(s) => s.published_earlier(&ctx.store).await?,
-        None => None,
-    } {
-        return Ok((done, Created::Existed));
-    }
     let started = Instant::now();
     let attempt = Attempt::start(&task_dir);
     let store = &attempt.store(&ctx.store);
+    let rules = match &ctx.pages.rules {
+        Some(src) => Some(Arc::new(src.compile().map_err(|e| StageError::Internal(format!("the run's rules: {e}")))?)),
+        None => None,
+    };
+    // Opened before anything is read: with a sink, a partition that an
+    // earlier attempt published is committed from that attempt's outputs,
+    // not fetched again.
+    let opening = Opening { ctx, staged: store, layer, part, rules: rules.as_ref() };
+    let mut outputs = match Outputs::open(&opening).await? {
+        Opened::Ready(outputs) => outputs,
+        Opened::Committed(done) => return Ok((*done, Created::Existed)),
+    };
     let input = Arc::new(read_input(store, layer, part).await?);
     let input_path = layout::input(layer, part);
     let input_err = |e| StageError::Store(StoreError::scratch(&input_path, e));
@@ -243,28 +268,19 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         ..MapManifest::default()
     };
     if input.is_empty() {
-        // No page to publish: committed without the sink.
-        return commit(ctx, None, None, &attempt, manifest).await;
+        // No page to publish: committed without the outputs (a sink
+        // publishes nothing).
+        let path = layout::map_manifest(layer, part);
+        return Ok(attempt::commit(&ctx.store, &path, &attempt, manifest).await?);
     }
     let mut first_urls = load_content_hashes(store, part, layer).await?;
     manifest.rules_used = ctx.pages.rules.as_ref().map(RulesSource::identity);
     same_rules_as_the_layer(&ctx.store, layer, manifest.rules_used.as_deref()).await?;
-    let rules = match &ctx.pages.rules {
-        Some(src) => Some(Arc::new(src.compile().map_err(|e| StageError::Internal(format!("the run's rules: {e}")))?)),
-        None => None,
-    };
     let partitions = ctx.partitions;
     let scope = ctx.scope.clone();
     let follows =
         move |u: &Url| scope.allows(u) && partition_of_host(u.host_str().unwrap_or_default(), partitions) == part;
     let deadline = ctx.deadline;
-    // The run's archive (`--warc`): its id lives in the data location
-    // itself, so it is read through `ctx.store`, not the attempt's.
-    let archive = if ctx.pages.warc {
-        Some(Arc::new(TaskArchive::open(&ctx.store, layer, part, &ctx.fetcher.cfg.user_agent).await?))
-    } else {
-        None
-    };
     // Under a memory cap, the pages this task holds count against the
     // process's allowance in bytes (docs/src/governor.md).
     let mut held = held::HeldPages::new(ctx.fetcher.governor().map(crate::fetch::governor::Governor::pages));
@@ -298,13 +314,12 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
             )),
             None => None,
         },
-        warc: archive.clone(),
+        warc: outputs.archive(),
     });
     // With a plan: the pages scored and relevant (the summary's harvest
     // rate) and, for `--order ant`, what they deposit per URL cluster (for
     // `learned`, every page's reward).
     let mut harvest = pctx.plan.clone().map(|p| crate::focus::Harvest::new(p, ctx.pages.order));
-    let mut outputs = TaskOutputs::new(store, layer, part, &ctx.extract, rules.clone(), archive);
     let mut pending = FuturesOrdered::new();
     let max_pending = rayon::current_num_threads() * 4;
     let mut fetch_open = true;
@@ -401,7 +416,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         manifest.sitemap_problems = found.problems.len() as u64;
         outputs.add_links(found.links);
     }
-    outputs.finish(&mut manifest).await?;
+    let outputs = outputs.finish(&mut manifest).await?;
     if !report.carried.is_empty() {
         let mut carried =
             report.carried.iter().map(|&id| input.row(id)).collect::<Result<Vec<InRow>, _>>().map_err(input_err)?;
@@ -460,26 +475,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     manifest.stragglers_in_flight = report.stragglers_in_flight;
     manifest.adopted = report.adopted;
     manifest.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    commit(ctx, sink.as_ref(), rules, &attempt, manifest).await
-}
-
-/// Commits a map attempt by its manifest, written only if none is there:
-/// of two attempts of one task, the first to commit wins (its outputs are
-/// published) and the other gets the committed manifest back. With a sink,
-/// the pages are published first, and the attempt whose pages are out is
-/// the one that commits (docs/src/kafka.md).
-async fn commit(
-    ctx: &MapCtx,
-    sink: Option<&TaskSink>,
-    rules: Option<Arc<crate::rules::Rules>>,
-    attempt: &Attempt,
-    manifest: MapManifest,
-) -> Result<(MapManifest, Created), StageError> {
-    if let Some(sink) = sink {
-        return Ok(sink.commit(&ctx.store, attempt, manifest, rules).await?);
-    }
-    let path = layout::map_manifest(manifest.layer, manifest.partition);
-    Ok(attempt::commit(&ctx.store, &path, attempt, manifest).await?)
+    outputs.commit(&ctx.store, &attempt, manifest).await
 }
 
 fn tally(m: &mut MapManifest, doc: &DocRow) {

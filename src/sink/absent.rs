@@ -9,7 +9,7 @@ use crate::rules::Rules;
 use crate::sink::{SinkError, SinkSpec};
 use crate::store::attempt::Attempt;
 use crate::store::manifest::MapManifest;
-use crate::store::{Created, Store};
+use crate::store::Store;
 
 /// This build has no Kafka sink.
 pub const BUILT: bool = false;
@@ -32,13 +32,19 @@ impl TaskSink {
 
     /// # Errors
     /// None: no `TaskSink` exists in this build.
-    pub async fn commit(
+    pub async fn publish(
         &self,
         _: &Store,
         _: &Attempt,
-        _: MapManifest,
+        _: &MapManifest,
         _: Option<Arc<Rules>>,
-    ) -> Result<(MapManifest, Created), SinkError> {
+    ) -> Result<Option<MapManifest>, SinkError> {
+        match *self {}
+    }
+
+    /// # Errors
+    /// None: no `TaskSink` exists in this build.
+    pub fn accept(&self, _: &str, _: &MapManifest) -> Result<(), SinkError> {
         match *self {}
     }
 }

@@ -284,19 +284,3 @@ impl RowExtractor for EntityExtractor {
         Some(anchors.iter().map(|a| prefer.link(&self.recognizer, page, a)).collect())
     }
 }
-
-/// The extractors of a run: `base`, and with entity settings their row
-/// extractor, compiled for main texts rendered as `format`.
-///
-/// # Errors
-/// Entity settings that no longer compile (the run checked them when it
-/// started, so only an edited settings file gets here).
-pub fn with_entities(
-    base: super::Extractors,
-    entities: Option<&EntitiesSource>,
-    format: TextFormat,
-) -> Result<super::Extractors, EntitiesError> {
-    let Some(source) = entities else { return Ok(base) };
-    let recognizer = Arc::new(source.compile(format)?);
-    Ok(base.with_rows(vec![Arc::new(EntityExtractor::new(recognizer))])?)
-}

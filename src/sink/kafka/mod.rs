@@ -16,7 +16,10 @@
 //! 3. Otherwise A sends its pages from its staged `doc` shard, stages its
 //!    record (what it sent and the manifest it will commit), sends the
 //!    marker naming A, and commits the transaction.
-//! 4. A commits its manifest, create-if-absent, and publishes its folder.
+//! 4. A commits its manifest, create-if-absent, and publishes its folder
+//!    (the map task's commit, `map/output/`, which asks
+//!    [`TaskSink::publish`] before 4 and [`TaskSink::accept`] when another
+//!    manifest was there first).
 //!
 //! Killed before 3 commits, nothing is readable and the next attempt does
 //! the work; killed after, the marker names A and the next attempt (or a
@@ -127,50 +130,50 @@ impl TaskSink {
         }
     }
 
-    /// Publishes the pages of `attempt` (its staged `doc` shard) and
-    /// commits it with `manifest`, or commits the attempt that published
-    /// first; returns the committed manifest ([`Created::Existed`] when
-    /// it is another attempt's).
+    /// Publishes the pages of `attempt` (its staged `doc` shard) before
+    /// its manifest is written, unless another attempt published first:
+    /// that attempt is then committed and its manifest returned (the
+    /// caller drops its own). With `None`, the attempt's pages are out (or
+    /// were, by an earlier call) and its manifest may be written; a
+    /// manifest found written then must name it ([`Self::accept`]).
     ///
     /// # Errors
     /// When a broker is unreachable, a message is refused, the transaction
     /// fails, or storage fails: the attempt is then not committed.
-    pub async fn commit(
+    pub async fn publish(
         &self,
         store: &Store,
         attempt: &Attempt,
-        manifest: MapManifest,
+        manifest: &MapManifest,
         rules: Option<Arc<Rules>>,
-    ) -> Result<(MapManifest, Created), SinkError> {
+    ) -> Result<Option<MapManifest>, SinkError> {
         let (spec, key, (layer, part)) = (self.spec.clone(), self.key(), (self.layer, self.part));
         let marker = self.blocking(move || control::find(&spec, &key, Reach::Settled, (layer, part))).await?;
         match marker {
-            Some(m) if m.attempt != attempt.id => {
-                return Ok((self.adopt(store, &m.attempt, Some(attempt)).await?, Created::Existed));
-            }
+            Some(m) if m.attempt != attempt.id => Ok(Some(self.adopt(store, &m.attempt, Some(attempt)).await?)),
             // Its own marker: the transaction committed (a commit call that
             // failed after all); only the manifest is left to write.
-            Some(_) => {}
-            None => self.publish(store, attempt, &manifest, rules).await?,
-        }
-        let path = layout::map_manifest(self.layer, self.part);
-        match store.put_json_new(&path, &manifest).await? {
-            Created::New => {
-                store.publish(&attempt.dir).await?;
-                Ok((manifest, Created::New))
-            }
-            Created::Existed => {
-                let theirs: MapManifest = store.get_json(&path).await?.ok_or_else(|| self.gone(&attempt.id, &path))?;
-                self.same_attempt(&attempt.id, &theirs)?;
-                attempt::roll_forward(store, &self.task_dir, &theirs).await?;
-                Ok((theirs, Created::Existed))
+            Some(_) => Ok(None),
+            None => {
+                self.transact(store, attempt, manifest, rules).await?;
+                Ok(None)
             }
         }
     }
 
+    /// Whether the manifest `committed`, found written when attempt
+    /// `published` went to write its own, is that attempt's: the topics
+    /// hold `published`'s pages.
+    ///
+    /// # Errors
+    /// [`SinkError::Diverged`] when it names another attempt.
+    pub fn accept(&self, published: &str, committed: &MapManifest) -> Result<(), SinkError> {
+        self.same_attempt(published, committed)
+    }
+
     /// Sends the attempt's pages and marker in `txn` and commits it, the
     /// attempt's record staged before the commit.
-    async fn publish(
+    async fn transact(
         &self,
         store: &Store,
         attempt: &Attempt,
