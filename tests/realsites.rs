@@ -151,3 +151,65 @@ fn no_page_of_the_real_sites_is_taken_for_a_script_shell() {
     assert!(pages > 100, "the real sites: {pages} pages");
     assert!(shells.len() * 1000 <= pages, "{} of {pages}: {shells:?}", shells.len());
 }
+
+/// Cross-page boilerplate on a real site (docs/src/main-text.md): every
+/// manual page of git's documentation ends its main text with the footer
+/// "GIT / Part of the git(1) suite". Learned from the pages of layers 0 and
+/// 1, it is trimmed off the pages of layer 2; nothing else of any page
+/// changes, and layers 0 and 1 keep it (nothing was learned before them).
+#[test]
+fn a_real_sites_template_footer_is_trimmed_from_later_layers_main_text() {
+    realsites::install(true);
+    let corpus = Corpus::start(realsites::sites(true), None);
+    let seeds_file = corpus.dir.path().join("seeds.txt");
+    std::fs::write(&seeds_file, corpus.seeds().join("\n")).expect("seeds");
+    let crawl = |switch: &str| {
+        let data = corpus.dir.path().join(format!("site-boilerplate-{switch}"));
+        let mut args: Vec<String> = [
+            "run",
+            "--seeds",
+            &seeds_file.display().to_string(),
+            "--depth",
+            "2",
+            "--data",
+            &data.display().to_string(),
+            "--site-boilerplate",
+            switch,
+            "--denoise",
+            "off",
+        ]
+        .map(String::from)
+        .to_vec();
+        args.extend(corpus.resolve_args());
+        args.extend(["--allow-private", "--json", "--quiet", "--per-host", "8", "--delay", "0"].map(String::from));
+        crawl_ok(&args);
+        read_docs(&data)
+            .into_iter()
+            .filter_map(|d| d.main_text.map(|t| (d.url, (d.layer, t))))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let (off, on) = (crawl("off"), crawl("on"));
+    assert_eq!(off.keys().collect::<Vec<_>>(), on.keys().collect::<Vec<_>>(), "the same pages");
+    let footer = "GIT\nPart of the git(1) suite";
+    let (mut trimmed, mut later) = (0, 0);
+    // Every page of layer 2 that ends with the footer loses it (the assert
+    // in the loop); how many do is the site's: most of its manual pages sit
+    // in layer 1.
+    for (url, (layer, text)) in &off {
+        let with = &on[url].1;
+        if *layer < 2 {
+            assert_eq!(with, text, "{url}: layer {layer} learned nothing before it");
+            continue;
+        }
+        later += 1;
+        match text.strip_suffix(footer) {
+            Some(body) => {
+                assert_eq!(with, body.trim_end(), "{url}: only the footer goes");
+                trimmed += 1;
+            }
+            None => assert_eq!(with, text, "{url}: a page without the footer keeps its text"),
+        }
+    }
+    eprintln!("layer 2: {trimmed} of {later} pages' main text lost the footer");
+    assert!(trimmed >= 3, "layer 2 has pages with the footer: {trimmed} of {later}");
+}

@@ -152,6 +152,8 @@ pub struct CrawlConfig {
     /// `text` and `main_text` are stored (`--store-text`).
     pub text_format: crate::extract::main_text::TextFormat,
     pub store_text: crate::extract::main_text::StoreText,
+    /// Trim cross-page boilerplate off `main_text` (`--site-boilerplate`).
+    pub site_boilerplate: bool,
     pub optimise: OptimiseConfig,
     /// URL normalisation: which query parameters are stripped.
     pub urls: std::sync::Arc<crate::urlnorm::UrlPolicy>,
@@ -423,6 +425,7 @@ impl CrawlConfig {
             },
             text_format,
             store_text,
+            site_boilerplate: output.site_boilerplate.on(),
             urls,
             optimise: OptimiseConfig {
                 denoise: noise.denoise,

@@ -39,6 +39,7 @@ impl RunSettings {
                 parse: cfg.parse.clone(),
                 text_format: cfg.text_format,
                 store_text: cfg.store_text,
+                site_boilerplate: cfg.site_boilerplate,
                 store_body: cfg.store_body,
                 denoise: cfg.optimise.denoise,
                 extract_columns: cfg.extractors.column_names(),
@@ -86,6 +87,10 @@ pub struct PageSettings {
     pub text_format: crate::extract::main_text::TextFormat,
     #[serde(default)]
     pub store_text: crate::extract::main_text::StoreText,
+    /// Trim cross-page boilerplate off `main_text` (`--site-boilerplate`;
+    /// `extract::boilerplate`).
+    #[serde(default)]
+    pub site_boilerplate: bool,
     pub store_body: BodyPolicy,
     pub denoise: Denoise,
     /// The names of the run's extractor columns (`MapCtx::extract`), in

@@ -173,6 +173,22 @@ impl fmt::Display for DnsServer {
 
 serde_as_text!(Span, SpanOrOff, Size, Percent, DnsServer);
 
+/// A capability on or off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Switch {
+    On,
+    Off,
+}
+
+impl Switch {
+    /// Whether it is on.
+    #[must_use]
+    pub fn on(self) -> bool {
+        self == Self::On
+    }
+}
+
 /// A list of names: comma-separated on the command line, a TOML array or
 /// a comma-separated string in a job file. Blank items are left out.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -315,6 +315,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
             None => None,
         },
         warc: outputs.archive(),
+        site: output::site_for(ctx, layer, part).await?,
     });
     // With a plan: the pages scored and relevant (the summary's harvest
     // rate) and, for `--order ant`, what they deposit per URL cluster (for

@@ -9,7 +9,8 @@ use xxhash_rust::xxh3::xxh3_64;
 use crate::config::{BodyPolicy, Denoise};
 use crate::denoise::evidence::Sample;
 use crate::denoise::NoiseLabel;
-use crate::extract::{Extractors, PageInput, PageRows, ParsedPage};
+use crate::extract::boilerplate::{PageLines, SiteBoilerplate};
+use crate::extract::{Extractors, PageInput, PageRows, ParsedPage, Value};
 use crate::fetch::{ErrorKind, Fetched};
 use crate::parse::{self, ParseConfig};
 use crate::rules::{PageItems, Rules};
@@ -37,6 +38,10 @@ pub struct ProcessCtx {
     /// With `--warc`: the task's archive, which the page's records are
     /// built for.
     pub warc: Option<Arc<crate::warc::TaskArchive>>,
+    /// With `--site-boilerplate on` and a `main_text` column: the column's
+    /// place in `DocRow::extra`, and the boilerplate lines that this
+    /// partition's hosts showed in earlier layers (none in layer 0).
+    pub site: Option<(usize, Option<Arc<SiteBoilerplate>>)>,
 }
 
 /// The rows of one fetched URL.
@@ -55,6 +60,9 @@ pub struct Processed {
     /// The page's WARC records, compressed (`--warc`; none when nothing
     /// was exchanged).
     pub warc: Option<crate::warc::PageRecords>,
+    /// The host and the lines of its main text, as extracted, for the
+    /// cross-page boilerplate of later layers (`--site-boilerplate`).
+    pub lines: Option<(String, PageLines)>,
 }
 
 /// Runs [`process`], turning a panic (a parser bug met on a hostile page)
@@ -93,6 +101,7 @@ pub(super) fn process_guarded(
                 rule: None,
                 rows: crate::extract::PageRows::default(),
                 warc: None,
+                lines: None,
             }
         }
     }
@@ -123,6 +132,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
     let mut links = Vec::new();
     let mut rule_out = None;
     let mut rows = PageRows::default();
+    let mut lines = None;
     let mut sample =
         (ctx.denoise != Denoise::Off).then(|| Sample { redirect_out: f.redirect_out.is_some(), ..Sample::default() });
     if let Some(target) = &f.redirect_out {
@@ -167,6 +177,17 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
         };
         if !ctx.extract.is_empty() {
             doc.extra = ctx.extract.extract(&input);
+        }
+        // Cross-page boilerplate (docs/src/main-text.md): the main text's
+        // lines are counted for later layers as extracted, then its edges
+        // are trimmed with what earlier layers learned.
+        if let Some((column, site)) = &ctx.site {
+            if let Some(Value::Utf8(text)) = doc.extra.get_mut(*column) {
+                lines = Some((doc.host.clone(), PageLines::of(text)));
+                if let Some(trimmed) = site.as_ref().and_then(|s| s.trim(&doc.host, text)) {
+                    *text = trimmed;
+                }
+            }
         }
         if !ctx.extract.datasets().is_empty() {
             rows = ctx.extract.rows(&input);
@@ -246,7 +267,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
         s.url.clone_from(&doc.url);
         s.status = doc.status;
     }
-    Processed { doc, links, sample, rule: rule_out, rows, warc }
+    Processed { doc, links, sample, rule: rule_out, rows, warc, lines }
 }
 
 /// A link row with its noise label: hard reasons (`nofollow`, `scope`)

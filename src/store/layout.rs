@@ -159,6 +159,12 @@ pub fn visited(part: u32, layer: u32) -> String {
 pub fn samples(layer: u32, part: u32) -> String {
     format!("state/denoise/samples/layer={layer}/part-{part:05}.parquet")
 }
+/// On how many pages of each host of one partition each line of the main
+/// text appeared in `layer` (`extract::boilerplate`).
+#[must_use]
+pub fn site_lines(layer: u32, part: u32) -> String {
+    format!("state/extract/site-lines/layer={layer}/part-{part:05}.json")
+}
 /// Fetched and barren pages per URL template, over layers up to `layer`, in one partition.
 #[must_use]
 pub fn template_counts(layer: u32, part: u32) -> String {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::values::{text, List};
+use crate::config::values::{text, List, Switch};
 use crate::config::{BodyPolicy, Denoise};
 use crate::extract::main_text::{StoreText, TextFormat};
 use crate::focus::Order;
@@ -35,6 +35,12 @@ pub struct Output {
     /// is null.
     #[arg(long, value_name = "both|main|visible|none", value_enum, default_value_t = StoreText::Both)]
     pub store_text: StoreText,
+    /// Trim the lines that a host's template repeats on many of its pages
+    /// (a footer, an index bar) off the edges of `main_text`, learned from
+    /// the host's pages in earlier layers (docs/src/main-text.md,
+    /// "Cross-page boilerplate").
+    #[arg(long, value_name = "on|off", value_enum, default_value_t = Switch::On)]
+    pub site_boilerplate: Switch,
     /// Also write every request and response as WARC/1.1 records, with a
     /// CDXJ index, under `warc/layer=L/` (for web archives).
     #[arg(long)]

@@ -1,7 +1,8 @@
 //! A map task's outputs, as Vector has sinks: each is one [`Output`] in a
 //! module of its own (`doc`, `links`, the noise filter's `samples`, the
 //! rules' `items`, the row extractors' datasets such as `entities` and
-//! `relations`, the `warc` archive, the `kafka` sink), and
+//! `relations`, the `warc` archive, the `kafka` sink, the main texts'
+//! `site_lines`), and
 //! [`Outputs::open`] is the one place they are registered.
 //!
 //! An output is opened when the task starts (it may look for an earlier
@@ -33,7 +34,10 @@ mod kafka;
 mod links;
 mod samples;
 mod shard;
+mod site_lines;
 mod warc;
+
+pub(in crate::map) use site_lines::site_for;
 
 use std::sync::Arc;
 
@@ -165,6 +169,9 @@ impl<'a> Outputs<'a> {
             list.push(Box::new(e));
         }
         list.push(Box::new(samples::Samples::open(at)));
+        if let Some(s) = site_lines::SiteLines::open(at) {
+            list.push(Box::new(s));
+        }
         if let Some(i) = items::Items::open(at) {
             list.push(Box::new(i));
         }
