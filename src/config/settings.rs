@@ -10,18 +10,24 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{BodyPolicy, CrawlConfig, Denoise, OptimiseConfig};
+use super::{BodyPolicy, CrawlConfig, OptimiseConfig};
 use crate::fetch::FetchConfig;
 use crate::parse::ParseConfig;
 use crate::rules::Rules;
 use crate::store::{layout, Compression, Store, StoreError};
 
 /// Everything but the fixed settings that a stage reads from a run's config.
+/// Each setting is written once: what two stages share (the URL
+/// normalisation of the parse and of the fetcher's redirects, `--warc` for
+/// the map task's archive and the fetcher's capture) is written in one
+/// place and handed to both when read ([`Self::load`]).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunSettings {
     pub depth: u32,
     pub compression: Compression,
     pub layer_timeout: Option<Duration>,
+    /// URL normalisation (`--strip-params`), of outlinks and redirects.
+    pub urls: std::sync::Arc<crate::urlnorm::UrlPolicy>,
     pub pages: PageSettings,
     pub fetch: FetchConfig,
     pub optimise: OptimiseConfig,
@@ -35,19 +41,18 @@ impl RunSettings {
             depth: cfg.depth,
             compression: cfg.compression,
             layer_timeout: cfg.layer_timeout,
+            urls: std::sync::Arc::clone(&cfg.urls),
             pages: PageSettings {
                 parse: cfg.parse.clone(),
                 text_format: cfg.text_format,
                 store_text: cfg.store_text,
                 site_boilerplate: cfg.site_boilerplate,
                 store_body: cfg.store_body,
-                denoise: cfg.optimise.denoise,
                 extract_columns: cfg.extractors.column_names(),
                 rules: cfg.rules.clone(),
                 plan: cfg.plan.clone(),
                 entities: cfg.entities.clone(),
                 max_pages: cfg.max_pages,
-                order: cfg.optimise.order,
                 previous: cfg.previous.clone(),
                 sitemaps: cfg.sitemaps,
                 warc: cfg.warc,
@@ -72,7 +77,13 @@ impl RunSettings {
     /// # Errors
     /// When the file cannot be read or decoded.
     pub async fn load(store: &Store) -> Result<Option<Self>, StoreError> {
-        store.get_json(layout::SETTINGS).await
+        let settings: Option<Self> = store.get_json(layout::SETTINGS).await?;
+        Ok(settings.map(|mut s| {
+            s.pages.parse.urls = std::sync::Arc::clone(&s.urls);
+            s.fetch.urls = std::sync::Arc::clone(&s.urls);
+            s.fetch.capture = s.pages.warc;
+            s
+        }))
     }
 }
 
@@ -92,7 +103,6 @@ pub struct PageSettings {
     #[serde(default)]
     pub site_boilerplate: bool,
     pub store_body: BodyPolicy,
-    pub denoise: Denoise,
     /// The names of the run's extractor columns (`MapCtx::extract`), in
     /// order: a map task given other extractors refuses to write `doc`
     /// shards that the run's others would not match.
@@ -122,10 +132,6 @@ pub struct PageSettings {
     /// (best first with a plan) and carries the rest over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_pages: Option<u64>,
-    /// The order of the input (`--order`): with `ant`, each map task
-    /// tallies its pages' deposits per URL cluster (`focus::ant`).
-    #[serde(default)]
-    pub order: crate::focus::Order,
     /// Write each exchange as WARC records (`--warc`; `crate::warc`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub warc: bool,

@@ -176,7 +176,7 @@ fn the_ant_order_needs_a_plan() {
     a.focus.plan = Some(plan);
     let c = CrawlConfig::from_sources(&a).expect("ant with a plan");
     assert_eq!(c.optimise.order, crate::focus::Order::Ant);
-    assert_eq!(super::settings::RunSettings::of(&c).pages.order, crate::focus::Order::Ant, "the map tasks know it");
+    assert_eq!(super::settings::RunSettings::of(&c).optimise.order, crate::focus::Order::Ant, "the tasks know it");
 }
 
 #[test]
@@ -233,4 +233,29 @@ fn allow_private_is_off_all_or_a_list_from_a_flag_or_the_job_file() {
         let c = CrawlConfig::from_sources(&job(&job_path)).expect(text);
         assert_eq!(c.fetch.allow_private, want, "{text}");
     }
+}
+
+/// `state/settings.json` holds each setting once; what two stages share is
+/// handed to both when it is read back.
+#[tokio::test]
+async fn each_setting_is_written_once_and_read_back_into_every_stage() {
+    let mut a = args();
+    a.noise.strip_params = "sessionid,ref_*".parse().expect("list");
+    a.output.warc = true;
+    a.focus.order = crate::focus::Order::Bfs;
+    let cfg = CrawlConfig::from_sources(&a).expect("config");
+    let store = crate::store::Store::open("memory://").expect("store");
+    super::settings::RunSettings::of(&cfg).save(&store).await.expect("save");
+    let raw = store.get(crate::store::layout::SETTINGS).await.expect("get").expect("written");
+    let text = String::from_utf8_lossy(&raw);
+    for (value, what) in
+        [("ref_*", "the stripped parameters"), ("\"bfs\"", "the order"), ("\"drop\"", "the noise filter")]
+    {
+        assert_eq!(text.matches(value).count(), 1, "{what} written once: {text}");
+    }
+    assert!(!text.contains("capture"), "--warc is written once, as pages.warc: {text}");
+    let back = super::settings::RunSettings::load(&store).await.expect("load").expect("some");
+    assert_eq!(back.pages.parse.urls.stripped(), ["sessionid", "ref_*"], "the parse's");
+    assert_eq!(back.fetch.urls.stripped(), ["sessionid", "ref_*"], "the fetcher's redirects'");
+    assert!(back.fetch.capture && back.pages.warc, "the fetcher captures for the archive");
 }

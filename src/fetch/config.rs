@@ -60,7 +60,9 @@ pub struct FetchConfig {
     pub speed_limit: u64,
     #[serde(default = "default_speed_time")]
     pub speed_time: Duration,
-    /// How redirect targets are normalised.
+    /// How redirect targets are normalised (written once in the run's
+    /// settings, beside the parse's: `config::RunSettings`).
+    #[serde(skip)]
     pub urls: std::sync::Arc<crate::urlnorm::UrlPolicy>,
     /// The resource governor (`--max-memory`, `--cpu-target`); off by default.
     #[serde(default)]
@@ -68,7 +70,7 @@ pub struct FetchConfig {
     /// Keep each exchange's request and response headers and each redirect
     /// hop ([`super::Capture`], [`super::Fetched::hops`]) for the archive
     /// (`--warc`); off by default.
-    #[serde(default)]
+    #[serde(skip)]
     pub capture: bool,
 }
 

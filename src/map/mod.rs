@@ -76,6 +76,12 @@ pub struct MapCtx {
     pub depth: u32,
     pub scope: ScopeFilter,
     pub pages: PageSettings,
+    /// The noise filter's mode (`--denoise`): which links the map side
+    /// labels, and whether it follows the prefilter's suspects.
+    pub denoise: crate::config::Denoise,
+    /// The order of the input (`--order`): with `ant`, each map task
+    /// tallies its pages' deposits per URL cluster (`focus::ant`).
+    pub order: crate::focus::Order,
     pub fetcher: Fetcher,
     /// When the layer's time budget (`--layer-timeout`) runs out.
     pub deadline: Option<Instant>,
@@ -133,6 +139,8 @@ impl MapCtx {
             depth: settings.depth,
             scope: ScopeFilter::from_seeds(state.scope, &seeds),
             pages: settings.pages.clone(),
+            denoise: settings.optimise.denoise,
+            order: settings.optimise.order,
             fetcher,
             deadline: None,
             tail: None,
@@ -304,7 +312,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         store_text: ctx.pages.store_text,
         store_body: ctx.pages.store_body,
         scope: ctx.scope.clone(),
-        denoise: ctx.pages.denoise,
+        denoise: ctx.denoise,
         extract: ctx.extract.clone(),
         rules: rules.clone(),
         plan: match &ctx.pages.plan {
@@ -320,7 +328,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     // With a plan: the pages scored and relevant (the summary's harvest
     // rate) and, for `--order ant`, what they deposit per URL cluster (for
     // `learned`, every page's reward).
-    let mut harvest = pctx.plan.clone().map(|p| crate::focus::Harvest::new(p, ctx.pages.order));
+    let mut harvest = pctx.plan.clone().map(|p| crate::focus::Harvest::new(p, ctx.order));
     let mut pending = FuturesOrdered::new();
     let max_pending = rayon::current_num_threads() * 4;
     let mut fetch_open = true;
@@ -447,10 +455,8 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     if manifest.shuffled && manifest.links > 0 {
         // The shuffle's map side: this partition's links, merged per
         // target, bucketed by target partition for the optimise step.
-        let suspects = crate::optimise::Suspects {
-            ratio: ctx.pages.parse.noise_ratio,
-            followed: ctx.pages.denoise.follows_suspects(),
-        };
+        let suspects =
+            crate::optimise::Suspects { ratio: ctx.pages.parse.noise_ratio, followed: ctx.denoise.follows_suspects() };
         let links_path = store.write_path(&layout::links(layer, part));
         let max_depth = i32::try_from(ctx.depth).unwrap_or(i32::MAX);
         let counts =

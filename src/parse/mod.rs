@@ -39,7 +39,9 @@ pub struct ParseConfig {
     pub max_links: usize,
     /// Bytes of main text kept per page at most.
     pub max_text: usize,
-    /// How outlinks are normalised (which parameters are stripped).
+    /// How outlinks are normalised (which parameters are stripped; written
+    /// once in the run's settings, `config::RunSettings`).
+    #[serde(skip)]
     pub urls: std::sync::Arc<urlnorm::UrlPolicy>,
 }
 

@@ -125,11 +125,11 @@ struct Settings {
     #[serde(default)]
     depth: Option<u32>,
     #[serde(default)]
-    pages: PageSettings,
+    optimise: OptimiseSettings,
 }
 
 #[derive(Deserialize, Default)]
-struct PageSettings {
+struct OptimiseSettings {
     #[serde(default)]
     denoise: Option<crate::config::Denoise>,
 }
@@ -183,7 +183,7 @@ pub async fn gather(store: &Store, progress: &(dyn Fn(&str) + Sync)) -> Result<R
         data: store.location().to_string(),
         partitions: run.partitions,
         depth: settings.depth,
-        denoise: settings.pages.denoise.map_or_else(String::new, |d| format!("{d:?}").to_lowercase()),
+        denoise: settings.optimise.denoise.map_or_else(String::new, |d| format!("{d:?}").to_lowercase()),
         merged,
         layers,
         totals,
