@@ -115,7 +115,7 @@ fn site_of(key: &str, file: &str, meta: &layercrawl::parse::extract::Meta) -> St
 }
 
 fn part_of_site(site: &str) -> &'static str {
-    if fnv1a(site) % 3 == 0 {
+    if fnv1a(site).is_multiple_of(3) {
         HELD_OUT
     } else {
         TUNING
@@ -175,6 +175,9 @@ fn ratio(a: u64, b: u64) -> f64 {
         a as f64 / b as f64
     }
 }
+
+/// The counts of one extractor over the pages a filter keeps.
+type GroupCounts<'a> = dyn Fn(&str, &dyn Fn(&Page) -> bool) -> Counts + 'a;
 
 /// One page of the set, as the report needs it.
 struct Page {
@@ -355,13 +358,7 @@ fn main() {
 
 /// layercrawl's failures, beside trafilatura's figures (see the module's
 /// comment).
-fn report(
-    pages: &[Page],
-    us: &str,
-    them: &str,
-    counts: &dyn Fn(&str, &str) -> Counts,
-    group: &dyn Fn(&str, &dyn Fn(&Page) -> bool) -> Counts,
-) {
+fn report(pages: &[Page], us: &str, them: &str, counts: &dyn Fn(&str, &str) -> Counts, group: &GroupCounts<'_>) {
     let worst = |title: &str, key: &dyn Fn(&Counts) -> f64, bad: &dyn Fn(&Counts) -> u64| {
         println!("\n{title} (layercrawl; trafilatura's P, R on the same page)\n");
         println!("| file | site | part | P | R | trafilatura P | R |\n|---|---|---|---:|---:|---:|---:|");
