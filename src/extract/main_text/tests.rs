@@ -360,3 +360,19 @@ fn disclosures_notices_and_contact_boxes_in_an_article_are_not_main_text() {
         assert!(!t.contains(noise), "{noise} in: {t}");
     }
 }
+
+#[test]
+fn a_label_that_introduces_nothing_of_the_article_goes_and_one_that_does_stays() {
+    let html = chrome(&format!(
+        "<article><p>{ARTICLE}</p><p>The works, in order:</p><ul><li>Rails laid along the quay</li>\
+         <li>New stops at the market</li></ul><p>Mehr Themen:</p>\
+         <ul><li><a href=/a>Busse</a></li><li><a href=/b>Hafen</a></li><li><a href=/c>Markt</a></li></ul>\
+         <p>{SECOND}</p><p>Quellenangaben:</p></article>"
+    ));
+    let t = plain(&html);
+    assert!(t.contains("decade") && t.contains("market square"), "{t}");
+    assert!(t.contains("The works, in order:\nRails laid along the quay"), "{t}");
+    for noise in ["Mehr Themen", "Quellenangaben"] {
+        assert!(!t.contains(noise), "{noise} in: {t}");
+    }
+}
