@@ -460,19 +460,28 @@ fn render(s: &Structure, inside: &[bool], format: TextFormat) -> String {
     // Headings wait for text of their own: one whose section was all
     // boilerplate ("Related articles" over a dropped link list) is dropped.
     let mut pending: Vec<&Segment> = Vec::new();
+    // A label ("Quellenangaben:", "Mehr Themen:") waits for what it
+    // introduces: one followed by boilerplate, a heading or the end
+    // introduces nothing of the article and is dropped too
+    // (docs/src/main-text.md, step 4). `gap`: text was skipped since.
+    let (mut label, mut gap): (Option<&Segment>, bool) = (None, false);
     for seg in &s.segments {
-        if !inside[seg.block] || seg.end <= seg.start || seg.kind == SegKind::Caption {
+        if seg.end <= seg.start {
             continue;
         }
         // Datelines and the page's furniture ("Share", "Read more",
         // "Advertisement") are not the article's text.
         let line = &s.text[seg.start..seg.end];
-        if (seg.kind == SegKind::Text && lines::is_date_line(line))
+        if !inside[seg.block]
+            || seg.kind == SegKind::Caption
+            || (seg.kind == SegKind::Text && lines::is_date_line(line))
             || (seg.kind != SegKind::Pre && lines::is_furniture(line))
         {
+            gap |= label.is_some();
             continue;
         }
         if let SegKind::Heading(level) = seg.kind {
+            label = None;
             let continues =
                 pending.last().is_some_and(|p| p.kind == seg.kind && p.block == seg.block && p.end + 1 >= seg.start);
             if !continues {
@@ -481,9 +490,20 @@ fn render(s: &Structure, inside: &[bool], format: TextFormat) -> String {
             pending.push(seg);
             continue;
         }
+        if seg.kind == SegKind::Text && lines::is_label(line) {
+            // A label after a label: the first introduced nothing.
+            (label, gap) = (Some(seg), false);
+            continue;
+        }
         for heading in pending.drain(..) {
             emit(&mut out, s, heading, format, &mut in_code);
         }
+        if let Some(l) = label.take() {
+            if !gap {
+                emit(&mut out, s, l, format, &mut in_code);
+            }
+        }
+        gap = false;
         emit(&mut out, s, seg, format, &mut in_code);
     }
     if in_code {

@@ -245,6 +245,17 @@ fn is_reading_time(lower: &str) -> bool {
     (lower.starts_with("lesezeit") && after.is_empty()) || READING.contains(&after)
 }
 
+/// Longest label, in characters.
+const MAX_LABEL: usize = 40;
+
+/// A short line that ends with a colon and is not a sentence: a label
+/// that introduces what follows it ("Quellenangaben:", "Mehr Themen:",
+/// "Zutaten:").
+pub(super) fn is_label(line: &str) -> bool {
+    let t = line.trim_end();
+    t.len() <= MAX_LABEL * 4 && t.ends_with(':') && t.chars().count() <= MAX_LABEL && !t.contains(['.', '!', '?'])
+}
+
 /// A short line that is only a date or a time ("May 19, 2020", "13. 1.
 /// 2020", "05:28 Uhr"): at least two groups of digits, one of them a year
 /// or the two a time, and few words besides.

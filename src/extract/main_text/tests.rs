@@ -340,3 +340,39 @@ fn see_also_links_follow_prompts_calls_and_credits_are_not_main_text() {
         assert!(!t.contains(noise), "{noise} in: {t}");
     }
 }
+
+#[test]
+fn disclosures_notices_and_contact_boxes_in_an_article_are_not_main_text() {
+    let html = chrome(&format!(
+        "<article><section class=editorial-disclosure><p>This post contains references to products from one or \
+         more of our advertisers, who may pay us when you follow a link.</p></section>\
+         <p>{ARTICLE}</p><p>{SECOND}</p>\
+         <div class=\"column community-notice\"><p>This post is a blog of the reader community and gives the \
+         opinion of its author, not necessarily that of the newsroom.</p></div>\
+         <div class=\"mod mod-contactbox\"><h4>Press office</h4><p>Press office of the council, Town Hall, \
+         Market Square 1, telephone and e-mail on request.</p></div>\
+         <div class=postmetadata><p>This entry was filed on Tuesday at noon under Trams, City and Harbour, \
+         and you can follow any responses through the feed.</p></div></article>"
+    ));
+    let t = plain(&html);
+    assert!(t.contains("decade") && t.contains("market square"), "{t}");
+    for noise in ["advertisers", "reader community", "Press office", "filed on Tuesday"] {
+        assert!(!t.contains(noise), "{noise} in: {t}");
+    }
+}
+
+#[test]
+fn a_label_that_introduces_nothing_of_the_article_goes_and_one_that_does_stays() {
+    let html = chrome(&format!(
+        "<article><p>{ARTICLE}</p><p>The works, in order:</p><ul><li>Rails laid along the quay</li>\
+         <li>New stops at the market</li></ul><p>Mehr Themen:</p>\
+         <ul><li><a href=/a>Busse</a></li><li><a href=/b>Hafen</a></li><li><a href=/c>Markt</a></li></ul>\
+         <p>{SECOND}</p><p>Quellenangaben:</p></article>"
+    ));
+    let t = plain(&html);
+    assert!(t.contains("decade") && t.contains("market square"), "{t}");
+    assert!(t.contains("The works, in order:\nRails laid along the quay"), "{t}");
+    for noise in ["Mehr Themen", "Quellenangaben"] {
+        assert!(!t.contains(noise), "{noise} in: {t}");
+    }
+}

@@ -173,6 +173,18 @@ const BOILERPLATE_WORDS: &[&str] = &[
     "copyright",
     "embed",
     "tags",
+    // Disclosures, disclaimers and notices under an article, contact boxes,
+    // link boxes, calls to action, and the post's metadata line of
+    // WordPress's classic themes (docs/src/main-text.md, "Tuning and
+    // held-out pages").
+    "disclosure",
+    "disclaimer",
+    "affiliate",
+    "notice",
+    "contact",
+    "linkbox",
+    "cta",
+    "postmetadata",
 ];
 /// Boilerplate words that name a comment thread or a consent dialog,
 /// which the text never overrules (see [`Block::firm`]).
