@@ -32,7 +32,7 @@ use arrow::datatypes::Int32Type;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde::Deserialize;
 
-use measure::{last_json_line, run_measured};
+use measure::run_measured;
 use realsites::Corpus;
 
 const BIN: &str = env!("CARGO_BIN_EXE_layercrawl");
@@ -71,7 +71,7 @@ fn main() {
         let dir = corpus.dir.path();
         let m = run_measured(&mut cmd, &dir.join(format!("{switch}.out")), &dir.join(format!("{switch}.err")));
         assert!(m.ok, "the crawl failed: {}", m.stderr_tail());
-        let summary = last_json_line(&m.stdout).expect("the --json summary");
+        let summary: serde_json::Value = serde_json::from_str(&m.stdout).expect("the --json summary");
         let pages = summary["fetched"].as_f64().expect("fetched");
         eprintln!(
             "round {round}, --site-boilerplate {switch}: {pages} pages, {:.1} s CPU, {:.1} s wall",
@@ -165,7 +165,20 @@ fn main() {
     );
 }
 
-/// Every `doc` row with a main text: host, layer, main text, by URL.
+/// `url` without its port: the corpus's nginx listens on a free port, the
+/// labels name pages without one.
+fn without_port(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let host =
+        authority
+            .rsplit_once(':')
+            .map_or(authority, |(h, p)| if p.bytes().all(|b| b.is_ascii_digit()) { h } else { authority });
+    format!("{scheme}://{host}{path}")
+}
+
+/// Every `doc` row with a main text: host, layer, main text, by URL
+/// (without its port).
 fn main_texts(doc: &Path) -> MainTexts {
     let mut out = MainTexts::new();
     let mut files = Vec::new();
@@ -190,7 +203,8 @@ fn main_texts(doc: &Path) -> MainTexts {
             let main = b.column_by_name("main_text").expect("main_text").as_string::<i32>();
             for i in 0..b.num_rows() {
                 if status.value(i) == 200 && !main.is_null(i) {
-                    out.insert(url.value(i).to_string(), (host.value(i).to_string(), layer, main.value(i).to_string()));
+                    let key = without_port(url.value(i));
+                    out.insert(key, (host.value(i).to_string(), layer, main.value(i).to_string()));
                 }
             }
         }

@@ -46,22 +46,20 @@ pub const EDGE_SHARE: f64 = 0.8;
 pub const SHORT_SHARE: f64 = 0.5;
 pub const SHORT_EDGE_SHARE: f64 = 0.9;
 
-/// The key of one line of main text: a hash of its words, without the
-/// Markdown marks of `--text-format markdown`, whose lowest bit says
-/// whether the line is short (fewer than [`MIN_WORDS`] words); `None` for a
-/// line without words.
+/// The key of one line of main text: a hash of its text without the
+/// Markdown marks of `--text-format markdown` (the main text's lines have
+/// their whitespace collapsed already), whose lowest bit says whether the
+/// line is short (fewer than [`MIN_WORDS`] words); `None` for a line
+/// without words.
 #[must_use]
 pub fn line_key(line: &str) -> Option<u64> {
-    let t = line.trim_start();
+    let t = line.trim();
     let t = t.trim_start_matches('#').trim_start_matches(['-', '*', '>']).trim_start();
-    let mut words = 0;
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    for w in t.split_whitespace() {
-        h.update(w.as_bytes());
-        h.update(b" ");
-        words += 1;
+    if t.is_empty() {
+        return None;
     }
-    (words > 0).then(|| (h.digest() & !1) | u64::from(words < MIN_WORDS))
+    let short = t.split_ascii_whitespace().take(MIN_WORDS).count() < MIN_WORDS;
+    Some((xxhash_rust::xxh3::xxh3_64(t.as_bytes()) & !1) | u64::from(short))
 }
 
 /// What one page adds to its host's counts: its distinct line keys, and
@@ -109,8 +107,28 @@ pub struct Table {
     pub hosts: BTreeMap<String, HostLines>,
 }
 
+/// Line keys are hashes already: a map of them needs no hashing again.
+#[derive(Clone, Copy, Debug, Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+type Keyed<V> = HashMap<u64, V, std::hash::BuildHasherDefault<KeyHasher>>;
+
 /// A host's pages, and per line key its pages and pages at an edge.
-type Counts = (u32, HashMap<u64, (u32, u32)>);
+type Counts = (u32, Keyed<(u32, u32)>);
 
 /// Counts the pages of a map task as they come.
 #[derive(Debug, Default)]
@@ -159,8 +177,10 @@ impl Learner {
 /// The boilerplate lines of each host, from the tables of earlier layers.
 #[derive(Clone, Debug, Default)]
 pub struct SiteBoilerplate {
-    hosts: HashMap<String, HashSet<u64>>,
+    hosts: HashMap<String, KeySet>,
 }
+
+type KeySet = HashSet<u64, std::hash::BuildHasherDefault<KeyHasher>>;
 
 impl SiteBoilerplate {
     /// Sums the tables (one per earlier layer of a partition) and keeps, per
@@ -181,7 +201,7 @@ impl SiteBoilerplate {
         let hosts = sums
             .into_iter()
             .filter_map(|(host, (pages, lines))| {
-                let set: HashSet<u64> = lines
+                let set: KeySet = lines
                     .into_iter()
                     .filter(|(k, (n, e))| {
                         let (share, edge) =
@@ -286,7 +306,7 @@ mod tests {
 
     #[test]
     fn markdown_marks_do_not_change_a_lines_key() {
-        assert_eq!(line_key("## Part of the suite"), line_key("Part of the  suite"));
+        assert_eq!(line_key("## Part of the suite"), line_key("Part of the suite"));
         assert_eq!(line_key("- Part of the suite"), line_key("Part of the suite "));
         assert_eq!(line_key("Two words").map(|k| k & 1), Some(1), "short");
         assert_eq!(line_key("Three words here").map(|k| k & 1), Some(0));

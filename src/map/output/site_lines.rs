@@ -14,7 +14,7 @@ use crate::error::StageError;
 use crate::extract::boilerplate::{Learner, SiteBoilerplate, Table};
 use crate::map::{MapCtx, Processed};
 use crate::store::manifest::MapManifest;
-use crate::store::{layout, Store};
+use crate::store::{layout, Store, StoreError};
 
 /// The counts of a map attempt.
 pub(super) struct SiteLines<'a> {
@@ -48,7 +48,10 @@ impl Output for SiteLines<'_> {
     fn finish<'s>(&'s mut self, _: &'s mut MapManifest) -> BoxFuture<'s, Result<(), StageError>> {
         Box::pin(async move {
             if !self.learner.is_empty() {
-                self.staged.put_json(&self.path, &self.learner.table()).await?;
+                // Compact: a table is mostly numbers, one entry a line.
+                let bytes = serde_json::to_vec(&self.learner.table())
+                    .map_err(|source| StoreError::Json { path: self.path.clone(), source })?;
+                self.staged.put(&self.path, bytes.into()).await?;
             }
             Ok(())
         })
