@@ -83,21 +83,7 @@ fn a_real_site_recrawled_with_previous_answers_304_and_keeps_its_text() {
     std::fs::write(&seeds_file, corpus.seeds().join("\n")).expect("seeds");
     let night = |name: &str, extra: &[String]| {
         let data = corpus.dir.path().join(name);
-        let mut args: Vec<String> = [
-            "run",
-            "--seeds",
-            &seeds_file.display().to_string(),
-            "--depth",
-            "2",
-            "--data",
-            &data.display().to_string(),
-        ]
-        .map(String::from)
-        .to_vec();
-        args.extend(corpus.resolve_args());
-        args.extend(["--allow-private", "--json", "--quiet", "--per-host", "8", "--delay", "0"].map(String::from));
-        args.extend(extra.iter().cloned());
-        (crawl_ok(&args), data)
+        (crawl_ok(&depth_2_run(&corpus, &seeds_file, &data, extra)), data)
     };
     let (first, night1) = night("night1", &[]);
     let (second, night2) = night("night2", &["--previous".to_string(), night1.display().to_string()]);
@@ -165,24 +151,8 @@ fn a_real_sites_template_footer_is_trimmed_from_later_layers_main_text() {
     std::fs::write(&seeds_file, corpus.seeds().join("\n")).expect("seeds");
     let crawl = |switch: &str| {
         let data = corpus.dir.path().join(format!("site-boilerplate-{switch}"));
-        let mut args: Vec<String> = [
-            "run",
-            "--seeds",
-            &seeds_file.display().to_string(),
-            "--depth",
-            "2",
-            "--data",
-            &data.display().to_string(),
-            "--site-boilerplate",
-            switch,
-            "--denoise",
-            "off",
-        ]
-        .map(String::from)
-        .to_vec();
-        args.extend(corpus.resolve_args());
-        args.extend(["--allow-private", "--json", "--quiet", "--per-host", "8", "--delay", "0"].map(String::from));
-        crawl_ok(&args);
+        let extra = ["--site-boilerplate", switch, "--denoise", "off"].map(String::from);
+        crawl_ok(&depth_2_run(&corpus, &seeds_file, &data, &extra));
         read_docs(&data)
             .into_iter()
             .filter_map(|d| d.main_text.map(|t| (d.url, (d.layer, t))))
@@ -212,4 +182,17 @@ fn a_real_sites_template_footer_is_trimmed_from_later_layers_main_text() {
     }
     eprintln!("layer 2: {trimmed} of {later} pages' main text lost the footer");
     assert!(trimmed >= 3, "layer 2 has pages with the footer: {trimmed} of {later}");
+}
+
+/// `layercrawl run` of the corpus to depth 2 into `data`, politeness off
+/// (loopback), with `extra` flags.
+fn depth_2_run(corpus: &Corpus, seeds_file: &std::path::Path, data: &std::path::Path, extra: &[String]) -> Vec<String> {
+    let mut args: Vec<String> =
+        ["run", "--seeds", &seeds_file.display().to_string(), "--depth", "2", "--data", &data.display().to_string()]
+            .map(String::from)
+            .to_vec();
+    args.extend(corpus.resolve_args());
+    args.extend(["--allow-private", "--json", "--quiet", "--per-host", "8", "--delay", "0"].map(String::from));
+    args.extend(extra.iter().cloned());
+    args
 }
