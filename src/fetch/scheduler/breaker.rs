@@ -15,14 +15,16 @@
 //!   [`MAX_COOLDOWN`].
 //! - **Half-open**: after the pause, one request (the probe) and no other
 //!   until it answers. An answer closes the breaker; a failure opens it
-//!   again for twice as long.
+//!   again for twice as long. Requests started before the pause may still
+//!   be running (a body trickling in for seconds); they do not hold the
+//!   probe back, since they are not new load on the server.
 //! - **Down**: a host whose failures have gone on for `--host-down-after`
 //!   without one good answer. Its queued URLs end as `host_down` error rows
 //!   at once, without requests. The state lives as long as the fetcher, so
 //!   a later layer probes a down host once before it fails its URLs.
 //!
 //! Politeness toward a failing host stays as strict as on a healthy one:
-//! while open or half-open it gets at most one request at a time, and each
+//! while open or half-open it gets at most one new request at a time, and each
 //! failure also raises its pace's backoff ([`super::pace`]).
 
 use std::collections::HashSet;
@@ -91,6 +93,8 @@ pub(crate) struct Breaker {
     failing_since: Option<Instant>,
     /// URLs (fingerprints) whose `Retry-After` has paused the host already.
     paused_by: HashSet<u64>,
+    /// A probe is in flight: no other request starts until it ends.
+    probe_out: bool,
 }
 
 impl Breaker {
@@ -106,18 +110,29 @@ impl Breaker {
         }
         match self.state {
             State::Closed => in_flight < per_host,
-            State::HalfOpen => in_flight == 0,
+            State::HalfOpen => !self.probe_out,
             State::Open { .. } | State::Down => false,
         }
     }
 
-    /// Requests the host may have in flight before its next start is
-    /// considered (one while it is tested).
-    pub(super) fn limit(&self, per_host: usize) -> usize {
+    /// Whether the host has room for its next start to be considered:
+    /// `per_host` requests when closed; otherwise none while a probe is out
+    /// (requests from before the pause do not count).
+    pub(super) fn has_room(&self, in_flight: usize, per_host: usize) -> bool {
         match self.state {
-            State::Closed => per_host,
-            _ => 1,
+            State::Closed => in_flight < per_host,
+            _ => !self.probe_out,
         }
+    }
+
+    /// The probe was sent.
+    pub(super) fn probe_sent(&mut self) {
+        self.probe_out = true;
+    }
+
+    /// The probe's request ended (before its outcome is recorded).
+    pub(super) fn probe_ended(&mut self) {
+        self.probe_out = false;
     }
 
     /// When the host's pause ends, if it is paused.
@@ -142,17 +157,26 @@ impl Breaker {
         self.failing_since.map_or(Duration::ZERO, |t| now.saturating_duration_since(t))
     }
 
-    /// A down host met again (a later layer): it gets one probe before its
-    /// URLs fail.
+    /// The host met again (a later layer). A down host gets one probe
+    /// before its URLs fail; a probe of the earlier layer's no longer
+    /// holds the host (if it was handed over, it ends as any request).
     pub(super) fn retest(&mut self) {
+        self.probe_out = false;
         if self.state == State::Down {
             self.state = State::HalfOpen;
         }
     }
 
-    /// Records a finished request's outcome; `down_after`: how long a host
-    /// may fail before it is down.
-    pub(super) fn record(&mut self, health: Health, now: Instant, down_after: Duration) -> Change {
+    /// Records a finished request's outcome; `probe`: it was the probe;
+    /// `down_after`: how long a host may fail before it is down.
+    ///
+    /// Any answer closes the breaker, the probe's or that of a request sent
+    /// before the pause: the server answers. While a probe is out, a
+    /// failure of an older request leaves the decision to the probe.
+    pub(super) fn record(&mut self, health: Health, probe: bool, now: Instant, down_after: Duration) -> Change {
+        if health == Health::Failed && self.probe_out && !probe {
+            return Change::None;
+        }
         match health {
             Health::Neutral => Change::None,
             Health::Good => {
@@ -221,7 +245,7 @@ mod tests {
         let (mut b, t) = (Breaker::default(), Instant::now());
         for i in 0..100 {
             let health = if i % 4 == 0 { Health::Failed } else { Health::Good };
-            assert!(matches!(b.record(health, t, DOWN), Change::None | Change::Closed));
+            assert!(matches!(b.record(health, false, t, DOWN), Change::None | Change::Closed));
             assert!(b.allows(0, 2, t));
         }
     }
@@ -230,28 +254,29 @@ mod tests {
     fn a_burst_opens_it_a_probe_tests_it_and_an_answer_closes_it() {
         let (mut b, t) = (Breaker::default(), Instant::now());
         for _ in 1..OPEN_AFTER {
-            assert_eq!(b.record(Health::Failed, t, DOWN), Change::None);
+            assert_eq!(b.record(Health::Failed, false, t, DOWN), Change::None);
         }
-        assert_eq!(b.record(Health::Failed, t, DOWN), Change::Opened(FIRST_COOLDOWN));
+        assert_eq!(b.record(Health::Failed, false, t, DOWN), Change::Opened(FIRST_COOLDOWN));
         assert!(!b.allows(0, 2, t), "open: nothing starts");
         assert_eq!(b.paused_until(), Some(t + FIRST_COOLDOWN));
         let t1 = t + FIRST_COOLDOWN;
-        assert!(!b.allows(1, 2, t1), "half-open: not beside a request still in flight");
-        assert!(b.allows(0, 2, t1), "half-open: one probe");
-        assert_eq!(b.limit(2), 1);
+        assert!(b.allows(1, 2, t1), "half-open: a request from before the pause does not hold the probe back");
+        b.probe_sent();
+        assert!(!b.allows(0, 2, t1) && !b.has_room(0, 2), "half-open: one probe, nothing beside it");
+        b.probe_ended();
         // The probe fails: open again, twice as long; then again, up to the cap.
-        assert_eq!(b.record(Health::Failed, t1, DOWN), Change::Reopened(FIRST_COOLDOWN * 2));
+        assert_eq!(b.record(Health::Failed, true, t1, DOWN), Change::Reopened(FIRST_COOLDOWN * 2));
         let mut last = Duration::ZERO;
         for _ in 0..10 {
             let at = b.paused_until().expect("open");
             assert!(b.allows(0, 2, at));
-            let Change::Reopened(c) = b.record(Health::Failed, at, DOWN) else { panic!("reopened") };
+            let Change::Reopened(c) = b.record(Health::Failed, true, at, DOWN) else { panic!("reopened") };
             last = c;
         }
         assert_eq!(last, MAX_COOLDOWN);
         let at = b.paused_until().expect("open");
         assert!(b.allows(0, 2, at));
-        assert_eq!(b.record(Health::Good, at, DOWN), Change::Closed);
+        assert_eq!(b.record(Health::Good, true, at, DOWN), Change::Closed);
         assert!(b.allows(1, 2, at) && !b.allows(2, 2, at), "closed: the per-host limit again");
         assert_eq!(b.failing_for(at), Duration::ZERO);
     }
@@ -260,13 +285,13 @@ mod tests {
     fn a_host_failing_past_the_limit_is_down_and_a_later_layer_probes_it_once() {
         let (mut b, t) = (Breaker::default(), Instant::now());
         for _ in 0..OPEN_AFTER {
-            b.record(Health::Failed, t, DOWN);
+            b.record(Health::Failed, false, t, DOWN);
         }
         let mut at;
         let change = loop {
             at = b.paused_until().expect("open");
             assert!(b.allows(0, 2, at));
-            match b.record(Health::Failed, at, DOWN) {
+            match b.record(Health::Failed, true, at, DOWN) {
                 Change::Reopened(_) => {}
                 other => break other,
             }
@@ -275,9 +300,28 @@ mod tests {
         assert!(at - t >= DOWN && b.is_down() && !b.allows(0, 2, at));
         b.retest();
         assert!(b.allows(0, 2, at), "one probe");
-        assert_eq!(b.record(Health::Failed, at, DOWN), Change::Down, "still failing: down at once");
+        assert_eq!(b.record(Health::Failed, true, at, DOWN), Change::Down, "still failing: down at once");
         b.retest();
-        assert_eq!(b.record(Health::Good, at, DOWN), Change::Closed, "it came back");
+        assert_eq!(b.record(Health::Good, true, at, DOWN), Change::Closed, "it came back");
+    }
+
+    #[test]
+    fn an_older_request_neither_holds_the_probe_back_nor_fails_it() {
+        let (mut b, t) = (Breaker::default(), Instant::now());
+        let five = Duration::from_secs(5);
+        assert_eq!(b.retry_after(7, five, t), Change::Paused(five));
+        let t1 = t + five;
+        assert!(b.allows(3, 4, t1), "half-open: the probe goes out beside the requests sent before the pause");
+        b.probe_sent();
+        assert!(!b.allows(0, 4, t1) && !b.has_room(0, 4), "one probe at a time");
+        assert_eq!(
+            b.record(Health::Failed, false, t1, DOWN),
+            Change::None,
+            "an older request fails: the probe decides"
+        );
+        b.probe_ended();
+        assert_eq!(b.record(Health::Good, true, t1, DOWN), Change::Closed);
+        assert!(b.allows(3, 4, t1) && !b.allows(4, 4, t1));
     }
 
     #[test]
@@ -288,7 +332,7 @@ mod tests {
         assert_eq!(b.paused_until(), Some(t + five));
         let t1 = t + five;
         assert!(b.allows(0, 2, t1));
-        b.record(Health::Good, t1, DOWN);
+        b.record(Health::Good, true, t1, DOWN);
         assert_eq!(b.retry_after(7, five, t1), Change::None, "the same URL again: it waits alone");
         assert!(b.allows(0, 2, t1));
         let hour = Duration::from_secs(3600);

@@ -139,6 +139,8 @@ struct Job {
     redirects: Vec<Response>,
     started_at: Option<SystemTime>,
     elapsed: Duration,
+    /// This request is its host's breaker probe.
+    probe: bool,
 }
 
 impl Job {
@@ -153,6 +155,7 @@ impl Job {
             redirects: Vec::new(),
             started_at: None,
             elapsed: Duration::ZERO,
+            probe: false,
         }
     }
 
@@ -169,6 +172,7 @@ impl Job {
             redirects: Vec::new(),
             started_at: self.started_at,
             elapsed: self.elapsed,
+            probe: self.probe,
         }
     }
 }
@@ -501,9 +505,9 @@ impl State<'_> {
 
     /// Puts the host in the heap if it has work it may start.
     fn reschedule(&mut self, h: usize, now: Instant) {
-        let limit = self.hosts[h].breaker.limit(self.f.cfg.per_host);
         let host = &self.hosts[h];
-        let may_start = !host.in_heap && !host.queue.is_empty() && !host.robots_pending && host.in_flight < limit;
+        let room = host.breaker.has_room(host.in_flight, self.f.cfg.per_host);
+        let may_start = !host.in_heap && !host.queue.is_empty() && !host.robots_pending && room;
         if may_start {
             let at = self.ready_at(h, now).max(now);
             self.hosts[h].in_heap = true;
@@ -587,6 +591,10 @@ impl State<'_> {
             let host = &mut self.hosts[h];
             host.pages += 1;
             host.in_flight += 1;
+            if probe {
+                host.breaker.probe_sent();
+                job.probe = true;
+            }
             host.next_start = now + host.delay;
             self.report.requests += 1;
             job.started_at.get_or_insert_with(SystemTime::now);

@@ -41,8 +41,12 @@ impl State<'_> {
             }
             Done::Page { host: h, mut job, result } => {
                 self.hosts[h].in_flight -= 1;
+                let probe = std::mem::take(&mut job.probe);
+                if probe {
+                    self.hosts[h].breaker.probe_ended();
+                }
                 self.pace(h, &result);
-                self.watch_health(h, &job, &result, now);
+                self.watch_health(h, &job, probe, &result, now);
                 let down = self.hosts[h].breaker.is_down();
                 if let Some(wait) = self.retry_wait(&job, &result).filter(|_| !down) {
                     // The URL waits alone: its host's other URLs go on at
@@ -75,8 +79,16 @@ impl State<'_> {
     }
 
     /// Feeds a page's answer to its host's breaker: a pause when the
-    /// server asks for one, opened or closed by its failures and answers.
-    fn watch_health(&mut self, h: usize, job: &Job, result: &Result<Response, (ErrorKind, String)>, now: Instant) {
+    /// server asks for one, opened or closed by its failures and answers
+    /// (`probe`: this request was the breaker's probe).
+    fn watch_health(
+        &mut self,
+        h: usize,
+        job: &Job,
+        probe: bool,
+        result: &Result<Response, (ErrorKind, String)>,
+        now: Instant,
+    ) {
         let health = match result {
             Ok(r) if r.status == 429 => Health::Neutral,
             Ok(r) if r.status >= 500 => Health::Failed,
@@ -88,7 +100,7 @@ impl State<'_> {
         };
         let down_after = self.f.cfg.host_down_after;
         let host = &mut self.hosts[h];
-        let mut change = host.breaker.record(health, now, down_after);
+        let mut change = host.breaker.record(health, probe, now, down_after);
         if let Ok(Response { status: 429 | 503, retry_after: Some(secs), .. }) = result {
             let wait = Duration::from_secs(*secs);
             match host.breaker.retry_after(crate::urlnorm::fingerprint(&job.url), wait, now) {
