@@ -11,7 +11,7 @@
 //! them (reading the Parquet included). Settings: `EXPORT_BENCH_SITES`,
 //! `EXPORT_BENCH_PAGES`, `EXPORT_BENCH_DEPTH`, `EXPORT_BENCH_RUNS`.
 
-#[path = "../tests/export/postgres.rs"]
+#[path = "../tests/e2e/export/postgres.rs"]
 mod postgres;
 
 use std::path::Path;

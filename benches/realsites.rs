@@ -61,7 +61,7 @@
 
 #[path = "common/measure.rs"]
 mod measure;
-#[path = "../tests/common/realsites.rs"]
+#[path = "../tests/e2e/common/realsites.rs"]
 mod realsites;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -67,7 +67,7 @@ use url::Url;
 mod columns;
 #[path = "suite/dns.rs"]
 mod dns;
-#[path = "../tests/common/dnsmasq.rs"]
+#[path = "../tests/e2e/common/dnsmasq.rs"]
 mod dnsmasq;
 #[path = "suite/focus.rs"]
 mod focus;

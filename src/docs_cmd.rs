@@ -1,6 +1,6 @@
 //! `layercrawl docs options` (hidden): the book's options reference
 //! (`docs/src/options.md`) rendered from the command line's own definition,
-//! so that `--help` and the docs cannot disagree. `tests/docs.rs` checks
+//! so that `--help` and the docs cannot disagree. `tests/e2e/docs.rs` checks
 //! that the checked-in page is what this prints.
 
 use clap::{ArgAction, Command};
@@ -33,7 +33,7 @@ pub fn options_markdown(cli: &Command) -> String {
     let mut out = String::from(
         "# Options reference\n\n\
          <!-- Generated from the command line's definition: do not edit. After changing an option, run\n\
-         `cargo run -- docs options > docs/src/options.md` (tests/docs.rs checks this page). -->\n\n\
+         `cargo run -- docs options > docs/src/options.md` (tests/e2e/docs.rs checks this page). -->\n\n\
          Every subcommand and option, as `layercrawl SUBCOMMAND --help` gives them. \
          [Running a crawl](running.md) explains the options of `run` with their reasons, \
          and every option of `run` may also come from a job file (`--job`), under the same name.\n",

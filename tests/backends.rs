@@ -5,6 +5,7 @@
 //! that configures the stores (AWS_*, AZURE_*) is set once, before any
 //! store is opened, as a user would set it.
 
+#[path = "e2e/common/mod.rs"]
 mod common;
 
 use common::objstores::{Kind, Server};

@@ -3,7 +3,7 @@
 Usage: python tests/interop.py DATA_DIR
 Runs real queries with DuckDB (pages per layer, per host, status counts, the
 link graph) and reads the same files with pyarrow and pandas; the Rust test
-`tests/interop.rs` compares the answers with what it read itself.
+`tests/e2e/interop.rs` compares the answers with what it read itself.
 """
 import json
 import sys

@@ -6,7 +6,7 @@ ids, target, HTTP status, the payload's SHA-1 computed here and its length);
 each CDXJ line looked up by seeking to its offset and reading one record
 there; the CDXJ compared with what cdxj-indexer makes of the same file; and,
 given the test web's address, the payload of a few pages compared with the
-page fetched again straight from the test web. The Rust test `tests/warc.rs`
+page fetched again straight from the test web. The Rust test `tests/e2e/warc.rs`
 asserts on the result.
 """
 import base64

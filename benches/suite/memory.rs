@@ -9,7 +9,7 @@
 //! once), then capped at
 //! 90 % of the uncapped crawl's peak RSS, then at 80 %: peak RSS (VmHWM)
 //! against the cap, whether it stayed within the cap (plus the kernel's
-//! counter slack that `tests/governor.rs` allows), pages per second, and
+//! counter slack that `tests/e2e/governor.rs` allows), pages per second, and
 //! whether every capped crawl fetched the same pages.
 
 use std::path::Path;
@@ -26,7 +26,7 @@ pub(super) fn memory(tmp: &Path, table: &mut Table) {
     let flags = ["--delay", "0", "--per-host", "8", "--partitions", "4"];
     // The kernel folds per-CPU counts of resident pages into VmRSS and
     // VmHWM in batches (32 pages or twice the CPUs, per CPU): a peak read
-    // may be off by that much, as `tests/governor.rs` allows.
+    // may be off by that much, as `tests/e2e/governor.rs` allows.
     let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get) as f64;
     let slack_mib = 32f64.max(2.0 * cpus) * cpus * 4096.0 / f64::from(1 << 20);
     let run = |name: &str, cap: Option<u64>, concurrency: &str| {

@@ -1,6 +1,6 @@
 //! How a crawl's noise labels and coverage compare with the test web's
 //! ground truth. Used by `layercrawl demo`, and included by the noise
-//! filter test (`tests/denoise.rs`) so that the test checks this very code;
+//! filter test (`tests/e2e/denoise.rs`) so that the test checks this very code;
 //! it therefore names the library as `layercrawl::`, never `crate::`.
 
 use std::collections::{BTreeSet, HashMap};

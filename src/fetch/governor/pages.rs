@@ -29,7 +29,7 @@ use tokio::sync::watch;
 /// parse's text runs and blocks, the row's copy in the batch and the
 /// encoder's open page. On the test web's 512 KB pages the resident memory
 /// rose by about 2 bytes per byte held (the governor's samples over the
-/// second layer of `tests/governor.rs`'s capped crawl, fitted); the pages
+/// second layer of `tests/e2e/governor.rs`'s capped crawl, fitted); the pages
 /// being parsed take more than those waiting, and 4 leaves that margin.
 pub const EXPANSION: u64 = 4;
 

@@ -1,0 +1,322 @@
+//! Rendering in headless Chromium (docs/src/rendering.md): the test web's
+//! script-built pages (`/app/`, links made by a script from a JSON answer)
+//! crawled with `--render never`, `auto` and `always`, in a real Chromium
+//! (Debian's, installed by scripts/chromium.sh).
+
+use crate::common;
+
+use common::{crawl_ok, read_docs, Web};
+use testweb::{Farm, FarmConfig};
+
+/// A two-site web with applications; the seeds are the applications.
+fn web() -> Web {
+    let cfg = FarmConfig {
+        sites: 2,
+        pages: 12,
+        faults: false,
+        apps: true,
+        log_requests: true,
+        seed: 31,
+        ..FarmConfig::default()
+    };
+    let farm = Farm::start_background(cfg).expect("test web");
+    let seeds: Vec<String> = ["s000", "s001"].iter().map(|s| format!("http://{s}.test/app/")).collect();
+    Web::with_seeds(farm, &seeds)
+}
+
+/// Requests the web saw for `path` on the two sites.
+fn asked(web: &Web, path: &str) -> usize {
+    let stats = web.farm.stats();
+    ["s000.test", "s001.test"]
+        .iter()
+        .filter_map(|h| stats.hosts.get(*h))
+        .map(|h| h.log.iter().filter(|r| r.path == path).count())
+        .sum()
+}
+
+#[test]
+fn script_built_links_are_reached_with_auto_and_not_with_never() {
+    let web = web();
+    let browser = common::chromium().display().to_string();
+    let items = |docs: &[common::Doc]| docs.iter().filter(|d| d.url.contains("/app/item/")).count();
+
+    let data = web.dir("never");
+    let summary = crawl_ok(&web.run_args(&data, 1, &["--delay", "0", "--render", "never"]));
+    let docs = read_docs(&data);
+    assert_eq!(items(&docs), 0, "no links without scripts: {summary}");
+    assert!(docs.iter().all(|d| !d.rendered));
+    assert_eq!(asked(&web, "/app/app.js"), 0, "nothing but the page was asked");
+
+    web.farm.reset_stats();
+    let data = web.dir("auto");
+    let args = ["--delay", "150", "--delay-factor", "0", "--render", "auto", "--chromium", &browser];
+    let summary = crawl_ok(&web.run_args(&data, 1, &args));
+    let docs = read_docs(&data);
+    assert_eq!(items(&docs), 16, "the 8 items of each site, reached through the script's links: {summary}");
+    let shells: Vec<_> = docs.iter().filter(|d| d.url.ends_with("/app/")).collect();
+    assert_eq!(shells.len(), 2);
+    for shell in &shells {
+        assert!(shell.rendered, "{}: a script shell is rendered with auto", shell.url);
+        let text = shell.text.as_deref().unwrap_or("");
+        assert!(text.contains("Catalogue of site"), "the text of the DOM the script built: {text:?}");
+    }
+    assert!(docs.iter().filter(|d| d.url.contains("/app/item/")).all(|d| !d.rendered), "plain pages are not rendered");
+    assert_eq!(summary["layers"][0]["rendered"].as_u64(), Some(2), "{summary}");
+    // The script and its data came through the crawler, once per site;
+    // the image and the style sheet were never asked for.
+    assert_eq!((asked(&web, "/app/app.js"), asked(&web, "/app/items.json")), (2, 2));
+    assert_eq!((asked(&web, "/app/logo.png"), asked(&web, "/app/app.css")), (0, 0));
+    // Politeness covers the subresources: 150 ms between any two requests to a host.
+    let stats = web.farm.stats();
+    for h in ["s000.test", "s001.test"] {
+        let gap = stats.hosts[h].min_gap_ms.expect("a gap");
+        assert!(gap >= 140.0, "{h}: two requests {gap:.0} ms apart");
+    }
+
+    web.farm.reset_stats();
+    let data = web.dir("always");
+    let args = ["--delay", "0", "--render", "always", "--render-max", "5", "--chromium", &browser];
+    let summary = crawl_ok(&web.run_args(&data, 1, &args));
+    let docs = read_docs(&data);
+    let rendered = docs.iter().filter(|d| d.rendered).count();
+    assert_eq!(rendered, 5, "always renders every HTML page, up to the budget: {summary}");
+    assert_eq!(items(&docs), 16);
+}
+
+#[test]
+fn a_rule_with_render_renders_its_pages_only() {
+    let web = web();
+    let browser = common::chromium().display().to_string();
+    let rules = web.dir("rules.toml");
+    std::fs::write(
+        &rules,
+        "[[rule]]\nname = \"catalogue\"\nurls = [\"http://s000.test/app/\"]\nrole = \"nav\"\nrender = true\n",
+    )
+    .expect("write the rules");
+    let data = web.dir("data");
+    let args = ["--delay", "0", "--rules", &rules.display().to_string(), "--chromium", &browser];
+    let summary = crawl_ok(&web.run_args(&data, 1, &args));
+    let docs = read_docs(&data);
+    let reached =
+        |site: &str| docs.iter().filter(|d| d.url.starts_with(&format!("http://{site}.test/app/item/"))).count();
+    assert_eq!((reached("s000"), reached("s001")), (8, 0), "only the rule's page is rendered: {summary}");
+    let rendered: Vec<&str> = docs.iter().filter(|d| d.rendered).map(|d| d.url.as_str()).collect();
+    assert_eq!(rendered, ["http://s000.test/app/"]);
+}
+
+/// The processes of Chromium seen on this machine: pid, command line,
+/// environment, real uid.
+fn chromium_processes() -> Vec<(u32, String, String, u32)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let read = |f: &str| std::fs::read(e.path().join(f)).map(|b| String::from_utf8_lossy(&b).replace('\0', " "));
+        let Ok(cmd) = read("cmdline") else { continue };
+        if !cmd.contains("chromium") || !cmd.contains("remote-debugging") {
+            continue;
+        }
+        let env = read("environ").unwrap_or_default();
+        let uid = read("status")
+            .ok()
+            .and_then(|s| {
+                s.lines().find(|l| l.starts_with("Uid:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            })
+            .unwrap_or(u32::MAX);
+        out.push((pid, cmd, env, uid));
+    }
+    out
+}
+
+/// The browser runs other people's scripts: it gets none of the crawler's
+/// environment (where a worker keeps its store's credentials), and its
+/// sandbox stays on (as root, it runs as an unprivileged user instead).
+#[test]
+fn chromium_gets_none_of_the_crawlers_environment_and_keeps_its_sandbox() {
+    let web = web();
+    let browser = common::chromium().display().to_string();
+    let data = web.dir("canary");
+    let args =
+        web.run_args(&data, 1, &["--delay", "0", "--render", "always", "--render-max", "4", "--chromium", &browser]);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_layercrawl"))
+        .args(&args)
+        .env("AWS_SECRET_ACCESS_KEY", "canary-4f1d2e-secret")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("crawl");
+    let mut seen = std::collections::BTreeMap::new();
+    while child.try_wait().expect("wait").is_none() {
+        for (pid, cmd, env, uid) in chromium_processes() {
+            seen.insert(pid, (cmd, env, uid));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(child.wait().expect("wait").success());
+    // Only this crawl's browser counts: the one started from this run's launcher.
+    let ours: Vec<_> = seen.values().filter(|(cmd, _, _)| cmd.contains("--user-data-dir=/")).collect();
+    assert!(!ours.is_empty(), "no Chromium process seen during the crawl");
+    let canary = ours.iter().filter(|(_, env, _)| env.contains("canary-4f1d2e")).count();
+    assert_eq!(canary, 0, "the crawler's secret reached Chromium's environment");
+    let root = std::fs::read_to_string("/proc/self/status")
+        .is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")));
+    // (Chromium's child processes write their titles over their
+    // environment; the browser process keeps the one it was given.)
+    assert!(ours.iter().any(|(_, env, _)| env.contains("LANG=C.UTF-8") && env.contains("TMPDIR=")), "the launcher's");
+    for (cmd, _, uid) in &ours {
+        assert!(!cmd.contains("--no-sandbox"), "sandbox kept on: {cmd}");
+        if root {
+            assert_eq!(*uid, 65_534, "as root, Chromium runs as nobody: {cmd}");
+        }
+    }
+}
+
+/// A listener on 127.0.0.66, an address the crawl below does not allow,
+/// counting every TCP connection and UDP datagram that reaches it.
+struct Canary {
+    addr: std::net::SocketAddr,
+    tcp: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    udp: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Canary {
+    fn start() -> Self {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.66:0").expect("bind the canary");
+        let addr = listener.local_addr().expect("addr");
+        // STUN goes to the same port over UDP.
+        let socket = std::net::UdpSocket::bind(addr).expect("bind the canary's UDP port");
+        let tcp = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let udp = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = std::sync::Arc::clone(&tcp);
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                count.fetch_add(1, Ordering::SeqCst);
+                drop(conn);
+            }
+        });
+        let count = std::sync::Arc::clone(&udp);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 2048];
+            while socket.recv_from(&mut buf).is_ok() {
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        Self { addr, tcp, udp }
+    }
+}
+
+/// The hostile site on 127.0.0.17: its page reaches for `canary` every way
+/// a page can; `/w.js` is its workers' script.
+fn hostile_site(canary: std::net::SocketAddr) -> std::net::SocketAddr {
+    use std::io::{Read as _, Write as _};
+    let c = format!("http://{canary}");
+    let page = format!(
+        r#"<!doctype html><html><head><title>Hostile</title>
+<link rel="preconnect" href="{c}/"><link rel="preconnect" href="http://canary.test/">
+<link rel="dns-prefetch" href="http://canary.test/"><link rel="prefetch" href="{c}/prefetch">
+</head><body><p>The hostile page itself.</p>
+<img src="{c}/img.png"><iframe src="http://canary.test/frame"></iframe><iframe src="{c}/frame"></iframe>
+<script>
+try {{ new WebSocket("ws://{canary}/ws"); }} catch (e) {{}}
+try {{ new WebSocket("ws://canary.test/ws"); }} catch (e) {{}}
+try {{ new Worker("/w.js"); }} catch (e) {{}}
+try {{ new SharedWorker("/w.js"); }} catch (e) {{}}
+try {{ new Worker(URL.createObjectURL(new Blob(['fetch("{c}/blob-worker", {{mode: "no-cors"}}).catch(() => {{}})']))); }} catch (e) {{}}
+try {{ navigator.sendBeacon("{c}/beacon", "x"); }} catch (e) {{}}
+fetch("{c}/fetch", {{mode: "no-cors"}}).catch(() => {{}});
+try {{
+  const pc = new RTCPeerConnection({{iceServers: [{{urls: "stun:{canary}"}}]}});
+  pc.createDataChannel("x");
+  pc.createOffer().then((o) => pc.setLocalDescription(o));
+}} catch (e) {{}}
+document.body.insertAdjacentHTML("beforeend", "<p>Its script ran.</p>");
+setTimeout(() => {{ location.href = "{c}/away"; }}, 100);
+</script></body></html>"#
+    );
+    let worker = format!(
+        r#"fetch("{c}/worker", {{mode: "no-cors"}}).catch(() => {{}}); try {{ new WebSocket("ws://{canary}/worker-ws"); }} catch (e) {{}}"#
+    );
+    let listener = std::net::TcpListener::bind("127.0.0.17:0").expect("bind the hostile site");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for mut conn in listener.incoming().flatten() {
+            let mut head = Vec::new();
+            let mut buf = [0u8; 2048];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match conn.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            let head = String::from_utf8_lossy(&head);
+            let path = head.split(' ').nth(1).unwrap_or("/");
+            let (status, ctype, body) = match path {
+                "/" => ("200 OK", "text/html; charset=utf-8", page.as_str()),
+                "/w.js" => ("200 OK", "text/javascript", worker.as_str()),
+                _ => ("404 Not Found", "text/plain", "not here"),
+            };
+            let _ = write!(
+                conn,
+                "HTTP/1.1 {status}\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    addr
+}
+
+/// A rendered page reaches nothing the crawl may not reach: a page on an
+/// allowed address (`--allow-private 127.0.0.17`) tries a WebSocket,
+/// workers' requests, preconnects, an image, frames, a beacon, a STUN
+/// server and a navigation away, to an address it does not allow, by
+/// address and by a name a `--resolve` rule maps there. Not one TCP
+/// connection nor UDP datagram reaches it, and the page is rendered and
+/// stored.
+#[test]
+fn a_rendered_page_reaches_no_address_the_crawl_does_not_allow() {
+    use std::sync::atomic::Ordering;
+    let browser = common::chromium().display().to_string();
+    let canary = Canary::start();
+    let site = hostile_site(canary.addr);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let seeds = tmp.path().join("seeds.txt");
+    std::fs::write(&seeds, "http://hostile.test/\n").expect("seeds");
+    let data = tmp.path().join("data");
+    let args: Vec<String> = [
+        "run",
+        "--seeds",
+        &seeds.display().to_string(),
+        "--depth",
+        "0",
+        "--data",
+        &data.display().to_string(),
+        "--resolve",
+        &format!("hostile.test={site}"),
+        "--resolve",
+        &format!("canary.test={}", canary.addr),
+        "--allow-private",
+        "127.0.0.17",
+        "--delay",
+        "0",
+        "--render",
+        "always",
+        "--chromium",
+        &browser,
+        "--json",
+        "--quiet",
+    ]
+    .iter()
+    .map(|s| (*s).to_string())
+    .collect();
+    let summary = crawl_ok(&args);
+    // Whatever a page left running has had its time.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let docs = read_docs(&data);
+    let page = docs.iter().find(|d| d.url == "http://hostile.test/").expect("the page's row");
+    assert_eq!(page.status, 200, "{summary}");
+    assert!(page.rendered, "the page is rendered: {summary}");
+    let text = page.text.as_deref().unwrap_or("");
+    assert!(text.contains("The hostile page itself.") && text.contains("Its script ran."), "its DOM: {text:?}");
+    assert_eq!(canary.tcp.load(Ordering::SeqCst), 0, "TCP connections reached the canary");
+    assert_eq!(canary.udp.load(Ordering::SeqCst), 0, "UDP datagrams reached the canary");
+}
