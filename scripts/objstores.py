@@ -7,6 +7,7 @@ Run it with the Python of the virtualenv that scripts/objstores.sh makes:
 
   target/objstores-venv/bin/python scripts/objstores.py download --endpoint URL s3|az BUCKET PREFIX DEST
   target/objstores-venv/bin/python scripts/objstores.py rm --endpoint URL s3|az BUCKET KEY
+  target/objstores-venv/bin/python scripts/objstores.py serve-s3 --port PORT
 
 mkbucket makes an S3 bucket on moto's server (dummy credentials, region
 us-east-1); mkcontainer makes a blob container on Azurite, as its fixed
@@ -15,6 +16,13 @@ container that is already there is fine. download copies every object under
 PREFIX into the folder DEST (keeping the paths below PREFIX), so the tests
 read a crawl's output with the same code as a local one; rm deletes one
 object. Exit code 0 on success, 1 on any other error (printed on stderr).
+
+serve-s3 runs moto's S3 server on 127.0.0.1:PORT with its writes taken one
+at a time. moto answers requests on threads and checks a conditional write
+(If-None-Match: *, If-Match) and then makes it as two steps, so two drivers
+that create the same lease at the same instant could both be told they
+created it; S3 itself makes each conditional write atomically, which is
+what the data store's lease relies on. Reads still run side by side.
 """
 import os
 import argparse
@@ -116,6 +124,29 @@ def rm(endpoint, kind, bucket, key):
         az_container(endpoint, bucket).delete_blob(key)
 
 
+def serve_s3(port):
+    import threading
+
+    import moto.server
+
+    writes = threading.Lock()
+    run_simple = moto.server.run_simple
+
+    def one_write_at_a_time(host, port, app, **kwargs):
+        def serialized(environ, start_response):
+            if environ.get("REQUEST_METHOD") in ("GET", "HEAD", "OPTIONS"):
+                return app(environ, start_response)
+            with writes:
+                # The whole answer is made under the lock: the check and
+                # the write of a conditional request happen inside it.
+                return list(app(environ, start_response))
+
+        return run_simple(host, port, serialized, **kwargs)
+
+    moto.server.run_simple = one_write_at_a_time
+    moto.server.main(["-H", "127.0.0.1", "-p", str(port)])
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -134,7 +165,12 @@ def main(argv=None):
     p.add_argument("kind", choices=["s3", "az"])
     p.add_argument("bucket")
     p.add_argument("key")
+    p = sub.add_parser("serve-s3", help="run moto's S3 server on loopback, one write at a time")
+    p.add_argument("--port", type=int, required=True)
     args = parser.parse_args(argv)
+    if args.command == "serve-s3":
+        serve_s3(args.port)
+        return 0
     try:
         if args.command == "download":
             download(args.endpoint, args.kind, args.bucket, args.prefix, args.dest)

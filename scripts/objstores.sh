@@ -10,6 +10,8 @@
 #   AZURITE_BLOB=<path of azurite-blob>
 # Start them bound to loopback only, e.g.
 #   moto_server -H 127.0.0.1 -p 0      # port 0: it prints "Running on http://127.0.0.1:PORT" on stderr
+#   python scripts/objstores.py serve-s3 --port PORT   # the same, one write at a time: what the tests run,
+#                                                      # since two drivers racing for a lease need atomic conditional writes
 #   azurite-blob --blobHost 127.0.0.1 --blobPort PORT --location DIR --skipApiVersionCheck --silent --disableTelemetry
 # (--disableTelemetry: Azurite would otherwise try to send usage data out.)
 set -euo pipefail

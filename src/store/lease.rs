@@ -283,12 +283,21 @@ pub async fn current(store: &Store) -> Result<Option<Current>, StoreError> {
 /// `false` when someone did. Of the drivers that read the same lease,
 /// exactly one replaces it, on every backend ([`Store::put_if_unchanged`]).
 ///
+/// A refused replace is checked once: when the lease now holds exactly
+/// `next`, the write did land. An object store's client sends a request
+/// again after a server error or a lost answer, and the second sending of
+/// a conditional write that had already been made is refused (the version
+/// it names is gone: replaced by itself); that is not another driver.
+///
 /// # Errors
 /// When the store fails.
 pub async fn replace(store: &Store, read: &Current, next: &Holder) -> Result<bool, StoreError> {
     let body =
         serde_json::to_vec_pretty(next).map_err(|source| StoreError::Json { path: layout::LEASE.into(), source })?;
-    store.put_if_unchanged(layout::LEASE, body.into(), read.version.clone()).await
+    if store.put_if_unchanged(layout::LEASE, body.into(), read.version.clone()).await? {
+        return Ok(true);
+    }
+    Ok(current(store).await?.is_some_and(|now| now.holder == *next))
 }
 
 /// What one renewal found.
@@ -511,6 +520,27 @@ mod tests {
         assert_eq!(now.holder.token, "successor", "the successor's lease stands");
         lease.release().await.expect("release");
         assert!(!current(&store).await.expect("read").expect("lease").holder.released, "not released by the loser");
+    }
+
+    /// A renewal sent twice (the client tried again after a server error
+    /// or a lost answer, and the first sending had landed) is refused by
+    /// the store, since the version it names is gone; it is the holder's
+    /// own write, so the lease is still held. Another driver's write is
+    /// not taken for it.
+    #[tokio::test]
+    async fn a_renewal_sent_twice_is_not_taken_for_a_takeover() {
+        let store = Store::open("memory://").expect("open");
+        let lease = Lease::acquire(&store, false).await.expect("free");
+        let read = current(&store).await.expect("read").expect("held");
+        let mut me = Holder { heartbeat: read.holder.heartbeat + 10, ..read.holder.clone() };
+        assert!(replace(&store, &read, &me).await.expect("replace"), "the first sending lands");
+        assert!(replace(&store, &read, &me).await.expect("replace"), "the second finds its own write");
+        let successor = Holder { token: "successor".into(), ..Holder::me() };
+        let now = current(&store).await.expect("read").expect("held");
+        assert!(replace(&store, &now, &successor).await.expect("replace"), "taken over");
+        assert!(!replace(&store, &now, &me).await.expect("replace"), "a write from before the takeover is refused");
+        assert_eq!(renew_read(&store, &now, &mut me).await, Renewal::Taken);
+        lease.release().await.expect("release");
     }
 
     /// Drivers in threads of their own (each its own store handle and

@@ -69,8 +69,10 @@ impl Server {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut cmd = match kind {
             Kind::S3 => {
-                let mut c = Command::new(&moto);
-                c.args(["-H", "127.0.0.1", "-p", &port.to_string()]);
+                // moto's server with its writes one at a time, so that a
+                // conditional write is atomic as on S3 (see objstores.py).
+                let mut c = Command::new(moto.parent().expect("venv bin").join("python"));
+                c.arg(script("objstores.py")).args(["serve-s3", "--port", &port.to_string()]);
                 c
             }
             Kind::Azure => {
