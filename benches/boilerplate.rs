@@ -27,8 +27,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::Int32Type;
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int32Type;
+use arrow_array::Array;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde::Deserialize;
 

@@ -68,8 +68,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::{DataType, Int32Type, Int64Type, UInt64Type};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type, UInt64Type};
+use arrow_array::Array;
+use arrow_schema::DataType;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::{json, Value};
 

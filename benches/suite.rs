@@ -56,8 +56,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use arrow::array::{AsArray, RecordBatch};
-use arrow::datatypes::Int32Type;
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int32Type;
+use arrow_array::RecordBatch;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 use serde_json::{json, Value};

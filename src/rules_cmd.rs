@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use arrow::array::Array;
+use arrow_array::Array;
 use serde_json::json;
 use url::Url;
 
@@ -273,7 +273,7 @@ fn page_table(url: &Url, a: Option<&Applied<'_>>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::array::{ArrayRef, BinaryArray, Int32Array, Int64Array, LargeStringArray, StringArray, StringViewArray};
+    use arrow_array::{ArrayRef, BinaryArray, Int32Array, Int64Array, LargeStringArray, StringArray, StringViewArray};
     use std::sync::Arc;
 
     /// A crawl folder holding one `doc` file of the usual columns, with
@@ -286,7 +286,7 @@ mod tests {
             ("body", Arc::new(BinaryArray::from(vec![b"<h1>x</h1>".as_slice()]))),
         ];
         cols.iter_mut().find(|c| c.0 == swap.0).expect("a known column").1 = swap.1;
-        let batch = arrow::array::RecordBatch::try_from_iter(cols).expect("batch");
+        let batch = arrow_array::RecordBatch::try_from_iter(cols).expect("batch");
         let folder = dir.join("doc/layer=0");
         std::fs::create_dir_all(&folder).expect("mkdir");
         let file = std::fs::File::create(folder.join("part-00000.parquet")).expect("create");

@@ -23,7 +23,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use arrow::array::RecordBatch;
+use arrow_array::RecordBatch;
 use layercrawl::extract::{main_text::TextFormat, Extractors};
 use layercrawl::map::SHARD_ROW_GROUP_BYTES;
 use layercrawl::store::column::without_tuning;

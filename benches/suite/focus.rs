@@ -25,7 +25,8 @@ use testweb::topics::TOPICS;
 use testweb::{Farm, FarmConfig};
 
 use super::{crawl, env_u32, median, DirBatches, Table};
-use arrow::array::{Array, AsArray};
+use arrow_array::cast::AsArray;
+use arrow_array::Array;
 
 const DEPTH: u32 = 3;
 const POLICIES: [&str; 4] = ["bfs", "best-first", "ant", "learned"];

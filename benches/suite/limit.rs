@@ -11,8 +11,9 @@
 use std::path::Path;
 use std::time::Instant;
 
-use arrow::array::{Array, AsArray, RecordBatch, UInt32Array};
-use arrow::datatypes::Int32Type;
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int32Type;
+use arrow_array::{Array, RecordBatch, UInt32Array};
 use layercrawl::map::{BATCH_BYTES, BATCH_ROWS, SHARD_ROW_GROUP_BYTES};
 use layercrawl::merge::concat_shards;
 use layercrawl::parse::{parse_html, ParseConfig};
@@ -78,10 +79,11 @@ pub fn store_cost(doc: &Path, rows_in_crawl: u64, tmp: &Path) -> (f64, f64) {
         let picks: UInt32Array =
             (0..n).filter(|i| (seen + i + 1).is_multiple_of(every)).map(|i| u32::try_from(i).ok()).collect();
         seen += n;
-        let columns = batch.columns().iter().map(|c| arrow::compute::take(c, &picks, None).expect("take")).collect();
+        let columns =
+            batch.columns().iter().map(|c| arrow_select::take::take(c, &picks, None).expect("take")).collect();
         sample.push(RecordBatch::try_new(schema.clone(), columns).expect("the crawl's doc schema"));
     }
-    let rows = arrow::compute::concat_batches(&schema, &sample).expect("concat");
+    let rows = arrow_select::concat::concat_batches(&schema, &sample).expect("concat");
     assert!(rows.num_rows() > 0, "no rows in {}", doc.display());
     let batches = crawl_batches(&rows);
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
@@ -114,7 +116,7 @@ pub fn store_cost(doc: &Path, rows_in_crawl: u64, tmp: &Path) -> (f64, f64) {
 fn crawl_batches(rows: &RecordBatch) -> Vec<RecordBatch> {
     let size = |name: &str, i: usize| {
         rows.column_by_name(name).map_or(0, |c| match c.data_type() {
-            arrow::datatypes::DataType::Binary => c.as_binary::<i32>().value_length(i),
+            arrow_schema::DataType::Binary => c.as_binary::<i32>().value_length(i),
             _ => c.as_string::<i32>().value_length(i),
         })
     };

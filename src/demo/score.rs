@@ -60,7 +60,7 @@ pub async fn score_against_truth(farm: &Farm, data: &str, depth: u32) -> Result<
     for path in store.parquet_files("doc").await? {
         for b in read_batches(&store, &path, Some(&["url", "status"])).await? {
             let url = schema::string_col(&b, "url", &path)?;
-            let status = b.column_by_name("status").and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>());
+            let status = b.column_by_name("status").and_then(|c| c.as_any().downcast_ref::<arrow_array::Int32Array>());
             for i in 0..b.num_rows() {
                 if status.is_some_and(|s| s.value(i) == 200) {
                     fetched.insert(url.value(i).to_string());

@@ -29,8 +29,10 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
-use arrow::array::{Array, AsArray, BinaryArray, BooleanArray, Int32Array, Int64Array, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Int32Type, Int64Type, Schema, SchemaRef};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type};
+use arrow_array::{Array, BinaryArray, BooleanArray, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::store::column::{Tuned, Tuning};
 
@@ -321,10 +323,10 @@ pub fn samples_schema() -> SchemaRef {
 ///
 /// # Errors
 /// Never in practice (the columns match the schema by construction).
-pub fn samples_batch(rows: &[Sample]) -> Result<RecordBatch, arrow::error::ArrowError> {
+pub fn samples_batch(rows: &[Sample]) -> Result<RecordBatch, arrow_schema::ArrowError> {
     // The hashes are stored as int64 (their bits), which every reader takes.
     let as_i64 = |h: Option<u64>| h.map(|v| i64::from_ne_bytes(v.to_ne_bytes()));
-    let cols: Vec<arrow::array::ArrayRef> = vec![
+    let cols: Vec<arrow_array::ArrayRef> = vec![
         Arc::new(rows.iter().map(|r| Some(r.url.as_str())).collect::<StringArray>()),
         Arc::new(rows.iter().map(|r| Some(r.status)).collect::<Int32Array>()),
         Arc::new(rows.iter().map(|r| Some(r.html)).collect::<BooleanArray>()),
@@ -401,7 +403,7 @@ pub fn templates_schema() -> SchemaRef {
 ///
 /// # Errors
 /// Never in practice.
-pub fn templates_batch(rows: &[TemplateCount]) -> Result<RecordBatch, arrow::error::ArrowError> {
+pub fn templates_batch(rows: &[TemplateCount]) -> Result<RecordBatch, arrow_schema::ArrowError> {
     let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
     let t: StringArray = rows.iter().map(|r| Some(r.template.as_str())).collect();
     let f: Int64Array = rows.iter().map(|r| Some(n(r.fetched))).collect();

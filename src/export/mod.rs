@@ -222,7 +222,7 @@ impl ExportSummary {
 #[derive(Debug)]
 pub(crate) struct Chunk {
     pub table: &'static Table,
-    pub rows: arrow::array::RecordBatch,
+    pub rows: arrow_array::RecordBatch,
 }
 
 /// Added and already-there rows per table, as a writer counts them.
@@ -365,7 +365,7 @@ pub async fn export(cfg: &ExportConfig, progress: bool) -> Result<ExportSummary,
     })
 }
 
-type Converted = (Option<arrow::array::RecordBatch>, arrow::array::RecordBatch, u64);
+type Converted = (Option<arrow_array::RecordBatch>, arrow_array::RecordBatch, u64);
 
 /// One Parquet batch as its table's rows (and, for `doc`, the content rows
 /// not sent before, with the count of pages whose content was).
@@ -373,7 +373,7 @@ fn convert(
     state: &mut ReadState,
     dataset: Dataset,
     layer: i32,
-    batch: &arrow::array::RecordBatch,
+    batch: &arrow_array::RecordBatch,
     path: &str,
 ) -> Result<Converted, ExportError> {
     if state.at != Some((dataset, layer)) {

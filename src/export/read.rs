@@ -11,7 +11,7 @@
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use arrow::array::RecordBatch;
+use arrow_array::RecordBatch;
 use futures::{Stream, StreamExt, TryStreamExt};
 
 use super::tables::{wanted_columns, Dataset};

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use arrow::array::RecordBatch;
+use arrow_array::RecordBatch;
 use rusqlite::types::Null;
 use rusqlite::{CachedStatement, Connection};
 use tokio::sync::{mpsc, oneshot};

@@ -14,9 +14,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, Int32Array, Int64Array, RecordBatch};
-use arrow::compute::{cast, filter_record_batch};
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use arrow_select::filter::filter_record_batch;
 
 use super::ExportError;
 
@@ -332,14 +333,14 @@ impl Table {
 /// array type, so that the writers read each value without a type check.
 #[derive(Clone, Copy)]
 pub enum Cells<'a> {
-    Text(&'a arrow::array::StringArray),
+    Text(&'a arrow_array::StringArray),
     Int32(&'a Int32Array),
     Int64(&'a Int64Array),
-    Float64(&'a arrow::array::Float64Array),
-    Bool(&'a arrow::array::BooleanArray),
+    Float64(&'a arrow_array::Float64Array),
+    Bool(&'a arrow_array::BooleanArray),
     /// Microseconds since the Unix epoch, UTC.
-    Timestamp(&'a arrow::array::TimestampMicrosecondArray),
-    Bytes(&'a arrow::array::BinaryArray),
+    Timestamp(&'a arrow_array::TimestampMicrosecondArray),
+    Bytes(&'a arrow_array::BinaryArray),
 }
 
 impl Cells<'_> {
@@ -362,7 +363,7 @@ impl Cells<'_> {
 /// [`content_rows`]), each downcast to its kind's array.
 #[must_use]
 pub fn cells<'a>(table: &Table, rows: &'a RecordBatch) -> Vec<Cells<'a>> {
-    use arrow::datatypes::{Float64Type, Int32Type, Int64Type, TimestampMicrosecondType};
+    use arrow_array::types::{Float64Type, Int32Type, Int64Type, TimestampMicrosecondType};
     table
         .columns
         .iter()
@@ -444,7 +445,7 @@ pub fn normalise(
             "layer" => Arc::new(Int32Array::from(vec![layer; n])) as ArrayRef,
             "ord" => ord.clone().expect("tables with an ord column have a page column"),
             name => {
-                column(batch, name, c.kind, path)?.unwrap_or_else(|| arrow::array::new_null_array(&c.kind.arrow(), n))
+                column(batch, name, c.kind, path)?.unwrap_or_else(|| arrow_array::new_null_array(&c.kind.arrow(), n))
             }
         };
         arrays.push(array);
@@ -470,10 +471,10 @@ pub fn content_rows(
 ) -> Result<(RecordBatch, u64), ExportError> {
     let n = batch.num_rows();
     let hash = column(batch, "content_hash", Kind::Int64, path)?
-        .unwrap_or_else(|| arrow::array::new_null_array(&DataType::Int64, n));
-    let hash = hash.as_primitive::<arrow::datatypes::Int64Type>();
+        .unwrap_or_else(|| arrow_array::new_null_array(&DataType::Int64, n));
+    let hash = hash.as_primitive::<arrow_array::types::Int64Type>();
     let mut again = 0u64;
-    let keep: arrow::array::BooleanArray = (0..n)
+    let keep: arrow_array::BooleanArray = (0..n)
         .map(|i| {
             let first = hash.is_valid(i) && seen.insert(hash.value(i));
             again += u64::from(hash.is_valid(i) && !first);
@@ -483,7 +484,7 @@ pub fn content_rows(
     let mut arrays = Vec::with_capacity(CONTENT.columns.len());
     for c in CONTENT.columns {
         arrays.push(
-            column(batch, c.name, c.kind, path)?.unwrap_or_else(|| arrow::array::new_null_array(&c.kind.arrow(), n)),
+            column(batch, c.name, c.kind, path)?.unwrap_or_else(|| arrow_array::new_null_array(&c.kind.arrow(), n)),
         );
     }
     let all = RecordBatch::try_new(CONTENT.schema(), arrays).map_err(|e| ExportError::Column {
@@ -527,17 +528,32 @@ fn column(batch: &RecordBatch, name: &str, kind: Kind, path: &str) -> Result<Opt
     if *from == DataType::UInt64 {
         // A content hash written by an older version: the same 64 bits
         // (docs/src/output.md), reinterpreted, not converted.
-        let hashes = array.as_primitive::<arrow::datatypes::UInt64Type>();
+        let hashes = array.as_primitive::<arrow_array::types::UInt64Type>();
         let signed: Int64Array = hashes.iter().map(|h| h.map(|h| i64::from_ne_bytes(h.to_ne_bytes()))).collect();
         return Ok(Some(Arc::new(signed)));
     }
-    cast(array, &target).map(Some).map_err(|e| bad(e.to_string()))
+    convert(array, &target).map(Some).map_err(|e| bad(e.to_string()))
+}
+
+/// Arrow's cast kernel, in a build that can export (feature `sql`).
+#[cfg(feature = "sql")]
+fn convert(array: &ArrayRef, target: &DataType) -> Result<ArrayRef, arrow_schema::ArrowError> {
+    arrow_cast::cast(array, target)
+}
+
+/// A build without feature `sql` opens no database, so no batch is ever
+/// converted for one; the cast kernels are left out of it.
+#[cfg(not(feature = "sql"))]
+fn convert(_: &ArrayRef, target: &DataType) -> Result<ArrayRef, arrow_schema::ArrowError> {
+    Err(arrow_schema::ArrowError::NotYetImplemented(format!(
+        "converting a column to {target} needs a build with the cargo feature sql"
+    )))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::array::{StringArray, UInt64Array};
+    use arrow_array::{StringArray, UInt64Array};
 
     #[test]
     fn every_table_names_its_key_and_index_columns() {
@@ -559,6 +575,8 @@ mod tests {
         assert!(sql.contains("\"fetched_at\" TEXT"), "{sql}");
     }
 
+    // Its Float32 column is cast to the table's Float64 (feature `sql`).
+    #[cfg(feature = "sql")]
     #[test]
     fn links_are_numbered_per_page_and_missing_columns_are_null() {
         let schema = Arc::new(Schema::new(vec![
@@ -571,15 +589,15 @@ mod tests {
             vec![
                 Arc::new(StringArray::from(vec!["a", "a", "b", "a"])),
                 Arc::new(StringArray::from(vec!["x", "x", "y", "z"])),
-                Arc::new(arrow::array::Float32Array::from(vec![0.5, 0.25, 0.0, 1.0])),
+                Arc::new(arrow_array::Float32Array::from(vec![0.5, 0.25, 0.0, 1.0])),
             ],
         )
         .expect("batch");
         let mut ords = Ordinals::default();
         let rows = normalise(Dataset::Links, &batch, "links/layer=2/x.parquet", 2, &mut ords).expect("rows");
-        let ord = rows.column_by_name("ord").expect("ord").as_primitive::<arrow::datatypes::Int32Type>();
+        let ord = rows.column_by_name("ord").expect("ord").as_primitive::<arrow_array::types::Int32Type>();
         assert_eq!(ord.values().to_vec(), vec![0, 1, 0, 2]);
-        let layer = rows.column_by_name("layer").expect("layer").as_primitive::<arrow::datatypes::Int32Type>();
+        let layer = rows.column_by_name("layer").expect("layer").as_primitive::<arrow_array::types::Int32Type>();
         assert!(layer.values().iter().all(|&l| l == 2));
         assert_eq!(rows.column_by_name("score").expect("score").null_count(), 4, "no score column in the file");
         assert_eq!(rows.column_by_name("block_ratio").expect("ratio").data_type(), &DataType::Float64);
@@ -602,7 +620,7 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         let (rows, again) = content_rows(&batch, "doc/layer=0/x.parquet", &mut seen).expect("rows");
         assert_eq!((rows.num_rows(), again), (2, 1));
-        let hash = rows.column(0).as_primitive::<arrow::datatypes::Int64Type>();
+        let hash = rows.column(0).as_primitive::<arrow_array::types::Int64Type>();
         assert_eq!(hash.values().to_vec(), vec![-1, 7]);
         let (rows, again) = content_rows(&batch, "doc/layer=1/x.parquet", &mut seen).expect("rows");
         assert_eq!((rows.num_rows(), again), (0, 3), "every hash already sent");

@@ -91,7 +91,7 @@ use std::cell::OnceCell;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use arrow::datatypes::{Field, SchemaRef};
+use arrow_schema::{Field, SchemaRef};
 use url::Url;
 
 use crate::parse::{self, Page, ParseConfig};

@@ -13,8 +13,8 @@
 //! of [`crate::store::layout::EXTRACT_DATASETS`], so that the merge knows
 //! to look for it.
 
-use arrow::array::RecordBatch;
-use arrow::datatypes::{Schema, SchemaRef};
+use arrow_array::RecordBatch;
+use arrow_schema::{Schema, SchemaRef};
 use std::sync::Arc;
 
 use super::{Column, PageInput, Value};

@@ -4,8 +4,9 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::Int64Type;
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::Array;
 
 use super::*;
 use crate::store::schema::{doc_batch_with, DocRow};

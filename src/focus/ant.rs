@@ -44,8 +44,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use arrow::array::{AsArray, Float64Array, Int64Array, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema, SchemaRef};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, Int64Type};
+use arrow_array::{Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::denoise::evidence::templates;
 use crate::error::StageError;
@@ -226,7 +228,7 @@ fn schema(value: &str) -> SchemaRef {
 ///
 /// # Errors
 /// Never in practice (the columns match the schema by construction).
-pub fn batch(rows: &[ClusterRow], value: &str) -> Result<RecordBatch, arrow::error::ArrowError> {
+pub fn batch(rows: &[ClusterRow], value: &str) -> Result<RecordBatch, arrow_schema::ArrowError> {
     let c: StringArray = rows.iter().map(|r| Some(r.cluster.as_str())).collect();
     let p: Int64Array = rows.iter().map(|r| Some(i64::try_from(r.pages).unwrap_or(i64::MAX))).collect();
     let v: Float64Array = rows.iter().map(|r| Some(r.value)).collect();

@@ -10,7 +10,8 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use arrow::array::{Array, AsArray};
+use arrow_array::cast::AsArray;
+use arrow_array::Array;
 use url::Url;
 
 use crate::store::{layout, read_batches, Store, StoreError};

@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow::array::Array;
+use arrow_array::Array;
 use bytes::Bytes;
 use futures::StreamExt;
 use parquet::file::statistics::Statistics;
@@ -321,8 +321,8 @@ mod tests {
 
     /// A `doc` file of last night's columns, one row, with `swap`'s columns
     /// in place of the usual ones (as another tool might write them).
-    fn foreign_doc(swap: Vec<(&str, arrow::array::ArrayRef)>) -> Bytes {
-        use arrow::array::{ArrayRef, BinaryArray, BooleanArray, Int32Array, Int64Array, StringArray};
+    fn foreign_doc(swap: Vec<(&str, arrow_array::ArrayRef)>) -> Bytes {
+        use arrow_array::{ArrayRef, BinaryArray, BooleanArray, Int32Array, Int64Array, StringArray};
         let s = |v: &str| Arc::new(StringArray::from(vec![v])) as ArrayRef;
         let mut cols: Vec<(&str, ArrayRef)> = vec![
             ("final_url", s("http://a.test/")),
@@ -340,7 +340,7 @@ mod tests {
             let slot = cols.iter_mut().find(|c| c.0 == name).expect("a known column");
             slot.1 = col;
         }
-        let batch = arrow::array::RecordBatch::try_from_iter(cols).expect("batch");
+        let batch = arrow_array::RecordBatch::try_from_iter(cols).expect("batch");
         let mut buf = Vec::new();
         let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, batch.schema(), None).expect("writer");
         w.write(&batch).expect("write");
@@ -358,7 +358,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_foreign_column_type_is_an_error_naming_the_file_and_column() {
-        use arrow::array::{ArrayRef, Int32Array, Int64Array, LargeStringArray, StringViewArray};
+        use arrow_array::{ArrayRef, Int32Array, Int64Array, LargeStringArray, StringViewArray};
         let file = "memory://doc/layer=0/part-00000.parquet";
         // The index: a LargeUtf8 URL, an Int64 status, a Utf8View validator.
         let cases: Vec<(&str, ArrayRef)> = vec![

@@ -359,7 +359,7 @@ mod tests {
     /// pages by the offset index finds the rows it asked for.
     #[tokio::test]
     async fn page_index_points_at_the_moved_pages() {
-        use arrow::array::AsArray;
+        use arrow_array::cast::AsArray;
         use parquet::arrow::arrow_reader::{
             ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
         };

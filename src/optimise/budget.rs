@@ -22,8 +22,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-use arrow::array::{Array, ArrayRef, AsArray, Int32Array, Int64Array, RecordBatch};
-use arrow::datatypes::{DataType, Field, Int32Type, Int64Type, Schema, SchemaRef};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type};
+use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::store::manifest::LayerBudget;
 use crate::store::{read_if_exists, ShardWriter, Store, StoreError};

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use arrow::array::{BooleanArray, RecordBatch, StringArray};
+use arrow_array::{BooleanArray, RecordBatch, StringArray};
 use futures::StreamExt;
 use rayon::prelude::*;
 

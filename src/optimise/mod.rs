@@ -38,7 +38,8 @@ pub use shuffle::{spill_links, ShuffleCounts, Suspects};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use arrow::array::{AsArray, BooleanArray, RecordBatch, StringArray};
+use arrow_array::cast::AsArray;
+use arrow_array::{BooleanArray, RecordBatch, StringArray};
 use futures::StreamExt;
 use url::Url;
 

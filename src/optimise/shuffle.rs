@@ -3,8 +3,10 @@
 
 use std::collections::HashMap;
 
-use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Int32Array, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Int32Type, Schema, SchemaRef};
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int32Type;
+use arrow_array::{Array, ArrayRef, BooleanArray, Int32Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use futures::StreamExt;
 
 use crate::denoise::NoiseLabel;
@@ -235,10 +237,10 @@ impl ShardMerge {
             .ok_or_else(|| missing(path, "depth"))?;
         let ratio = b
             .column_by_name("block_ratio")
-            .and_then(|c| c.as_primitive_opt::<arrow::datatypes::Float32Type>())
+            .and_then(|c| c.as_primitive_opt::<arrow_array::types::Float32Type>())
             .ok_or_else(|| missing(path, "block_ratio"))?;
         // No score column: a run without a plan, or links of an older version.
-        let score = b.column_by_name("score").and_then(|c| c.as_primitive_opt::<arrow::datatypes::Float32Type>());
+        let score = b.column_by_name("score").and_then(|c| c.as_primitive_opt::<arrow_array::types::Float32Type>());
         let anchor = str_col(b, "anchor", path)?;
         for (i, label) in noise.into_iter().enumerate() {
             // A label from an earlier attempt of this step is undone: it is
@@ -335,7 +337,7 @@ fn shuffle_batch(rows: &[(String, Merged)], path: &str) -> Result<RecordBatch, S
         std::sync::Arc::new(flag(|m| m.followed)),
         std::sync::Arc::new(flag(|m| m.dom)),
         std::sync::Arc::new(flag(|m| m.content)),
-        std::sync::Arc::new(rows.iter().map(|r| r.1.score).collect::<arrow::array::Float32Array>()),
+        std::sync::Arc::new(rows.iter().map(|r| r.1.score).collect::<arrow_array::Float32Array>()),
         std::sync::Arc::new(rows.iter().map(|r| r.1.anchor.as_deref()).collect::<StringArray>()),
     ];
     RecordBatch::try_new(shuffle_schema(), cols)
@@ -370,7 +372,7 @@ fn merge_run(merged: &mut HashMap<String, Merged>, b: &RecordBatch, path: &str) 
         .ok_or_else(|| missing(path, "depth"))?;
     let (followed, dom, content) =
         (bool_col(b, "followed", path)?, bool_col(b, "dom", path)?, bool_col(b, "content", path)?);
-    let score = b.column_by_name("score").and_then(|c| c.as_primitive_opt::<arrow::datatypes::Float32Type>());
+    let score = b.column_by_name("score").and_then(|c| c.as_primitive_opt::<arrow_array::types::Float32Type>());
     // Spills of an older version have no anchors.
     let anchor = b.column_by_name("anchor").and_then(|c| c.as_string_opt::<i32>());
     for i in 0..b.num_rows() {

@@ -5,7 +5,7 @@
 //! them, and the host graph. All of it is bounded in size whatever the
 //! crawl's (docs/src/report.md).
 
-use arrow::array::RecordBatch;
+use arrow_array::RecordBatch;
 use futures::{StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 

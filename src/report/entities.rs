@@ -6,8 +6,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use arrow::array::{Array, AsArray, RecordBatch};
-use arrow::datatypes::Float64Type;
+use arrow_array::cast::AsArray;
+use arrow_array::types::Float64Type;
+use arrow_array::{Array, RecordBatch};
 use futures::StreamExt;
 use serde::Serialize;
 

@@ -9,8 +9,9 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
-use arrow::array::{Array, AsArray, BooleanArray, RecordBatch, StringArray};
-use arrow::datatypes::{Int32Type, Int64Type};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type};
+use arrow_array::{Array, BooleanArray, RecordBatch, StringArray};
 use serde::Serialize;
 
 use crate::fetch::ErrorKind;

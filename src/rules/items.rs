@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, RecordBatch};
-use arrow::datatypes::{Schema, SchemaRef};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{Schema, SchemaRef};
 
 use super::apply::Item;
 use super::Rule;

@@ -11,11 +11,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow::array::{
-    ArrayRef, BinaryBuilder, BooleanBuilder, Date32Builder, Float64Builder, Int32Builder, Int64Builder, ListBuilder,
+use arrow_array::builder::{
+    BinaryBuilder, BooleanBuilder, Date32Builder, Float64Builder, Int32Builder, Int64Builder, ListBuilder,
     StringBuilder, TimestampMicrosecondBuilder,
 };
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use arrow_array::ArrayRef;
+use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 
 use super::StoreError;
 
@@ -357,8 +358,9 @@ pub fn build_column<'a>(
 
 #[cfg(test)]
 mod tests {
-    use arrow::array::{Array, AsArray};
-    use arrow::datatypes::Int64Type;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use arrow_array::Array;
 
     use super::*;
 
@@ -394,7 +396,7 @@ mod tests {
 
     #[test]
     fn dates_and_typed_lists_build_arrays_of_their_schema_type() {
-        use arrow::datatypes::{Date32Type, Float64Type, TimestampMicrosecondType};
+        use arrow_array::types::{Date32Type, Float64Type, TimestampMicrosecondType};
 
         let all = [
             ColumnType::Bool,

@@ -5,8 +5,8 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use arrow::array::RecordBatch;
-use arrow::datatypes::SchemaRef;
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::{FutureExt, TryFutureExt, TryStreamExt};
@@ -156,7 +156,7 @@ pub fn shard_properties(
     if schema
         .fields()
         .iter()
-        .any(|f| matches!(f.data_type(), arrow::datatypes::DataType::Binary | arrow::datatypes::DataType::LargeBinary))
+        .any(|f| matches!(f.data_type(), arrow_schema::DataType::Binary | arrow_schema::DataType::LargeBinary))
     {
         props = props.set_write_batch_size(PAGE_ROWS_PER_CHECK);
     }

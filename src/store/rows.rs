@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use arrow::array::RecordBatch;
-use arrow::datatypes::SchemaRef;
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use parquet::arrow::arrow_reader::ArrowReaderOptions;
@@ -133,7 +133,7 @@ impl RowsFile {
             .build()
             .map_err(perr)?;
         let batches: Vec<RecordBatch> = stream.try_collect().await.map_err(perr)?;
-        let out = arrow::compute::concat_batches(&batches.first().map_or(schema, RecordBatch::schema), &batches)
+        let out = arrow_select::concat::concat_batches(&batches.first().map_or(schema, RecordBatch::schema), &batches)
             .map_err(|e| StoreError::Schema { path: path.clone(), reason: format!("cannot join batches: {e}") })?;
         if out.num_rows() != rows.len() {
             return Err(StoreError::Schema {

@@ -17,11 +17,14 @@
 
 use std::sync::{Arc, OnceLock};
 
-use arrow::array::{
-    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float32Builder, Int32Builder, Int64Builder, RecordBatch,
-    StringArray, StringBuilder, TimestampMicrosecondBuilder, UInt64Array,
+use arrow_array::builder::{
+    BinaryBuilder, BooleanBuilder, Float32Builder, Int32Builder, Int64Builder, StringBuilder,
+    TimestampMicrosecondBuilder,
 };
-use arrow::datatypes::{DataType, Field, Int64Type, Schema, SchemaRef, TimeUnit, UInt64Type};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int64Type, UInt64Type};
+use arrow_array::{Array, ArrayRef, RecordBatch, StringArray, UInt64Array};
+use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 
 use super::column::{Tuned, Tuning, Value};
 use super::StoreError;
@@ -496,8 +499,8 @@ pub fn noise_array(labels: &[Option<NoiseLabel>]) -> StringArray {
 
 /// The input's `priority` column; none in an input written before it
 /// existed.
-pub(super) fn priority_col(b: &RecordBatch) -> Option<&arrow::array::Int32Array> {
-    b.column_by_name("priority").and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>())
+pub(super) fn priority_col(b: &RecordBatch) -> Option<&arrow_array::Int32Array> {
+    b.column_by_name("priority").and_then(|c| c.as_any().downcast_ref::<arrow_array::Int32Array>())
 }
 
 /// The input's `anchor` column; none in an input written before it
@@ -508,19 +511,19 @@ pub(super) fn anchor_col(b: &RecordBatch) -> Option<&StringArray> {
 
 /// The input's `retries` column; none in an input written before it
 /// existed (its rows read as never tried).
-pub(super) fn retries_col(b: &RecordBatch) -> Option<&arrow::array::Int32Array> {
-    b.column_by_name("retries").and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>())
+pub(super) fn retries_col(b: &RecordBatch) -> Option<&arrow_array::Int32Array> {
+    b.column_by_name("retries").and_then(|c| c.as_any().downcast_ref::<arrow_array::Int32Array>())
 }
 
 /// Row `i`'s retries in a `retries` column (0 when null or absent).
-pub(super) fn retries_at(col: Option<&arrow::array::Int32Array>, i: usize) -> u32 {
+pub(super) fn retries_at(col: Option<&arrow_array::Int32Array>, i: usize) -> u32 {
     col.filter(|c| !c.is_null(i)).map_or(0, |c| u32::try_from(c.value(i)).unwrap_or(0))
 }
 
 /// The `depth` column of an input batch.
-pub(super) fn depth_col<'a>(b: &'a RecordBatch, path: &str) -> Result<&'a arrow::array::Int32Array, StoreError> {
+pub(super) fn depth_col<'a>(b: &'a RecordBatch, path: &str) -> Result<&'a arrow_array::Int32Array, StoreError> {
     b.column_by_name("depth")
-        .and_then(|c| c.as_any().downcast_ref::<arrow::array::Int32Array>())
+        .and_then(|c| c.as_any().downcast_ref::<arrow_array::Int32Array>())
         .ok_or_else(|| schema_err(path, "column `depth` missing or not int32"))
 }
 
@@ -537,7 +540,7 @@ pub fn string_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a 
 ///
 /// # Errors
 /// As [`typed_col`].
-pub fn int32_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a arrow::array::Int32Array, StoreError> {
+pub fn int32_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a arrow_array::Int32Array, StoreError> {
     typed_col(b, name, path, "int32")
 }
 
@@ -545,7 +548,7 @@ pub fn int32_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a a
 ///
 /// # Errors
 /// As [`typed_col`].
-pub fn int64_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a arrow::array::Int64Array, StoreError> {
+pub fn int64_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a arrow_array::Int64Array, StoreError> {
     typed_col(b, name, path, "int64")
 }
 
@@ -553,7 +556,7 @@ pub fn int64_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a a
 ///
 /// # Errors
 /// As [`typed_col`].
-pub fn bool_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a arrow::array::BooleanArray, StoreError> {
+pub fn bool_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a arrow_array::BooleanArray, StoreError> {
     typed_col(b, name, path, "boolean")
 }
 
@@ -561,7 +564,7 @@ pub fn bool_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a ar
 ///
 /// # Errors
 /// As [`typed_col`].
-pub fn binary_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a arrow::array::BinaryArray, StoreError> {
+pub fn binary_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a arrow_array::BinaryArray, StoreError> {
     typed_col(b, name, path, "binary")
 }
 

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use arrow::array::Array;
+use arrow_array::Array;
 use bytes::Bytes;
 use url::Url;
 
@@ -143,13 +143,13 @@ pub(super) async fn stored_urls(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::array::{ArrayRef, BinaryArray, Int32Array, Int64Array, LargeStringArray, StringArray, StringViewArray};
+    use arrow_array::{ArrayRef, BinaryArray, Int32Array, Int64Array, LargeStringArray, StringArray, StringViewArray};
 
     const FILE: &str = "doc/layer=0/part-00000.parquet";
 
     /// A store holding one `doc` file of the given columns.
     async fn store_with(cols: Vec<(&str, ArrayRef)>) -> crate::store::Store {
-        let batch = arrow::array::RecordBatch::try_from_iter(cols).expect("batch");
+        let batch = arrow_array::RecordBatch::try_from_iter(cols).expect("batch");
         let mut buf = Vec::new();
         let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, batch.schema(), None).expect("writer");
         w.write(&batch).expect("write");

@@ -10,8 +10,9 @@ use crate::common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::{Float32Type, Float64Type, Int64Type};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float32Type, Float64Type, Int64Type};
+use arrow_array::Array;
 use common::{crawl_ok, layercrawl, read_all, Web};
 use testweb::kb::ENTITIES;
 use testweb::{Farm, FarmConfig};

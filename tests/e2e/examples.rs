@@ -7,7 +7,8 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use arrow::array::{Array, AsArray};
+use arrow_array::cast::AsArray;
+use arrow_array::Array;
 use common::{layercrawl, parquet_files, Web};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use testweb::FarmConfig;

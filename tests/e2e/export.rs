@@ -16,8 +16,9 @@ mod postgres;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::Int64Type;
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::Array;
 use common::{layercrawl, read_all, read_docs, Web};
 use postgres::Postgres;
 use testweb::FarmConfig;

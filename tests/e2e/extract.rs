@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use arrow::array::{Array, AsArray};
+use arrow_array::cast::AsArray;
+use arrow_array::Array;
 use common::{read_all, Web};
 use layercrawl::config::values::Span;
 use layercrawl::config::{CrawlConfig, RunOptions};

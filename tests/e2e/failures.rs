@@ -154,7 +154,7 @@ fn a_layer_out_of_time_carries_what_is_left_into_the_next_layer() {
     let mut still_carried = std::collections::BTreeSet::new();
     for (_, b) in common::read_all(&data.join(format!("state/carry/layer={last}"))) {
         let urls = b.column_by_name("url").expect("url");
-        let urls = arrow::array::AsArray::as_string::<i32>(urls);
+        let urls = arrow_array::cast::AsArray::as_string::<i32>(urls);
         still_carried.extend((0..b.num_rows()).map(|i| urls.value(i).to_string()).filter(|u| u.contains("/about?v=")));
     }
     assert!(still_carried.iter().all(|u| !distinct.contains(u.as_str())));

@@ -7,8 +7,9 @@ use crate::common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::{Float32Type, Float64Type, Int32Type, TimestampMicrosecondType};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float32Type, Float64Type, Int32Type, TimestampMicrosecondType};
+use arrow_array::Array;
 use common::{crawl_ok, layercrawl, read_all, Web};
 use layercrawl::focus::ant;
 use serde_json::Value;
@@ -422,7 +423,7 @@ fn a_page_budget_goes_to_the_best_urls_of_the_whole_layer_whatever_their_partiti
 }
 
 /// A `state/focus/pheromone` file's rows: cluster → (pages, τ).
-fn pheromone_rows(batches: &[arrow::array::RecordBatch]) -> BTreeMap<String, (u64, f64)> {
+fn pheromone_rows(batches: &[arrow_array::RecordBatch]) -> BTreeMap<String, (u64, f64)> {
     let mut out = BTreeMap::new();
     for b in batches {
         for r in ant::rows(b, "tau").expect("columns cluster, pages, tau") {

@@ -7,7 +7,8 @@ use crate::common;
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use arrow::array::{Array, AsArray};
+use arrow_array::cast::AsArray;
+use arrow_array::Array;
 
 use testweb::{Farm, FarmConfig};
 

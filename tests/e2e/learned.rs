@@ -7,8 +7,9 @@ use crate::common;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::Float64Type;
+use arrow_array::cast::AsArray;
+use arrow_array::types::Float64Type;
+use arrow_array::Array;
 use common::{crawl_ok, layercrawl, read_all, read_file, Web};
 use layercrawl::focus::learned::{dqn::Dqn, embed, nn, replay::Steps, rng::Rng, FEATURES, REPLAY_CAPACITY};
 use layercrawl::urlnorm::fingerprint_str;

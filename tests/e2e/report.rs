@@ -23,8 +23,9 @@ mod entities;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::{Int32Type, Int64Type};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type};
+use arrow_array::Array;
 use common::{layercrawl, read_all, Web};
 use entities::{entity_figures, EntityFigures};
 use serde_json::Value as Json;

@@ -6,7 +6,8 @@ use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use arrow::array::{Array, AsArray};
+use arrow_array::cast::AsArray;
+use arrow_array::Array;
 use common::{read_all, read_docs, Web};
 use testweb::FarmConfig;
 

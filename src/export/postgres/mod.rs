@@ -17,7 +17,7 @@ pub use conninfo::{is_key_value, parse, redact, Target};
 
 use std::pin::pin;
 
-use arrow::array::RecordBatch;
+use arrow_array::RecordBatch;
 use bytes::{BufMut, Bytes, BytesMut};
 use futures::SinkExt;
 use tokio_postgres::Client;
@@ -292,15 +292,15 @@ mod tests {
 
     #[test]
     fn tuples_are_encoded_in_copys_binary_form() {
-        let schema = Arc::new(arrow::datatypes::Schema::new(vec![
-            arrow::datatypes::Field::new("content_hash", arrow::datatypes::DataType::Int64, true),
-            arrow::datatypes::Field::new("text", arrow::datatypes::DataType::Utf8, true),
+        let schema = Arc::new(arrow_schema::Schema::new(vec![
+            arrow_schema::Field::new("content_hash", arrow_schema::DataType::Int64, true),
+            arrow_schema::Field::new("text", arrow_schema::DataType::Utf8, true),
         ]));
         let batch = RecordBatch::try_new(
             schema,
             vec![
-                Arc::new(arrow::array::Int64Array::from(vec![Some(258)])),
-                Arc::new(arrow::array::StringArray::from(vec![Some("a\0b")])),
+                Arc::new(arrow_array::Int64Array::from(vec![Some(258)])),
+                Arc::new(arrow_array::StringArray::from(vec![Some("a\0b")])),
             ],
         )
         .expect("batch");

@@ -20,8 +20,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow::array::{AsArray, Float64Array, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Float64Type, Schema, SchemaRef};
+use arrow_array::cast::AsArray;
+use arrow_array::types::Float64Type;
+use arrow_array::{Float64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use bytes::Bytes;
 
 use super::nn::{self, Array};

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use arrow::datatypes::SchemaRef;
+use arrow_schema::SchemaRef;
 use futures::future::BoxFuture;
 
 use super::shard::LazyShard;

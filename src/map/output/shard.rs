@@ -1,8 +1,8 @@
 //! A shard writer made on its first batch, which the outputs of a map task
 //! share: an output with no rows makes no file.
 
-use arrow::array::RecordBatch;
-use arrow::datatypes::SchemaRef;
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
 
 use crate::map::SHARD_ROW_GROUP_BYTES;
 use crate::store::{ShardWriter, Store, StoreError};

@@ -5,8 +5,9 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, AsArray, RecordBatch, StringArray};
-use arrow::datatypes::{Int32Type, TimestampMicrosecondType};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, TimestampMicrosecondType};
+use arrow_array::{Array, RecordBatch, StringArray};
 use serde::Serialize;
 
 use crate::rules::Rules;
@@ -188,8 +189,8 @@ fn escaped_len(c: char) -> usize {
 mod tests {
     use std::sync::Arc;
 
-    use arrow::array::{Int32Array, RecordBatch, StringArray, TimestampMicrosecondArray};
-    use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+    use arrow_array::{Int32Array, RecordBatch, StringArray, TimestampMicrosecondArray};
+    use arrow_schema::{DataType, Field, Schema, TimeUnit};
 
     use super::*;
 

@@ -238,7 +238,7 @@ impl TaskSink {
         if !store.exists(&doc).await? {
             return Ok(Sent::default());
         }
-        let (tx, mut rx) = tokio::sync::mpsc::channel::<arrow::array::RecordBatch>(BATCHES_AHEAD);
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<arrow_array::RecordBatch>(BATCHES_AHEAD);
         let sender = tokio::task::spawn_blocking(move || {
             let mut sent = Sent::default();
             while let Some(batch) = rx.blocking_recv() {

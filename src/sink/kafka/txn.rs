@@ -108,7 +108,7 @@ impl Txn {
     /// When a message cannot be built or is refused.
     pub(super) fn send_pages(
         &self,
-        batch: &arrow::array::RecordBatch,
+        batch: &arrow_array::RecordBatch,
         topics: &Topics,
         sent: &mut Sent,
     ) -> Result<(), SinkError> {

@@ -2,8 +2,9 @@
 
 use std::sync::{Arc, OnceLock};
 
-use arrow::array::{RecordBatch, StringBuilder};
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow_array::builder::StringBuilder;
+use arrow_array::RecordBatch;
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use super::{batch, DISTINCT};
 use crate::store::column::Tuned;

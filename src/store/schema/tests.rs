@@ -30,7 +30,7 @@ fn inputs_written_before_the_priority_and_anchor_columns_still_read() {
     // An `in` file of an older version: url, depth, referrer only.
     let b = RecordBatch::try_from_iter([
         ("url", Arc::new(StringArray::from(vec!["http://a.test/"])) as ArrayRef),
-        ("depth", Arc::new(arrow::array::Int32Array::from(vec![1])) as ArrayRef),
+        ("depth", Arc::new(arrow_array::Int32Array::from(vec![1])) as ArrayRef),
         ("referrer", Arc::new(StringArray::from(vec![Some("http://b.test/")])) as ArrayRef),
     ])
     .expect("batch");

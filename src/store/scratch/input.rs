@@ -7,7 +7,7 @@
 //! back twice, when its request starts and when its page is stored, so it
 //! can live in a temporary file: one `pread` of ~100 bytes a page.
 
-use arrow::array::{Array, RecordBatch};
+use arrow_array::{Array, RecordBatch};
 
 use super::log::SpillLog;
 use crate::store::schema::{anchor_col, depth_col, priority_col, retries_at, retries_col, string_col, InRow};
@@ -220,9 +220,9 @@ mod tests {
     #[test]
     fn an_input_written_before_the_priority_and_anchor_columns_reads_without_them() {
         let b = RecordBatch::try_from_iter([
-            ("url", std::sync::Arc::new(arrow::array::StringArray::from(vec!["http://a.test/"])) as _),
-            ("depth", std::sync::Arc::new(arrow::array::Int32Array::from(vec![2])) as _),
-            ("referrer", std::sync::Arc::new(arrow::array::StringArray::from(vec![None::<&str>])) as _),
+            ("url", std::sync::Arc::new(arrow_array::StringArray::from(vec!["http://a.test/"])) as _),
+            ("depth", std::sync::Arc::new(arrow_array::Int32Array::from(vec![2])) as _),
+            ("referrer", std::sync::Arc::new(arrow_array::StringArray::from(vec![None::<&str>])) as _),
         ])
         .expect("batch");
         let mut held = InputRows::new().expect("temp file");
@@ -236,7 +236,7 @@ mod tests {
     fn a_batch_of_another_schema_names_the_file() {
         let b = RecordBatch::try_from_iter([(
             "url",
-            std::sync::Arc::new(arrow::array::StringArray::from(vec!["http://a.test/"])) as _,
+            std::sync::Arc::new(arrow_array::StringArray::from(vec!["http://a.test/"])) as _,
         )])
         .expect("batch");
         let err = InputRows::new()

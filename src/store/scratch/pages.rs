@@ -111,7 +111,7 @@ impl PageStore for SpilledPages {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::array::{Int64Array, RecordBatch, StringArray};
+    use arrow_array::{Int64Array, RecordBatch, StringArray};
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use parquet::arrow::arrow_writer::ArrowWriterOptions;
     use parquet::arrow::ArrowWriter;
@@ -160,7 +160,7 @@ mod tests {
         assert_eq!(reader.metadata().num_row_groups(), 4);
         let back: Vec<RecordBatch> =
             reader.build().expect("build").collect::<std::result::Result<_, _>>().expect("read");
-        let back = arrow::compute::concat_batches(&batch.schema(), &back).expect("concat");
+        let back = arrow_select::concat::concat_batches(&batch.schema(), &back).expect("concat");
         assert_eq!(back, batch);
     }
 }

@@ -12,8 +12,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use arrow::array::{Array, AsArray, RecordBatch, RecordBatchReader};
-use arrow::datatypes::{Int32Type, Int64Type};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type};
+use arrow_array::{Array, RecordBatch, RecordBatchReader};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 /// The path of Chromium (Debian's `chromium`), installed by
@@ -331,7 +332,7 @@ pub fn read_links(data: &Path) -> Vec<Link> {
                 block_ratio: b
                     .column_by_name("block_ratio")
                     .expect("block_ratio")
-                    .as_primitive::<arrow::datatypes::Float32Type>()
+                    .as_primitive::<arrow_array::types::Float32Type>()
                     .value(i),
             });
         }

@@ -6,8 +6,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::Float64Type;
+use arrow_array::cast::AsArray;
+use arrow_array::types::Float64Type;
+use arrow_array::Array;
 
 use super::common::read_all;
 
