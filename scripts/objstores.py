@@ -139,7 +139,12 @@ def serve_s3(port):
             with writes:
                 # The whole answer is made under the lock: the check and
                 # the write of a conditional request happen inside it.
-                return list(app(environ, start_response))
+                answer = app(environ, start_response)
+                try:
+                    return list(answer)
+                finally:
+                    if hasattr(answer, "close"):
+                        answer.close()
 
         return run_simple(host, port, serialized, **kwargs)
 

@@ -104,13 +104,34 @@ fn a_rule_with_render_renders_its_pages_only() {
     assert_eq!(rendered, ["http://s000.test/app/"]);
 }
 
-/// The processes of Chromium seen on this machine: pid, command line,
-/// environment, real uid.
-fn chromium_processes() -> Vec<(u32, String, String, u32)> {
+/// The processes of Chromium descended from process `root` (other tests
+/// run browsers of their own at the same time): pid, command line,
+/// environment, real uid. `family` holds the descendants seen so far and
+/// grows with each call, so a process is known by its parent even after
+/// that parent has gone.
+fn chromium_processes(root: u32, family: &mut std::collections::BTreeSet<u32>) -> Vec<(u32, String, String, u32)> {
+    family.insert(root);
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let pid = e.file_name().to_string_lossy().parse::<u32>().ok()?;
+            // `pid (comm) state ppid ...`: the command may hold spaces and parentheses.
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    // A process that has ended leaves (its number may be given again).
+    family.retain(|p| *p == root || parents.iter().any(|(q, _)| q == p));
+    // Parents come before their children in no particular order: repeat
+    // until no new descendant turns up.
+    while parents.iter().fold(false, |grew, &(pid, ppid)| (family.contains(&ppid) && family.insert(pid)) || grew) {}
     let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let read = |f: &str| std::fs::read(e.path().join(f)).map(|b| String::from_utf8_lossy(&b).replace('\0', " "));
+    for &pid in family.iter() {
+        let dir = std::path::PathBuf::from(format!("/proc/{pid}"));
+        let read = |f: &str| std::fs::read(dir.join(f)).map(|b| String::from_utf8_lossy(&b).replace('\0', " "));
         let Ok(cmd) = read("cmdline") else { continue };
         if !cmd.contains("chromium") || !cmd.contains("remote-debugging") {
             continue;
@@ -145,14 +166,16 @@ fn chromium_gets_none_of_the_crawlers_environment_and_keeps_its_sandbox() {
         .spawn()
         .expect("crawl");
     let mut seen = std::collections::BTreeMap::new();
+    let mut family = std::collections::BTreeSet::new();
     while child.try_wait().expect("wait").is_none() {
-        for (pid, cmd, env, uid) in chromium_processes() {
+        for (pid, cmd, env, uid) in chromium_processes(child.id(), &mut family) {
             seen.insert(pid, (cmd, env, uid));
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert!(child.wait().expect("wait").success());
-    // Only this crawl's browser counts: the one started from this run's launcher.
+    // Only this crawl's browser counts (the processes descended from it,
+    // with the profile folder its launcher gives).
     let ours: Vec<_> = seen.values().filter(|(cmd, _, _)| cmd.contains("--user-data-dir=/")).collect();
     assert!(!ours.is_empty(), "no Chromium process seen during the crawl");
     let canary = ours.iter().filter(|(_, env, _)| env.contains("canary-4f1d2e")).count();
