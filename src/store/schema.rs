@@ -17,13 +17,10 @@
 
 use std::sync::{Arc, OnceLock};
 
-use arrow_array::builder::{
-    BinaryBuilder, BooleanBuilder, Float32Builder, Int32Builder, Int64Builder, StringBuilder,
-    TimestampMicrosecondBuilder,
-};
-use arrow_array::cast::AsArray;
+use arrow_array::builder::{BinaryBuilder, BooleanBuilder, Float32Builder, Int32Builder, Int64Builder};
+use arrow_array::builder::{StringBuilder, TimestampMicrosecondBuilder};
 use arrow_array::types::{Int64Type, UInt64Type};
-use arrow_array::{Array, ArrayRef, RecordBatch, StringArray, UInt64Array};
+use arrow_array::{cast::AsArray, Array, ArrayRef, RecordBatch, StringArray, UInt64Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 
 use super::column::{Tuned, Tuning, Value};

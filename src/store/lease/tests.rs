@@ -1,0 +1,197 @@
+//! The lease's unit tests: refusal, takeover, renewal, fencing.
+
+use super::*;
+
+#[tokio::test]
+async fn a_second_driver_is_refused_then_served_once_released() {
+    let store = Store::open("memory://").expect("open");
+    let first = Lease::acquire(&store, false).await.expect("free");
+    match Lease::acquire(&store, false).await {
+        Err(LeaseError::Held { holder, .. }) => assert_eq!(holder.pid, std::process::id()),
+        other => panic!("expected Held, got {:?}", other.map(|_| ())),
+    }
+    first.release().await.expect("release");
+    Lease::acquire(&store, false).await.expect("free again").release().await.expect("release");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lease_whose_holder_is_gone_is_taken_over_once() {
+    let store = Store::open("memory://").expect("open");
+    let gone = Holder {
+        token: "t0".into(),
+        host: "elsewhere".into(),
+        pid: 1,
+        started: 0,
+        heartbeat: 0,
+        pid_ns: None,
+        released: false,
+    };
+    store.put_json(layout::LEASE, &gone).await.expect("put");
+    let (a, b) = tokio::join!(Lease::acquire(&store, false), Lease::acquire(&store, false));
+    assert!(a.is_ok() != b.is_ok(), "exactly one of two racing drivers takes over");
+}
+
+/// A live holder elsewhere whose heartbeat looks a minute old by this
+/// machine's clock (ours runs ahead) is not taken over: its heartbeat
+/// is seen to move.
+#[tokio::test(start_paused = true)]
+async fn a_skewed_clock_does_not_take_a_live_lease() {
+    fn two_minutes_ahead() -> u64 {
+        unix_now() + 120
+    }
+    let store = Store::open("memory://").expect("open");
+    let mut live = Holder {
+        token: "live".into(),
+        host: "elsewhere".into(),
+        pid: 1,
+        started: 0,
+        heartbeat: 0,
+        pid_ns: None,
+        released: false,
+    };
+    live.heartbeat = unix_now();
+    store.put_json(layout::LEASE, &live).await.expect("put");
+    let renewer = {
+        let (store, mut live) = (store.clone(), live.clone());
+        tokio::spawn(async move {
+            for beat in 1..=100 {
+                tokio::time::sleep(HEARTBEAT).await;
+                live.heartbeat = unix_now() + beat;
+                store.put_json(layout::LEASE, &live).await.expect("renew");
+            }
+        })
+    };
+    match Lease::acquire_with_clock(&store, false, two_minutes_ahead).await {
+        Err(LeaseError::Held { holder, .. }) => assert_eq!(holder.token, "live"),
+        other => panic!("a live lease was taken: {:?}", other.map(|_| ())),
+    }
+    // Once it stops moving, it is gone: taken over after the expiry.
+    renewer.abort();
+    let started = tokio::time::Instant::now();
+    let lease = Lease::acquire_with_clock(&store, false, two_minutes_ahead).await.expect("taken over");
+    assert!(started.elapsed() >= EXPIRY, "watched for the expiry first");
+    lease.release().await.expect("release");
+}
+
+/// A holder that stalled (stopped and resumed) after another driver
+/// took over stops at once: its fence is revoked at its next renewal,
+/// and its requests stop with it (the fetcher checks the fence).
+#[tokio::test(start_paused = true)]
+async fn a_stalled_holder_that_wakes_after_a_takeover_stops() {
+    let store = Store::open("memory://").expect("open");
+    let lease = Lease::acquire(&store, false).await.expect("free");
+    let fence = lease.fence();
+    assert!(!lease.lost() && fence.holds());
+    let other = Holder { token: "other".into(), ..Holder::me() };
+    store.put_json(layout::LEASE, &other).await.expect("taken over meanwhile");
+    tokio::time::sleep(HEARTBEAT + Duration::from_secs(1)).await;
+    assert!(lease.lost() && !fence.holds(), "lost and fenced");
+    // It never overwrites the successor's lease.
+    let now: Holder = store.get_json(layout::LEASE).await.expect("get").expect("lease");
+    assert_eq!(now.token, "other");
+}
+
+/// In a local folder, a holder that read its lease, stalled, and
+/// writes its renewal after another driver took the lease over does
+/// not overwrite the successor's lease: the renewal finds it taken.
+#[tokio::test]
+async fn a_stalled_holder_cannot_overwrite_its_successor_in_a_local_folder() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path().to_str().expect("utf-8")).expect("open");
+    let lease = Lease::acquire(&store, false).await.expect("free");
+    let read = current(&store).await.expect("read").expect("held");
+    let mut me = read.holder.clone();
+    // The holder stalls here; its heartbeat is seen stale and a
+    // successor takes over from the same version.
+    let successor = Holder { token: "successor".into(), ..Holder::me() };
+    assert!(take_over(&store, &read, &successor).await.expect("take over"), "the successor takes it");
+    assert_eq!(renew_read(&store, &read, &mut me).await, Renewal::Taken, "the woken holder finds it taken");
+    let now = current(&store).await.expect("read").expect("lease");
+    assert_eq!(now.holder.token, "successor", "the successor's lease stands");
+    lease.release().await.expect("release");
+    assert!(!current(&store).await.expect("read").expect("lease").holder.released, "not released by the loser");
+}
+
+/// A renewal sent twice (the client tried again after a server error
+/// or a lost answer, and the first sending had landed) is refused by
+/// the store, since the version it names is gone; it is the holder's
+/// own write, so the lease is still held. Another driver's write is
+/// not taken for it.
+#[tokio::test]
+async fn a_renewal_sent_twice_is_not_taken_for_a_takeover() {
+    let store = Store::open("memory://").expect("open");
+    let lease = Lease::acquire(&store, false).await.expect("free");
+    let read = current(&store).await.expect("read").expect("held");
+    let mut me = Holder { heartbeat: read.holder.heartbeat + 10, ..read.holder.clone() };
+    assert!(replace(&store, &read, &me).await.expect("replace"), "the first sending lands");
+    assert!(replace(&store, &read, &me).await.expect("replace"), "the second finds its own write");
+    let successor = Holder { token: "successor".into(), ..Holder::me() };
+    let now = current(&store).await.expect("read").expect("held");
+    assert!(replace(&store, &now, &successor).await.expect("replace"), "taken over");
+    assert!(!replace(&store, &now, &me).await.expect("replace"), "a write from before the takeover is refused");
+    assert_eq!(renew_read(&store, &now, &mut me).await, Renewal::Taken);
+    lease.release().await.expect("release");
+}
+
+/// Drivers in threads of their own (each its own store handle and
+/// runtime, as separate processes would be) find the lease of a dead
+/// process of this host at once, many times over: each time exactly
+/// one takes it over.
+#[test]
+fn racing_takeovers_in_a_local_folder_have_one_winner() {
+    const DRIVERS: usize = 4;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().to_str().expect("utf-8").to_string();
+    for round in 0..40 {
+        let dead = Holder { token: format!("dead-{round}"), pid: u32::MAX, ..Holder::me() };
+        assert!(dead.is_dead_here());
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        let store = Store::open(&root).expect("open");
+        rt.block_on(store.put_json(layout::LEASE, &dead)).expect("put");
+        let (start, done) = (Arc::new(std::sync::Barrier::new(DRIVERS)), Arc::new(std::sync::Barrier::new(DRIVERS)));
+        let drivers: Vec<_> = (0..DRIVERS)
+            .map(|_| {
+                let (root, start, done) = (root.clone(), Arc::clone(&start), Arc::clone(&done));
+                std::thread::spawn(move || {
+                    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+                    let store = Store::open(&root).expect("open");
+                    start.wait();
+                    let got = rt.block_on(Lease::acquire(&store, false));
+                    // Winners hold on until every driver has tried.
+                    done.wait();
+                    match got {
+                        Ok(lease) => rt.block_on(lease.release()).map(|()| Some(lease_token(&store, &rt))),
+                        Err(LeaseError::Held { .. }) => Ok(None),
+                        Err(LeaseError::Store(e)) => Err(e),
+                    }
+                })
+            })
+            .collect();
+        let results: Vec<_> = drivers.into_iter().map(|d| d.join().expect("driver").expect("store")).collect();
+        let winners = results.iter().filter(|r| r.is_some()).count();
+        assert_eq!(winners, 1, "round {round}: {results:?}");
+    }
+}
+
+fn lease_token(store: &Store, rt: &tokio::runtime::Runtime) -> String {
+    rt.block_on(current(store)).expect("read").expect("lease").holder.token
+}
+
+/// A store that fails the renewals: the run may go on for the fence's
+/// time, not forever, and stops before a successor may take over.
+#[tokio::test(start_paused = true)]
+async fn a_store_that_fails_renewals_fences_the_run_before_the_expiry() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path().to_str().expect("utf-8")).expect("open");
+    let lease = Lease::acquire(&store, false).await.expect("free");
+    // The lease file becomes unreadable (a link to itself: every read
+    // fails, and the lease is not seen as gone either).
+    let path = dir.path().join(layout::LEASE);
+    std::fs::remove_file(&path).expect("remove");
+    std::os::unix::fs::symlink(&path, &path).expect("a link loop in its place");
+    tokio::time::sleep(FENCE - HEARTBEAT).await;
+    assert!(!lease.lost(), "a failing renewal is not given up at once");
+    tokio::time::sleep(HEARTBEAT + HEARTBEAT).await;
+    assert!(lease.lost(), "not renewed for the fence's time: stopped");
+    assert!(FENCE + HEARTBEAT < EXPIRY, "stopped before a successor may take over");
+}
