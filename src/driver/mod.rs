@@ -224,6 +224,7 @@ async fn run_leased(
             layer_timeout: cfg.layer_timeout,
             straggler_after: cfg.fetch.straggler_after,
             depth: cfg.depth,
+            catch_up: cfg.max_pages.is_none() && cfg.fetch.max_pages_per_host.is_none(),
         }),
         ExecutorChoice::Processes { workers } => {
             Box::new(exec::Processes::new(&cfg.data, *workers, !cfg.quiet && !cfg.json)?)

@@ -47,8 +47,8 @@ async fn cost_of(store: &Store, phase: Phase, layer: u32, part: u32) -> Result<u
 }
 
 /// The committed map tasks of `layer`, summed, and whether any of them
-/// shuffled links to targets within the depth (a layer at or past the
-/// depth then needs a catch-up layer); each one's outputs are published
+/// shuffled links to targets within the depth or handed stragglers on (a
+/// layer at or past the depth then needs a catch-up layer); each one's outputs are published
 /// first (a task cut short between its commit and its publish is finished
 /// here), so the next phase reads them all.
 ///
@@ -66,7 +66,9 @@ pub(super) async fn map_summary(store: &Store, layer: u32, parts: u32) -> Result
             ))
         })?;
         published(store, &layout::task_attempts(layer, "map", part), &m).await?;
-        within |= m.shuffled && m.candidates > 0;
+        // Stragglers handed on by the layer at the depth are fetched by
+        // the catch-up layer too.
+        within |= (m.shuffled && m.candidates > 0) || m.stragglers > 0;
         ls.add(&m);
     }
     Ok((ls, within))

@@ -29,8 +29,12 @@ pub struct Local {
     /// `--layer-timeout` and `--straggler-after`.
     pub layer_timeout: Option<Duration>,
     pub straggler_after: Option<Duration>,
-    /// `--depth`: layers from it on drain their stragglers.
+    /// `--depth`: layers past it drain their stragglers, and so does the
+    /// layer at it unless URLs were carried into it and `catch_up`.
     pub depth: u32,
+    /// Whether the run fetches catch-up layers past the depth (not under a
+    /// page budget).
+    pub catch_up: bool,
 }
 
 impl Executor for Local {
@@ -73,19 +77,28 @@ impl Local {
                 }
             }
         }
-        let total = store
-            .get_json::<NextManifest>(&layout::input_manifest(layer))
-            .await
-            .map_err(StageError::from)?
-            .map_or(0, |m| m.next);
+        let input = store.get_json::<NextManifest>(&layout::input_manifest(layer)).await.map_err(StageError::from)?;
+        let (total, carried_in) = input.map_or((0, 0), |m| (m.next, m.carried));
         self.progress.start_layer(layer, total, done_inputs);
         let mut ctx = self.mapper.clone();
         ctx.deadline = self.layer_timeout.map(|t| Instant::now() + t);
         // One seat per map task below, each taken as the task starts. The
         // last layer has no next layer to hand its stragglers to: it drains
         // them, bounded only by the limits the user set
-        // (docs/src/politeness.md, "Retries and failing hosts").
-        ctx.tail = self.straggler_after.filter(|_| layer < self.depth).map(|floor| LayerTail::new(parts.len(), floor));
+        // (docs/src/politeness.md, "Retries and failing hosts"). The layer
+        // at the depth hands them on when URLs were carried into it from
+        // before the depth and one of their pages had links within it: a
+        // catch-up layer follows anyway, and fetches those links beside the
+        // stragglers instead of after them. Not under a page budget, which
+        // fetches no catch-up layer.
+        ctx.tail = self.straggler_after.and_then(|floor| {
+            if layer < self.depth {
+                Some(LayerTail::new(parts.len(), floor))
+            } else {
+                (layer == self.depth && carried_in > 0 && self.catch_up)
+                    .then(|| LayerTail::at_depth(parts.len(), floor))
+            }
+        });
         let mut tasks = tokio::task::JoinSet::new();
         for &part in parts {
             let c = ctx.clone();

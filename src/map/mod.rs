@@ -330,6 +330,8 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     // `learned`, every page's reward).
     let mut harvest = pctx.plan.clone().map(|p| crate::focus::Harvest::new(p, ctx.order));
     let mut pending = FuturesOrdered::new();
+    // Pages shallower than this have links within the depth.
+    let depth_limit = i32::try_from(ctx.depth).unwrap_or(i32::MAX);
     let max_pending = rayon::current_num_threads() * 4;
     let mut fetch_open = true;
     // 304 answers waiting for last night's bodies (`--previous`).
@@ -402,6 +404,9 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
                     }
                 }
                 tally(&mut manifest, doc);
+                if let Some(tail) = ctx.tail.as_ref().filter(|_| doc.depth < depth_limit && !page.links.is_empty()) {
+                    tail.next_has_work();
+                }
                 if let Some(h) = &mut harvest {
                     h.add(&doc.url, &doc.extra);
                 }

@@ -118,6 +118,50 @@ fn on_a_host_with_problem_pages_every_url_within_the_depth_ends_as_a_row() {
     }
 }
 
+/// The layer at the depth has no next layer of its own, but when pages
+/// carried into it have links within the depth a catch-up layer follows
+/// anyway: it hands its stragglers on to that layer, which fetches them
+/// beside the late pages' links. Here the always-503's `Retry-After: 5`
+/// pauses the host in layer 1, so its ordinary pages go on into layer 2
+/// (the depth), and the always-503's retry waits there alone.
+#[test]
+fn the_layer_at_the_depth_hands_its_stragglers_to_the_catch_up_layer() {
+    let web = trouble_web(0);
+    let run = |name: &str, after: &str| {
+        web.farm.reset_stats();
+        let data = web.dir(name);
+        let s = web.crawl(&data, 2, &[&SETTINGS[..], &["--straggler-after", after]].concat());
+        (data, s, web.farm.stats())
+    };
+    let (waited, s_off, _) = run("waited", "off");
+    let (handed, s, stats) = run("handed", "1s");
+    let n = |s: &serde_json::Value, l: usize, k: &str| s["layers"][l][k].as_u64().unwrap_or(u64::MAX);
+    let layers = |s: &serde_json::Value| s["layers"].as_array().map_or(0, Vec::len);
+    assert!(
+        n(&s, 1, "carried") > 0,
+        "layer 1 carried the paused host's pages into the layer at the depth: {}",
+        s["layers"][1]
+    );
+    assert!(n(&s, 2, "stragglers") > 0, "the layer at the depth handed its stragglers on: {}", s["layers"][2]);
+    assert_eq!(layers(&s), 4, "layers 0-2 and one catch-up layer: {}", s["layers"]);
+    assert_eq!(n(&s, 3, "stragglers"), 0, "the catch-up layer waits for everything");
+    assert_eq!(s["not_requested"], 0, "{}", s["not_requested_by"]);
+    // The same rows as a crawl that waits for every straggler, each once,
+    // every URL within the depth among them.
+    let outcome = |data: &std::path::Path| {
+        let docs = read_docs(data);
+        by_url(&docs).into_iter().map(|(u, d)| (u, (d.depth, d.status, d.error.clone()))).collect::<BTreeMap<_, _>>()
+    };
+    let (want, got) = (outcome(&waited), outcome(&handed));
+    assert_eq!(got, want, "same URLs and outcomes as with --straggler-after off ({} layers)", layers(&s_off));
+    let truth = trouble::reachable(ORIGIN, PAGES, 2);
+    let missing: Vec<&String> = truth.iter().filter(|u| !got.contains_key(*u)).collect();
+    assert!(missing.is_empty(), "no row for {missing:?}");
+    // Politeness across the hand-over: the host's connection budget and one robots.txt.
+    let h = &stats.hosts["trouble.test"];
+    assert!(h.max_in_flight <= 4 && h.robots_requests == 1, "{h:?}");
+}
+
 #[test]
 fn a_limit_that_leaves_urls_says_how_many_and_why() {
     let web = trouble_web(0);

@@ -60,8 +60,8 @@ pub struct Limits {
     /// When the rest of a layer is done, a request in flight this long (and
     /// 8 times the layer's median request time), or a URL that must wait as
     /// long for its host (Retry-After, backoff), no longer holds the layer:
-    /// it goes on into the next one (after the last layer: state/carry, for
-    /// a deeper re-run). `off` waits for everything.
+    /// it goes on into the next one (the last layer waits for its
+    /// stragglers). `off` waits for everything.
     #[arg(long, value_name = "DURATION|off", default_value_t = SpanOrOff(Some(std::time::Duration::from_secs(1))))]
     pub straggler_after: SpanOrOff,
     /// A host that keeps failing (5xx, timeouts, refused connections) is

@@ -18,6 +18,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -43,6 +44,12 @@ pub struct LayerTail {
     busy: watch::Sender<usize>,
     floor: Duration,
     times: [std::sync::atomic::AtomicU64; BUCKETS],
+    /// The layer at the depth ([`LayerTail::at_depth`]): it ends early only
+    /// once `next_work` is set.
+    at_depth: bool,
+    /// A page of the layer had links within the depth: a catch-up layer
+    /// follows, with work to do beside the stragglers.
+    next_work: AtomicBool,
 }
 
 impl LayerTail {
@@ -51,14 +58,47 @@ impl LayerTail {
     /// [`LayerTail::after`], never less than `floor`.
     #[must_use]
     pub fn new(partitions: usize, floor: Duration) -> Arc<Self> {
-        Arc::new(Self { busy: watch::Sender::new(partitions), floor, times: Default::default() })
+        Arc::new(Self::build(partitions, floor, false))
+    }
+
+    fn build(partitions: usize, floor: Duration, at_depth: bool) -> Self {
+        Self {
+            busy: watch::Sender::new(partitions),
+            floor,
+            times: Default::default(),
+            at_depth,
+            next_work: AtomicBool::new(false),
+        }
+    }
+
+    /// The tail of the layer at the depth, which has no next layer of its
+    /// own: it hands its stragglers on only when one of its pages had links
+    /// within the depth ([`LayerTail::next_has_work`]), so that the catch-up
+    /// layer that fetches them runs beside the stragglers. Otherwise it
+    /// waits for them, as the last layer does.
+    #[must_use]
+    pub fn at_depth(partitions: usize, floor: Duration) -> Arc<Self> {
+        Arc::new(Self::build(partitions, floor, true))
+    }
+
+    /// A page of the layer had links within the depth.
+    pub fn next_has_work(&self) {
+        if !self.next_work.swap(true, Ordering::Relaxed) {
+            // Wakes the partitions waiting in their tail.
+            self.busy.send_modify(|_| {});
+        }
+    }
+
+    /// Whether the layer may end with stragglers left.
+    fn may_hand_on(&self) -> bool {
+        !self.at_depth || self.next_work.load(Ordering::Relaxed)
     }
 
     /// Records how long a finished request took.
     pub fn record(&self, took: Duration) {
         let ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
         let b = (64 - ms.leading_zeros() as usize).min(BUCKETS - 1);
-        self.times[b].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.times[b].fetch_add(1, Ordering::Relaxed);
     }
 
     /// The straggler threshold now: `MEDIAN_FACTOR` times the layer's
@@ -66,7 +106,7 @@ impl LayerTail {
     /// at least the floor (`--straggler-after`).
     #[must_use]
     pub fn after(&self) -> Duration {
-        let counts: Vec<u64> = self.times.iter().map(|c| c.load(std::sync::atomic::Ordering::Relaxed)).collect();
+        let counts: Vec<u64> = self.times.iter().map(|c| c.load(Ordering::Relaxed)).collect();
         let total: u64 = counts.iter().sum();
         let mut seen = 0;
         for (b, c) in counts.iter().enumerate() {
@@ -124,7 +164,7 @@ impl TailSeat {
     /// True when no partition of the layer has active work.
     #[must_use]
     pub fn layer_in_tail(&self) -> bool {
-        *self.rx.borrow() == 0
+        *self.rx.borrow() == 0 && self.tail.may_hand_on()
     }
 
     /// Waits until some partition changes its state.
@@ -331,5 +371,22 @@ mod tests {
         assert!(a.layer_in_tail());
         drop(a);
         assert_eq!(tail.busy(), 0, "never below zero");
+    }
+
+    #[tokio::test]
+    async fn the_layer_at_the_depth_hands_on_only_once_a_page_had_links_within_it() {
+        let tail = LayerTail::at_depth(2, Duration::from_secs(1));
+        let (mut a, mut b) = (tail.seat(), tail.seat());
+        a.set_active(false);
+        b.set_active(false);
+        b.changed().await;
+        assert!(!b.layer_in_tail(), "only stragglers left, but no catch-up layer to hand them to: it waits");
+        assert!(!b.rx.has_changed().unwrap_or(true));
+        tail.next_has_work();
+        assert!(b.rx.has_changed().unwrap_or(false), "a partition waiting in its tail wakes up");
+        b.changed().await;
+        assert!(a.layer_in_tail() && b.layer_in_tail(), "links within the depth: a catch-up layer follows");
+        tail.next_has_work();
+        assert!(!b.rx.has_changed().unwrap_or(true), "said once");
     }
 }
