@@ -66,8 +66,8 @@ pub(super) async fn map_summary(store: &Store, layer: u32, parts: u32) -> Result
             ))
         })?;
         published(store, &layout::task_attempts(layer, "map", part), &m).await?;
-        // Stragglers handed on by the layer at the depth are fetched by
-        // the catch-up layer too.
+        // Stragglers handed on by a layer at or past the depth are fetched
+        // by the catch-up layer too.
         within |= (m.shuffled && m.candidates > 0) || m.stragglers > 0;
         ls.add(&m);
     }

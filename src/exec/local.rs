@@ -29,8 +29,8 @@ pub struct Local {
     /// `--layer-timeout` and `--straggler-after`.
     pub layer_timeout: Option<Duration>,
     pub straggler_after: Option<Duration>,
-    /// `--depth`: layers past it drain their stragglers, and so does the
-    /// layer at it unless URLs were carried into it and `catch_up`.
+    /// `--depth`: layers from it on drain their stragglers, unless URLs
+    /// were carried into them and `catch_up`.
     pub depth: u32,
     /// Whether the run fetches catch-up layers past the depth (not under a
     /// page budget).
@@ -85,18 +85,19 @@ impl Local {
         // One seat per map task below, each taken as the task starts. The
         // last layer has no next layer to hand its stragglers to: it drains
         // them, bounded only by the limits the user set
-        // (docs/src/politeness.md, "Retries and failing hosts"). The layer
-        // at the depth hands them on when URLs were carried into it from
-        // before the depth and one of their pages had links within it: a
-        // catch-up layer follows anyway, and fetches those links beside the
-        // stragglers instead of after them. Not under a page budget, which
-        // fetches no catch-up layer.
+        // (docs/src/politeness.md, "Retries and failing hosts"). A layer at
+        // or past the depth hands them on when URLs were carried into it
+        // and one of its pages had links within the depth: a catch-up layer
+        // follows anyway, and fetches those links beside the stragglers
+        // instead of after them. Each such hand-on needs a page fetched
+        // late with new links, and every URL is fetched once, so the
+        // catch-up layers end. Not under a page budget, which fetches no
+        // catch-up layer.
         ctx.tail = self.straggler_after.and_then(|floor| {
             if layer < self.depth {
                 Some(LayerTail::new(parts.len(), floor))
             } else {
-                (layer == self.depth && carried_in > 0 && self.catch_up)
-                    .then(|| LayerTail::at_depth(parts.len(), floor))
+                (carried_in > 0 && self.catch_up).then(|| LayerTail::at_depth(parts.len(), floor))
             }
         });
         let mut tasks = tokio::task::JoinSet::new();

@@ -121,7 +121,8 @@ fn on_a_host_with_problem_pages_every_url_within_the_depth_ends_as_a_row() {
 /// The layer at the depth has no next layer of its own, but when pages
 /// carried into it have links within the depth a catch-up layer follows
 /// anyway: it hands its stragglers on to that layer, which fetches them
-/// beside the late pages' links. Here the always-503's `Retry-After: 5`
+/// beside the late pages' links, and the last catch-up layer waits for
+/// everything. Here the always-503's `Retry-After: 5`
 /// pauses the host in layer 1, so its ordinary pages go on into layer 2
 /// (the depth), and the always-503's retry waits there alone.
 #[test]
@@ -143,8 +144,8 @@ fn the_layer_at_the_depth_hands_its_stragglers_to_the_catch_up_layer() {
         s["layers"][1]
     );
     assert!(n(&s, 2, "stragglers") > 0, "the layer at the depth handed its stragglers on: {}", s["layers"][2]);
-    assert_eq!(layers(&s), 4, "layers 0-2 and one catch-up layer: {}", s["layers"]);
-    assert_eq!(n(&s, 3, "stragglers"), 0, "the catch-up layer waits for everything");
+    assert!(layers(&s) >= 4, "layers 0-2 and catch-up layers: {}", s["layers"]);
+    assert_eq!(n(&s, layers(&s) - 1, "stragglers"), 0, "the last catch-up layer waits for everything");
     assert_eq!(s["not_requested"], 0, "{}", s["not_requested_by"]);
     // The same rows as a crawl that waits for every straggler, each once,
     // every URL within the depth among them.

@@ -44,8 +44,8 @@ pub struct LayerTail {
     busy: watch::Sender<usize>,
     floor: Duration,
     times: [std::sync::atomic::AtomicU64; BUCKETS],
-    /// The layer at the depth ([`LayerTail::at_depth`]): it ends early only
-    /// once `next_work` is set.
+    /// A layer at or past the depth ([`LayerTail::at_depth`]): it ends
+    /// early only once `next_work` is set.
     at_depth: bool,
     /// A page of the layer had links within the depth: a catch-up layer
     /// follows, with work to do beside the stragglers.
@@ -71,11 +71,11 @@ impl LayerTail {
         }
     }
 
-    /// The tail of the layer at the depth, which has no next layer of its
-    /// own: it hands its stragglers on only when one of its pages had links
-    /// within the depth ([`LayerTail::next_has_work`]), so that the catch-up
-    /// layer that fetches them runs beside the stragglers. Otherwise it
-    /// waits for them, as the last layer does.
+    /// The tail of a layer at or past the depth, which has no next layer of
+    /// its own: it hands its stragglers on only when one of its pages had
+    /// links within the depth ([`LayerTail::next_has_work`]), so that the
+    /// catch-up layer that fetches them runs beside the stragglers.
+    /// Otherwise it waits for them, as the last layer does.
     #[must_use]
     pub fn at_depth(partitions: usize, floor: Duration) -> Arc<Self> {
         Arc::new(Self::build(partitions, floor, true))
