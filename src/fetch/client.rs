@@ -33,7 +33,8 @@ pub struct HttpExchange {
 /// error, keeping what arrived: headers that do not come within the first
 /// window, or a body that trickles. Such a page would otherwise hold its
 /// request, and the end of its layer, until the timeout; it counts as that
-/// one URL's failure, not its host's, and is retried once.
+/// one URL's failure, not its host's. Headers that did not come are retried
+/// once; a body that trickled is not.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct MinSpeed {
     pub bytes: u64,

@@ -106,6 +106,7 @@ fn on_a_host_with_problem_pages_every_url_within_the_depth_ends_as_a_row() {
     let h = &st.hosts["trouble.test"];
     let asked = |p: &str| h.log.iter().filter(|r| r.path == p).count();
     assert_eq!(asked("/always-503"), 3, "a request and two retries");
+    assert_eq!(asked("/trickle"), 1, "a body that came too slowly is not retried");
     assert!(h.max_in_flight <= 4 && h.robots_requests == 1, "{h:?}");
 
     // A crawl that needed catch-up layers cannot be deepened in place: said

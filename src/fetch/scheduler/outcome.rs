@@ -156,17 +156,23 @@ impl State<'_> {
     /// and retries are left: Retry-After when the server gave one (capped;
     /// a longer one is not waited for), else exponential backoff with jitter.
     ///
-    /// A request that ran out of time (the timeout, or the low-speed limit)
-    /// is retried once at most: each try holds the URL for a whole timeout,
-    /// and a server that stayed silent twice seldom answers the third time.
-    /// Its retry goes first in its host's queue, so it overlaps the rest.
+    /// A request whose answer did not come in time (the timeout, or the
+    /// low-speed limit before the headers) is retried once at most: each
+    /// try holds the URL for a whole timeout, and a server that stayed
+    /// silent twice seldom answers the third time. Its retry goes first in
+    /// its host's queue, so it overlaps the rest. A body that came too
+    /// slowly is not retried: the server answered, and sends that URL that
+    /// slowly; its row keeps what arrived. (A retry would hold the URL, and
+    /// one of its host's connections, for another window: in the real-site
+    /// bench the retry of one trickle, held back by its host's 5xx burst,
+    /// was the crawl's last 10 s.)
     /// A `429` is retried up to [`RATE_LIMITED_RETRIES`] times (or
     /// `--retries`, if more; none with `--retries 0`).
     fn retry_wait(&self, job: &Job, result: &Result<Response, (ErrorKind, String)>) -> Option<Duration> {
         let slow = |kind: &ErrorKind| matches!(kind, ErrorKind::Timeout | ErrorKind::TooSlow);
         let retries = self.f.cfg.retries;
         let (retry_after, limit) = match result {
-            Ok(r) if r.body_error.as_ref().is_some_and(|(k, _)| slow(k)) => (None, retries.min(1)),
+            Ok(r) if r.body_error.as_ref().is_some_and(|(k, _)| slow(k)) => return None,
             // The server asks the crawl to slow down, and the host's pace
             // slows with each: patience, not a verdict on the URL.
             Ok(r) if r.status == 429 && retries > 0 => (r.retry_after, retries.max(RATE_LIMITED_RETRIES)),
