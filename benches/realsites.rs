@@ -45,9 +45,9 @@
 //!
 //! ```sh
 //! scripts/realsites.sh                           # installs the corpus (apt-get; minutes, once)
-//! cargo bench --bench realsites                  # depths 3 and 5: about an hour on 2 cores, Scrapy most of it
-//! REALSITES_DEPTHS=3 REALSITES_TEXT=0 cargo bench --bench realsites               # about 30 min
-//! REALSITES_DEPTHS=3 REALSITES_PEER=0 REALSITES_TEXT=0 cargo bench --bench realsites  # about 10 min
+//! cargo bench --bench realsites                  # depths 3 and 5: about 90 min on 2 cores, Scrapy most of it
+//! REALSITES_DEPTHS=3 REALSITES_TEXT=0 cargo bench --bench realsites               # about 35 min
+//! REALSITES_DEPTHS=3 REALSITES_PEER=0 REALSITES_TEXT=0 cargo bench --bench realsites  # about 12 min
 //! REALSITES_DEPTHS=5 REALSITES_PEER=0 REALSITES_ROUNDS=5 REALSITES_BASELINE=BIN cargo bench --bench realsites
 //! ```
 //!
