@@ -431,6 +431,15 @@ impl Farm {
         self.core.reset();
     }
 
+    /// Sets how long `trouble.test`'s 5xx burst lasts from now on (0: no
+    /// burst; it still starts at the host's [`trouble::BURST_AFTER`]th page
+    /// request after a [`Farm::reset_stats`]).
+    pub fn set_trouble_burst(&self, burst: std::time::Duration) {
+        if let Some(t) = &self.core.trouble {
+            t.set_burst(burst);
+        }
+    }
+
     /// Every URL the sites' and blogs' sitemaps list, with its `lastmod`
     /// (empty unless the web serves sitemaps).
     #[must_use]

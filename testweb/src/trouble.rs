@@ -49,7 +49,8 @@ pub const PROBLEMS: [&str; 3] = ["/always-503", "/trickle", "/loop/a"];
 /// The host's settings and state.
 pub(crate) struct Trouble {
     pages: u32,
-    burst: Duration,
+    /// The burst's length, ms (0: none); [`Trouble::set_burst`] changes it.
+    burst_ms: AtomicU64,
     trickle: Duration,
     slow: Duration,
     page_requests: AtomicU64,
@@ -62,7 +63,7 @@ impl Trouble {
     pub(crate) fn new(pages: u32, burst: Duration, trickle: Duration, slow: Duration) -> Self {
         Self {
             pages,
-            burst,
+            burst_ms: AtomicU64::new(u64::try_from(burst.as_millis()).unwrap_or(u64::MAX)),
             trickle,
             slow,
             page_requests: AtomicU64::new(0),
@@ -78,15 +79,22 @@ impl Trouble {
         *lock(&self.bucket) = (BUCKET, None);
     }
 
+    /// Sets the burst's length for the crawls to come (0: no burst), so
+    /// that one test web serves the same host with and without it.
+    pub(crate) fn set_burst(&self, burst: Duration) {
+        self.burst_ms.store(u64::try_from(burst.as_millis()).unwrap_or(u64::MAX), Ordering::SeqCst);
+    }
+
     /// Whether a page request now falls in the burst.
     fn in_burst(&self) -> bool {
         let n = self.page_requests.fetch_add(1, Ordering::SeqCst) + 1;
-        if self.burst.is_zero() || n < BURST_AFTER {
+        let burst = Duration::from_millis(self.burst_ms.load(Ordering::SeqCst));
+        if burst.is_zero() || n < BURST_AFTER {
             return false;
         }
         let now = Instant::now();
         let started = *lock(&self.burst_started).get_or_insert(now);
-        now.duration_since(started) < self.burst
+        now.duration_since(started) < burst
     }
 
     /// Takes a token of the limited area's bucket, if one is left.
@@ -265,6 +273,17 @@ mod tests {
         assert_eq!(t.respond("/robots.txt").status(), StatusCode::OK, "robots.txt is not in the burst");
         std::thread::sleep(Duration::from_millis(250));
         assert_eq!(t.respond("/").status(), StatusCode::OK, "recovered");
+    }
+
+    #[test]
+    fn a_burst_set_to_nothing_never_starts_and_one_set_again_does() {
+        let t = Trouble::new(10, Duration::from_secs(60), Duration::ZERO, Duration::ZERO);
+        t.set_burst(Duration::ZERO);
+        assert!((0..2 * BURST_AFTER).all(|_| t.respond("/").status() == StatusCode::OK), "no burst");
+        t.set_burst(Duration::from_secs(60));
+        t.reset();
+        let statuses: Vec<u16> = (0..BURST_AFTER).map(|_| t.respond("/").status().as_u16()).collect();
+        assert_eq!(statuses.iter().filter(|&&s| s == 500).count(), 1, "the burst starts at its request again");
     }
 
     #[test]
