@@ -144,7 +144,13 @@ fn main() {
             pages += 1;
             let lines: Vec<&str> = text.lines().map(str::trim).collect();
             content += l.content.len();
-            kept += l.content.iter().filter(|c| lines.iter().any(|x| x.starts_with(c.as_str()))).count();
+            for c in &l.content {
+                if lines.iter().any(|x| x.starts_with(c.as_str())) {
+                    kept += 1;
+                } else {
+                    eprintln!("{name}: {}: content line missing: {c}", l.url);
+                }
+            }
             template += l.boilerplate.len();
             left += l.boilerplate.iter().filter(|b| lines.contains(&b.as_str())).count();
         }

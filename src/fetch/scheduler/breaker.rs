@@ -7,9 +7,12 @@
 //!
 //! - **Closed** (normal): requests at the host's pace, `--per-host` at once.
 //! - **Open** (paused): no request starts until the pause ends. A
-//!   `Retry-After` (429, 503) pauses the host for the time asked, at most
-//!   [`MAX_PAUSE`], once per URL: a URL that keeps asking waits alone. A
-//!   burst of [`OPEN_AFTER`] failures in a row (5xx, timeouts, resets,
+//!   `Retry-After` (429, 503) pauses the host for [`ASK_PAUSE`] at most,
+//!   once per URL, and its probe tells whose the ask was: a probe that
+//!   answers says the host serves, and only the URL that asked waits out
+//!   its `Retry-After`; a probe asked to wait too says the server asks it
+//!   of every URL, and the host pauses for the time asked, at most
+//!   [`MAX_PAUSE`]. A URL that keeps asking waits alone. A burst of [`OPEN_AFTER`] failures in a row (5xx, timeouts, resets,
 //!   refused connections, whatever their URLs) opens it for a cooldown,
 //!   [`FIRST_COOLDOWN`] doubling after each failed probe up to
 //!   [`MAX_COOLDOWN`].
@@ -45,6 +48,11 @@ pub(super) const FIRST_COOLDOWN: Duration = Duration::from_secs(1);
 pub(super) const MAX_COOLDOWN: Duration = Duration::from_secs(5);
 /// The longest pause a `Retry-After` sets on its host.
 pub(super) const MAX_PAUSE: Duration = Duration::from_secs(60);
+/// The pause a `Retry-After` of one URL sets on its host until a probe
+/// shows that the server asks it of other URLs too. One URL that always
+/// answers `503 Retry-After: 5` used to pause its host 5 s: its host's
+/// other URLs, and a retry queued on it, waited for one URL's trouble.
+pub(super) const ASK_PAUSE: Duration = Duration::from_secs(1);
 
 /// What a finished request says about its host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -219,14 +227,17 @@ impl Breaker {
         }
     }
 
-    /// A `Retry-After` of `wait` from the URL with fingerprint `url`: the
-    /// host pauses for it (at most [`MAX_PAUSE`]), unless this URL has
-    /// paused it before.
-    pub(super) fn retry_after(&mut self, url: u64, wait: Duration, now: Instant) -> Change {
+    /// A `Retry-After` of `wait` from the URL with fingerprint `url`
+    /// (`probe`: the answer to the probe after a pause): the server asks
+    /// the whole host when it asks its probe too, and the host pauses for
+    /// the time asked (at most [`MAX_PAUSE`]); otherwise it pauses for
+    /// [`ASK_PAUSE`] at most, until its probe tells. A URL that has paused
+    /// the host before waits alone.
+    pub(super) fn retry_after(&mut self, url: u64, wait: Duration, probe: bool, now: Instant) -> Change {
         if self.state == State::Down || !self.paused_by.insert(url) {
             return Change::None;
         }
-        let wait = wait.min(MAX_PAUSE);
+        let wait = if probe { wait.min(MAX_PAUSE) } else { wait.min(ASK_PAUSE) };
         let until = now + wait;
         self.state = match self.state {
             State::Open { until: was } => State::Open { until: was.max(until) },
@@ -311,8 +322,8 @@ mod tests {
     fn an_older_request_neither_holds_the_probe_back_nor_fails_it() {
         let (mut b, t) = (Breaker::default(), Instant::now());
         let five = Duration::from_secs(5);
-        assert_eq!(b.retry_after(7, five, t), Change::Paused(five));
-        let t1 = t + five;
+        assert_eq!(b.retry_after(7, five, false, t), Change::Paused(ASK_PAUSE));
+        let t1 = t + ASK_PAUSE;
         assert!(b.allows(3, 4, t1), "half-open: the probe goes out beside the requests sent before the pause");
         b.probe_sent();
         assert!(!b.allows(0, 4, t1) && !b.has_room(0, 4), "one probe at a time");
@@ -327,17 +338,26 @@ mod tests {
     }
 
     #[test]
-    fn a_retry_after_pauses_the_host_once_per_url() {
+    fn a_retry_after_pauses_the_host_once_per_url_and_its_probe_tells_for_how_long() {
         let (mut b, t) = (Breaker::default(), Instant::now());
         let five = Duration::from_secs(5);
-        assert_eq!(b.retry_after(7, five, t), Change::Paused(five));
-        assert_eq!(b.paused_until(), Some(t + five));
-        let t1 = t + five;
+        assert_eq!(b.retry_after(7, five, false, t), Change::Paused(ASK_PAUSE), "one URL's ask: a short pause");
+        assert_eq!(b.paused_until(), Some(t + ASK_PAUSE));
+        let t1 = t + ASK_PAUSE;
+        assert!(b.allows(0, 2, t1) && b.probing(), "then one probe");
+        assert_eq!(b.record(Health::Good, true, t1, DOWN), Change::Closed, "the probe answers: the host serves");
+        assert_eq!(b.retry_after(7, five, false, t1), Change::None, "the same URL again: it waits alone");
         assert!(b.allows(0, 2, t1));
-        b.record(Health::Good, true, t1, DOWN);
-        assert_eq!(b.retry_after(7, five, t1), Change::None, "the same URL again: it waits alone");
-        assert!(b.allows(0, 2, t1));
+        // The server asks every URL: the probe is asked too, and the host
+        // waits the time asked, bounded.
+        assert_eq!(b.retry_after(8, five, false, t1), Change::Paused(ASK_PAUSE));
+        let t2 = t1 + ASK_PAUSE;
+        assert!(b.allows(0, 2, t2) && b.probing());
+        b.probe_sent();
+        b.probe_ended();
         let hour = Duration::from_secs(3600);
-        assert_eq!(b.retry_after(8, hour, t1), Change::Paused(MAX_PAUSE), "another URL: a bounded pause");
+        assert_eq!(b.retry_after(9, hour, true, t2), Change::Paused(MAX_PAUSE), "the probe asked too: a bounded pause");
+        assert_eq!(b.paused_until(), Some(t2 + MAX_PAUSE));
+        assert!(!b.allows(0, 2, t2 + five), "no request until the pause ends");
     }
 }

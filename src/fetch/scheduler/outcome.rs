@@ -54,6 +54,7 @@ impl State<'_> {
                     // the breaker pauses the host when the server asks.
                     job.retries += 1;
                     self.report.retries += 1;
+                    tracing::debug!(url = %job.url, retry = job.retries, ?wait, "retried after its wait");
                     let host = &mut self.hosts[h];
                     host.pages = host.pages.saturating_sub(1);
                     if let Ok(resp) = &result {
@@ -103,7 +104,7 @@ impl State<'_> {
         let mut change = host.breaker.record(health, probe, now, down_after);
         if let Ok(Response { status: 429 | 503, retry_after: Some(secs), .. }) = result {
             let wait = Duration::from_secs(*secs);
-            match host.breaker.retry_after(crate::urlnorm::fingerprint(&job.url), wait, now) {
+            match host.breaker.retry_after(crate::urlnorm::fingerprint(&job.url), wait, probe, now) {
                 Change::None => {}
                 paused => change = paused,
             }
@@ -131,7 +132,8 @@ impl State<'_> {
     /// timeout) go into the host's pace, which sets its delay.
     ///
     /// A 503 with `Retry-After` is not trouble here: the server said how
-    /// long to wait, and the breaker pauses the host for it (once per URL),
+    /// long to wait, and the breaker pauses the host (once per URL, briefly
+    /// unless its probe is asked too),
     /// so one URL that always answers so does not slow its whole host.
     fn pace(&mut self, h: usize, result: &Result<Response, (ErrorKind, String)>) {
         let (elapsed, trouble) = match result {
