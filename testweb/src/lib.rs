@@ -602,6 +602,13 @@ impl Drop for Farm {
 
 async fn bind(cfg: &FarmConfig) -> Result<(Arc<Core>, SocketAddr, watch::Sender<bool>), FarmError> {
     let mut core = Core::new(cfg)?;
+    if cfg.faults {
+        // The gzip bomb compresses 1 GiB once, a second or more on a
+        // loaded machine: built before the first request, it is not a
+        // crawler's first request to it that waits (past a test's 2 s
+        // timeout, which then saw `timeout` instead of `too_large`).
+        let _ = tokio::task::spawn_blocking(body::gzip_bomb).await;
+    }
     let listener =
         TcpListener::bind(cfg.listen).await.map_err(|source| FarmError::Bind { addr: cfg.listen, source })?;
     let addr = listener.local_addr().map_err(|source| FarmError::Bind { addr: cfg.listen, source })?;
