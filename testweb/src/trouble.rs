@@ -46,6 +46,11 @@ pub const BURST_AFTER: u64 = 60;
 /// limited page.
 pub const PROBLEMS: [&str; 3] = ["/always-503", "/trickle", "/loop/a"];
 
+/// A duration in whole milliseconds, as the burst's length is kept.
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
 /// The host's settings and state.
 pub(crate) struct Trouble {
     pages: u32,
@@ -63,7 +68,7 @@ impl Trouble {
     pub(crate) fn new(pages: u32, burst: Duration, trickle: Duration, slow: Duration) -> Self {
         Self {
             pages,
-            burst_ms: AtomicU64::new(u64::try_from(burst.as_millis()).unwrap_or(u64::MAX)),
+            burst_ms: AtomicU64::new(millis(burst)),
             trickle,
             slow,
             page_requests: AtomicU64::new(0),
@@ -82,7 +87,7 @@ impl Trouble {
     /// Sets the burst's length for the crawls to come (0: no burst), so
     /// that one test web serves the same host with and without it.
     pub(crate) fn set_burst(&self, burst: Duration) {
-        self.burst_ms.store(u64::try_from(burst.as_millis()).unwrap_or(u64::MAX), Ordering::SeqCst);
+        self.burst_ms.store(millis(burst), Ordering::SeqCst);
     }
 
     /// Whether a page request now falls in the burst.

@@ -12,8 +12,9 @@
 //!   answers says the host serves, and only the URL that asked waits out
 //!   its `Retry-After`; a probe asked to wait too says the server asks it
 //!   of every URL, and the host pauses for the time asked, at most
-//!   [`MAX_PAUSE`]. A URL that keeps asking waits alone. A burst of [`OPEN_AFTER`] failures in a row (5xx, timeouts, resets,
-//!   refused connections, whatever their URLs) opens it for a cooldown,
+//!   [`MAX_PAUSE`]. A URL that keeps asking waits alone. A burst of
+//!   [`OPEN_AFTER`] failures in a row (5xx, timeouts, resets, refused
+//!   connections, whatever their URLs) opens it for a cooldown,
 //!   [`FIRST_COOLDOWN`] doubling after each failed probe up to
 //!   [`MAX_COOLDOWN`].
 //! - **Half-open**: after the pause, one request (the probe) and no other
