@@ -34,7 +34,7 @@
 //!   0) and its number of layers (catch-up layers past the depth included).
 //!
 //! Then, at the first depth, the cost of the text columns (see
-//! [`text_columns`]), and the cost of problem pages: three pairs of default
+//! [`text_columns`]), and at each depth the cost of problem pages: three pairs of default
 //! crawls of the corpus alone and of the corpus with `trouble.test` and the
 //! test web's `faults.test` problem pages (a trickle past the timeout, a
 //! `Retry-After`, headers that never come, a 429), the median of the pairs'
@@ -60,7 +60,8 @@
 //! the table). `REALSITES_DEPTHS` lists the depths (`3,5`); `REALSITES_PEER=0` leaves
 //! Scrapy out; `REALSITES_TEXT=0` leaves out the text columns' rounds;
 //! `REALSITES_ROUNDS` and `REALSITES_BASELINE` set those rounds (see
-//! [`text_columns`]); `REALSITES_PAIRS=0` leaves out the problem pairs;
+//! [`text_columns`]); `REALSITES_PAIRS=0` leaves out the problem pairs,
+//! `REALSITES_TABLES=0` everything but them;
 //! `REALSITES_KEEP=DIR` keeps each crawl's data folder in `DIR` (on the
 //! temporary folder's file system) for a closer look. Scrapy runs from `target/peers-venv`, which
 //! `benches/peers/setup.sh` makes when it is missing.
@@ -175,7 +176,9 @@ fn main() {
         .map(|p| format!("http://faults.test:{}{p}", corpus.port))
         .collect();
     let mut report = json!({ "sites": corpus.sites.iter().map(|s| json!({"name": s.name, "generator": s.generator, "package": s.package})).collect::<Vec<_>>() });
-    for &depth in &depths {
+    // `REALSITES_TABLES=0`: the problem pairs only (no walker, no tables).
+    let tables = std::env::var("REALSITES_TABLES").map_or(true, |v| v != "0");
+    for &depth in depths.iter().filter(|_| tables) {
         println!("\n== depth {depth}: walking the corpus for the ground truth");
         // The walker walks the corpus only: trouble.test's truth is the test
         // web's own (the walker would meet its burst, and leave it spent).
@@ -315,21 +318,33 @@ fn main() {
     if std::env::var("REALSITES_PAIRS").is_ok_and(|v| v == "0") {
         return finish(&report);
     }
-    // Stragglers: the same crawl with the problem pages seeded beside it.
-    println!("\n== depth {depth} with problem pages ({TROUBLE}/ {})", problems.join(" "));
     let mut with: Vec<String> = with_trouble.clone();
     with.extend(problems.iter().cloned());
+    let pair_depths = if depths.is_empty() { vec![3] } else { depths.clone() };
+    for &depth in &pair_depths {
+        report[format!("problems_{depth}")] = problem_pairs(web, &seeds, &with, depth, peer);
+    }
+    finish(&report);
+}
+
+/// The cost of problem pages at `depth`: three pairs of default crawls of
+/// the corpus alone (`seeds`) and of the corpus with `trouble.test` and the
+/// problem pages (`with`), each with a third crawl of the latter without
+/// the burst; medians of the pairs' wall ratios, and Scrapy on `with`.
+fn problem_pairs(web: Web, seeds: &[String], with: &[String], depth: u32, peer: bool) -> Value {
+    println!("\n== depth {depth} with problem pages ({})", with[seeds.len()..].join(" "));
+    // Stragglers: the same crawl with the problem pages seeded beside it.
     // Three pairs, in turn, so that the machine's drift hits both alike;
     // the ratio quoted is the median of the pairs' ratios.
     let (mut pairs, mut calm_ratios) = (Vec::new(), Vec::new());
     for k in 0..3 {
-        let clean = layercrawl(web, &seeds, depth, &[], &format!("clean-{k}"));
-        let problem = layercrawl(web, &with, depth, &[], &format!("problems-{k}"));
+        let clean = layercrawl(web, seeds, depth, &[], &format!("clean-{depth}-{k}"));
+        let problem = layercrawl(web, with, depth, &[], &format!("problems-{depth}-{k}"));
         // The same problem pages with the server's outage left out: what the
         // crawler's own handling of them costs, apart from the 30 s in which
         // the server answers nothing but 500s.
         web.farm.set_trouble_burst(Duration::ZERO);
-        let calm = layercrawl(web, &with, depth, &[], &format!("problems-no-burst-{k}"));
+        let calm = layercrawl(web, with, depth, &[], &format!("problems-no-burst-{depth}-{k}"));
         web.farm.set_trouble_burst(BURST);
         let secs = |r: &Run| -> Vec<String> {
             r.summary["layers"]
@@ -369,7 +384,7 @@ fn main() {
     println!("with the problem pages but without the burst / without problem pages, median: {calm_median:.2}x");
     let mut p = json!({ "seeds_added": &with[seeds.len()..], "clean_wall": clean.m.wall, "problems_wall": problem.m.wall, "ratio_median": median, "ratios": ratios, "no_burst_ratio_median": calm_median, "no_burst_ratios": calm_ratios, "stragglers": stragglers(&problem.summary), "not_requested": problem.summary["not_requested"], "layers": problem.summary["layers"] });
     if peer {
-        let s = scrapy(web, &with, depth, "scrapy-problems");
+        let s = scrapy(web, with, depth, &format!("scrapy-problems-{depth}"));
         let spps = s.summary["pages"].as_f64().unwrap_or(0.0) / s.m.wall;
         println!(
             "Scrapy with problems: {:.2} s, {spps:.0} pages/s; layercrawl {:.0} pages/s: {:.1}x",
@@ -380,8 +395,7 @@ fn main() {
         p["scrapy_wall"] = json!(s.m.wall);
         p["layercrawl_over_scrapy_pages_per_s"] = json!(pages_per_s(&problem) / spps);
     }
-    report["problems"] = p;
-    finish(&report);
+    p
 }
 
 /// Writes the report.

@@ -83,8 +83,9 @@ pub struct Limits {
     pub timeout: Span,
     /// Retries of a transient failure (408, 429, 5xx, timeout, reset);
     /// Retry-After is honoured, else exponential backoff. An answer that
-    /// does not come in time is retried once at most, a body that comes
-    /// too slowly not at all, a 429 up to 5 times.
+    /// does not come in time is retried once at most (not at all when its
+    /// host answered other requests meanwhile), a body that comes too
+    /// slowly not at all, a 429 up to 5 times.
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub retries: u32,
     /// Largest body kept, in bytes (longer bodies are truncated and

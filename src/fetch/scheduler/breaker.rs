@@ -13,10 +13,10 @@
 //!   its `Retry-After`; a probe asked to wait too says the server asks it
 //!   of every URL, and the host pauses for the time asked, at most
 //!   [`MAX_PAUSE`]. A URL that keeps asking waits alone. A burst of
-//!   [`OPEN_AFTER`] failures in a row (5xx, timeouts, resets, refused
-//!   connections, whatever their URLs) opens it for a cooldown,
-//!   [`FIRST_COOLDOWN`] doubling after each failed probe up to
-//!   [`MAX_COOLDOWN`].
+//!   [`OPEN_AFTER`] failures in a row (5xx, timeouts or no answer within
+//!   the low-speed window, resets, refused connections, whatever their
+//!   URLs) opens it for a cooldown, [`FIRST_COOLDOWN`] doubling after
+//!   each failed probe up to [`MAX_COOLDOWN`].
 //! - **Half-open**: after the pause, one request (the probe) and no other
 //!   until it answers. An answer closes the breaker; a failure opens it
 //!   again for twice as long. Requests started before the pause may still

@@ -146,6 +146,7 @@ impl State<'_> {
             host.next_start = now + host.delay;
             self.report.requests += 1;
             job.started_at.get_or_insert_with(SystemTime::now);
+            job.sent = Some(now);
             let (exchange, max) = (Arc::clone(&f.exchange), f.cfg.max_body);
             let shadow = job.shadow();
             let (sent, epoch, delay) = (Arc::clone(&self.hosts[h].sent), self.epoch, self.hosts[h].delay);

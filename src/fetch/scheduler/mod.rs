@@ -137,6 +137,8 @@ struct Job {
     /// (`FetchConfig::capture` only).
     redirects: Vec<Response>,
     started_at: Option<SystemTime>,
+    /// When this try was dispatched.
+    sent: Option<Instant>,
     elapsed: Duration,
     /// This request is its host's breaker probe.
     probe: bool,
@@ -153,6 +155,7 @@ impl Job {
             chain: Vec::new(),
             redirects: Vec::new(),
             started_at: None,
+            sent: None,
             elapsed: Duration::ZERO,
             probe: false,
         }
@@ -170,6 +173,7 @@ impl Job {
             chain: Vec::new(),
             redirects: Vec::new(),
             started_at: self.started_at,
+            sent: self.sent,
             elapsed: self.elapsed,
             probe: self.probe,
         }
@@ -193,6 +197,9 @@ struct Host {
     pages: u64,
     /// Paused, probed or found down (see [`breaker`]).
     breaker: Breaker,
+    /// When the host last gave an answer that shows it serves (the
+    /// breaker's [`breaker::Health::Good`]).
+    answered: Option<Instant>,
     in_heap: bool,
     /// When the host's latest request actually went out (µs since `epoch`),
     /// stamped by the request task itself: a task that starts late on a busy
@@ -398,6 +405,7 @@ impl State<'_> {
             slowed,
             pages: 0,
             breaker,
+            answered: None,
             in_heap: false,
             sent: self.f.send_clock(&origin),
         });

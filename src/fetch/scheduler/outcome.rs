@@ -48,7 +48,7 @@ impl State<'_> {
                 self.pace(h, &result);
                 self.watch_health(h, &job, probe, &result, now);
                 let down = self.hosts[h].breaker.is_down();
-                if let Some(wait) = self.retry_wait(&job, &result).filter(|_| !down) {
+                if let Some(wait) = self.retry_wait(h, &job, &result).filter(|_| !down) {
                     // The URL waits alone: its host's other URLs go on at
                     // the host's pace (which the failure has slowed), and
                     // the breaker pauses the host when the server asks.
@@ -95,12 +95,18 @@ impl State<'_> {
             Ok(r) if r.status >= 500 => Health::Failed,
             Ok(r) if matches!(r.body_error, Some((ErrorKind::Timeout | ErrorKind::Reset, _))) => Health::Failed,
             Ok(_) => Health::Good,
-            Err((ErrorKind::Timeout | ErrorKind::Reset | ErrorKind::Connect, _)) => Health::Failed,
+            // No answer in time (the timeout, or no headers within the
+            // low-speed window) is a failure, as a reset is: a host that
+            // leaves every request unanswered is paused and probed.
+            Err((ErrorKind::Timeout | ErrorKind::TooSlow | ErrorKind::Reset | ErrorKind::Connect, _)) => Health::Failed,
             // DNS, the address policy, a bug: nothing about the server.
             Err(_) => Health::Neutral,
         };
         let down_after = self.f.cfg.host_down_after;
         let host = &mut self.hosts[h];
+        if health == Health::Good {
+            host.answered = Some(now);
+        }
         let mut change = host.breaker.record(health, probe, now, down_after);
         if let Ok(Response { status: 429 | 503, retry_after: Some(secs), .. }) = result {
             let wait = Duration::from_secs(*secs);
@@ -159,18 +165,21 @@ impl State<'_> {
     /// a longer one is not waited for), else exponential backoff with jitter.
     ///
     /// A request whose answer did not come in time (the timeout, or the
-    /// low-speed limit before the headers) is retried once at most: each
-    /// try holds the URL for a whole timeout, and a server that stayed
-    /// silent twice seldom answers the third time. Its retry goes first in
-    /// its host's queue, so it overlaps the rest. A body that came too
-    /// slowly is not retried: the server answered, and sends that URL that
-    /// slowly; its row keeps what arrived. (A retry would hold the URL, and
-    /// one of its host's connections, for another window: in the real-site
-    /// bench the retry of one trickle, held back by its host's 5xx burst,
-    /// was the crawl's last 10 s.)
+    /// low-speed limit before the headers) is retried once at most, and
+    /// only if its host answered no other request while it waited: each
+    /// try holds the URL for a whole window, a server that stayed silent
+    /// twice seldom answers the third time, and a server that answers its
+    /// other URLs meanwhile is silent on this one (in the real-site bench,
+    /// the retry of one such URL was the crawl's last 10 s). A silent host
+    /// is the breaker's: its failures pause it and a probe finds it back.
+    /// A body that came too slowly is not retried: the server answered,
+    /// and sends that URL that slowly; its row keeps what arrived. (A retry
+    /// would hold the URL, and one of its host's connections, for another
+    /// window: in the real-site bench the retry of one trickle, held back
+    /// by its host's 5xx burst, was the crawl's last 10 s.)
     /// A `429` is retried up to [`RATE_LIMITED_RETRIES`] times (or
     /// `--retries`, if more; none with `--retries 0`).
-    fn retry_wait(&self, job: &Job, result: &Result<Response, (ErrorKind, String)>) -> Option<Duration> {
+    fn retry_wait(&self, h: usize, job: &Job, result: &Result<Response, (ErrorKind, String)>) -> Option<Duration> {
         let slow = |kind: &ErrorKind| matches!(kind, ErrorKind::Timeout | ErrorKind::TooSlow);
         let retries = self.f.cfg.retries;
         let (retry_after, limit) = match result {
@@ -179,7 +188,13 @@ impl State<'_> {
             // slows with each: patience, not a verdict on the URL.
             Ok(r) if r.status == 429 && retries > 0 => (r.retry_after, retries.max(RATE_LIMITED_RETRIES)),
             Ok(r) if matches!(r.status, 408 | 500 | 502 | 503 | 504) => (r.retry_after, retries),
-            Err((kind, _)) if slow(kind) => (None, retries.min(1)),
+            Err((kind, _)) if slow(kind) => {
+                let serves = self.hosts[h].answered.zip(job.sent).is_some_and(|(answered, sent)| answered > sent);
+                if serves {
+                    return None;
+                }
+                (None, retries.min(1))
+            }
             Err((ErrorKind::Reset | ErrorKind::Connect, _)) => (None, retries),
             _ => return None,
         };

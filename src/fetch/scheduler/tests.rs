@@ -355,6 +355,79 @@ async fn a_host_that_never_recovers_is_down_and_each_of_its_urls_ends_as_a_row()
     assert!(detail.contains("http://a.test") && detail.contains("no request was sent"), "{detail}");
 }
 
+/// Answers at once, but leaves `/silent` on any host, and every page of
+/// `mute.test`, unanswered: after the low-speed window the request ends as
+/// `too_slow`, as the client's exchange ends it.
+#[derive(Default)]
+struct Silent {
+    calls: Mutex<Vec<Url>>,
+}
+
+impl Silent {
+    const WINDOW: Duration = Duration::from_secs(10);
+
+    fn asked(&self, host: &str, path: &str) -> usize {
+        let calls = self.calls.lock().expect("calls");
+        calls.iter().filter(|u| u.host_str() == Some(host) && u.path() == path).count()
+    }
+}
+
+impl Exchange for Silent {
+    fn get<'a>(&'a self, req: Request<'a>) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>> {
+        self.calls.lock().expect("calls").push(req.url.clone());
+        let page = req.url.path() != "/robots.txt";
+        let silent = page && (req.url.path() == "/silent" || req.url.host_str() == Some("mute.test"));
+        Box::pin(async move {
+            if silent {
+                tokio::time::sleep(Self::WINDOW).await;
+                return Err((ErrorKind::TooSlow, "no answer within 10 s (--speed-time); cut off".into()));
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            Ok(if page { status(200, None) } else { status(404, None) })
+        })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_silent_url_is_retried_once_unless_its_host_answered_others_meanwhile() {
+    let web = Arc::new(Silent::default());
+    let cfg = FetchConfig { retries: 2, per_host: 2, ..config() };
+    let fetcher = Fetcher::with_exchange(&cfg, Arc::clone(&web) as Arc<dyn Exchange>);
+    let input = Urls(vec![
+        "http://a.test/silent".into(),
+        "http://a.test/one".into(),
+        "http://a.test/two".into(),
+        "http://b.test/silent".into(),
+    ]);
+    let (fetched, report) = crawl(&fetcher, &input).await;
+    assert_eq!(fetched.len(), 4, "every URL is a row");
+    assert!(report.carried.is_empty());
+    for f in [&fetched[0], &fetched[3]] {
+        assert_eq!(f.error.as_ref().map(|e| e.0), Some(ErrorKind::TooSlow), "{}", f.url);
+    }
+    // a.test answered its other pages while /silent waited: the silence is
+    // that URL's, and a second window would only lengthen the crawl.
+    assert_eq!(web.asked("a.test", "/silent"), 1, "not retried on a host that serves");
+    // b.test answered nothing meanwhile: maybe a hiccup of the host, one retry.
+    assert_eq!(web.asked("b.test", "/silent"), 2, "retried once on a host that said nothing else");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_host_that_answers_nothing_opens_its_breaker() {
+    let web = Arc::new(Silent::default());
+    let cfg = FetchConfig { retries: 1, per_host: 2, ..config() };
+    let fetcher = Fetcher::with_exchange(&cfg, Arc::clone(&web) as Arc<dyn Exchange>);
+    let input = Urls((0..20).map(|i| format!("http://mute.test/p/{i}")).collect());
+    let (fetched, report) = crawl(&fetcher, &input).await;
+    assert_eq!(fetched.len(), 20, "every URL is a row");
+    assert!(fetched.iter().all(|f| f.error.is_some()), "none answered");
+    // Five silent windows in a row open the breaker: then one probe at a
+    // time, not two connections held open window after window.
+    assert!(report.breaker_opens >= 1, "{report:?}");
+    let pages: usize = (0..20).map(|i| web.asked("mute.test", &format!("/p/{i}"))).sum();
+    assert!(pages < 40, "{pages} requests for 20 URLs of a host that answers nothing");
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_urls_retries_count_across_layers() {
     let web = Scripted::new(|url: &Url, _, _| match url.path() {
