@@ -17,6 +17,8 @@
 //!   the low-speed window, resets, refused connections, whatever their
 //!   URLs) opens it for a cooldown, [`FIRST_COOLDOWN`] doubling after
 //!   each failed probe up to [`MAX_COOLDOWN`].
+//!   A failure while it is open or half-open is the host's, not its URL's:
+//!   the URL goes back without spending a retry ([`Breaker::in_outage`]).
 //! - **Half-open**: after the pause, one request (the probe) and no other
 //!   until it answers. An answer closes the breaker; a failure opens it
 //!   again for twice as long. Requests started before the pause may still
@@ -161,6 +163,13 @@ impl Breaker {
 
     pub(super) fn is_down(&self) -> bool {
         self.state == State::Down
+    }
+
+    /// Whether the host is in an outage: paused or probed because its
+    /// requests keep failing, whatever their URLs (not because a server
+    /// asked for a pause). A failure now is the host's, not its URL's.
+    pub(super) fn in_outage(&self) -> bool {
+        self.failures >= OPEN_AFTER && matches!(self.state, State::Open { .. } | State::HalfOpen)
     }
 
     /// How long the host has been failing.

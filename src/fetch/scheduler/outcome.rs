@@ -48,13 +48,21 @@ impl State<'_> {
                 self.pace(h, &result);
                 self.watch_health(h, &job, probe, &result, now);
                 let down = self.hosts[h].breaker.is_down();
-                if let Some(wait) = self.retry_wait(h, &job, &result).filter(|_| !down) {
+                // A failure while the host is in an outage is the host's: the
+                // URL goes back without spending a retry, and is fetched when
+                // a probe finds the host back (or ends as `host_down` when
+                // it stays down). Its retries are for its own trouble.
+                let outage = self.hosts[h].breaker.in_outage();
+                let spent = if outage { 0 } else { job.retries };
+                if let Some(wait) = self.retry_wait(h, &job, spent, &result).filter(|_| !down) {
                     // The URL waits alone: its host's other URLs go on at
                     // the host's pace (which the failure has slowed), and
                     // the breaker pauses the host when the server asks.
-                    job.retries += 1;
-                    self.report.retries += 1;
-                    tracing::debug!(url = %job.url, retry = job.retries, ?wait, "retried after its wait");
+                    if !outage {
+                        job.retries += 1;
+                        self.report.retries += 1;
+                    }
+                    tracing::debug!(url = %job.url, retry = job.retries, ?wait, outage, "retried after its wait");
                     let host = &mut self.hosts[h];
                     host.pages = host.pages.saturating_sub(1);
                     if let Ok(resp) = &result {
@@ -179,7 +187,15 @@ impl State<'_> {
     /// by its host's 5xx burst, was the crawl's last 10 s.)
     /// A `429` is retried up to [`RATE_LIMITED_RETRIES`] times (or
     /// `--retries`, if more; none with `--retries 0`).
-    fn retry_wait(&self, h: usize, job: &Job, result: &Result<Response, (ErrorKind, String)>) -> Option<Duration> {
+    /// `spent`: the retries the URL has spent (0 while its host is in an
+    /// outage, whose failures are not the URL's).
+    fn retry_wait(
+        &self,
+        h: usize,
+        job: &Job,
+        spent: u32,
+        result: &Result<Response, (ErrorKind, String)>,
+    ) -> Option<Duration> {
         let slow = |kind: &ErrorKind| matches!(kind, ErrorKind::Timeout | ErrorKind::TooSlow);
         let retries = self.f.cfg.retries;
         let (retry_after, limit) = match result {
@@ -198,7 +214,7 @@ impl State<'_> {
             Err((ErrorKind::Reset | ErrorKind::Connect, _)) => (None, retries),
             _ => return None,
         };
-        if job.retries >= limit {
+        if spent >= limit {
             return None;
         }
         if let Some(secs) = retry_after {
@@ -206,10 +222,10 @@ impl State<'_> {
         }
         let base = self.f.cfg.backoff.max(self.f.cfg.delay);
         // Jitter in [0.75, 1.25), derived from the URL so runs are repeatable.
-        let h = crate::urlnorm::fingerprint(&job.url) ^ u64::from(job.retries);
+        let h = crate::urlnorm::fingerprint(&job.url) ^ u64::from(spent);
         #[allow(clippy::cast_precision_loss)]
         let jitter = 0.75 + (h % 1000) as f64 / 2000.0;
-        Some(base.mul_f64(f64::from(1u32 << job.retries.min(16)) * jitter))
+        Some(base.mul_f64(f64::from(1u32 << spent.min(16)) * jitter))
     }
 
     fn page_response(&mut self, mut job: Job, resp: Response, follows: &impl Fn(&Url) -> bool) {

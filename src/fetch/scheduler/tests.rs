@@ -330,6 +330,39 @@ async fn a_burst_opens_the_breaker_and_every_url_is_fetched_when_the_host_recove
     assert!(during <= super::breaker::OPEN_AFTER as usize + cfg.per_host + 5, "{during} requests during the outage");
 }
 
+/// Few URLs, a long outage: every probe is a URL tried before, and none of
+/// them spends its retries on the host's outage.
+#[tokio::test(start_paused = true)]
+async fn a_long_outage_spends_no_urls_retries_and_every_url_is_fetched_after_it() {
+    let outage = Duration::from_secs(40);
+    let web = Scripted::new(move |url: &Url, _, since| match url.path() {
+        "/robots.txt" => status(404, None),
+        _ if since < outage => status(500, None),
+        _ => status(200, None),
+    });
+    let cfg = FetchConfig { retries: 2, per_host: 2, backoff: Duration::from_millis(500), ..config() };
+    let fetcher = Fetcher::with_exchange(&cfg, Arc::clone(&web) as Arc<dyn Exchange>);
+    let input = pages(3, &[]);
+    let (fetched, report) = crawl(&fetcher, &input).await;
+    assert_eq!(fetched.len(), 3);
+    let statuses: Vec<u16> = fetched.iter().map(|f| f.response.as_ref().map_or(0, |r| r.status)).collect();
+    assert_eq!(statuses, [200; 3], "every URL fetched once the host was back");
+    assert!(report.breaker_opens >= 1, "{report:?}");
+    // The probes were URLs tried before (there are only three), each
+    // failing in the outage: counted, they would have ended the URLs as
+    // 500 rows after their two retries. Still one probe at a time, 1 to 5 s
+    // apart.
+    let during = web
+        .calls
+        .lock()
+        .expect("calls")
+        .iter()
+        .filter(|(u, at)| u.path() != "/robots.txt" && *at - web.start < outage)
+        .count();
+    assert!(during > 3 * 3, "{during} requests during the outage: more than three URLs' tries");
+    assert!(during <= super::breaker::OPEN_AFTER as usize + cfg.per_host + 12, "{during} requests during the outage");
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_host_that_never_recovers_is_down_and_each_of_its_urls_ends_as_a_row() {
     let web = Scripted::new(|url: &Url, _, _| match url.path() {

@@ -2,6 +2,19 @@
 
 use super::*;
 
+/// A lease held by process 1 on another machine, last renewed at `heartbeat`.
+fn elsewhere(token: &str, heartbeat: u64) -> Holder {
+    Holder {
+        token: token.into(),
+        host: "elsewhere".into(),
+        pid: 1,
+        started: 0,
+        heartbeat,
+        pid_ns: None,
+        released: false,
+    }
+}
+
 #[tokio::test]
 async fn a_second_driver_is_refused_then_served_once_released() {
     let store = Store::open("memory://").expect("open");
@@ -17,15 +30,7 @@ async fn a_second_driver_is_refused_then_served_once_released() {
 #[tokio::test(start_paused = true)]
 async fn a_lease_whose_holder_is_gone_is_taken_over_once() {
     let store = Store::open("memory://").expect("open");
-    let gone = Holder {
-        token: "t0".into(),
-        host: "elsewhere".into(),
-        pid: 1,
-        started: 0,
-        heartbeat: 0,
-        pid_ns: None,
-        released: false,
-    };
+    let gone = elsewhere("t0", 0);
     store.put_json(layout::LEASE, &gone).await.expect("put");
     let (a, b) = tokio::join!(Lease::acquire(&store, false), Lease::acquire(&store, false));
     assert!(a.is_ok() != b.is_ok(), "exactly one of two racing drivers takes over");
@@ -40,16 +45,7 @@ async fn a_skewed_clock_does_not_take_a_live_lease() {
         unix_now() + 120
     }
     let store = Store::open("memory://").expect("open");
-    let mut live = Holder {
-        token: "live".into(),
-        host: "elsewhere".into(),
-        pid: 1,
-        started: 0,
-        heartbeat: 0,
-        pid_ns: None,
-        released: false,
-    };
-    live.heartbeat = unix_now();
+    let live = elsewhere("live", unix_now());
     store.put_json(layout::LEASE, &live).await.expect("put");
     let renewer = {
         let (store, mut live) = (store.clone(), live.clone());
