@@ -108,6 +108,10 @@ pub(crate) struct Breaker {
     paused_by: HashSet<u64>,
     /// A probe is in flight: no other request starts until it ends.
     probe_out: bool,
+    /// When the host last gave a good answer (kept across layers, as the
+    /// breaker is: a request handed on from the layer before is judged
+    /// by what its host did while it waited).
+    answered: Option<Instant>,
 }
 
 impl Breaker {
@@ -165,6 +169,11 @@ impl Breaker {
         self.state == State::Down
     }
 
+    /// When the host last gave a good answer.
+    pub(super) fn answered(&self) -> Option<Instant> {
+        self.answered
+    }
+
     /// Whether the host is in an outage: paused or probed because its
     /// requests keep failing, whatever their URLs (not because a server
     /// asked for a pause). A failure now is the host's, not its URL's.
@@ -200,6 +209,7 @@ impl Breaker {
         match health {
             Health::Neutral => Change::None,
             Health::Good => {
+                self.answered = Some(now);
                 let was = self.state;
                 self.state = State::Closed;
                 self.failures = 0;

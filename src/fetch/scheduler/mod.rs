@@ -197,9 +197,6 @@ struct Host {
     pages: u64,
     /// Paused, probed or found down (see [`breaker`]).
     breaker: Breaker,
-    /// When the host last gave an answer that shows it serves (the
-    /// breaker's [`breaker::Health::Good`]).
-    answered: Option<Instant>,
     in_heap: bool,
     /// When the host's latest request actually went out (µs since `epoch`),
     /// stamped by the request task itself: a task that starts late on a busy
@@ -405,7 +402,6 @@ impl State<'_> {
             slowed,
             pages: 0,
             breaker,
-            answered: None,
             in_heap: false,
             sent: self.f.send_clock(&origin),
         });

@@ -112,9 +112,6 @@ impl State<'_> {
         };
         let down_after = self.f.cfg.host_down_after;
         let host = &mut self.hosts[h];
-        if health == Health::Good {
-            host.answered = Some(now);
-        }
         let mut change = host.breaker.record(health, probe, now, down_after);
         if let Ok(Response { status: 429 | 503, retry_after: Some(secs), .. }) = result {
             let wait = Duration::from_secs(*secs);
@@ -205,7 +202,7 @@ impl State<'_> {
             Ok(r) if r.status == 429 && retries > 0 => (r.retry_after, retries.max(RATE_LIMITED_RETRIES)),
             Ok(r) if matches!(r.status, 408 | 500 | 502 | 503 | 504) => (r.retry_after, retries),
             Err((kind, _)) if slow(kind) => {
-                let serves = self.hosts[h].answered.zip(job.sent).is_some_and(|(answered, sent)| answered > sent);
+                let serves = self.hosts[h].breaker.answered().zip(job.sent).is_some_and(|(at, sent)| at > sent);
                 if serves {
                     return None;
                 }
