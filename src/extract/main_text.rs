@@ -33,7 +33,10 @@
 //!    links), or hold nothing but paragraphs without links.
 //! 4. Inside, boilerplate is dropped: navigation, asides, forms, footers,
 //!    blocks named as comments, share bars, captions, link lists
-//!    (mostly links, no paragraphs) and short paragraphs all of link; a
+//!    (mostly links, no paragraphs) and short paragraphs all of link;
+//!    what the widening took in after the body when it is short beside
+//!    the body (an author box, an appeal: [`leave_out_a_short_tail`]),
+//!    and short lines that are mostly a link ([`is_link_line`]); a
 //!    heading whose section was all dropped goes with it, and so does a
 //!    line that is only a date or a time, or the page's furniture
 //!    ([`lines`]).
