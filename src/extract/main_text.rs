@@ -33,10 +33,7 @@
 //!    links), or hold nothing but paragraphs without links.
 //! 4. Inside, boilerplate is dropped: navigation, asides, forms, footers,
 //!    blocks named as comments, share bars, captions, link lists
-//!    (mostly links, no paragraphs) and short paragraphs all of link;
-//!    what the widening took in after the body when it is short beside
-//!    the body (an author box, an appeal: [`leave_out_a_short_tail`]),
-//!    and short lines that are mostly a link ([`is_link_line`]); a
+//!    (mostly links, no paragraphs) and short paragraphs all of link; a
 //!    heading whose section was all dropped goes with it, and so does a
 //!    line that is only a date or a time, or the page's furniture
 //!    ([`lines`]).
@@ -105,7 +102,7 @@ struct Stats {
 #[must_use]
 pub fn main_text(s: &Structure, format: TextFormat) -> Option<String> {
     match select(s)? {
-        Selected::Blocks(sel) => Some(render(s, &sel.inside, format)).filter(|t| !t.is_empty()),
+        Selected::Blocks(inside) => Some(render(s, &inside.inside, format)).filter(|t| !t.is_empty()),
         Selected::ArticleBody(body) => Some(body),
     }
 }
@@ -289,55 +286,8 @@ fn select(s: &Structure) -> Option<Selected> {
             kept[i] = !dropped;
             inside[i] = kept[i] && b.ratio() < 0.5;
         }
-    } else {
-        leave_out_a_short_tail(s, &mut inside, best, top);
     }
     Some(Selected::Blocks(Selection { inside, stats, final_scores, top }))
-}
-
-/// Leaves out what the widening of the main content took in after the
-/// article's body, when it is short beside the body. The densest block
-/// (`body`) is the article's body; the main content (`top`) was widened
-/// from it to its headline and lead and to its further sections, and after
-/// the body that widening also takes in what sits under an article: an
-/// author box, a licence or a press contact, an appeal to support the
-/// site, a teaser of the next post. When all of that is less than a
-/// quarter of the body's text, it is that and not a further section of the
-/// article (docs/src/main-text.md, step 4). Siblings that joined the main
-/// content on their own (paragraphs without links next to it) stay.
-fn leave_out_a_short_tail(s: &Structure, inside: &mut [bool], body: usize, top: usize) {
-    if body == top {
-        return;
-    }
-    // Parents come before their children: one pass marks both subtrees.
-    let n = s.blocks.len();
-    let (mut in_body, mut in_top) = (vec![false; n], vec![false; n]);
-    for (i, b) in s.blocks.iter().enumerate() {
-        let p = b.parent as usize;
-        in_body[i] = i == body || (i > 0 && in_body[p]);
-        in_top[i] = i == top || (i > 0 && in_top[p]);
-    }
-    if !in_top[body] {
-        // The page's marked article replaced the densest block's widening.
-        return;
-    }
-    let counted = |seg: &Segment| inside[seg.block] && seg.kind != SegKind::Caption && seg.end > seg.start;
-    let body_text: usize = s.segments.iter().filter(|g| counted(g) && in_body[g.block]).map(|g| g.end - g.start).sum();
-    let Some(body_end) = s.segments.iter().filter(|g| counted(g) && in_body[g.block]).map(|g| g.end).max() else {
-        return;
-    };
-    // The blocks of the widening that begin after the body, and their text.
-    let mut first_seg = vec![usize::MAX; n];
-    for g in &s.segments {
-        first_seg[g.block] = first_seg[g.block].min(g.start);
-    }
-    let tail = |i: usize| in_top[i] && !in_body[i] && first_seg[i] != usize::MAX && first_seg[i] >= body_end;
-    let tail_text: usize = s.segments.iter().filter(|g| counted(g) && tail(g.block)).map(|g| g.end - g.start).sum();
-    if tail_text > 0 && tail_text * 4 < body_text {
-        for (i, kept) in inside.iter_mut().enumerate() {
-            *kept &= !tail(i);
-        }
-    }
 }
 
 /// Climbs from the densest container to the ancestor that holds the whole
@@ -381,7 +331,10 @@ fn climb(blocks: &[Block], boiler: &[bool], from: usize) -> usize {
             // only kept if a step above it adds text, or if what it adds is
             // a paragraph without links (the article's lead above its body)
             // and little else.
-            let (added, added_para) = (t - clean[reached].0, para - clean[reached].2);
+            // Saturating: a densest block that is boilerplate (a `<footer>`
+            // of comma-dense text) is not counted in its parent's clean
+            // text, which is then the smaller.
+            let (added, added_para) = (t.saturating_sub(clean[reached].0), para.saturating_sub(clean[reached].2));
             if a == clean[reached].1 && added_para >= u64::from(MIN_PARAGRAPH) && added_para * 4 >= added * 3 {
                 reached = p;
             }
@@ -524,7 +477,7 @@ fn render(s: &Structure, inside: &[bool], format: TextFormat) -> String {
         let line = &s.text[seg.start..seg.end];
         if !inside[seg.block]
             || seg.kind == SegKind::Caption
-            || (seg.kind == SegKind::Text && (lines::is_date_line(line) || is_link_line(&s.blocks[seg.block], line)))
+            || (seg.kind == SegKind::Text && lines::is_date_line(line))
             || (seg.kind != SegKind::Pre && lines::is_furniture(line))
         {
             gap |= label.is_some();
@@ -565,27 +518,6 @@ fn render(s: &Structure, inside: &[bool], format: TextFormat) -> String {
         out.shrink_to_fit();
     }
     out
-}
-
-/// Characters below which a line of text in a block with links is a
-/// link's label rather than a sentence of the article (see
-/// [`is_link_line`]).
-const MAX_LINK_LINE: usize = 100;
-
-/// A short line of plain text in a block whose own text is a third or more
-/// link text, that does not end as a sentence: "Read also: <a>title of
-/// another article</a>", "Mehr zum Thema auf <a>site</a>", a teaser's one
-/// line. A sentence of the article with a link in it is longer, or its
-/// block holds more text besides, or it ends with its full stop
-/// ("Definition at line 33 of file <a>valarray_array.tcc</a>."). Short
-/// blocks that are nearly all link are already left out whole (see
-/// [`is_boilerplate`]).
-fn is_link_line(b: &Block, line: &str) -> bool {
-    b.anchor_chars > 0
-        && b.anchor_chars * 10 >= b.text_chars * 3
-        && line.len() < MAX_LINK_LINE * 4
-        && !line.trim_end().ends_with(['.', '!', '?'])
-        && line.chars().nth(MAX_LINK_LINE - 1).is_none()
 }
 
 /// One run of text as a line of the main text.

@@ -378,44 +378,17 @@ fn a_label_that_introduces_nothing_of_the_article_goes_and_one_that_does_stays()
 }
 
 #[test]
-fn a_short_text_after_the_body_is_left_out_and_a_further_section_is_not() {
-    // The `<article>` widens the main content from the densest block (the
-    // body) to the headline above it and to what follows it: here an author
-    // box and an appeal, a few lines beside a body of six paragraphs.
-    let third = "Work on the quay starts in March; the trams will run from the station to the ferry \
-        terminal every ten minutes, and the old bus line along the harbour will be closed.";
-    let bio = "Jane Doe has reported on the city's transport and its council since 2008, first for the radio.";
-    let appeal = "Did you like this article? Our reporting is free to read, and stays so with your support.";
-    let html = chrome(&format!(
-        "<article><h1>Tram line extended</h1><div class=body><p>{ARTICLE}</p><p>{SECOND}</p><p>{third}</p>\
-         <p>{ARTICLE}</p><p>{SECOND}</p><p>{third}</p></div>\
-         <div class=x><p>{bio}</p></div><div class=y><p>{appeal}</p></div></article>"
-    ));
+fn a_densest_block_that_is_boilerplate_inside_a_wrapper_is_handled() {
+    // The page's only text is a `<footer>` of comma-dense paragraphs: the
+    // densest block, though boilerplate. Its wrapper's text without
+    // boilerplate is then smaller than its own, and climbing from it once
+    // subtracted past zero (a panic in a debug build, a wrapped count in a
+    // release one).
+    let list = "Tram, bus, ferry, bicycle, taxi, train, coach, tram-train, cable car, funicular, \
+        metro, monorail, trolleybus, rickshaw, scooter, shuttle, water taxi, airport link, night bus, car share";
+    let html = format!(
+        "<html><body><div class=wrap><footer><p>{list}</p><p>{list}</p><p>{list}</p></footer></div></body></html>"
+    );
     let t = plain(&html);
-    assert!(t.starts_with("Tram line extended\n") && t.ends_with("harbour will be closed."), "{t}");
-    assert!(!t.contains("since 2008") && !t.contains("your support"), "{t}");
-
-    // A further section of the article, under half as long as the body, stays.
-    let residents = "Shopkeepers of the harbour streets said they welcomed the trams but feared a year of \
-        building works in front of their shops.";
-    let html = chrome(&format!(
-        "<article><h1>Tram line extended</h1><div class=body><p>{ARTICLE}</p><p>{SECOND}</p><p>{third}</p></div>\
-         <div class=x><h2>What residents say</h2><p>{residents}</p><p>{bio}</p></div></article>"
-    ));
-    let t = plain(&html);
-    assert!(t.contains("harbour will be closed.\nWhat residents say\nShopkeepers"), "{t}");
-    assert!(t.ends_with("first for the radio."), "{t}");
-}
-
-#[test]
-fn a_short_line_that_is_mostly_a_link_is_a_pointer_not_a_sentence() {
-    let pointer = "<a href=/b>How the tram line was planned, 2016 to 2026</a>";
-    let sentence = "The decision follows <a href=/r>a report</a> by the city's engineers, who found the quay \
-        strong enough to carry the rails without new piles.";
-    let html = chrome(&format!(
-        "<article><p>{ARTICLE}</p><p>Background {pointer}</p><p>{sentence}</p><p>{SECOND}</p></article>"
-    ));
-    let t = plain(&html);
-    assert!(t.contains("decade") && t.contains("without new piles") && t.contains("market square"), "{t}");
-    assert!(!t.contains("How the tram line was planned"), "{t}");
+    assert!(t.contains("car share"), "{t}");
 }
