@@ -43,13 +43,18 @@
 //! page's counts (true and false positives, negatives) for every extractor
 //! there instead of `target/extract-eval/per-page.csv`, to find the pages
 //! where they disagree; `EXTRACT_EVAL_PEER=again` runs trafilatura again
-//! instead of reading its output of an earlier run.
+//! instead of reading its output of an earlier run; `EXTRACT_EVAL_DOCS=on`
+//! compares the main text of documentation pages of the real-site corpus
+//! with a run of other code instead (benches/extract_eval/docs.rs).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use layercrawl::extract::main_text::{explain, main_text, TextFormat};
+
+#[path = "extract_eval/docs.rs"]
+mod docs;
 use layercrawl::parse::{parse_html, ParseConfig};
 use serde_json::{json, Value};
 
@@ -193,6 +198,11 @@ fn main() {
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // EXTRACT_EVAL_DOCS=on: documentation pages before and after a change.
+    if std::env::var("EXTRACT_EVAL_DOCS").is_ok_and(|v| v == "on") {
+        docs::compare(root, fnv1a);
+        return;
+    }
     let python = run(Command::new("bash").arg(root.join("benches/peers/setup.sh"))).trim().to_string();
     let script = root.join("benches/peers/extract_eval.py");
     let teval =
