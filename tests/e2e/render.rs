@@ -61,7 +61,9 @@ fn script_built_links_are_reached_with_auto_and_not_with_never() {
         assert!(text.contains("Catalogue of site"), "the text of the DOM the script built: {text:?}");
     }
     assert!(docs.iter().filter(|d| d.url.contains("/app/item/")).all(|d| !d.rendered), "plain pages are not rendered");
-    assert_eq!(summary["layers"][0]["rendered"].as_u64(), Some(2), "{summary}");
+    // Rendered in the first layer, or in the next when a render outlasts
+    // the layer's tail and its request is handed over (a loaded machine).
+    assert_eq!(rendered_in_all_layers(&summary), 2, "{summary}");
     // The script and its data came through the crawler, once per site;
     // the image and the style sheet were never asked for.
     assert_eq!((asked(&web, "/app/app.js"), asked(&web, "/app/items.json")), (2, 2));
@@ -80,7 +82,34 @@ fn script_built_links_are_reached_with_auto_and_not_with_never() {
     let docs = read_docs(&data);
     let rendered = docs.iter().filter(|d| d.rendered).count();
     assert_eq!(rendered, 5, "always renders every HTML page, up to the budget: {summary}");
-    assert_eq!(items(&docs), 16);
+    assert_eq!(items(&docs), 16, "{summary}");
+}
+
+fn rendered_in_all_layers(summary: &serde_json::Value) -> u64 {
+    summary["layers"].as_array().into_iter().flatten().filter_map(|l| l["rendered"].as_u64()).sum()
+}
+
+/// A script that works on after the network went quiet (here, 400 ms of
+/// its main thread between the answer to its request and reading it; on
+/// a loaded machine, any script): the DOM is read once the page is idle
+/// and has stopped changing, not when its last request was answered.
+#[test]
+fn a_page_whose_script_works_after_its_last_request_is_read_when_done() {
+    let cfg = FarmConfig { sites: 2, pages: 12, faults: false, apps: true, seed: 31, ..FarmConfig::default() };
+    let farm = Farm::start_background(cfg).expect("test web");
+    let seeds: Vec<String> = ["s000", "s001"].iter().map(|s| format!("http://{s}.test/app/busy/")).collect();
+    let web = Web::with_seeds(farm, &seeds);
+    let browser = common::chromium().display().to_string();
+    let data = web.dir("data");
+    let args = ["--delay", "0", "--delay-factor", "0", "--render", "always", "--chromium", &browser];
+    let summary = crawl_ok(&web.run_args(&data, 1, &args));
+    let docs = read_docs(&data);
+    for shell in docs.iter().filter(|d| d.url.ends_with("/app/busy/")) {
+        assert!(shell.rendered, "{}: {summary}", shell.url);
+        assert!(shell.text.as_deref().unwrap_or("").contains("Catalogue of site"), "{}: the built list", shell.url);
+    }
+    let items = docs.iter().filter(|d| d.url.contains("/app/item/")).count();
+    assert_eq!(items, 16, "the 8 items of each site, from the lists the scripts built: {summary}");
 }
 
 #[test]

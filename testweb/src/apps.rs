@@ -9,6 +9,10 @@
 //! - `/app/item/N` are plain HTML pages, each linking back to `/app/`.
 //! - `/app/app.css` and `/app/logo.png` are served too, so a test can see
 //!   that a renderer did not ask for them.
+//! - `/app/busy/` is the same shell with `/app/busy.js`, which keeps the
+//!   page's main thread busy for 400 ms between the answer to its request
+//!   and reading it: its list is built well after the network went
+//!   quiet, as on a page whose scripts run on a loaded machine.
 
 use bytes::Bytes;
 use hyper::{Response, StatusCode};
@@ -20,16 +24,26 @@ use crate::site::HostId;
 /// Items each application lists.
 pub const ITEMS: u32 = 8;
 
-const SHELL: &str = r#"<!doctype html>
+fn shell(script: &str) -> String {
+    format!(
+        r#"<!doctype html>
 <html><head><meta charset="utf-8"><title>Catalogue</title>
 <link rel="stylesheet" href="/app/app.css">
-<script src="/app/app.js" defer></script></head>
+<script src="{script}" defer></script></head>
 <body><div id="app"></div><img src="/app/logo.png" alt=""></body></html>
-"#;
+"#
+    )
+}
 
-const SCRIPT: &str = r#"fetch('/app/items.json')
-  .then(function (r) { return r.json(); })
-  .then(function (items) {
+/// The application's script: asks the items, reads them (after `before_reading`), builds the list.
+fn script(before_reading: &str) -> String {
+    format!("fetch('/app/items.json')\n  .then(function (r) {{ {before_reading}return r.json(); }})\n{BUILD}")
+}
+
+/// Busy for 400 ms.
+const BUSY: &str = "var until = Date.now() + 400; while (Date.now() < until) {} ";
+
+const BUILD: &str = r#"  .then(function (items) {
     var root = document.getElementById('app');
     var h = document.createElement('h1');
     h.textContent = 'Catalogue of ' + items.site;
@@ -55,8 +69,10 @@ pub fn respond(host: HostId, path: &str) -> Option<Response<FarmBody>> {
     }
     let site = host.site_number();
     Some(match path {
-        "/app/" => server::html(StatusCode::OK, SHELL),
-        "/app/app.js" => server::typed(StatusCode::OK, "application/javascript", Bytes::from_static(SCRIPT.as_bytes())),
+        "/app/" => server::html(StatusCode::OK, shell("/app/app.js")),
+        "/app/busy/" => server::html(StatusCode::OK, shell("/app/busy.js")),
+        "/app/app.js" => server::typed(StatusCode::OK, "application/javascript", Bytes::from(script(""))),
+        "/app/busy.js" => server::typed(StatusCode::OK, "application/javascript", Bytes::from(script(BUSY))),
         "/app/app.css" => server::typed(StatusCode::OK, "text/css", Bytes::from_static(b"h1 { color: #345; }\n")),
         "/app/logo.png" => server::typed(StatusCode::OK, "image/png", Bytes::from_static(b"\x89PNG\r\n\x1a\n")),
         "/app/items.json" => {

@@ -26,8 +26,16 @@ use super::super::robots::{origin_of, RobotsCache};
 use super::super::{ErrorKind, Response};
 use super::{find_chromium, launch, shell, RenderConfig, RenderMode, MAX_SUBRESOURCES};
 
-/// A page counts as settled when no request of its has been open for this long.
+/// A page counts as settled when no request of its has been open for this
+/// long, and its DOM has not changed for this long since (`drive`).
 const QUIET: Duration = Duration::from_millis(150);
+/// The size of the page's DOM, once its main thread is idle (the tasks
+/// already queued, a script's reading of its answers among them, have
+/// run; at most a second when it never is).
+const IDLE_DOM_SIZE: &str = "new Promise(function (done) {
+  var size = function () { done(document.documentElement ? document.documentElement.outerHTML.length : 0); };
+  if (window.requestIdleCallback) { requestIdleCallback(size, { timeout: 1000 }); } else { setTimeout(size, 0); }
+})";
 
 /// This build renders pages.
 pub const BUILT: bool = true;
@@ -240,9 +248,10 @@ impl RenderExchange {
             .await
             .map_err(cdp)?;
         let open = Arc::new(AtomicUsize::new(0));
+        let asked = Arc::new(AtomicUsize::new(0));
         let last = Arc::new(Mutex::new(Instant::now()));
         let answering = {
-            let (page, open, last) = (page.clone(), Arc::clone(&open), Arc::clone(&last));
+            let (page, open, last, asked) = (page.clone(), Arc::clone(&open), Arc::clone(&last), Arc::clone(&asked));
             let document = strip_fragment(url);
             let ctx = self.answer_context(url, resp, max_body);
             async move {
@@ -251,6 +260,7 @@ impl RenderExchange {
                 let mut next_at = Instant::now();
                 while let Some(ev) = paused.next().await {
                     open.fetch_add(1, Ordering::SeqCst);
+                    asked.fetch_add(1, Ordering::SeqCst);
                     let answer = ctx.answer(&ev, &document, &mut served_document, &mut sent, &mut next_at).await;
                     let _ = match answer {
                         Answer::Fulfil(f) => page.execute(f).await.map(drop),
@@ -270,14 +280,42 @@ impl RenderExchange {
             answering.abort();
             return Err(e);
         }
-        // Settled: nothing open for QUIET (scripts may fetch after load).
+        // Settled: the network quiet for QUIET (scripts may fetch after
+        // load), and then the page itself: twice, QUIET apart, its main
+        // thread idle with the same DOM and no request asked in between. A
+        // quiet network alone is not enough: a script may still be reading
+        // its last answer, or building from it, when its main thread is
+        // slow (a heavy script, a loaded machine).
+        let mut seen: Option<(usize, u64, Instant)> = None;
+        let (loaded, mut checks) = (Instant::now(), 0);
         loop {
             tokio::time::sleep(QUIET / 3).await;
             let since = last.lock().unwrap_or_else(PoisonError::into_inner).elapsed();
-            if open.load(Ordering::SeqCst) == 0 && since >= QUIET {
-                break;
+            if open.load(Ordering::SeqCst) != 0 || since < QUIET {
+                continue;
+            }
+            let before = asked.load(Ordering::SeqCst);
+            let dom = page
+                .evaluate_expression(IDLE_DOM_SIZE)
+                .await
+                .map_err(|e| format!("cannot read the DOM: {e}"))?
+                .into_value::<u64>()
+                .map_err(|e| format!("cannot read the DOM's size: {e}"))?;
+            checks += 1;
+            if before != asked.load(Ordering::SeqCst) || open.load(Ordering::SeqCst) != 0 {
+                seen = None;
+                continue;
+            }
+            match seen {
+                Some((a, d, at)) if a == before && d == dom => {
+                    if at.elapsed() >= QUIET {
+                        break;
+                    }
+                }
+                _ => seen = Some((before, dom, Instant::now())),
             }
         }
+        tracing::debug!("{url}: settled {:?} after its load, {checks} looks at its DOM", loaded.elapsed());
         let html = page.content().await.map_err(|e| format!("cannot read the DOM: {e}"));
         answering.abort();
         html
