@@ -89,6 +89,34 @@ fn rendered_in_all_layers(summary: &serde_json::Value) -> u64 {
     summary["layers"].as_array().into_iter().flatten().filter_map(|l| l["rendered"].as_u64()).sum()
 }
 
+/// A page that never stops changing (a ticker) is taken once its network
+/// has been quiet and its DOM watched for a while, not at the render
+/// timeout: the render log says it settled, and the list its script
+/// built is read.
+#[test]
+fn a_page_that_never_stops_changing_is_taken_before_the_render_timeout() {
+    let cfg = FarmConfig { sites: 2, pages: 12, faults: false, apps: true, seed: 31, ..FarmConfig::default() };
+    let farm = Farm::start_background(cfg).expect("test web");
+    let seeds: Vec<String> = ["s000", "s001"].iter().map(|s| format!("http://{s}.test/app/ticker/")).collect();
+    let web = Web::with_seeds(farm, &seeds);
+    let browser = common::chromium().display().to_string();
+    let data = web.dir("data");
+    let extra = ["--delay", "0", "--delay-factor", "0", "--render", "always", "--render-timeout", "30s"];
+    let args = web.run_args(&data, 0, &[&extra[..], &["--chromium", &browser]].concat());
+    let out = common::layercrawl_env(&[("RUST_LOG", "layercrawl::fetch::render=debug")], &args);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    for seed in &seeds {
+        assert!(log.contains(&format!("{seed}: settled")), "{seed} settled before the timeout: {log}");
+    }
+    assert!(!log.contains("not settled within"), "{log}");
+    let docs = read_docs(&data);
+    assert_eq!(docs.len(), 2);
+    for d in &docs {
+        assert!(d.rendered && d.text.as_deref().unwrap_or("").contains("Catalogue of site"), "{}", d.url);
+    }
+}
+
 /// A script that works on after the network went quiet (here, 400 ms of
 /// its main thread between the answer to its request and reading it; on
 /// a loaded machine, any script): the DOM is read once the page is idle

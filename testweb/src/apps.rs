@@ -13,6 +13,9 @@
 //!   page's main thread busy for 400 ms between the answer to its request
 //!   and reading it: its list is built well after the network went
 //!   quiet, as on a page whose scripts run on a loaded machine.
+//! - `/app/ticker/` is the same shell with `/app/ticker.js`, which builds
+//!   the list and then changes the page every 50 ms for as long as it is
+//!   open, as a clock or a news ticker does.
 
 use bytes::Bytes;
 use hyper::{Response, StatusCode};
@@ -39,6 +42,11 @@ fn shell(script: &str) -> String {
 fn script(before_reading: &str) -> String {
     format!("fetch('/app/items.json')\n  .then(function (r) {{ {before_reading}return r.json(); }})\n{BUILD}")
 }
+
+/// A line that grows every 50 ms.
+const TICKER: &str = "var tick = document.createElement('p'); document.body.appendChild(tick);
+setInterval(function () { tick.textContent += '.'; }, 50);
+";
 
 /// Busy for 400 ms.
 const BUSY: &str = "var until = Date.now() + 400; while (Date.now() < until) {} ";
@@ -73,6 +81,10 @@ pub fn respond(host: HostId, path: &str) -> Option<Response<FarmBody>> {
         "/app/busy/" => server::html(StatusCode::OK, shell("/app/busy.js")),
         "/app/app.js" => server::typed(StatusCode::OK, "application/javascript", Bytes::from(script(""))),
         "/app/busy.js" => server::typed(StatusCode::OK, "application/javascript", Bytes::from(script(BUSY))),
+        "/app/ticker/" => server::html(StatusCode::OK, shell("/app/ticker.js")),
+        "/app/ticker.js" => {
+            server::typed(StatusCode::OK, "application/javascript", Bytes::from(script("") + TICKER))
+        }
         "/app/app.css" => server::typed(StatusCode::OK, "text/css", Bytes::from_static(b"h1 { color: #345; }\n")),
         "/app/logo.png" => server::typed(StatusCode::OK, "image/png", Bytes::from_static(b"\x89PNG\r\n\x1a\n")),
         "/app/items.json" => {

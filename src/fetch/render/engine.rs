@@ -29,6 +29,10 @@ use super::{find_chromium, launch, shell, RenderConfig, RenderMode, MAX_SUBRESOU
 /// A page counts as settled when no request of its has been open for this
 /// long, and its DOM has not changed for this long since (`drive`).
 const QUIET: Duration = Duration::from_millis(150);
+/// Longest a page's DOM is watched for a stable state once its network
+/// went quiet: a page that never stops changing (a clock, a ticker, a
+/// carousel) is taken as it is then, not at the render timeout.
+const SETTLE_MAX: Duration = Duration::from_secs(2);
 /// The size of the page's DOM, once its main thread is idle (the tasks
 /// already queued, a script's reading of its answers among them, have
 /// run; at most a second when it never is).
@@ -229,7 +233,13 @@ impl RenderExchange {
                 (r, ok)
             }
             // Out of time: what the DOM holds so far is still the page.
-            Err(_) => (page.content().await.map_err(|e| format!("no DOM after {:?}: {e}", self.cfg.timeout)), false),
+            Err(_) => {
+                tracing::warn!(
+                    "{url}: not settled within the render timeout ({:?}); its DOM taken as it was",
+                    self.cfg.timeout
+                );
+                (page.content().await.map_err(|e| format!("no DOM after {:?}: {e}", self.cfg.timeout)), false)
+            }
         };
         // A tab that went quiet is emptied and kept for the next page (its
         // scripts stop with the navigation); one that did not is closed.
@@ -287,12 +297,16 @@ impl RenderExchange {
         // its last answer, or building from it, when its main thread is
         // slow (a heavy script, a loaded machine).
         let mut seen: Option<(usize, u64, Instant)> = None;
-        let (loaded, mut checks) = (Instant::now(), 0);
+        let (loaded, mut checks, mut first_look) = (Instant::now(), 0, None::<Instant>);
         loop {
             tokio::time::sleep(QUIET / 3).await;
             let since = last.lock().unwrap_or_else(PoisonError::into_inner).elapsed();
             if open.load(Ordering::SeqCst) != 0 || since < QUIET {
                 continue;
+            }
+            if first_look.get_or_insert_with(Instant::now).elapsed() >= SETTLE_MAX {
+                tracing::debug!("{url}: its DOM still changes {SETTLE_MAX:?} after its network went quiet");
+                break;
             }
             let before = asked.load(Ordering::SeqCst);
             let dom = page
