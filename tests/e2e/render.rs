@@ -10,6 +10,11 @@ use testweb::{Farm, FarmConfig};
 
 /// A two-site web with applications; the seeds are the applications.
 fn web() -> Web {
+    web_seeded("/app/")
+}
+
+/// The same web, seeded with the page at `path` of both sites.
+fn web_seeded(path: &str) -> Web {
     let cfg = FarmConfig {
         sites: 2,
         pages: 12,
@@ -20,7 +25,7 @@ fn web() -> Web {
         ..FarmConfig::default()
     };
     let farm = Farm::start_background(cfg).expect("test web");
-    let seeds: Vec<String> = ["s000", "s001"].iter().map(|s| format!("http://{s}.test/app/")).collect();
+    let seeds: Vec<String> = ["s000", "s001"].iter().map(|s| format!("http://{s}.test{path}")).collect();
     Web::with_seeds(farm, &seeds)
 }
 
@@ -95,10 +100,7 @@ fn rendered_in_all_layers(summary: &serde_json::Value) -> u64 {
 /// built is read.
 #[test]
 fn a_page_that_never_stops_changing_is_taken_before_the_render_timeout() {
-    let cfg = FarmConfig { sites: 2, pages: 12, faults: false, apps: true, seed: 31, ..FarmConfig::default() };
-    let farm = Farm::start_background(cfg).expect("test web");
-    let seeds: Vec<String> = ["s000", "s001"].iter().map(|s| format!("http://{s}.test/app/ticker/")).collect();
-    let web = Web::with_seeds(farm, &seeds);
+    let web = web_seeded("/app/ticker/");
     let browser = common::chromium().display().to_string();
     let data = web.dir("data");
     let extra = ["--delay", "0", "--delay-factor", "0", "--render", "always", "--render-timeout", "30s"];
@@ -106,7 +108,8 @@ fn a_page_that_never_stops_changing_is_taken_before_the_render_timeout() {
     let out = common::layercrawl_env(&[("RUST_LOG", "layercrawl::fetch::render=debug")], &args);
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{log}");
-    for seed in &seeds {
+    for site in ["s000", "s001"] {
+        let seed = format!("http://{site}.test/app/ticker/");
         assert!(log.contains(&format!("{seed}: settled")), "{seed} settled before the timeout: {log}");
     }
     assert!(!log.contains("not settled within"), "{log}");
@@ -123,10 +126,7 @@ fn a_page_that_never_stops_changing_is_taken_before_the_render_timeout() {
 /// and has stopped changing, not when its last request was answered.
 #[test]
 fn a_page_whose_script_works_after_its_last_request_is_read_when_done() {
-    let cfg = FarmConfig { sites: 2, pages: 12, faults: false, apps: true, seed: 31, ..FarmConfig::default() };
-    let farm = Farm::start_background(cfg).expect("test web");
-    let seeds: Vec<String> = ["s000", "s001"].iter().map(|s| format!("http://{s}.test/app/busy/")).collect();
-    let web = Web::with_seeds(farm, &seeds);
+    let web = web_seeded("/app/busy/");
     let browser = common::chromium().display().to_string();
     let data = web.dir("data");
     let args = ["--delay", "0", "--delay-factor", "0", "--render", "always", "--chromium", &browser];
