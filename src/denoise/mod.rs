@@ -20,6 +20,7 @@
 pub mod cluster;
 pub mod evidence;
 pub mod lcs;
+pub mod yields;
 
 pub use crate::vocab::NoiseLabel;
 use cluster::{cluster_block, ClusterConfig, Item, Verdict};

@@ -279,7 +279,13 @@ async fn run_leased(
             executor.run(&PhaseRun { phase: Phase::Map, layer, parts: todo }).await?;
         }
         let (mut ls, within) = sequencer::map_summary(store, layer, cfg.partitions).await?;
-        let catch_up = layer >= cfg.depth && within;
+        // Candidates the noise filter deferred into this layer's
+        // optimise step are decided there, past the depth too.
+        let deferred = match store.get_json::<NextManifest>(&layout::input_manifest(layer)).await? {
+            Some(n) => n.deferred > 0,
+            None => false,
+        };
+        let catch_up = layer >= cfg.depth && (within || deferred);
         let mut more = layer < cfg.depth;
         if let Some(truth) = &cfg.truth {
             let found = truth.found(store, layer).await?;
@@ -348,6 +354,7 @@ async fn run_leased(
     tracing::info!(seconds = merge_start.elapsed().as_secs_f64(), "merge done");
     summary.seconds = started.elapsed().as_secs_f64();
     summary.totals();
+    summary.skipped_classes = optimise::skipped_classes(store, 10).await?;
     if let (Some((next_layer, n)), Some(why)) = (left, budget) {
         summary.not_requested_in(next_layer, n, why);
     }

@@ -93,11 +93,15 @@ pub struct LayerSummary {
     pub lcs_noise: u64,
     /// Distinct link targets judged traps.
     pub traps: u64,
-    /// URL templates found barren by this layer (their fetched pages were
-    /// copies, client errors or redirects off the site), and distinct link
-    /// targets not followed for it.
+    /// Distinct link targets fetched as probes of a link class that yields
+    /// little, and distinct link targets not followed because their
+    /// classes yield little (copies, client errors, redirects off the site).
     #[serde(default)]
-    pub barren_templates: u64,
+    pub probes: u64,
+    /// Distinct link targets of classes never fetched, past their first
+    /// probes, that wait one layer for the probes' evidence.
+    #[serde(default)]
+    pub deferred: u64,
     #[serde(default)]
     pub barren: u64,
     /// Distinct link targets the noise filter did not follow: copies,
@@ -191,7 +195,8 @@ impl LayerSummary {
         self.dom_noise = n.dom_noise;
         self.lcs_noise = n.lcs_noise;
         self.traps = n.traps;
-        self.barren_templates = n.barren_templates;
+        self.probes = n.probes;
+        self.deferred = n.deferred;
         self.barren = n.barren;
         self.skipped = n.skipped;
         self.candidates = n.candidates;
@@ -263,6 +268,10 @@ pub struct RunSummary {
     /// Distinct link targets the noise filter did not follow, over every
     /// layer: copies, errors, others (docs/src/noise-filter.md).
     pub skipped: SkipCounts,
+    /// The link classes the noise filter skipped the most URLs of, with
+    /// their evidence (the `skipped` dataset has every URL).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped_classes: Vec<crate::optimise::SkippedClass>,
     /// Per rule, over every layer: what the rule matched and made, with
     /// each field's fill rate (items with a value / items).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -473,13 +482,20 @@ impl RunSummary {
         );
         if self.skipped.total() > 0 {
             let k = &self.skipped;
+            let most = self.skipped_classes.first().map_or(String::new(), |c| {
+                format!(
+                    "; most from {} to {} ({} skipped: {} of its {} fetched pages were new)",
+                    c.source_template, c.target_template, c.skipped, c.new, c.fetched
+                )
+            });
             let _ = writeln!(
                 s,
-                "noise filter: {} link targets not followed ({} copies, {} errors, {} others); --denoise off follows them",
+                "noise filter: {} link targets not followed ({} copies, {} errors, {} others{most}); every one is in {}/, and --denoise off follows them",
                 k.total(),
                 k.copies,
                 k.errors,
-                k.others
+                k.others,
+                crate::store::layout::SKIPPED,
             );
         }
         if self.unchanged > 0 {

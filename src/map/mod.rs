@@ -324,6 +324,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         },
         warc: outputs.archive(),
         site: output::site_for(ctx, layer, part).await?,
+        main_text: ctx.extract.column_names().iter().position(|c| c == "main_text"),
     });
     // With a plan: the pages scored and relevant (the summary's harvest
     // rate) and, for `--order ant`, what they deposit per URL cluster (for

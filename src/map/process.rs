@@ -42,6 +42,9 @@ pub struct ProcessCtx {
     /// place in `DocRow::extra`, and the boilerplate lines that this
     /// partition's hosts showed in earlier layers (none in layer 0).
     pub site: Option<(usize, Option<Arc<SiteBoilerplate>>)>,
+    /// The `main_text` column's place in `DocRow::extra`, if the run
+    /// extracts it: the noise filter compares pages by it.
+    pub main_text: Option<usize>,
 }
 
 /// The rows of one fetched URL.
@@ -207,13 +210,17 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
                 doc.content_hash = Some(xxh3_64(page.text.as_bytes()));
             }
             if let Some(s) = sample.as_mut() {
+                // What the page brings, as the crawl stores it: its main
+                // text (after the site's boilerplate was trimmed), or its
+                // whole text when the run extracts no main text.
+                let main = ctx.main_text.and_then(|i| match doc.extra.get(i) {
+                    Some(Value::Utf8(t)) => Some(t.as_str()),
+                    _ => None,
+                });
+                let text = main.unwrap_or(&page.text);
                 s.html = true;
-                s.text_chars = u32::try_from(page.text.chars().count()).unwrap_or(u32::MAX);
-                s.content_hash = doc.content_hash;
-                // Only texts long enough to be compared keep their paragraphs.
-                if s.text_chars >= crate::denoise::evidence::MIN_TEXT_CHARS {
-                    s.paragraphs = crate::denoise::evidence::paragraphs(&page.text);
-                }
+                s.text_chars = u32::try_from(text.chars().count()).unwrap_or(u32::MAX);
+                s.text_hash = crate::denoise::evidence::text_hash(text);
             }
             doc.text = ctx.store_text.visible().then_some(page.text);
             let nofollow_page = page.meta_nofollow;
@@ -250,6 +257,10 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
             }
         } else if ok && !resp.body.is_empty() {
             doc.content_hash = Some(xxh3_64(&resp.body));
+            // A file that is not HTML brings its body when the run keeps it.
+            if let Some(s) = sample.as_mut().filter(|_| ctx.store_body == BodyPolicy::All) {
+                s.text_hash = doc.content_hash;
+            }
             doc.charset = charset_param(resp.content_type.as_deref());
         }
         let keep_body = match ctx.store_body {
@@ -265,7 +276,8 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
     doc.noise_links = count(links.iter().filter(|l| l.noise.is_some()));
     if let Some(s) = sample.as_mut() {
         s.url.clone_from(&doc.url);
-        s.status = doc.status;
+        // An answer cut short (a reset, a timeout) is no evidence.
+        s.status = if doc.error.is_some() { 0 } else { doc.status };
     }
     Processed { doc, links, sample, rule: rule_out, rows, warc, lines }
 }

@@ -115,8 +115,10 @@ async fn datasets(store: &Store) -> Result<Vec<String>, StoreError> {
         }
     }
     out.extend(rules);
-    if !store.parquet_files(layout::SITEMAPS).await?.is_empty() {
-        out.push(layout::SITEMAPS.to_string());
+    for name in [layout::SITEMAPS, layout::SKIPPED] {
+        if !store.parquet_files(name).await?.is_empty() {
+            out.push(name.to_string());
+        }
     }
     for name in layout::EXTRACT_DATASETS {
         if !store.parquet_files(name).await?.is_empty() {

@@ -8,7 +8,6 @@ use arrow_array::{BooleanArray, RecordBatch, StringArray};
 use futures::StreamExt;
 use rayon::prelude::*;
 
-use crate::denoise::evidence::{templates, SkipReason, TemplateCount};
 use crate::denoise::{noise_by_cluster, BlockUrl, Method, NoiseLabel};
 use crate::error::StageError;
 use crate::store::schema;
@@ -58,25 +57,6 @@ pub(super) fn cluster_partition(
                 (a.0, a.1 + b.1, a.2 + b.2)
             },
         )
-}
-
-/// Followed candidates whose URL template led to barren pages before (see
-/// [`crate::denoise::evidence`]), by fingerprint, with what that template's
-/// pages were (its fine template's reason first).
-pub(super) fn find_barren(cands: &[Candidate], counts: &[TemplateCount]) -> Vec<(u64, SkipReason)> {
-    let barren: HashMap<&str, SkipReason> =
-        counts.iter().filter(|t| t.is_barren()).map(|t| (t.template.as_str(), t.skip_reason())).collect();
-    if barren.is_empty() {
-        return Vec::new();
-    }
-    cands
-        .iter()
-        .filter(|c| c.followed)
-        .filter_map(|c| {
-            let reason = templates(&c.row.url).iter().find_map(|t| barren.get(t.as_str()).copied())?;
-            Some((urlnorm::fingerprint_str(&c.row.url), reason))
-        })
-        .collect()
 }
 
 /// Trap URLs among the followable candidates: ever-deeper paths (a path

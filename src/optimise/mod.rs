@@ -32,6 +32,9 @@
 mod budget;
 mod labels;
 mod shuffle;
+mod yields;
+
+pub use yields::{skipped_classes, skipped_schema, SkippedClass};
 
 pub use shuffle::{spill_links, ShuffleCounts, Suspects};
 
@@ -46,12 +49,12 @@ use url::Url;
 use crate::config::Denoise;
 use crate::dedup::dedup_round;
 use crate::dedup::visited::VisitedStore;
-use crate::denoise::evidence::{self, Sample, SeenTexts, SkipReason, TemplateCount};
-use crate::denoise::NoiseLabel;
+use crate::denoise::yields::{ClassCount, Verdict};
+use crate::denoise::{Method, NoiseLabel};
 use crate::store::attempt::{self, Attempt};
 use crate::store::manifest::{LayerBudget, MapManifest, NextManifest, OptimiseManifest, ShuffleManifest, SkipCounts};
 use crate::store::schema::{self, InRow};
-use crate::store::{layout, read_if_exists, stream_batches, Created, ShardWriter, Store, StoreError};
+use crate::store::{layout, stream_batches, Created, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
 use crate::config::OptimiseConfig;
@@ -131,6 +134,8 @@ pub(super) struct Candidate {
     pub(super) dom: bool,
     /// Some link to it is followable and not DOM-flagged.
     pub(super) content: bool,
+    /// The link templates of the pages whose followed links lead here.
+    pub(super) via: Vec<String>,
 }
 
 /// Writes layer 0's input from the seeds.
@@ -339,131 +344,104 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
     let mut m = NextManifest::default();
     let mut cands = shuffle::read_partition(store, layer, k).await?;
     let followed_targets = cands.iter().filter(|c| c.followed).count() as u64;
+    // Candidates the filter deferred here are decided with this layer's.
+    let again = if opt.denoise == Denoise::Off {
+        std::collections::HashSet::new()
+    } else {
+        yields::add_deferred(store, layer, k, &mut cands).await?
+    };
     // Traps first: they are never followed, whatever --denoise says.
     let mut labels = labels::find_traps(&cands, opt.max_query_variants);
     m.traps += labels.len() as u64;
-    let mut barren_reasons: HashMap<u64, SkipReason> = HashMap::new();
-    if opt.denoise != Denoise::Off {
-        let counts = count_templates(store, layer, k).await?;
-        m.barren_templates += counts.iter().filter(|t| t.is_barren()).count() as u64;
-        let known: Vec<String> = opt.noise_patterns.clone();
-        let cfg = opt.cluster.clone();
-        let method = opt.denoise.method();
-        let (back, (noise, clusters, comparisons), barren) = tokio::task::spawn_blocking(move || {
-            let known: Vec<&str> = known.iter().map(String::as_str).collect();
-            let found = labels::cluster_partition(&cands, &known, &cfg, method);
-            let barren = labels::find_barren(&cands, &counts);
-            (cands, found, barren)
-        })
-        .await
-        .map_err(|e| StageError::Internal(format!("clustering failed: {e}")))?;
-        cands = back;
-        m.clusters += clusters;
-        m.comparisons += comparisons;
-        m.lcs_noise += noise.len() as u64;
-        for fp in noise {
-            labels.entry(fp).or_insert(NoiseLabel::LcsCluster);
-        }
-        m.barren += barren.len() as u64;
-        for (fp, reason) in barren {
-            labels.entry(fp).or_insert(NoiseLabel::Barren);
-            barren_reasons.insert(fp, reason);
-        }
-    }
     let mark = opt.denoise == Denoise::Mark;
     let mut skipped = SkipCounts::default();
-    let fresh: Vec<InRow> = cands
-        .into_iter()
-        .filter(|c| c.followed)
-        .filter(|c| {
-            let fp = urlnorm::fingerprint_str(&c.row.url);
-            let Some(label) = labels.get(&fp) else { return true };
-            let follow = mark && label.followed_when_marked();
-            if !follow {
-                match (label, barren_reasons.get(&fp)) {
-                    (NoiseLabel::Barren, Some(SkipReason::Copies)) => skipped.copies += 1,
-                    (NoiseLabel::Barren, _) => skipped.errors += 1,
+    let mut verdicts: Vec<Option<Verdict>> = Vec::new();
+    let mut deferred: Vec<usize> = Vec::new();
+    if opt.denoise != Denoise::Off {
+        let known: Vec<String> = opt.noise_patterns.clone();
+        let method = opt.denoise.method();
+        // By evidence, clustering only finds the user's known noise: without
+        // any, it would compare every pair of URLs for nothing.
+        if method == Method::Strict || !known.is_empty() {
+            let cfg = opt.cluster.clone();
+            let (back, (noise, clusters, comparisons)) = off_async("clustering", move || {
+                let known: Vec<&str> = known.iter().map(String::as_str).collect();
+                let found = labels::cluster_partition(&cands, &known, &cfg, method);
+                (cands, found)
+            })
+            .await?;
+            cands = back;
+            m.clusters += clusters;
+            m.comparisons += comparisons;
+            m.lcs_noise += noise.len() as u64;
+            for fp in noise {
+                labels.entry(fp).or_insert(NoiseLabel::LcsCluster);
+            }
+        }
+        let evidence = yields::count(store, layer, k).await?;
+        let depth = i32::try_from(ctx.depth).unwrap_or(i32::MAX);
+        let (back, decided) = off_async("deciding by yield", move || {
+            let decided = yields::decide(&evidence, &cands, depth, &again);
+            (cands, decided)
+        })
+        .await?;
+        cands = back;
+        verdicts = decided.verdicts;
+        deferred = decided.deferred;
+        m.probes += decided.probes;
+    }
+    let mut skips: Vec<(&Candidate, &ClassCount)> = Vec::new();
+    let mut via: Vec<(u64, String)> = Vec::new();
+    let mut fresh: Vec<InRow> = Vec::new();
+    let mut waiting = deferred.iter().peekable();
+    let mut held: Vec<&Candidate> = Vec::new();
+    for (i, c) in cands.iter().enumerate().filter(|(_, c)| c.followed) {
+        if waiting.next_if_eq(&&i).is_some() {
+            held.push(c);
+            continue;
+        }
+        let fp = urlnorm::fingerprint_str(&c.row.url);
+        let label = labels.get(&fp).copied().or_else(|| match verdicts.get(i) {
+            Some(Some(Verdict::Skip(_))) => Some(NoiseLabel::Barren),
+            _ => None,
+        });
+        if let Some(label) = label {
+            labels.entry(fp).or_insert(label);
+            if !(mark && label.followed_when_marked()) {
+                match (label, verdicts.get(i)) {
+                    (NoiseLabel::Barren, Some(Some(Verdict::Skip(class)))) => {
+                        if yields::skip_reason(class) == "errors" {
+                            skipped.errors += 1;
+                        } else {
+                            skipped.copies += 1;
+                        }
+                        skips.push((c, class));
+                    }
                     (NoiseLabel::LcsCluster, _) => skipped.others += 1,
                     // Traps are never followed, filter or not.
                     _ => {}
                 }
+                continue;
             }
-            follow
-        })
-        .map(|c| c.row)
-        .collect();
+        }
+        if !c.via.is_empty() {
+            via.push((fp, c.via.join("\n")));
+        }
+        fresh.push(c.row.clone());
+    }
+    m.barren += skipped.copies + skipped.errors;
+    m.deferred += held.len() as u64;
+    if opt.denoise != Denoise::Off {
+        yields::write_via(store, layer + 1, k, &via).await?;
+        yields::write_skipped(store, layer + 1, k, &skips).await?;
+        yields::write_deferred(store, layer + 1, k, &held).await?;
+    }
     m.skipped = skipped;
     let carried = read_carried(store, layer, k).await?;
     // The ant-colony and learned orders learn from the layer's pages first.
     let ranking = crate::focus::Ranking::learn(store, layer, k, opt.order).await?;
     write_partition_input(ctx, layer + 1, k, fresh, carried, &ranking, &mut m).await?;
     Ok(PartitionNext { stats: m, labels, followed_targets })
-}
-
-/// The URL template counts of partition `k` after `layer`: those up to the
-/// layer before, plus this layer's pages judged (see
-/// [`crate::denoise::evidence`]). Written to the data store, so that the
-/// next layer starts from them; re-running the step rewrites the same file.
-async fn count_templates(store: &Store, layer: u32, k: u32) -> Result<Vec<TemplateCount>, StageError> {
-    let mut before: Vec<TemplateCount> = Vec::new();
-    if layer > 0 {
-        let path = layout::template_counts(layer - 1, k);
-        for b in read_if_exists(store, &path).await? {
-            before.extend(
-                evidence::templates_rows(&b).ok_or_else(|| missing(&path, "template, fetched, barren, copies"))?,
-            );
-        }
-    }
-    let mut seen = SeenTexts::default();
-    for earlier in 0..layer {
-        for s in read_samples(store, earlier, k).await? {
-            seen.add(&s);
-        }
-    }
-    seen.freeze();
-    let mut now = read_samples(store, layer, k).await?;
-    evidence::judging_order(&mut now);
-    let counts = tokio::task::spawn_blocking(move || {
-        let judged: Vec<(String, evidence::Outcome)> = now
-            .into_iter()
-            .map(|s| {
-                let outcome = seen.judge(&s);
-                (s.url, outcome)
-            })
-            .collect();
-        evidence::count_templates(before, &judged)
-    })
-    .await
-    .map_err(|e| StageError::Internal(format!("judging the layer's pages failed: {e}")))?;
-    let path = layout::template_counts(layer, k);
-    if counts.is_empty() {
-        store.delete(&path).await?;
-    } else {
-        let mut w = ShardWriter::create(store, &path, evidence::templates_schema(), 8 << 20)?;
-        for chunk in counts.chunks(8192) {
-            w.write(
-                &evidence::templates_batch(chunk)
-                    .map_err(|e| StoreError::Schema { path: path.clone(), reason: e.to_string() })?,
-            )
-            .await?;
-        }
-        w.finish().await?;
-    }
-    Ok(counts)
-}
-
-/// The pages partition `k` fetched in `layer`, as the noise filter saw them.
-async fn read_samples(store: &Store, layer: u32, k: u32) -> Result<Vec<Sample>, StoreError> {
-    let path = layout::samples(layer, k);
-    let mut out = Vec::new();
-    for b in read_if_exists(store, &path).await? {
-        out.extend(
-            evidence::samples_rows(&b).ok_or_else(|| {
-                missing(&path, "url, status, html, redirect_out, text_chars, content_hash, paragraphs")
-            })?,
-        );
-    }
-    Ok(out)
 }
 
 /// The URLs partition `k` carried over unfetched from `layer`.

@@ -9,6 +9,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray, Int32Array, RecordBatch, String
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use futures::StreamExt;
 
+use crate::denoise::yields::{add_via, link_template};
 use crate::denoise::NoiseLabel;
 use crate::store::column::{Tuned, Tuning};
 use crate::store::schema::{self, InRow};
@@ -34,6 +35,10 @@ struct Merged {
     /// ...and that link's anchor text (the smallest of the best's on a
     /// tie), which counts in the target page's relevance.
     anchor: Option<String>,
+    /// The link templates of the pages whose followed links lead here (the
+    /// smallest few: `denoise::yields::add_via`), which the noise filter's
+    /// link classes start from.
+    via: Vec<String>,
 }
 
 /// One link (or an earlier merge of links) to a target, as merged.
@@ -45,6 +50,9 @@ struct Link<'a> {
     content: bool,
     /// Its score and anchor text: a link without a score brings no anchor.
     best: Option<(f32, &'a str)>,
+    /// The link templates of its source pages (one for a link; a merge's
+    /// set for an earlier merge).
+    via: &'a [String],
 }
 
 impl Merged {
@@ -75,6 +83,9 @@ impl Merged {
                 e.depth = l.depth;
                 e.referrer = l.referrer.to_string();
             }
+            for t in l.via {
+                add_via(&mut e.via, t);
+            }
             return false;
         }
         map.insert(
@@ -87,6 +98,7 @@ impl Merged {
                 content: l.content,
                 score: l.best.map(|b| b.0),
                 anchor: l.best.map(|b| b.1.to_string()),
+                via: l.via.to_vec(),
             },
         );
         true
@@ -242,6 +254,8 @@ impl ShardMerge {
         // No score column: a run without a plan, or links of an older version.
         let score = b.column_by_name("score").and_then(|c| c.as_primitive_opt::<arrow_array::types::Float32Type>());
         let anchor = str_col(b, "anchor", path)?;
+        // A shard's links come page by page: a source's template is made once.
+        let mut source: (&str, [String; 1]) = ("", [String::new()]);
         for (i, label) in noise.into_iter().enumerate() {
             // A label from an earlier attempt of this step is undone: it is
             // recomputed, and whether the link was a suspect comes back from
@@ -260,6 +274,9 @@ impl ShardMerge {
                 continue;
             }
             self.counts.candidates += u64::from(follows);
+            if source.0 != src.value(i) {
+                source = (src.value(i), [link_template(src.value(i))]);
+            }
             let link = Link {
                 depth: depth.value(i),
                 referrer: src.value(i),
@@ -267,6 +284,7 @@ impl ShardMerge {
                 dom,
                 content: follows && !dom,
                 best: score.and_then(|s| (!s.is_null(i)).then(|| (s.value(i), anchor.value(i)))),
+                via: if follows { &source.1 } else { &[] },
             };
             let new = Merged::merge_into(&mut self.merged, dst.value(i), &link);
             if new && self.merged.len() >= combine {
@@ -321,6 +339,8 @@ fn shuffle_schema() -> SchemaRef {
             Field::new("content", DataType::Boolean, false),
             Field::new("score", DataType::Float32, true),
             Field::new("anchor", DataType::Utf8, true),
+            // The source templates, one a line.
+            Field::new("via", DataType::Utf8, false),
         ]))
     }))
 }
@@ -339,6 +359,7 @@ fn shuffle_batch(rows: &[(String, Merged)], path: &str) -> Result<RecordBatch, S
         std::sync::Arc::new(flag(|m| m.content)),
         std::sync::Arc::new(rows.iter().map(|r| r.1.score).collect::<arrow_array::Float32Array>()),
         std::sync::Arc::new(rows.iter().map(|r| r.1.anchor.as_deref()).collect::<StringArray>()),
+        std::sync::Arc::new(rows.iter().map(|r| Some(r.1.via.join("\n"))).collect::<StringArray>()),
     ];
     RecordBatch::try_new(shuffle_schema(), cols)
         .map_err(|e| StoreError::Schema { path: path.to_string(), reason: e.to_string() })
@@ -375,7 +396,11 @@ fn merge_run(merged: &mut HashMap<String, Merged>, b: &RecordBatch, path: &str) 
     let score = b.column_by_name("score").and_then(|c| c.as_primitive_opt::<arrow_array::types::Float32Type>());
     // Spills of an older version have no anchors.
     let anchor = b.column_by_name("anchor").and_then(|c| c.as_string_opt::<i32>());
+    let via = b.column_by_name("via").and_then(|c| c.as_string_opt::<i32>());
     for i in 0..b.num_rows() {
+        let templates: Vec<String> = via
+            .map(|v| v.value(i).split('\n').filter(|t| !t.is_empty()).map(String::from).collect())
+            .unwrap_or_default();
         let link = Link {
             depth: depth.value(i),
             referrer: referrer.value(i),
@@ -384,6 +409,7 @@ fn merge_run(merged: &mut HashMap<String, Merged>, b: &RecordBatch, path: &str) 
             content: content.value(i),
             // A merge with a score has its best link's anchor.
             best: score.and_then(|s| (!s.is_null(i)).then(|| (s.value(i), anchor.map_or("", |a| a.value(i))))),
+            via: &templates,
         };
         Merged::merge_into(merged, url.value(i), &link);
     }
@@ -407,6 +433,7 @@ fn candidates(merged: HashMap<String, Merged>) -> Vec<Candidate> {
             followed: m.followed,
             dom: m.dom,
             content: m.content,
+            via: m.via,
         })
         .collect();
     cands.sort_unstable_by(|a, b| a.row.url.cmp(&b.row.url));

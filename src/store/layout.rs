@@ -165,10 +165,30 @@ pub fn samples(layer: u32, part: u32) -> String {
 pub fn site_lines(layer: u32, part: u32) -> String {
     format!("state/extract/site-lines/layer={layer}/part-{part:05}.json")
 }
-/// Fetched and barren pages per URL template, over layers up to `layer`, in one partition.
+/// What each link class's fetched pages brought, over layers up to
+/// `layer`, in one partition (`denoise::yields`).
 #[must_use]
-pub fn template_counts(layer: u32, part: u32) -> String {
-    format!("state/denoise/templates/layer={layer}/part-{part:05}.parquet")
+pub fn yields(layer: u32, part: u32) -> String {
+    format!("state/denoise/yields/layer={layer}/part-{part:05}.parquet")
+}
+/// The link classes of the URLs one partition follows into `layer`.
+#[must_use]
+pub fn via(layer: u32, part: u32) -> String {
+    format!("state/denoise/via/layer={layer}/part-{part:05}.parquet")
+}
+/// Candidates of one partition that wait to be decided with `layer`'s:
+/// their link classes were never fetched, and their first probes were
+/// (`denoise::yields`).
+#[must_use]
+pub fn deferred(layer: u32, part: u32) -> String {
+    format!("state/denoise/deferred/layer={layer}/part-{part:05}.parquet")
+}
+/// The `skipped` dataset: URLs the noise filter did not follow into `layer`.
+pub const SKIPPED: &str = "skipped";
+/// One partition's skipped URLs of `layer`.
+#[must_use]
+pub fn skipped(layer: u32, part: u32) -> String {
+    format!("{SKIPPED}/layer={layer}/part-{part:05}.parquet")
 }
 /// What one partition's pages of `layer` deposited per URL cluster, for
 /// the ant-colony order (`--order ant`; `focus::ant`).

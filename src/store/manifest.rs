@@ -206,12 +206,17 @@ pub struct NextManifest {
     /// Distinct targets judged traps (ever-deeper paths, query explosions).
     #[serde(default)]
     pub traps: u64,
-    /// URL templates whose fetched pages were barren (copies, client
-    /// errors, redirects off the site), and distinct targets dropped for it.
+    /// Distinct targets followed as probes of a link class that yields
+    /// little (`denoise::yields`), and distinct targets not followed
+    /// because their classes yield little.
     #[serde(default)]
-    pub barren_templates: u64,
+    pub probes: u64,
     #[serde(default)]
     pub barren: u64,
+    /// Distinct targets of link classes never fetched, past their first
+    /// probes: decided again with the next layer's candidates.
+    #[serde(default)]
+    pub deferred: u64,
     /// Distinct targets the noise filter did not follow, by what they were
     /// expected to be.
     #[serde(default)]
@@ -237,8 +242,8 @@ pub struct NextManifest {
 }
 
 /// Distinct link targets the noise filter did not follow, by what they
-/// were expected to be: copies (their URL template's fetched pages were
-/// copies of other pages), errors (its pages were client errors or
+/// were expected to be: copies (their link class's fetched pages were
+/// mostly copies of other pages), errors (mostly client errors or
 /// redirects off the site), others (LCS clustering's verdict).
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct SkipCounts {
@@ -289,7 +294,8 @@ impl NextManifest {
         self.dom_noise += p.dom_noise;
         self.lcs_noise += p.lcs_noise;
         self.traps += p.traps;
-        self.barren_templates += p.barren_templates;
+        self.probes += p.probes;
+        self.deferred += p.deferred;
         self.barren += p.barren;
         self.skipped.add(&p.skipped);
         self.clusters += p.clusters;

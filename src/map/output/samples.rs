@@ -1,6 +1,7 @@
-//! The noise filter's samples (what each page teaches it: its text's
-//! paragraphs, hash and size), into `samples/layer=L/part-PPPPP.parquet`
-//! for the optimise step; none with `--denoise off`.
+//! The noise filter's samples (what each page teaches it: its status and
+//! its text's fingerprint and size), into
+//! `samples/layer=L/part-PPPPP.parquet` for the optimise step; none with
+//! `--denoise off`.
 
 use futures::future::BoxFuture;
 
@@ -14,8 +15,7 @@ use crate::store::{layout, StoreError};
 
 /// Samples buffered before they are written (~100 bytes each)...
 const SAMPLE_BATCH: usize = 4096;
-/// ...or bytes of them: a long page's sample holds a hash per paragraph
-/// (16 bytes each; 512 KB pages make samples of ~10 KB).
+/// ...or bytes of them (their URLs).
 const SAMPLE_BATCH_BYTES: usize = 1 << 20;
 
 /// The samples shard of a map attempt and the samples waiting for it.
@@ -55,7 +55,7 @@ impl Output for Samples<'_> {
     ) -> BoxFuture<'s, Result<(), StageError>> {
         Box::pin(async move {
             if let Some(s) = page.sample.take() {
-                self.buf_bytes += s.url.len() + std::mem::size_of_val(s.paragraphs.as_slice());
+                self.buf_bytes += s.url.len() + std::mem::size_of::<Sample>();
                 self.buf.push(s);
             }
             if self.buf.len() >= SAMPLE_BATCH || self.buf_bytes >= batch_rows(SAMPLE_BATCH_BYTES, tight) {

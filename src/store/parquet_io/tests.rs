@@ -31,10 +31,11 @@ async fn every_schema_keeps_its_column_tuning_and_footers_do_not_carry_it() {
         "unchanged",
         "rendered",
     ];
-    use crate::denoise::evidence::{samples_schema, templates_schema};
+    use crate::denoise::evidence::samples_schema;
+    use crate::denoise::yields::counts_schema;
     use crate::store::schema::{content_schema, doc_batch, doc_schema, links_schema, DocRow};
     let zstd = Compression::Zstd(1).codec();
-    for schema in [doc_schema(), links_schema(), input_schema(), content_schema(), samples_schema(), templates_schema()]
+    for schema in [doc_schema(), links_schema(), input_schema(), content_schema(), samples_schema(), counts_schema()]
     {
         let props = shard_properties(zstd, &schema, 1 << 20);
         for f in schema.fields() {

@@ -1,0 +1,535 @@
+//! The yield filter: fetches are spent on the kinds of links that bring
+//! new text, and stop being spent on the kinds that bring copies.
+//!
+//! A **link class** is a pair of URL templates: the template of the page a
+//! link sits on and the template of its target (`repo/commit/?id` →
+//! `repo/tree/src/lib.rs?id`). Its **yield** is what its fetched targets
+//! brought: new texts per fetch ([`super::evidence`]). A web application's
+//! views of one thing are distinct classes: on a git viewer, the links from
+//! a commit to the files it changed bring a new version of each file, while
+//! the links from a directory listing to every file at every commit bring
+//! the same file again and again; on a wiki, the links from a page's
+//! history to its old revisions bring texts, the links to each sort order
+//! of a listing do not. A template alone cannot tell these apart (both
+//! links lead to `tree/…?id`); the page a link sits on can.
+//!
+//! The decision for a candidate URL, reached by links from one or more
+//! source templates (at most [`MAX_VIA`] kept, the smallest):
+//!
+//! 1. a class with fewer than [`MIN_EVIDENCE`] judged fetches is
+//!    *explored*: its targets are followed. Evidence is read at two levels,
+//!    the fine class first and, while it has too few fetches, the coarse
+//!    class (both templates cut to their first two path segments), so a
+//!    new file of a known kind is judged by its kind;
+//! 2. a class whose yield is at least [`MIN_YIELD`] is followed;
+//! 3. a URL whose every class yields less is skipped, except one in
+//!    [`PROBE_EVERY`] (by a hash of the URL, the same on every run), which
+//!    is fetched as a probe: its outcome keeps the class's yield current, so
+//!    a class whose later pages turn fruitful is followed again.
+//!
+//! The DOM prefilter and the LCS clusters are inputs, not the decision: a
+//! link in a navigation block is a suspect that this evidence confirms or
+//! clears, and the user's known noise URLs mark their cluster
+//! ([`super::noise_by_cluster`]).
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, OnceLock};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type};
+use arrow_array::{Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+
+use super::evidence::{variable, Outcome};
+
+/// Judged fetches a class needs before its yield decides.
+pub const MIN_EVIDENCE: u64 = 4;
+/// New texts found among a page's targets, per page of its template, from
+/// which the template is followed for where it leads (a listing, a log).
+pub const MIN_HUB: f32 = 0.5;
+/// URLs of a class never seen fetched at once as its first probes; the
+/// rest wait one layer for their evidence.
+pub const COLD_BATCH: usize = 16;
+/// New texts per fetch under which a class is not followed.
+pub const MIN_YIELD: f32 = 0.1;
+/// A URL of a class that yields little is still fetched once in this many.
+pub const PROBE_EVERY: u64 = 16;
+/// Source templates kept per candidate URL.
+pub const MAX_VIA: usize = 4;
+/// Query values up to this long, without digits or separators, name a kind
+/// of view (`do=diff`, `s=name`) and stay in a link template.
+const MAX_LITERAL_VALUE: usize = 12;
+
+/// A URL's link template: the host, each path segment or `*` for one that
+/// names a single thing (an id, a date, a slug: [`variable`]), and the
+/// sorted query keys, each with its value when the value is a short word
+/// (`s.test/wiki/doku.php?do=diff&id&rev`).
+#[must_use]
+pub fn link_template(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let rest = rest.split_once('#').map_or(rest, |(r, _)| r);
+    let (host, path_query) = rest.find('/').map_or((rest, ""), |at| rest.split_at(at));
+    let (path, query) = path_query.split_once('?').map_or((path_query, ""), |(p, q)| (p, q));
+    let mut out = String::with_capacity(url.len());
+    out.push_str(host);
+    for seg in path.split('/').filter(|s| !s.is_empty()) {
+        out.push('/');
+        out.push_str(if variable(seg) { "*" } else { seg });
+    }
+    if path.ends_with('/') {
+        out.push('/');
+    }
+    if !query.is_empty() {
+        let mut keys: BTreeSet<&str> = BTreeSet::new();
+        for kv in query.split('&').filter(|kv| !kv.is_empty()) {
+            keys.insert(match kv.split_once('=') {
+                Some((_, v)) if literal(v) => kv,
+                Some((k, _)) => k,
+                None => kv,
+            });
+        }
+        out.push('?');
+        out.push_str(&keys.into_iter().collect::<Vec<_>>().join("&"));
+    }
+    out
+}
+
+fn literal(v: &str) -> bool {
+    !v.is_empty() && v.len() <= MAX_LITERAL_VALUE && v.bytes().all(|b| b.is_ascii_alphabetic())
+}
+
+/// The coarse form of a link template: its first two path segments (the
+/// application and the kind of view, on most sites), then `/…` if it had
+/// more, and its query keys without their values.
+#[must_use]
+pub fn coarse_of(template: &str) -> String {
+    let (path, query) = template.split_once('?').map_or((template, None), |(p, q)| (p, Some(q)));
+    // Host and two segments: cut at the third '/' after the host.
+    let cut = path.match_indices('/').nth(2).map(|(i, _)| i);
+    let mut out = match cut {
+        Some(i) if i + 1 < path.len() => format!("{}/…", &path[..i]),
+        _ => path.to_string(),
+    };
+    if let Some(q) = query {
+        let keys: BTreeSet<&str> = q.split('&').map(|kv| kv.split_once('=').map_or(kv, |(k, _)| k)).collect();
+        out.push('?');
+        out.push_str(&keys.into_iter().collect::<Vec<_>>().join("&"));
+    }
+    out
+}
+
+/// Which evidence a count holds: a link class's, fine or coarse, or a
+/// template's as a hub (where its pages' links led), fine or coarse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Level {
+    Fine = 0,
+    Coarse = 1,
+    HubFine = 2,
+    HubCoarse = 3,
+}
+
+impl Level {
+    fn of(n: u8) -> Self {
+        match n {
+            0 => Self::Fine,
+            1 => Self::Coarse,
+            2 => Self::HubFine,
+            _ => Self::HubCoarse,
+        }
+    }
+}
+
+/// What the fetched targets of one link class brought, counted over the
+/// layers so far in one partition.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ClassCount {
+    pub level: u8,
+    /// The template of the pages the links sit on ("" for seeds and URLs
+    /// carried over, which no link brought).
+    pub source: String,
+    pub target: String,
+    /// Fetches judged (neutral outcomes are no evidence and not counted).
+    pub fetched: u64,
+    /// Of those, the pages whose text was new.
+    pub new: u64,
+    /// Of those, client errors and redirects off the site.
+    pub errors: u64,
+}
+
+impl ClassCount {
+    /// New texts per judged fetch.
+    #[must_use]
+    pub fn share(&self) -> f32 {
+        #[allow(clippy::cast_precision_loss)]
+        let s = self.new as f32 / self.fetched.max(1) as f32;
+        s
+    }
+
+    fn evident(&self) -> bool {
+        self.fetched >= MIN_EVIDENCE
+    }
+
+    fn yields(&self) -> bool {
+        self.share() >= MIN_YIELD
+    }
+}
+
+/// Why a candidate is followed or skipped.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// Nothing to judge it by (a seed, a URL carried over, a template
+    /// whose pages' links were never followed yet).
+    Explore,
+    /// No class of the URL has been fetched enough to judge it: it is
+    /// fetched as one of its class's first probes, or waits one layer for
+    /// their evidence ([`COLD_BATCH`]).
+    Cold,
+    /// Its template's pages lead to new texts (a listing, a log).
+    Hub,
+    /// Some class of the URL yields new text.
+    Yields,
+    /// Every class yields little; fetched as that classes' probe.
+    Probe,
+    /// Every class yields little: skipped, with the best class's evidence.
+    Skip(ClassCount),
+}
+
+impl Verdict {
+    #[must_use]
+    pub fn follows(&self) -> bool {
+        !matches!(self, Self::Skip(_))
+    }
+}
+
+/// Every class's counts in one partition.
+#[derive(Clone, Debug, Default)]
+pub struct Yields {
+    classes: HashMap<(Level, String, String), ClassCount>,
+}
+
+impl Yields {
+    /// The counts as they were stored.
+    #[must_use]
+    pub fn from_counts(rows: Vec<ClassCount>) -> Self {
+        let classes = rows
+            .into_iter()
+            .map(|c| ((Level::of(c.level), c.source.clone(), c.target.clone()), c))
+            .collect();
+        Self { classes }
+    }
+
+    /// The counts to store, sorted (the same file on every run).
+    #[must_use]
+    pub fn counts(&self) -> Vec<ClassCount> {
+        let mut v: Vec<ClassCount> = self.classes.values().cloned().collect();
+        v.sort();
+        v
+    }
+
+    /// Counts the outcome of a page fetched at `url`, reached from pages of
+    /// the templates `via` (none: a seed, or a URL carried over).
+    pub fn record(&mut self, url: &str, via: &[String], outcome: Outcome) {
+        if outcome == Outcome::Neutral {
+            return;
+        }
+        let target = link_template(url);
+        let coarse_target = coarse_of(&target);
+        let empty = [String::new()];
+        let via = if via.is_empty() { &empty[..] } else { via };
+        let mut keys: BTreeSet<(Level, String, String)> = BTreeSet::new();
+        for s in via {
+            keys.insert((Level::Fine, s.clone(), target.clone()));
+            keys.insert((Level::Coarse, coarse_of(s), coarse_target.clone()));
+        }
+        let new = u64::from(outcome == Outcome::New);
+        for key in keys {
+            let e = self.entry(key);
+            e.fetched += 1;
+            e.new += new;
+            e.errors += u64::from(outcome == Outcome::Error);
+        }
+        // As a hub: a page of its template, and a new text for the templates
+        // whose links led here.
+        self.entry((Level::HubFine, String::new(), target)).fetched += 1;
+        self.entry((Level::HubCoarse, String::new(), coarse_target)).fetched += 1;
+        if new > 0 {
+            let sources: BTreeSet<(Level, String)> = via
+                .iter()
+                .filter(|s| !s.is_empty())
+                .flat_map(|s| [(Level::HubFine, s.clone()), (Level::HubCoarse, coarse_of(s))])
+                .collect();
+            for (level, s) in sources {
+                self.entry((level, String::new(), s)).new += 1;
+            }
+        }
+    }
+
+    fn entry(&mut self, key: (Level, String, String)) -> &mut ClassCount {
+        self.classes.entry(key).or_insert_with_key(|(level, source, target)| ClassCount {
+            level: *level as u8,
+            source: source.clone(),
+            target: target.clone(),
+            ..ClassCount::default()
+        })
+    }
+
+    /// New texts found through links of pages of `target`, per page of it:
+    /// the fine template's when it has enough pages, else the coarse one's.
+    fn hub(&self, target: &str, coarse_target: &str) -> Option<f32> {
+        let get = |level, t: &str| self.classes.get(&(level, String::new(), t.to_string())).filter(|c| c.evident());
+        get(Level::HubFine, target).or_else(|| get(Level::HubCoarse, coarse_target)).map(ClassCount::share)
+    }
+
+    /// The evidence for links from pages of template `source` to `target`:
+    /// the fine class if it has enough fetches, else the coarse one.
+    fn evidence(&self, source: &str, target: &str, coarse_target: &str) -> Option<&ClassCount> {
+        let fine = self.classes.get(&(Level::Fine, source.to_string(), target.to_string()));
+        if let Some(c) = fine.filter(|c| c.evident()) {
+            return Some(c);
+        }
+        self.classes.get(&(Level::Coarse, coarse_of(source), coarse_target.to_string())).filter(|c| c.evident())
+    }
+
+    /// Whether to fetch `url`, reached from pages of the templates `via`;
+    /// `last`: its links will not be followed (it is at the crawl's depth),
+    /// so only its own text counts.
+    #[must_use]
+    pub fn decide(&self, url: &str, via: &[String], last: bool) -> Verdict {
+        if via.is_empty() || self.classes.is_empty() {
+            return Verdict::Explore;
+        }
+        let target = link_template(url);
+        let coarse_target = coarse_of(&target);
+        if !last {
+            match self.hub(&target, &coarse_target) {
+                None => return Verdict::Explore,
+                Some(h) if h >= MIN_HUB => return Verdict::Hub,
+                Some(_) => {}
+            }
+        }
+        let mut best: Option<&ClassCount> = None;
+        for s in via {
+            match self.evidence(s, &target, &coarse_target) {
+                // A source of no evidence yet does not outweigh the others'.
+                None => {}
+                Some(c) if c.yields() => return Verdict::Yields,
+                Some(c) => {
+                    if best.is_none_or(|b| c.share() > b.share()) {
+                        best = Some(c);
+                    }
+                }
+            }
+        }
+        let Some(best) = best else { return Verdict::Cold };
+        if xxhash_rust::xxh3::xxh3_64(url.as_bytes()) % PROBE_EVERY == 0 {
+            return Verdict::Probe;
+        }
+        Verdict::Skip(best.clone())
+    }
+}
+
+/// Adds `template` to a candidate's sorted set of source templates, which
+/// keeps the [`MAX_VIA`] smallest: a union that does not depend on the
+/// order links are merged in.
+pub fn add_via(via: &mut Vec<String>, template: &str) {
+    match via.binary_search_by(|v| v.as_str().cmp(template)) {
+        Ok(_) => {}
+        Err(at) if at < MAX_VIA => {
+            via.insert(at, template.to_string());
+            via.truncate(MAX_VIA);
+        }
+        Err(_) => {}
+    }
+}
+
+/// Schema of the class counts (`state/denoise/yields/`).
+#[must_use]
+pub fn counts_schema() -> SchemaRef {
+    static S: OnceLock<SchemaRef> = OnceLock::new();
+    Arc::clone(S.get_or_init(|| {
+        Arc::new(Schema::new(vec![
+            Field::new("level", DataType::Int32, false),
+            Field::new("source", DataType::Utf8, false),
+            Field::new("target", DataType::Utf8, false),
+            Field::new("fetched", DataType::Int64, false),
+            Field::new("new", DataType::Int64, false),
+            Field::new("errors", DataType::Int64, false),
+        ]))
+    }))
+}
+
+/// Encodes class counts.
+///
+/// # Errors
+/// Never in practice.
+pub fn counts_batch(rows: &[ClassCount]) -> Result<RecordBatch, arrow_schema::ArrowError> {
+    let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    let cols: Vec<arrow_array::ArrayRef> = vec![
+        Arc::new(rows.iter().map(|r| Some(i32::from(r.level))).collect::<Int32Array>()),
+        Arc::new(rows.iter().map(|r| Some(r.source.as_str())).collect::<StringArray>()),
+        Arc::new(rows.iter().map(|r| Some(r.target.as_str())).collect::<StringArray>()),
+        Arc::new(rows.iter().map(|r| Some(n(r.fetched))).collect::<Int64Array>()),
+        Arc::new(rows.iter().map(|r| Some(n(r.new))).collect::<Int64Array>()),
+        Arc::new(rows.iter().map(|r| Some(n(r.errors))).collect::<Int64Array>()),
+    ];
+    RecordBatch::try_new(counts_schema(), cols)
+}
+
+/// Decodes class counts; `None` when a column is missing.
+#[must_use]
+pub fn counts_rows(b: &RecordBatch) -> Option<Vec<ClassCount>> {
+    let level = b.column_by_name("level")?.as_primitive_opt::<Int32Type>()?;
+    let source = b.column_by_name("source")?.as_string_opt::<i32>()?;
+    let target = b.column_by_name("target")?.as_string_opt::<i32>()?;
+    let fetched = b.column_by_name("fetched")?.as_primitive_opt::<Int64Type>()?;
+    let new = b.column_by_name("new")?.as_primitive_opt::<Int64Type>()?;
+    let errors = b.column_by_name("errors")?.as_primitive_opt::<Int64Type>()?;
+    let u = |v: i64| u64::try_from(v).unwrap_or(0);
+    Some(
+        (0..b.num_rows())
+            .map(|i| ClassCount {
+                level: u8::try_from(level.value(i)).unwrap_or(1),
+                source: source.value(i).to_string(),
+                target: target.value(i).to_string(),
+                fetched: u(fetched.value(i)),
+                new: u(new.value(i)),
+                errors: u(errors.value(i)),
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COMMIT: &str = "http://git.test/repo/commit/?id=ab12";
+
+    fn via(urls: &[&str]) -> Vec<String> {
+        let mut v = Vec::new();
+        for u in urls {
+            add_via(&mut v, &link_template(u));
+        }
+        v
+    }
+
+    #[test]
+    fn link_templates_keep_kinds_of_view_and_fold_ids() {
+        assert_eq!(link_template("http://git.test/repo/tree/src/lib.rs?id=ab12"), "git.test/repo/tree/src/lib.rs?id");
+        assert_eq!(link_template("http://git.test/repo/tree/src/a_b.rs?id=ab12"), "git.test/repo/tree/src/*?id");
+        assert_eq!(link_template("http://w.test/doku.php?id=start&do=diff&rev=17"), "w.test/doku.php?do=diff&id=start&rev");
+        assert_eq!(link_template("http://w.test/list/?s=name&ofs=50"), "w.test/list/?ofs&s=name");
+        assert_eq!(link_template("http://w.test/a/b#frag"), "w.test/a/b");
+        assert_eq!(coarse_of("git.test/repo/tree/src/lib.rs?id"), "git.test/repo/tree/…?id");
+        assert_eq!(coarse_of("git.test/repo/commit/?id"), "git.test/repo/commit/?id");
+        assert_eq!(coarse_of("git.test/repo/tree"), "git.test/repo/tree");
+        assert_eq!(coarse_of("w.test"), "w.test");
+        assert_eq!(coarse_of("w.test/doku.php?do=diff&id=start&rev"), "w.test/doku.php?do&id&rev");
+    }
+
+    #[test]
+    fn the_via_set_keeps_the_smallest_templates_in_any_order() {
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        let names = ["e", "a", "d", "b", "c", "a"];
+        for n in names {
+            add_via(&mut a, n);
+        }
+        for n in names.iter().rev() {
+            add_via(&mut b, n);
+        }
+        assert_eq!(a, ["a", "b", "c", "d"]);
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn a_class_of_copies_is_skipped_and_a_class_of_new_texts_is_followed() {
+        let mut y = Yields::default();
+        let tree = via(&["http://git.test/repo/tree/src/?id=c0"]);
+        let commit = via(&[COMMIT]);
+        // Files reached from directory listings: copies, bar one.
+        for i in 0..20 {
+            let outcome = if i == 0 { Outcome::New } else { Outcome::Copy };
+            y.record(&format!("http://git.test/repo/tree/src/lib.rs?id=c{i}"), &tree, outcome);
+        }
+        // The same files reached from the commits that changed them: new.
+        for i in 0..10 {
+            y.record(&format!("http://git.test/repo/tree/src/lib.rs?id=d{i}"), &commit, Outcome::New);
+        }
+        // At the crawl's depth only the text counts.
+        let skipped: Vec<Verdict> = (100..140)
+            .map(|i| y.decide(&format!("http://git.test/repo/tree/src/lib.rs?id=e{i}"), &tree, true))
+            .collect();
+        let probes = skipped.iter().filter(|v| **v == Verdict::Probe).count();
+        assert!(skipped.iter().all(|v| matches!(v, Verdict::Probe | Verdict::Skip(_))), "{skipped:?}");
+        assert!((1..=6).contains(&probes), "about one in {PROBE_EVERY} is a probe: {probes}");
+        let Some(Verdict::Skip(evidence)) = skipped.iter().find(|v| matches!(v, Verdict::Skip(_))) else {
+            panic!("{skipped:?}")
+        };
+        assert_eq!((evidence.fetched, evidence.new), (20, 1), "the skip names its evidence");
+        assert_eq!(y.decide("http://git.test/repo/tree/src/lib.rs?id=f1", &commit, true), Verdict::Yields);
+        // Reached both ways: followed.
+        let both = via(&["http://git.test/repo/tree/src/?id=c0", COMMIT]);
+        assert_eq!(y.decide("http://git.test/repo/tree/src/lib.rs?id=f1", &both, true), Verdict::Yields);
+        // Another file of the same kind, never fetched: the coarse class decides.
+        let other = y.decide("http://git.test/repo/tree/src/main.rs?id=f1", &tree, true);
+        assert!(matches!(other, Verdict::Skip(_) | Verdict::Probe), "{other:?}");
+        // Links from a kind of page never fetched from: a cold class.
+        let log = via(&["http://git.test/repo/log/"]);
+        assert_eq!(y.decide("http://git.test/repo/tree/src/lib.rs?id=f1", &log, true), Verdict::Cold);
+        assert_eq!(y.decide("http://git.test/repo/tree/src/lib.rs?id=f1", &[], true), Verdict::Explore);
+    }
+
+    #[test]
+    fn a_template_whose_pages_lead_to_new_texts_is_followed_before_the_depth() {
+        let mut y = Yields::default();
+        let start = via(&["http://git.test/repo/"]);
+        // Log pages: no text of their own (each a copy of the listing
+        // chrome), but every commit found through them is new.
+        for i in 0..10 {
+            y.record(&format!("http://git.test/repo/log/?ofs={i}0"), &start, Outcome::Copy);
+        }
+        let logs = via(&["http://git.test/repo/log/?ofs=10"]);
+        for i in 0..30 {
+            y.record(&format!("http://git.test/repo/commit/?id={i}a"), &logs, Outcome::New);
+        }
+        let next = "http://git.test/repo/log/?ofs=200";
+        assert_eq!(y.decide(next, &start, false), Verdict::Hub, "followed for where it leads");
+        assert!(!y.decide(next, &start, true).follows() || y.decide(next, &start, true) == Verdict::Probe);
+        // A template never fetched as a page: explored for its links.
+        assert_eq!(y.decide("http://git.test/repo/refs/", &start, false), Verdict::Explore);
+    }
+
+    #[test]
+    fn a_class_needs_evidence_before_it_is_judged() {
+        let mut y = Yields::default();
+        let tree = via(&["http://git.test/repo/tree/?id=c0"]);
+        for i in 0..MIN_EVIDENCE - 1 {
+            y.record(&format!("http://git.test/repo/plain/x?id=c{i}"), &tree, Outcome::Copy);
+        }
+        assert_eq!(y.decide("http://git.test/repo/plain/x?id=z", &tree, true), Verdict::Cold);
+        y.record("http://git.test/repo/plain/x?id=last", &tree, Outcome::Copy);
+        let v = y.decide("http://git.test/repo/plain/x?id=z", &tree, true);
+        assert!(matches!(v, Verdict::Skip(_) | Verdict::Probe), "{v:?}");
+        // Neutral outcomes (server errors, timeouts) are no evidence.
+        let mut quiet = Yields::default();
+        quiet.record("http://git.test/repo/", &[], Outcome::New);
+        for i in 0..50 {
+            quiet.record(&format!("http://git.test/repo/plain/x?id=c{i}"), &tree, Outcome::Neutral);
+        }
+        assert_eq!(quiet.decide("http://git.test/repo/plain/x?id=z", &tree, true), Verdict::Cold);
+    }
+
+    #[test]
+    fn counts_round_trip() {
+        let mut y = Yields::default();
+        y.record("http://s.test/a/b?x=1", &["s.test/a".to_string()], Outcome::New);
+        y.record("http://s.test/a/c", &[], Outcome::Error);
+        let rows = y.counts();
+        // Two classes (fine, coarse) and two hub counts per page; the
+        // coarse hub of `s.test/a/b` and `s.test/a/c` is one.
+        assert_eq!(rows.len(), 4 + 4 + 1);
+        assert_eq!(counts_rows(&counts_batch(&rows).expect("batch")).expect("decode"), rows);
+        assert_eq!(Yields::from_counts(rows.clone()).counts(), rows);
+    }
+}

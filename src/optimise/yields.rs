@@ -1,0 +1,386 @@
+//! Step 2 of the optimise step, the noise filter's evidence: this layer's
+//! pages judged and counted per link class, the partition's candidates
+//! decided by their classes' yield ([`crate::denoise::yields`]), the
+//! classes of the URLs followed kept for judging them after the next
+//! layer, and the URLs skipped written to the `skipped` dataset.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, OnceLock};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type};
+use arrow_array::{Array, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+
+use crate::denoise::evidence::{self, Sample, SeenTexts};
+use crate::denoise::yields::{
+    add_via, coarse_of, counts_batch, counts_rows, counts_schema, link_template, ClassCount, Verdict, Yields,
+    COLD_BATCH,
+};
+use crate::store::schema::InRow;
+use crate::error::StageError;
+use crate::store::column::{Tuned, Tuning};
+use crate::store::{layout, read_if_exists, ShardWriter, Store, StoreError};
+use crate::urlnorm;
+
+use super::{missing, off_async, Candidate};
+
+/// The class counts of partition `k` after `layer`: those up to the layer
+/// before, plus this layer's pages judged against every text the partition
+/// fetched before them. Written to the data store, so that the next layer
+/// starts from them; re-running the step rewrites the same file.
+pub(super) async fn count(store: &Store, layer: u32, k: u32) -> Result<Yields, StageError> {
+    let mut before: Vec<ClassCount> = Vec::new();
+    if layer > 0 {
+        let path = layout::yields(layer - 1, k);
+        for b in read_if_exists(store, &path).await? {
+            before.extend(counts_rows(&b).ok_or_else(|| missing(&path, "level, source, target, fetched, new"))?);
+        }
+    }
+    let mut seen = SeenTexts::default();
+    for earlier in 0..layer {
+        for s in read_samples(store, earlier, k).await? {
+            seen.add(&s);
+        }
+    }
+    seen.freeze();
+    let mut now = read_samples(store, layer, k).await?;
+    evidence::judging_order(&mut now);
+    let via = read_via(store, layer, k).await?;
+    let yields = off_async("judging the layer's pages", move || {
+        let mut y = Yields::from_counts(before);
+        for s in &now {
+            let outcome = seen.judge(s);
+            let classes = via.get(&urlnorm::fingerprint_str(&s.url)).map_or(&[][..], Vec::as_slice);
+            y.record(&s.url, classes, outcome);
+        }
+        y
+    })
+    .await?;
+    let path = layout::yields(layer, k);
+    let rows = yields.counts();
+    if rows.is_empty() {
+        store.delete(&path).await?;
+    } else {
+        let mut w = ShardWriter::create(store, &path, counts_schema(), 8 << 20)?;
+        for chunk in rows.chunks(8192) {
+            w.write(&counts_batch(chunk).map_err(|e| StoreError::Schema { path: path.clone(), reason: e.to_string() })?)
+                .await?;
+        }
+        w.finish().await?;
+    }
+    Ok(yields)
+}
+
+/// What the filter decided for a partition's candidates.
+pub(super) struct Decisions {
+    /// Per candidate, in their order: none for one not followed anyway.
+    pub verdicts: Vec<Option<Verdict>>,
+    /// Candidates of classes never fetched, beyond their first probes: they
+    /// wait one layer for the probes' evidence.
+    pub deferred: Vec<usize>,
+    pub probes: u64,
+}
+
+/// Decides a partition's followed candidates. Those of a class never
+/// fetched (`Verdict::Cold`) are grouped by their coarse class (their
+/// first source's template and theirs, cut to two path segments):
+/// the first [`COLD_BATCH`] of each, by a hash of the URL, are fetched as
+/// probes and the rest deferred, unless they waited once already (`again`).
+pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &HashSet<u64>) -> Decisions {
+    let mut probes = 0;
+    let mut cold: BTreeMap<(String, String), Vec<(u64, usize)>> = BTreeMap::new();
+    let verdicts = cands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            c.followed.then(|| {
+                let v = yields.decide(&c.row.url, &c.via, c.row.depth >= depth);
+                probes += u64::from(v == Verdict::Probe);
+                if v == Verdict::Cold && !again.contains(&urlnorm::fingerprint_str(&c.row.url)) {
+                    // The class its probes will give evidence of.
+                    let source = c.via.first().map_or(String::new(), |s| coarse_of(s));
+                    let key = (source, coarse_of(&link_template(&c.row.url)));
+                    cold.entry(key).or_default().push((xxhash_rust::xxh3::xxh3_64(c.row.url.as_bytes()), i));
+                }
+                v
+            })
+        })
+        .collect();
+    let mut deferred = Vec::new();
+    for mut group in cold.into_values() {
+        group.sort_unstable();
+        deferred.extend(group.iter().skip(COLD_BATCH).map(|(_, i)| *i));
+    }
+    deferred.sort_unstable();
+    Decisions { verdicts, deferred, probes }
+}
+
+fn deferred_schema() -> SchemaRef {
+    static S: OnceLock<SchemaRef> = OnceLock::new();
+    Arc::clone(S.get_or_init(|| {
+        Arc::new(Schema::new(vec![
+            Field::new("url", DataType::Utf8, false).tuned(Tuning::DISTINCT),
+            Field::new("depth", DataType::Int32, false).tuned(Tuning::SMALL),
+            Field::new("referrer", DataType::Utf8, true),
+            Field::new("via", DataType::Utf8, false),
+        ]))
+    }))
+}
+
+/// Keeps partition `k`'s deferred candidates, to be decided again with the
+/// candidates of `layer`'s links.
+pub(super) async fn write_deferred(store: &Store, layer: u32, k: u32, rows: &[&Candidate]) -> Result<(), StoreError> {
+    let path = layout::deferred(layer, k);
+    if rows.is_empty() {
+        return store.delete(&path).await;
+    }
+    let mut w = ShardWriter::create(store, &path, deferred_schema(), 8 << 20)?;
+    for chunk in rows.chunks(8192) {
+        let cols: Vec<arrow_array::ArrayRef> = vec![
+            Arc::new(chunk.iter().map(|c| Some(c.row.url.as_str())).collect::<StringArray>()),
+            Arc::new(chunk.iter().map(|c| Some(c.row.depth)).collect::<Int32Array>()),
+            Arc::new(chunk.iter().map(|c| c.row.referrer.as_deref()).collect::<StringArray>()),
+            Arc::new(chunk.iter().map(|c| Some(c.via.join("\n"))).collect::<StringArray>()),
+        ];
+        let b = RecordBatch::try_new(deferred_schema(), cols)
+            .map_err(|e| StoreError::Schema { path: path.clone(), reason: e.to_string() })?;
+        w.write(&b).await?;
+    }
+    w.finish().await?;
+    Ok(())
+}
+
+/// Adds partition `k`'s candidates deferred into `layer` to `cands` (a
+/// candidate found again takes the smaller depth and both link classes),
+/// keeping URL order; returns their fingerprints.
+pub(super) async fn add_deferred(
+    store: &Store,
+    layer: u32,
+    k: u32,
+    cands: &mut Vec<Candidate>,
+) -> Result<HashSet<u64>, StoreError> {
+    let path = layout::deferred(layer, k);
+    let mut again = HashSet::new();
+    let mut added = Vec::new();
+    for b in read_if_exists(store, &path).await? {
+        let url = super::str_col(&b, "url", &path)?;
+        let referrer = super::str_col(&b, "referrer", &path)?;
+        let via = super::str_col(&b, "via", &path)?;
+        let depth = b
+            .column_by_name("depth")
+            .and_then(|c| c.as_primitive_opt::<Int32Type>())
+            .ok_or_else(|| missing(&path, "depth"))?;
+        for i in 0..b.num_rows() {
+            let u = url.value(i);
+            again.insert(urlnorm::fingerprint_str(u));
+            let templates: Vec<String> = via.value(i).split('\n').filter(|t| !t.is_empty()).map(String::from).collect();
+            match cands.binary_search_by(|c| c.row.url.as_str().cmp(u)) {
+                Ok(at) => {
+                    let c = &mut cands[at];
+                    c.row.depth = c.row.depth.min(depth.value(i));
+                    c.followed = true;
+                    for t in &templates {
+                        add_via(&mut c.via, t);
+                    }
+                }
+                Err(_) => added.push(Candidate {
+                    domain: urlnorm::registrable_domain(urlnorm::host_of(u)),
+                    row: InRow {
+                        url: u.to_string(),
+                        depth: depth.value(i),
+                        referrer: (!referrer.is_null(i)).then(|| referrer.value(i).to_string()),
+                        ..InRow::default()
+                    },
+                    followed: true,
+                    dom: false,
+                    content: true,
+                    via: templates,
+                }),
+            }
+        }
+    }
+    if !added.is_empty() {
+        cands.extend(added);
+        cands.sort_unstable_by(|a, b| a.row.url.cmp(&b.row.url));
+    }
+    Ok(again)
+}
+
+/// The pages partition `k` fetched in `layer`, as the noise filter saw them.
+async fn read_samples(store: &Store, layer: u32, k: u32) -> Result<Vec<Sample>, StoreError> {
+    let path = layout::samples(layer, k);
+    let mut out = Vec::new();
+    for b in read_if_exists(store, &path).await? {
+        match evidence::samples_rows(&b) {
+            Some(rows) => out.extend(rows),
+            // Samples of an older version are no evidence.
+            None => tracing::debug!(path, "samples of another version: not read"),
+        }
+    }
+    Ok(out)
+}
+
+fn via_schema() -> SchemaRef {
+    static S: OnceLock<SchemaRef> = OnceLock::new();
+    Arc::clone(S.get_or_init(|| {
+        Arc::new(Schema::new(vec![
+            Field::new("fingerprint", DataType::Int64, false).tuned(Tuning::DISTINCT),
+            // The source templates, one a line.
+            Field::new("via", DataType::Utf8, false),
+        ]))
+    }))
+}
+
+/// Keeps the link classes of the URLs partition `k` follows into `layer`,
+/// for judging their pages after it.
+pub(super) async fn write_via(store: &Store, layer: u32, k: u32, rows: &[(u64, String)]) -> Result<(), StoreError> {
+    let path = layout::via(layer, k);
+    if rows.is_empty() {
+        return store.delete(&path).await;
+    }
+    let mut w = ShardWriter::create(store, &path, via_schema(), 8 << 20)?;
+    for chunk in rows.chunks(8192) {
+        let fp: Int64Array = chunk.iter().map(|r| Some(i64::from_ne_bytes(r.0.to_ne_bytes()))).collect();
+        let via: StringArray = chunk.iter().map(|r| Some(r.1.as_str())).collect();
+        let b = RecordBatch::try_new(via_schema(), vec![Arc::new(fp), Arc::new(via)])
+            .map_err(|e| StoreError::Schema { path: path.clone(), reason: e.to_string() })?;
+        w.write(&b).await?;
+    }
+    w.finish().await?;
+    Ok(())
+}
+
+async fn read_via(store: &Store, layer: u32, k: u32) -> Result<HashMap<u64, Vec<String>>, StoreError> {
+    let path = layout::via(layer, k);
+    let mut out = HashMap::new();
+    for b in read_if_exists(store, &path).await? {
+        let fp = b
+            .column_by_name("fingerprint")
+            .and_then(|c| c.as_primitive_opt::<Int64Type>())
+            .ok_or_else(|| missing(&path, "fingerprint"))?;
+        let via = super::str_col(&b, "via", &path)?;
+        for i in 0..b.num_rows() {
+            out.insert(
+                u64::from_ne_bytes(fp.value(i).to_ne_bytes()),
+                via.value(i).split('\n').filter(|t| !t.is_empty()).map(String::from).collect(),
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// Schema of the `skipped` dataset: one row per URL the noise filter did
+/// not follow on its link class's evidence (docs/src/output.md).
+#[must_use]
+pub fn skipped_schema() -> SchemaRef {
+    static S: OnceLock<SchemaRef> = OnceLock::new();
+    Arc::clone(S.get_or_init(|| {
+        Arc::new(Schema::new(vec![
+            Field::new("url", DataType::Utf8, false).tuned(Tuning::DISTINCT),
+            Field::new("depth", DataType::Int32, false).tuned(Tuning::SMALL),
+            Field::new("referrer", DataType::Utf8, true),
+            Field::new("reason", DataType::Utf8, false).tuned(Tuning::SMALL),
+            Field::new("source_template", DataType::Utf8, false).tuned(Tuning::SMALL),
+            Field::new("target_template", DataType::Utf8, false).tuned(Tuning::SMALL),
+            Field::new("class_fetched", DataType::Int64, false),
+            Field::new("class_new", DataType::Int64, false),
+            Field::new("class_errors", DataType::Int64, false),
+        ]))
+    }))
+}
+
+/// Why a URL was skipped: its class's pages were mostly copies, or mostly
+/// errors.
+#[must_use]
+pub fn skip_reason(c: &ClassCount) -> &'static str {
+    let copies = c.fetched.saturating_sub(c.new + c.errors);
+    if c.errors > copies {
+        "errors"
+    } else {
+        "copies"
+    }
+}
+
+/// Writes partition `k`'s skipped URLs of `layer` (the layer they would
+/// have been fetched in).
+pub(super) async fn write_skipped(
+    store: &Store,
+    layer: u32,
+    k: u32,
+    rows: &[(&Candidate, &ClassCount)],
+) -> Result<(), StoreError> {
+    let path = layout::skipped(layer, k);
+    if rows.is_empty() {
+        return store.delete(&path).await;
+    }
+    let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    let mut w = ShardWriter::create(store, &path, skipped_schema(), 8 << 20)?;
+    for chunk in rows.chunks(8192) {
+        let cols: Vec<arrow_array::ArrayRef> = vec![
+            Arc::new(chunk.iter().map(|(c, _)| Some(c.row.url.as_str())).collect::<StringArray>()),
+            Arc::new(chunk.iter().map(|(c, _)| Some(c.row.depth)).collect::<Int32Array>()),
+            Arc::new(chunk.iter().map(|(c, _)| c.row.referrer.as_deref()).collect::<StringArray>()),
+            Arc::new(chunk.iter().map(|(_, e)| Some(skip_reason(e))).collect::<StringArray>()),
+            Arc::new(chunk.iter().map(|(_, e)| Some(e.source.as_str())).collect::<StringArray>()),
+            Arc::new(chunk.iter().map(|(_, e)| Some(e.target.as_str())).collect::<StringArray>()),
+            Arc::new(chunk.iter().map(|(_, e)| Some(n(e.fetched))).collect::<Int64Array>()),
+            Arc::new(chunk.iter().map(|(_, e)| Some(n(e.new))).collect::<Int64Array>()),
+            Arc::new(chunk.iter().map(|(_, e)| Some(n(e.errors))).collect::<Int64Array>()),
+        ];
+        let b = RecordBatch::try_new(skipped_schema(), cols)
+            .map_err(|e| StoreError::Schema { path: path.clone(), reason: e.to_string() })?;
+        w.write(&b).await?;
+    }
+    w.finish().await?;
+    Ok(())
+}
+
+/// One link class the noise filter skipped URLs of, over a crawl: what its
+/// fetched pages brought, and how many of its URLs were not followed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SkippedClass {
+    pub source_template: String,
+    pub target_template: String,
+    pub reason: String,
+    pub skipped: u64,
+    /// The class's judged fetches and new texts when it was last decided.
+    pub fetched: u64,
+    pub new: u64,
+}
+
+/// The classes of the crawl's `skipped` dataset, most skipped first (at
+/// most `most`), read from its published files.
+///
+/// # Errors
+/// When a file of the dataset cannot be read.
+pub async fn skipped_classes(store: &Store, most: usize) -> Result<Vec<SkippedClass>, StoreError> {
+    let mut by: BTreeMap<(String, String), SkippedClass> = BTreeMap::new();
+    for path in store.parquet_files(layout::SKIPPED).await? {
+        for b in read_if_exists(store, &path).await? {
+            let (s, t, r) =
+                (super::str_col(&b, "source_template", &path)?, super::str_col(&b, "target_template", &path)?, super::str_col(&b, "reason", &path)?);
+            let col = |name: &str| {
+                b.column_by_name(name).and_then(|c| c.as_primitive_opt::<Int64Type>()).ok_or_else(|| missing(&path, name))
+            };
+            let (f, n) = (col("class_fetched")?, col("class_new")?);
+            for i in 0..b.num_rows() {
+                let e = by.entry((s.value(i).to_string(), t.value(i).to_string())).or_insert_with(|| SkippedClass {
+                    source_template: s.value(i).to_string(),
+                    target_template: t.value(i).to_string(),
+                    ..SkippedClass::default()
+                });
+                e.skipped += 1;
+                let fetched = u64::try_from(f.value(i)).unwrap_or(0);
+                if fetched >= e.fetched {
+                    (e.fetched, e.new) = (fetched, u64::try_from(n.value(i)).unwrap_or(0));
+                    e.reason = r.value(i).to_string();
+                }
+            }
+        }
+    }
+    let mut v: Vec<SkippedClass> = by.into_values().collect();
+    v.sort_by(|a, b| b.skipped.cmp(&a.skipped).then_with(|| a.target_template.cmp(&b.target_template)));
+    v.truncate(most);
+    Ok(v)
+}
