@@ -48,8 +48,16 @@ pub const MIN_EVIDENCE: u64 = 4;
 /// which the template is followed for where it leads (a listing, a log).
 pub const MIN_HUB: f32 = 0.5;
 /// URLs of a class never seen fetched at once as its first probes; the
-/// rest wait one layer for their evidence.
+/// rest wait one layer for their evidence...
 pub const COLD_BATCH: usize = 16;
+/// ...on a host where fewer than this share of the judged pages were new.
+/// Waiting costs a layer; it pays where a good share of fetches bring
+/// copies (a web application's views), not on a site where nearly every
+/// page fetched so far was new (documentation), whose cold classes are
+/// fetched at once.
+pub const DEFER_BELOW: f32 = 0.75;
+/// Judged pages a host needs before its share decides whether to wait.
+const SITE_EVIDENCE: u64 = 20;
 /// New texts per fetch under which a class is not followed.
 pub const MIN_YIELD: f32 = 0.1;
 /// A URL of a class that yields little is still fetched once in this many.
@@ -126,6 +134,8 @@ pub enum Level {
     Coarse = 1,
     HubFine = 2,
     HubCoarse = 3,
+    /// All the judged pages of one host.
+    Site = 4,
 }
 
 impl Level {
@@ -134,7 +144,8 @@ impl Level {
             0 => Self::Fine,
             1 => Self::Coarse,
             2 => Self::HubFine,
-            _ => Self::HubCoarse,
+            3 => Self::HubCoarse,
+            _ => Self::Site,
         }
     }
 }
@@ -211,10 +222,7 @@ impl Yields {
     /// The counts as they were stored.
     #[must_use]
     pub fn from_counts(rows: Vec<ClassCount>) -> Self {
-        let classes = rows
-            .into_iter()
-            .map(|c| ((Level::of(c.level), c.source.clone(), c.target.clone()), c))
-            .collect();
+        let classes = rows.into_iter().map(|c| ((Level::of(c.level), c.source.clone(), c.target.clone()), c)).collect();
         Self { classes }
     }
 
@@ -248,6 +256,10 @@ impl Yields {
             e.new += new;
             e.errors += u64::from(outcome == Outcome::Error);
         }
+        let host = target.split('/').next().unwrap_or_default().to_string();
+        let site = self.entry((Level::Site, String::new(), host));
+        site.fetched += 1;
+        site.new += new;
         // As a hub: a page of its template, and a new text for the templates
         // whose links led here.
         self.entry((Level::HubFine, String::new(), target)).fetched += 1;
@@ -288,6 +300,17 @@ impl Yields {
             return Some(c);
         }
         self.classes.get(&(Level::Coarse, coarse_of(source), coarse_target.to_string())).filter(|c| c.evident())
+    }
+
+    /// Whether the cold classes of `url`'s host wait for their probes: its
+    /// judged pages were mostly not new ([`DEFER_BELOW`]).
+    #[must_use]
+    pub fn defers_cold(&self, url: &str) -> bool {
+        let template = link_template(url);
+        let host = template.split('/').next().unwrap_or_default();
+        self.classes
+            .get(&(Level::Site, String::new(), host.to_string()))
+            .is_some_and(|c| c.fetched >= SITE_EVIDENCE && c.share() < DEFER_BELOW)
     }
 
     /// Whether to fetch `url`, reached from pages of the templates `via`;
@@ -417,7 +440,10 @@ mod tests {
     fn link_templates_keep_kinds_of_view_and_fold_ids() {
         assert_eq!(link_template("http://git.test/repo/tree/src/lib.rs?id=ab12"), "git.test/repo/tree/src/lib.rs?id");
         assert_eq!(link_template("http://git.test/repo/tree/src/a_b.rs?id=ab12"), "git.test/repo/tree/src/*?id");
-        assert_eq!(link_template("http://w.test/doku.php?id=start&do=diff&rev=17"), "w.test/doku.php?do=diff&id=start&rev");
+        assert_eq!(
+            link_template("http://w.test/doku.php?id=start&do=diff&rev=17"),
+            "w.test/doku.php?do=diff&id=start&rev"
+        );
         assert_eq!(link_template("http://w.test/list/?s=name&ofs=50"), "w.test/list/?ofs&s=name");
         assert_eq!(link_template("http://w.test/a/b#frag"), "w.test/a/b");
         assert_eq!(coarse_of("git.test/repo/tree/src/lib.rs?id"), "git.test/repo/tree/…?id");
@@ -521,14 +547,31 @@ mod tests {
     }
 
     #[test]
+    fn cold_classes_wait_only_on_a_host_whose_pages_were_mostly_copies() {
+        let mut y = Yields::default();
+        let start = via(&["http://docs.test/"]);
+        for i in 0..30 {
+            y.record(&format!("http://docs.test/lib/m{i}.html"), &start, Outcome::New);
+        }
+        assert!(!y.defers_cold("http://docs.test/api/x.html"), "every page new: cold classes are fetched at once");
+        for i in 0..30 {
+            let outcome = if i % 4 == 0 { Outcome::New } else { Outcome::Copy };
+            y.record(&format!("http://git.test/repo/tree/f{i}?id=1"), &start, outcome);
+        }
+        assert!(y.defers_cold("http://git.test/repo/blame/x?id=2"), "a quarter new: cold classes wait for probes");
+        assert!(!y.defers_cold("http://new.test/"), "a host never judged does not wait");
+    }
+
+    #[test]
     fn counts_round_trip() {
         let mut y = Yields::default();
         y.record("http://s.test/a/b?x=1", &["s.test/a".to_string()], Outcome::New);
         y.record("http://s.test/a/c", &[], Outcome::Error);
         let rows = y.counts();
-        // Two classes (fine, coarse) and two hub counts per page; the
-        // coarse hub of `s.test/a/b` and `s.test/a/c` is one.
-        assert_eq!(rows.len(), 4 + 4 + 1);
+        // Per page two classes (fine, coarse) and its template's two hub
+        // counts; the new page's credit to its source's two hub counts; one
+        // host.
+        assert_eq!(rows.len(), 4 + 4 + 2 + 1);
         assert_eq!(counts_rows(&counts_batch(&rows).expect("batch")).expect("decode"), rows);
         assert_eq!(Yields::from_counts(rows.clone()).counts(), rows);
     }

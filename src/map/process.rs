@@ -213,11 +213,14 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
                 // What the page brings, as the crawl stores it: its main
                 // text (after the site's boilerplate was trimmed), or its
                 // whole text when the run extracts no main text.
-                let main = ctx.main_text.and_then(|i| match doc.extra.get(i) {
-                    Some(Value::Utf8(t)) => Some(t.as_str()),
-                    _ => None,
-                });
-                let text = main.unwrap_or(&page.text);
+                let text = match ctx.main_text {
+                    Some(i) => match doc.extra.get(i) {
+                        Some(Value::Utf8(t)) => t.as_str(),
+                        // A page without main text keeps none.
+                        _ => "",
+                    },
+                    None => &page.text,
+                };
                 s.html = true;
                 s.text_chars = u32::try_from(text.chars().count()).unwrap_or(u32::MAX);
                 s.text_hash = crate::denoise::evidence::text_hash(text);

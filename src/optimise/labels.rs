@@ -279,6 +279,7 @@ mod tests {
             followed: true,
             dom: false,
             content: true,
+            via: Vec::new(),
         }
     }
 

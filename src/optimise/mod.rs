@@ -387,7 +387,10 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
         .await?;
         cands = back;
         verdicts = decided.verdicts;
-        deferred = decided.deferred;
+        // `mark` follows what the filter would not: nothing waits either.
+        if !mark {
+            deferred = decided.deferred;
+        }
         m.probes += decided.probes;
     }
     let mut skips: Vec<(&Candidate, &ClassCount)> = Vec::new();

@@ -17,9 +17,9 @@ use crate::denoise::yields::{
     add_via, coarse_of, counts_batch, counts_rows, counts_schema, link_template, ClassCount, Verdict, Yields,
     COLD_BATCH,
 };
-use crate::store::schema::InRow;
 use crate::error::StageError;
 use crate::store::column::{Tuned, Tuning};
+use crate::store::schema::InRow;
 use crate::store::{layout, read_if_exists, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
@@ -64,8 +64,10 @@ pub(super) async fn count(store: &Store, layer: u32, k: u32) -> Result<Yields, S
     } else {
         let mut w = ShardWriter::create(store, &path, counts_schema(), 8 << 20)?;
         for chunk in rows.chunks(8192) {
-            w.write(&counts_batch(chunk).map_err(|e| StoreError::Schema { path: path.clone(), reason: e.to_string() })?)
-                .await?;
+            w.write(
+                &counts_batch(chunk).map_err(|e| StoreError::Schema { path: path.clone(), reason: e.to_string() })?,
+            )
+            .await?;
         }
         w.finish().await?;
     }
@@ -86,7 +88,8 @@ pub(super) struct Decisions {
 /// fetched (`Verdict::Cold`) are grouped by their coarse class (their
 /// first source's template and theirs, cut to two path segments):
 /// the first [`COLD_BATCH`] of each, by a hash of the URL, are fetched as
-/// probes and the rest deferred, unless they waited once already (`again`).
+/// probes and the rest deferred, unless they waited once already (`again`)
+/// or their host's pages were mostly new ([`Yields::defers_cold`]).
 pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &HashSet<u64>) -> Decisions {
     let mut probes = 0;
     let mut cold: BTreeMap<(String, String), Vec<(u64, usize)>> = BTreeMap::new();
@@ -97,7 +100,10 @@ pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &H
             c.followed.then(|| {
                 let v = yields.decide(&c.row.url, &c.via, c.row.depth >= depth);
                 probes += u64::from(v == Verdict::Probe);
-                if v == Verdict::Cold && !again.contains(&urlnorm::fingerprint_str(&c.row.url)) {
+                if v == Verdict::Cold
+                    && !again.contains(&urlnorm::fingerprint_str(&c.row.url))
+                    && yields.defers_cold(&c.row.url)
+                {
                     // The class its probes will give evidence of.
                     let source = c.via.first().map_or(String::new(), |s| coarse_of(s));
                     let key = (source, coarse_of(&link_template(&c.row.url)));
@@ -358,10 +364,15 @@ pub async fn skipped_classes(store: &Store, most: usize) -> Result<Vec<SkippedCl
     let mut by: BTreeMap<(String, String), SkippedClass> = BTreeMap::new();
     for path in store.parquet_files(layout::SKIPPED).await? {
         for b in read_if_exists(store, &path).await? {
-            let (s, t, r) =
-                (super::str_col(&b, "source_template", &path)?, super::str_col(&b, "target_template", &path)?, super::str_col(&b, "reason", &path)?);
+            let (s, t, r) = (
+                super::str_col(&b, "source_template", &path)?,
+                super::str_col(&b, "target_template", &path)?,
+                super::str_col(&b, "reason", &path)?,
+            );
             let col = |name: &str| {
-                b.column_by_name(name).and_then(|c| c.as_primitive_opt::<Int64Type>()).ok_or_else(|| missing(&path, name))
+                b.column_by_name(name)
+                    .and_then(|c| c.as_primitive_opt::<Int64Type>())
+                    .ok_or_else(|| missing(&path, name))
             };
             let (f, n) = (col("class_fetched")?, col("class_new")?);
             for i in 0..b.num_rows() {

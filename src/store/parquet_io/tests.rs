@@ -35,8 +35,7 @@ async fn every_schema_keeps_its_column_tuning_and_footers_do_not_carry_it() {
     use crate::denoise::yields::counts_schema;
     use crate::store::schema::{content_schema, doc_batch, doc_schema, links_schema, DocRow};
     let zstd = Compression::Zstd(1).codec();
-    for schema in [doc_schema(), links_schema(), input_schema(), content_schema(), samples_schema(), counts_schema()]
-    {
+    for schema in [doc_schema(), links_schema(), input_schema(), content_schema(), samples_schema(), counts_schema()] {
         let props = shard_properties(zstd, &schema, 1 << 20);
         for f in schema.fields() {
             let col = parquet::schema::types::ColumnPath::from(f.name().as_str());
