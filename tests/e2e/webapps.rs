@@ -1,0 +1,191 @@
+//! The web-application corpus (cgit, DokuWiki and Fossil over this
+//! repository's pinned history, served on loopback; `scripts/webapps.sh`
+//! installs and prepares it, and the tests run it): each application's
+//! truth checked against the live pages, and its small variant crawled to
+//! depth 3 with the default noise filter and with `--denoise off`.
+//!
+//! The full table (every application, depths 3 and 4, `off` and the
+//! default, with the release binary):
+//!
+//! ```sh
+//! cargo build --release
+//! WEBAPPS_BIN=target/release/layercrawl cargo test --test e2e web_app_table -- --ignored --nocapture
+//! ```
+
+use crate::common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use common::webapps::{self, App, Apps, Score, Truth};
+
+/// Runs `bin run` over the corpus' seeds to `depth` into `data` (`mode`:
+/// `--denoise`'s value, none for the default); returns the JSON summary and
+/// the crawl's wall time.
+fn crawl(bin: &Path, apps: &Apps, data: &Path, depth: u32, mode: Option<&str>) -> (serde_json::Value, f64) {
+    let seeds = apps.dir.path().join("seeds.txt");
+    std::fs::write(&seeds, apps.seeds().join("\n")).expect("seeds");
+    let mut cmd = Command::new(bin);
+    cmd.args(["run", "--seeds"]).arg(&seeds).args(["--depth", &depth.to_string(), "--data"]).arg(data);
+    cmd.args(apps.resolve_args());
+    cmd.args(["--allow-private", "--json", "--quiet", "--concurrency", "64", "--per-host", "8", "--delay", "0"]);
+    if let Some(m) = mode {
+        cmd.args(["--denoise", m]);
+    }
+    let t = std::time::Instant::now();
+    let out = cmd.output().expect("run layercrawl");
+    assert!(out.status.success(), "layercrawl failed: {}", String::from_utf8_lossy(&out.stderr));
+    let summary = serde_json::from_slice(&out.stdout).expect("the JSON summary");
+    (summary, t.elapsed().as_secs_f64())
+}
+
+/// Fetches `path` of `app` and checks its truth: `want` is the item it
+/// shows (None: a view), and the page answers 200 with `needle` in it.
+fn check(apps: &Apps, truth: &Truth, app: App, path: &str, want: Option<&str>, needle: &str) {
+    let (status, body) = apps.get(app, path);
+    assert_eq!(status, 200, "{} {path}", app.name());
+    assert!(body.contains(needle), "{} {path} shows {needle:?}", app.name());
+    assert_eq!(truth.item(&apps.url(app, path)).as_deref(), want, "{} {path}", app.name());
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().expect("git");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn each_web_app_serves_what_its_truth_says() {
+    webapps::install();
+    let apps = Apps::start(&App::ALL, true);
+    let truths = apps.truths();
+
+    // cgit: the small history's 60 commits; a file's version is one item
+    // whatever commit it is viewed at, until a commit changes it.
+    let repo = apps.data.join("git/small.git");
+    let tip = git(&repo, &["rev-parse", "main"]);
+    let cg = &truths[&App::Cgit];
+    assert_eq!(cg.items().iter().filter(|i| i.starts_with("commit:")).count(), 60);
+    check(&apps, cg, App::Cgit, &format!("/layercrawl/commit/?id={tip}"), Some(&format!("commit:{tip}")), &tip);
+    check(&apps, cg, App::Cgit, &format!("/layercrawl/patch/?id={tip}"), Some(&format!("commit:{tip}")), &tip);
+    check(&apps, cg, App::Cgit, "/layercrawl/log/?ofs=50", None, "layercrawl");
+    check(&apps, cg, App::Cgit, &format!("/layercrawl/diff/?id={tip}"), None, "diff");
+    let changed = git(&repo, &["log", "-2", "--format=%H", "main", "--", "Cargo.toml"]);
+    let (last, before) = changed.split_once('\n').expect("Cargo.toml changed twice");
+    let blob = git(&repo, &["rev-parse", &format!("{last}:Cargo.toml")]);
+    let item = format!("file:Cargo.toml@{blob}");
+    check(&apps, cg, App::Cgit, &format!("/layercrawl/tree/Cargo.toml?id={tip}"), Some(&item), "[package]");
+    check(&apps, cg, App::Cgit, &format!("/layercrawl/plain/Cargo.toml?id={last}"), Some(&item), "[package]");
+    let old = format!("file:Cargo.toml@{}", git(&repo, &["rev-parse", &format!("{before}:Cargo.toml")]));
+    check(&apps, cg, App::Cgit, &format!("/layercrawl/tree/Cargo.toml?id={before}"), Some(&old), "[package]");
+    assert_ne!(item, old);
+    check(&apps, cg, App::Cgit, &format!("/layercrawl/tree/src?id={tip}"), None, "lib.rs");
+
+    // DokuWiki: the page now, an older revision, and views of them.
+    let wk = &truths[&App::Wiki];
+    let changes =
+        std::fs::read_to_string(apps.data.join("dokuwiki/data/meta/running.changes")).expect("the page's changelog");
+    let revs: Vec<&str> = changes.lines().filter_map(|l| l.split('\t').next()).collect();
+    assert!(revs.len() >= 2, "the page has revisions: {changes}");
+    check(&apps, wk, App::Wiki, "/doku.php?id=running", Some("page:running"), "Running a crawl");
+    let (first, now) = (revs[0], revs[revs.len() - 1]);
+    let old = format!("rev:running@{first}");
+    check(&apps, wk, App::Wiki, &format!("/doku.php?id=running&rev={first}"), Some(&old), "old revision");
+    check(&apps, wk, App::Wiki, &format!("/doku.php?id=running&rev={now}"), Some("page:running"), "Running a crawl");
+    check(&apps, wk, App::Wiki, "/doku.php?id=running&do=revisions", None, "Old revisions");
+    let diff = format!("/doku.php?id=running&do=diff&rev2%5B0%5D={first}&rev2%5B1%5D={now}");
+    check(&apps, wk, App::Wiki, &diff, None, "Differences");
+    check(&apps, wk, App::Wiki, "/doku.php?id=summary&do=index", None, "Sitemap");
+    // The book's 32 pages up to the pin, in 101 revisions: 32 pages as they
+    // are now and 69 older revisions.
+    assert_eq!(wk.items().iter().filter(|i| i.starts_with("page:")).count(), 32);
+    assert_eq!(wk.items().len(), 101);
+
+    // Fossil: a check-in by its hash's prefix, a file at the tip.
+    let fo = &truths[&App::Fossil];
+    assert_eq!(fo.items().iter().filter(|i| i.starts_with("checkin:")).count(), 60);
+    let (_, timeline) = apps.get(App::Fossil, "/timeline");
+    let info = timeline.split("href=\"/info/").nth(1).and_then(|s| s.split('"').next()).expect("a check-in link");
+    let item = fo.item(&apps.url(App::Fossil, &format!("/info/{info}"))).expect("a check-in");
+    assert!(item.starts_with(&format!("checkin:{info}")), "{item}");
+    check(&apps, fo, App::Fossil, &format!("/info/{info}"), Some(&item), info);
+    let file = fo.item(&apps.url(App::Fossil, "/file?name=Cargo.toml&ci=tip")).expect("Cargo.toml at the tip");
+    assert!(fo.items().contains(&file), "{file}");
+    check(&apps, fo, App::Fossil, "/file?name=Cargo.toml&ci=tip", Some(&file), "[package]");
+    check(&apps, fo, App::Fossil, "/finfo?name=Cargo.toml", None, "Cargo.toml");
+    check(&apps, fo, App::Fossil, "/timeline?n=10", None, "timeline");
+}
+
+#[test]
+fn the_small_web_apps_are_crawled_whole_with_denoise_off() {
+    webapps::install();
+    let apps = Apps::start(&App::ALL, true);
+    let truths = apps.truths();
+    let depth = 3;
+    let walk = apps.walk(&apps.seeds(), depth);
+    let bin = Path::new(env!("CARGO_BIN_EXE_layercrawl"));
+    let data = apps.dir.path().join("off");
+    let (_, secs) = crawl(bin, &apps, &data, depth, Some("off"));
+    let got: std::collections::BTreeSet<String> = common::read_docs(&data)
+        .into_iter()
+        .filter(|d| d.status == 200 && d.error.is_none())
+        .map(|d| d.url)
+        .collect();
+    let missed: Vec<&String> = walk.keys().filter(|u| !got.contains(*u)).collect();
+    let scores = apps.score(&data, &truths);
+    eprintln!("small web apps, depth {depth}, --denoise off, {secs:.1} s: {scores:?}; the walker: {} pages", walk.len());
+    assert!(walk.len() > 1000, "the walker finds the apps' pages: {}", walk.len());
+    assert!(missed.len() * 1000 <= walk.len(), "off reaches the walker's pages: missed {} of {}: {:?}", missed.len(), walk.len(), &missed[..missed.len().min(5)]);
+    for app in App::ALL {
+        let s = scores[&app];
+        assert!(s.items > 0 && s.items < s.pages, "{}: {s:?}: views outnumber items", app.name());
+    }
+}
+
+/// The table: every application, depths 3 and 4, `--denoise off` and the
+/// default; `WEBAPPS_BIN` is the binary (the release build for figures),
+/// `WEBAPPS_DEPTHS` the depths, `WEBAPPS_SMALL=1` the small variant.
+#[test]
+#[ignore = "minutes: the full corpus crawled four times; see the module's docs"]
+fn web_app_table() {
+    webapps::install();
+    let small = std::env::var("WEBAPPS_SMALL").is_ok_and(|v| v == "1");
+    let apps = Apps::start(&App::ALL, small);
+    let truths = apps.truths();
+    let bin = std::env::var_os("WEBAPPS_BIN").map_or_else(|| env!("CARGO_BIN_EXE_layercrawl").into(), std::path::PathBuf::from);
+    let depths: Vec<u32> = std::env::var("WEBAPPS_DEPTHS")
+        .unwrap_or_else(|_| "3,4".into())
+        .split(',')
+        .map(|d| d.trim().parse().expect("a depth"))
+        .collect();
+    let mut rows: Vec<serde_json::Value> = Vec::new();
+    println!("| app | depth | mode | pages | distinct main texts | items reached | of items | wall s |");
+    println!("|---|---:|---|---:|---:|---:|---:|---:|");
+    for &depth in &depths {
+        for mode in [Some("off"), None] {
+            let name = mode.unwrap_or("default");
+            let data = apps.dir.path().join(format!("{name}-{depth}"));
+            let (_, secs) = crawl(&bin, &apps, &data, depth, mode);
+            let scores: BTreeMap<App, Score> = apps.score(&data, &truths);
+            for (app, s) in &scores {
+                println!(
+                    "| {} | {depth} | {name} | {} | {} | {} | {} | {secs:.1} |",
+                    app.name(),
+                    s.pages,
+                    s.texts,
+                    s.items,
+                    s.of_items
+                );
+                rows.push(serde_json::json!({
+                    "app": app.name(), "depth": depth, "mode": name, "rows": s.rows, "pages": s.pages,
+                    "texts": s.texts, "items": s.items, "of_items": s.of_items, "wall_s": secs, "small": small,
+                }));
+            }
+            std::fs::remove_dir_all(&data).expect("remove the crawl");
+        }
+    }
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/webapps-table.json");
+    std::fs::write(&out, serde_json::to_string_pretty(&rows).expect("JSON")).expect("write the table");
+    assert_eq!(rows.len(), depths.len() * 2 * App::ALL.len(), "every application in every crawl");
+}
