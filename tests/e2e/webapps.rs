@@ -20,19 +20,34 @@ use std::process::Command;
 
 use common::webapps::{self, App, Apps, Score, Truth};
 
-/// Runs `bin run` over the corpus' seeds to `depth` into `data` (`mode`:
-/// `--denoise`'s value, none for the default); returns the JSON summary and
-/// the crawl's wall time.
-fn crawl(bin: &Path, apps: &Apps, data: &Path, depth: u32, mode: Option<&str>) -> (serde_json::Value, f64) {
-    let seeds = apps.dir.path().join("seeds.txt");
-    std::fs::write(&seeds, apps.seeds().join("\n")).expect("seeds");
+/// The crawls the table compares: `--denoise off`, the default, and `off`
+/// without the trap guard's cap on distinct queries per path and layer
+/// (`--max-query-variants`, 100), which web applications that address
+/// their content by query string (`/file?name=…&ci=…`) reach in one layer:
+/// that crawl fetches what a polite breadth-first walker finds.
+const MODES: [(&str, &[&str]); 3] = [
+    ("off", &["--denoise", "off"]),
+    ("default", &[]),
+    ("off-uncapped", &["--denoise", "off", "--max-query-variants", "1000000000"]),
+];
+
+/// Runs `bin run` from `seeds` to `depth` into `data` with `extra` flags;
+/// returns the JSON summary and the crawl's wall time.
+fn crawl(
+    bin: &Path,
+    apps: &Apps,
+    seeds: &[String],
+    data: &Path,
+    depth: u32,
+    extra: &[&str],
+) -> (serde_json::Value, f64) {
+    let file = data.with_extension("seeds.txt");
+    std::fs::write(&file, seeds.join("\n")).expect("seeds");
     let mut cmd = Command::new(bin);
-    cmd.args(["run", "--seeds"]).arg(&seeds).args(["--depth", &depth.to_string(), "--data"]).arg(data);
+    cmd.args(["run", "--seeds"]).arg(&file).args(["--depth", &depth.to_string(), "--data"]).arg(data);
     cmd.args(apps.resolve_args());
     cmd.args(["--allow-private", "--json", "--quiet", "--concurrency", "64", "--per-host", "8", "--delay", "0"]);
-    if let Some(m) = mode {
-        cmd.args(["--denoise", m]);
-    }
+    cmd.args(extra);
     let t = std::time::Instant::now();
     let out = cmd.output().expect("run layercrawl");
     assert!(out.status.success(), "layercrawl failed: {}", String::from_utf8_lossy(&out.stderr));
@@ -117,35 +132,50 @@ fn each_web_app_serves_what_its_truth_says() {
     check(&apps, fo, App::Fossil, "/timeline?n=10", None, "timeline");
 }
 
+/// The small corpus crawled without filters reaches what the polite
+/// walker reaches, and its applications' views outnumber their items: cgit
+/// and DokuWiki to depth 3, Fossil (whose check-in pages link every file
+/// view of the check-in) to depth 2, about 4,000 pages in all.
 #[test]
-fn the_small_web_apps_are_crawled_whole_with_denoise_off() {
+fn the_small_web_apps_are_crawled_whole_without_filters() {
     webapps::install();
     let apps = Apps::start(&App::ALL, true);
     let truths = apps.truths();
-    let depth = 3;
-    let walk = apps.walk(&apps.seeds(), depth);
     let bin = Path::new(env!("CARGO_BIN_EXE_layercrawl"));
-    let data = apps.dir.path().join("off");
-    let (_, secs) = crawl(bin, &apps, &data, depth, Some("off"));
-    let got: std::collections::BTreeSet<String> = common::read_docs(&data)
-        .into_iter()
-        .filter(|d| d.status == 200 && d.error.is_none())
-        .map(|d| d.url)
-        .collect();
-    let missed: Vec<&String> = walk.keys().filter(|u| !got.contains(*u)).collect();
-    let scores = apps.score(&data, &truths);
-    eprintln!("small web apps, depth {depth}, --denoise off, {secs:.1} s: {scores:?}; the walker: {} pages", walk.len());
-    assert!(walk.len() > 1000, "the walker finds the apps' pages: {}", walk.len());
-    assert!(missed.len() * 1000 <= walk.len(), "off reaches the walker's pages: missed {} of {}: {:?}", missed.len(), walk.len(), &missed[..missed.len().min(5)]);
-    for app in App::ALL {
-        let s = scores[&app];
-        assert!(s.items > 0 && s.items < s.pages, "{}: {s:?}: views outnumber items", app.name());
+    let (_, uncapped) = MODES[2];
+    for (which, depth) in [(&[App::Cgit, App::Wiki][..], 3), (&[App::Fossil][..], 2)] {
+        let seeds: Vec<String> = which.iter().map(|a| apps.url(*a, a.start())).collect();
+        let walk = apps.walk(&seeds, depth, true);
+        let data = apps.dir.path().join(format!("depth-{depth}"));
+        let (_, secs) = crawl(bin, &apps, &seeds, &data, depth, uncapped);
+        let got: std::collections::BTreeSet<String> = common::read_docs(&data)
+            .into_iter()
+            .filter(|d| d.status == 200 && d.error.is_none())
+            .map(|d| d.url)
+            .collect();
+        let missed: Vec<&String> = walk.keys().filter(|u| !got.contains(*u)).collect();
+        let scores = apps.score(&data, &truths);
+        eprintln!("small web apps, depth {depth}, {secs:.1} s: {scores:?}; the walker: {} pages", walk.len());
+        assert!(walk.len() > 1000, "the walker finds the apps' pages: {}", walk.len());
+        assert!(
+            missed.len() * 1000 <= walk.len(),
+            "the crawl reaches the walker's pages: missed {} of {}: {:?}",
+            missed.len(),
+            walk.len(),
+            &missed[..missed.len().min(5)]
+        );
+        for app in which {
+            let s = scores[app];
+            assert!(s.items > 0 && s.items < s.pages, "{}: {s:?}: views outnumber items", app.name());
+        }
     }
 }
 
 /// The table: every application, depths 3 and 4, `--denoise off` and the
 /// default; `WEBAPPS_BIN` is the binary (the release build for figures),
-/// `WEBAPPS_DEPTHS` the depths, `WEBAPPS_SMALL=1` the small variant.
+/// `WEBAPPS_DEPTHS` the depths, `WEBAPPS_SMALL=1` the small variant,
+/// `WEBAPPS_WALK=1` adds the pages a polite breadth-first walker reaches,
+/// `WEBAPPS_MODES` picks among [`MODES`] (all three).
 #[test]
 #[ignore = "minutes: the full corpus crawled four times; see the module's docs"]
 fn web_app_table() {
@@ -153,33 +183,54 @@ fn web_app_table() {
     let small = std::env::var("WEBAPPS_SMALL").is_ok_and(|v| v == "1");
     let apps = Apps::start(&App::ALL, small);
     let truths = apps.truths();
-    let bin = std::env::var_os("WEBAPPS_BIN").map_or_else(|| env!("CARGO_BIN_EXE_layercrawl").into(), std::path::PathBuf::from);
+    let bin = std::env::var_os("WEBAPPS_BIN")
+        .map_or_else(|| env!("CARGO_BIN_EXE_layercrawl").into(), std::path::PathBuf::from);
     let depths: Vec<u32> = std::env::var("WEBAPPS_DEPTHS")
         .unwrap_or_else(|_| "3,4".into())
         .split(',')
         .map(|d| d.trim().parse().expect("a depth"))
         .collect();
     let mut rows: Vec<serde_json::Value> = Vec::new();
-    println!("| app | depth | mode | pages | distinct main texts | items reached | of items | wall s |");
-    println!("|---|---:|---|---:|---:|---:|---:|---:|");
+    println!("| app | depth | mode | pages | distinct main texts | distinct content hashes | items reached | of items | wall s |");
+    println!("|---|---:|---|---:|---:|---:|---:|---:|---:|");
+    let walk = std::env::var("WEBAPPS_WALK").is_ok_and(|v| v == "1");
+    let modes: Vec<String> = std::env::var("WEBAPPS_MODES")
+        .unwrap_or_else(|_| MODES.map(|(name, _)| name).join(","))
+        .split(',')
+        .map(str::to_string)
+        .collect();
     for &depth in &depths {
-        for mode in [Some("off"), None] {
-            let name = mode.unwrap_or("default");
+        if walk {
+            let t = std::time::Instant::now();
+            let pages = apps.walk(&apps.seeds(), depth, true);
+            for app in &apps.apps {
+                let n = pages.keys().filter(|u| apps.app_of(u) == Some(*app)).count();
+                println!(
+                    "| {} | {depth} | walker (nofollow obeyed) | {n} | | | | | {:.1} |",
+                    app.name(),
+                    t.elapsed().as_secs_f64()
+                );
+                rows.push(serde_json::json!({ "app": app.name(), "depth": depth, "mode": "walker", "pages": n, "small": small }));
+            }
+        }
+        for (name, extra) in MODES.iter().filter(|(name, _)| modes.iter().any(|m| m == name)) {
             let data = apps.dir.path().join(format!("{name}-{depth}"));
-            let (_, secs) = crawl(&bin, &apps, &data, depth, mode);
+            let (summary, secs) = crawl(&bin, &apps, &apps.seeds(), &data, depth, extra);
+            let not_requested = summary["not_requested"].as_u64().unwrap_or(0);
             let scores: BTreeMap<App, Score> = apps.score(&data, &truths);
             for (app, s) in &scores {
                 println!(
-                    "| {} | {depth} | {name} | {} | {} | {} | {} | {secs:.1} |",
+                    "| {} | {depth} | {name} | {} | {} | {} | {} | {} | {secs:.1} |",
                     app.name(),
                     s.pages,
                     s.texts,
+                    s.hashes,
                     s.items,
                     s.of_items
                 );
                 rows.push(serde_json::json!({
                     "app": app.name(), "depth": depth, "mode": name, "rows": s.rows, "pages": s.pages,
-                    "texts": s.texts, "items": s.items, "of_items": s.of_items, "wall_s": secs, "small": small,
+                    "texts": s.texts, "hashes": s.hashes, "items": s.items, "of_items": s.of_items, "wall_s": secs, "small": small, "not_requested": not_requested,
                 }));
             }
             std::fs::remove_dir_all(&data).expect("remove the crawl");
@@ -187,5 +238,24 @@ fn web_app_table() {
     }
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/webapps-table.json");
     std::fs::write(&out, serde_json::to_string_pretty(&rows).expect("JSON")).expect("write the table");
-    assert_eq!(rows.len(), depths.len() * 2 * App::ALL.len(), "every application in every crawl");
+    let crawls = rows.iter().filter(|r| r["mode"] != "walker").count();
+    let n_modes = MODES.iter().filter(|(name, _)| modes.iter().any(|m| m == name)).count();
+    assert_eq!(crawls, depths.len() * n_modes * App::ALL.len(), "every application in every crawl");
+}
+
+/// Serves the corpus for a person (curl, a crawl by hand): prints its seeds
+/// and `--resolve` rules, then serves for `WEBAPPS_SERVE_SECS` (600).
+#[test]
+#[ignore = "serves until WEBAPPS_SERVE_SECS have passed"]
+fn web_apps_serve() {
+    webapps::install();
+    let small = std::env::var("WEBAPPS_SMALL").is_ok_and(|v| v == "1");
+    let apps = Apps::start(&App::ALL, small);
+    println!("seeds: {}", apps.seeds().join(" "));
+    println!("resolve: {}", apps.resolve_args().join(" "));
+    let secs = std::env::var("WEBAPPS_SERVE_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(600);
+    std::thread::sleep(std::time::Duration::from_secs(secs));
+    for app in App::ALL {
+        assert_eq!(apps.get(app, app.start()).0, 200, "{} still answers", app.name());
+    }
 }

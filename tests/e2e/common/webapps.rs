@@ -126,7 +126,8 @@ impl Apps {
              events {{ worker_connections 4096; }}\nhttp {{\n  include /etc/nginx/mime.types;\n  default_type application/octet-stream;\n  access_log off;\n  keepalive_requests 100000;\n  fastcgi_read_timeout 120s;\n\
              client_body_temp_path {d}/body; proxy_temp_path {d}/proxy; fastcgi_temp_path {d}/fastcgi; uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;\n"
         );
-        let listen = |app: App| format!("listen {}:{port}; listen 127.0.0.1:{port}; server_name {};", app_ip(app), app.host());
+        let listen =
+            |app: App| format!("listen {}:{port}; listen 127.0.0.1:{port}; server_name {};", app_ip(app), app.host());
         let cgi = which.iter().any(|a| matches!(a, App::Cgit | App::Fossil));
         for &app in which {
             match app {
@@ -143,10 +144,14 @@ impl Apps {
                     // Fossil writes beside its repository (journals): each start
                     // serves its own copy.
                     let repo = dir.path().join("repo.fossil");
-                    std::fs::copy(data.join(format!("fossil/{variant}.fossil")), &repo).expect("copy the Fossil repository");
+                    std::fs::copy(data.join(format!("fossil/{variant}.fossil")), &repo)
+                        .expect("copy the Fossil repository");
                     let script = dir.path().join("fossil.cgi");
-                    std::fs::write(&script, format!("#!{}\nrepository: {}\n", which_fossil().display(), repo.display()))
-                        .expect("write fossil.cgi");
+                    std::fs::write(
+                        &script,
+                        format!("#!{}\nrepository: {}\n", which_fossil().display(), repo.display()),
+                    )
+                    .expect("write fossil.cgi");
                     make_executable(&script);
                     conf.push_str(&format!(
                         "  server {{ {listen}\n    {ROBOTS}\n    \
@@ -284,6 +289,7 @@ impl Apps {
     /// distinct content items they show (by the final URL's truth).
     pub fn score(&self, data: &Path, truths: &BTreeMap<App, Truth>) -> BTreeMap<App, Score> {
         let mut texts: BTreeMap<App, BTreeSet<String>> = BTreeMap::new();
+        let mut hashes: BTreeMap<App, BTreeSet<u64>> = BTreeMap::new();
         let mut items: BTreeMap<App, BTreeSet<String>> = BTreeMap::new();
         let mut out: BTreeMap<App, Score> = BTreeMap::new();
         for d in super::read_docs(data) {
@@ -294,6 +300,9 @@ impl Apps {
                 continue;
             }
             score.pages += 1;
+            if let Some(h) = d.content_hash {
+                hashes.entry(app).or_default().insert(h);
+            }
             if let Some(t) = d.main_text.filter(|t| !t.trim().is_empty()) {
                 texts.entry(app).or_default().insert(t);
             }
@@ -304,24 +313,28 @@ impl Apps {
         }
         for (app, score) in &mut out {
             score.texts = texts.get(app).map_or(0, BTreeSet::len);
+            score.hashes = hashes.get(app).map_or(0, BTreeSet::len);
             score.items = items.get(app).map_or(0, BTreeSet::len);
             score.of_items = truths.get(app).map_or(0, |t| t.items().len());
         }
         out
     }
 
-    /// The independent ground truth of reachability (`scripts/bfs_walker.py`):
-    /// HTML pages (status 200) reached within `depth` hops of `seeds`, by URL
-    /// as layercrawl normalises it, with their smallest depth.
-    pub fn walk(&self, seeds: &[String], depth: u32) -> BTreeMap<String, u32> {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/bfs_walker.py");
+    /// The independent ground truth of reachability: HTML pages (status 200)
+    /// reached within `depth` hops of `seeds`, by URL as layercrawl
+    /// normalises it, with their smallest depth. `polite`: nofollow obeyed,
+    /// as layercrawl does (`scripts/nofollow_walker.py`; DokuWiki marks its
+    /// generated views nofollow), else every link (`scripts/bfs_walker.py`).
+    pub fn walk(&self, seeds: &[String], depth: u32, polite: bool) -> BTreeMap<String, u32> {
+        let walker = if polite { "scripts/nofollow_walker.py" } else { "scripts/bfs_walker.py" };
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(walker);
         let mut cmd = Command::new("python3");
         cmd.arg(&script).args(["--depth", &depth.to_string()]);
         for a in &self.apps {
             cmd.args(["--resolve", &format!("{}:{}={}:{}", a.host(), self.port, app_ip(*a), self.port)]);
         }
-        let out = cmd.args(seeds).output().expect("run scripts/bfs_walker.py");
-        assert!(out.status.success(), "bfs_walker.py failed: {}", String::from_utf8_lossy(&out.stderr));
+        let out = cmd.args(seeds).output().unwrap_or_else(|e| panic!("run {walker}: {e}"));
+        assert!(out.status.success(), "{walker} failed: {}", String::from_utf8_lossy(&out.stderr));
         let all: BTreeMap<String, serde_json::Value> = serde_json::from_slice(&out.stdout).expect("walker JSON");
         all.into_iter()
             .filter(|(_, v)| v["status"] == 200 && v["type"] == "text/html")
@@ -360,6 +373,8 @@ pub struct Score {
     pub pages: usize,
     /// Distinct non-empty main texts of those pages.
     pub texts: usize,
+    /// Distinct content hashes (of the text; of the body for non-HTML).
+    pub hashes: usize,
     /// Distinct content items those pages show.
     pub items: usize,
     /// Content items the application has.

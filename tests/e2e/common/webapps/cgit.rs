@@ -4,7 +4,8 @@
 //! whole by `commit/?id=SHA` and `patch/?id=SHA`), and a file's version
 //! (`file:PATH@BLOB`, shown by `tree/PATH?id=C`, `plain/PATH?id=C` and
 //! `blob/PATH?id=C` at any commit C whose tree holds that blob at PATH: the
-//! same file at a commit that did not change it is a copy). Everything else
+//! same file at a commit that did not change it is a copy; and by
+//! `blob/PATH?id=BLOB`). Everything else
 //! is a view: the summary, refs, log pages and their offsets, stats, tree
 //! listings of folders, diffs, and commit pages limited to a path.
 
@@ -48,7 +49,8 @@ impl Repo {
     pub fn load(git_dir: &Path) -> Repo {
         let g = git_dir.display().to_string();
         let tip = run("git", &["-C", &g, "rev-parse", "main"]).trim().to_string();
-        let commits: BTreeSet<String> = run("git", &["-C", &g, "rev-list", "main"]).lines().map(str::to_string).collect();
+        let commits: BTreeSet<String> =
+            run("git", &["-C", &g, "rev-list", "main"]).lines().map(str::to_string).collect();
         let mut trees = HashMap::new();
         let mut items: BTreeSet<String> = commits.iter().map(|c| format!("commit:{c}")).collect();
         for c in &commits {
@@ -89,10 +91,15 @@ impl Repo {
             return None;
         }
         let view = segs.get(1).map(String::as_str).unwrap_or("");
-        let path = segs.get(2..).unwrap_or_default().iter().filter(|s| !s.is_empty()).cloned().collect::<Vec<_>>().join("/");
+        let path =
+            segs.get(2..).unwrap_or_default().iter().filter(|s| !s.is_empty()).cloned().collect::<Vec<_>>().join("/");
         let rev = param(u, "id").or_else(|| param(u, "h"));
         match view {
             "commit" | "patch" if path.is_empty() => Some(format!("commit:{}", self.commit(rev.as_deref())?)),
+            // cgit's blob view also takes the blob's own hash as `id`.
+            "blob" if rev.as_deref().is_some_and(|r| self.items.contains(&format!("file:{path}@{r}"))) => {
+                Some(format!("file:{path}@{}", rev?))
+            }
             "tree" | "plain" | "blob" if !path.is_empty() => {
                 let e = self.trees.get(self.commit(rev.as_deref())?)?.get(&path)?;
                 e.blob.then(|| format!("file:{path}@{}", e.sha))

@@ -77,8 +77,10 @@ impl Repo {
         if name.len() < 4 || !name.bytes().all(|b| b.is_ascii_hexdigit()) {
             return None;
         }
-        let c: Vec<&String> = self.checkins.range(name.clone()..).take_while(|c| c.starts_with(&name)).take(2).collect();
-        let a: Vec<&String> = self.artifacts.range(name.clone()..).take_while(|a| a.starts_with(&name)).take(2).collect();
+        let c: Vec<&String> =
+            self.checkins.range(name.clone()..).take_while(|c| c.starts_with(&name)).take(2).collect();
+        let a: Vec<&String> =
+            self.artifacts.range(name.clone()..).map(|(a, _)| a).take_while(|a| a.starts_with(&name)).take(2).collect();
         match (c.as_slice(), a.as_slice()) {
             ([one], []) => Some(Named::Checkin((*one).clone())),
             ([], [one]) => Some(Named::File((*one).clone())),
