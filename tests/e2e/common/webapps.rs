@@ -24,6 +24,7 @@ mod wiki;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -187,6 +188,7 @@ impl Apps {
             children.push(
                 Command::new("/usr/sbin/fcgiwrap")
                     .args(["-c", "8", "-s", &format!("unix:{d}/fcgiwrap.sock")])
+                    .process_group(0)
                     .stdin(Stdio::null())
                     .stdout(Stdio::null())
                     .stderr(std::fs::File::create(dir.path().join("fcgiwrap.log")).expect("log file"))
@@ -199,6 +201,7 @@ impl Apps {
         children.push(
             Command::new(which_nginx())
                 .args(["-p", &d, "-c", &conf_path.display().to_string(), "-e", &format!("{d}/error.log")])
+                .process_group(0)
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -345,12 +348,14 @@ impl Apps {
 
 impl Drop for Apps {
     fn drop(&mut self) {
-        // SIGTERM first: php-fpm's and fcgiwrap's masters then end their
-        // workers, which a SIGKILL would leave behind.
+        // Each server runs in its own process group, and the whole group
+        // gets SIGTERM: fcgiwrap's workers outlive their parent otherwise,
+        // and php-fpm's master ends its own.
         for child in &mut self.children {
             if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-                // SAFETY: kill(2) on a child of ours that has not been reaped.
-                unsafe { libc::kill(pid, libc::SIGTERM) };
+                // SAFETY: kill(2) on the process group of a child of ours
+                // that has not been reaped (so its id is not reused).
+                unsafe { libc::kill(-pid, libc::SIGTERM) };
             }
         }
         let t = Instant::now();
@@ -487,7 +492,12 @@ fn start_php_fpm(dir: &Path, data: &Path) -> Child {
         // php-fpm refuses to run as root unless told to (CI runs as root).
         cmd.arg("--allow-to-run-as-root");
     }
-    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("start php-fpm")
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("start php-fpm")
 }
 
 fn make_executable(path: &Path) {

@@ -54,10 +54,9 @@ impl Repo {
         let mut trees: HashMap<String, HashMap<String, String>> = HashMap::new();
         let mut artifacts: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         let mut items: BTreeSet<String> = checkins.iter().map(|c| format!("checkin:{c}")).collect();
-        let files = format!(
-            "SELECT b.uuid, f.filename, f.uuid FROM event e JOIN blob b ON b.rid = e.objid, files_of_checkin(b.uuid) f WHERE e.type = 'ci'"
-        );
-        for row in sql(repo, &files) {
+        let files = "SELECT b.uuid, f.filename, f.uuid FROM event e JOIN blob b ON b.rid = e.objid, \
+                     files_of_checkin(b.uuid) f WHERE e.type = 'ci'";
+        for row in sql(repo, files) {
             let [ci, path, hash] = <[String; 3]>::try_from(row).expect("three columns");
             items.insert(format!("file:{path}@{hash}"));
             artifacts.entry(hash.clone()).or_default().insert(path.clone());
