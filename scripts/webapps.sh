@@ -20,7 +20,7 @@ out="${1:-$root/target/webapps}"
 pin=c0e8007f898629a62a97b9967e0f9ab9d6935caa
 small_pin=334de4dee3ab200812349f3461fb355326011885
 # Bump when the prepared data changes shape, so that old data is made anew.
-version="webapps 1 $pin $small_pin"
+version="webapps 2 $pin $small_pin"
 
 packages=()
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || packages+=(nginx-light)
@@ -132,7 +132,9 @@ PHP
 python3 "$here/webapps_wiki.py" --repo "$root" --pin "$pin" --data "$wiki/data"
 # Its search index (backlinks, the page index) as the indexer would build it
 # over time.
-DOKUWIKI_DATA="$wiki/data" php -d error_reporting=E_ERROR -d "auto_prepend_file=$wiki/prepend.php" /usr/share/dokuwiki/bin/indexer.php -q >&2
+# (HTTP_HOST and SERVER_PORT: its cache keys read them, as under a server.)
+DOKUWIKI_DATA="$wiki/data" HTTP_HOST=localhost SERVER_PORT=80 \
+  php -d "auto_prepend_file=$wiki/prepend.php" /usr/share/dokuwiki/bin/indexer.php -q >&2
 rm -rf "$wiki/data/cache"/* "$wiki/data/locks"/* "$wiki/data/tmp"/*
 echo "web-app corpus: DokuWiki ready" >&2
 

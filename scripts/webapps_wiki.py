@@ -143,8 +143,11 @@ def main():
             lines.append(line)
             every.append((t, pid, line))
             if text is not None:
-                with gzip.open(os.path.join(a.data, "attic", f"{pid}.{t}.txt.gz"), "wt", encoding="utf-8") as f:
-                    f.write(text)
+                # The revision's time in the gzip header, no file name: the same
+                # bytes on every machine.
+                with open(os.path.join(a.data, "attic", f"{pid}.{t}.txt.gz"), "wb") as raw:
+                    with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=t) as f:
+                        f.write(text.encode("utf-8"))
         with open(os.path.join(a.data, "meta", f"{pid}.changes"), "w", encoding="utf-8") as f:
             f.writelines(lines)
         t, _, _, _, text = revs[-1]

@@ -50,7 +50,7 @@ impl App {
 
     /// The application's host name in URLs.
     pub fn host(self) -> String {
-        format!("{}.apps.test", self.name())
+        format!("{}.test", self.name())
     }
 
     /// The page a crawl starts from.
@@ -93,7 +93,8 @@ pub struct Apps {
     children: Vec<Child>,
 }
 
-/// The address of application `i` (127.0.0.1 is the shared one).
+/// The address of `app` (127.0.0.21 onwards, apart from the real-site
+/// corpus' 127.0.0.2 onwards; 127.0.0.1 is the shared one).
 fn app_ip(app: App) -> String {
     format!("127.0.0.{}", 21 + app as usize)
 }
@@ -319,6 +320,13 @@ impl Apps {
             score.hashes = hashes.get(app).map_or(0, BTreeSet::len);
             score.items = items.get(app).map_or(0, BTreeSet::len);
             score.of_items = truths.get(app).map_or(0, |t| t.items().len());
+            let kind = |i: &String| i.split(':').next().unwrap_or_default().to_string();
+            for i in truths.get(app).map(Truth::items).into_iter().flatten() {
+                score.kinds.entry(kind(i)).or_default().1 += 1;
+            }
+            for i in items.get(app).into_iter().flatten() {
+                score.kinds.entry(kind(i)).or_default().0 += 1;
+            }
         }
         out
     }
@@ -370,7 +378,7 @@ impl Drop for Apps {
 }
 
 /// What a crawl reached of one application ([`Apps::score`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Score {
     /// `doc` rows of its host.
     pub rows: usize,
@@ -384,6 +392,8 @@ pub struct Score {
     pub items: usize,
     /// Content items the application has.
     pub of_items: usize,
+    /// Items reached by kind (`commit`, `file`, `page`, …): reached, of.
+    pub kinds: BTreeMap<String, (usize, usize)>,
 }
 
 /// One application's truth, from its own data model.
