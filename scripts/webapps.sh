@@ -27,6 +27,7 @@ command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || packages+=(nginx-l
 [ -x /usr/lib/cgit/cgit.cgi ] || packages+=(cgit)
 [ -x /usr/sbin/fcgiwrap ] || packages+=(fcgiwrap)
 compgen -G '/usr/sbin/php-fpm*' >/dev/null || packages+=(php-fpm)
+command -v php >/dev/null 2>&1 || packages+=(php-cli)
 [ -f /usr/share/dokuwiki/doku.php ] || packages+=(dokuwiki)
 command -v fossil >/dev/null 2>&1 || packages+=(fossil)
 if [ "${#packages[@]}" -gt 0 ]; then
