@@ -333,14 +333,18 @@ impl Apps {
 
     /// The independent ground truth of reachability: HTML pages (status 200)
     /// reached within `depth` hops of `seeds`, by URL as layercrawl
-    /// normalises it, with their smallest depth. `polite`: nofollow obeyed,
-    /// as layercrawl does (`scripts/nofollow_walker.py`; DokuWiki marks its
-    /// generated views nofollow), else every link (`scripts/bfs_walker.py`).
+    /// normalises it, with their smallest depth (`scripts/nofollow_walker.py`,
+    /// `scripts/bfs_walker.py` obeying nofollow). `polite`: nofollow obeyed,
+    /// as layercrawl does (DokuWiki marks its generated views nofollow), else
+    /// every link followed.
     pub fn walk(&self, seeds: &[String], depth: u32, polite: bool) -> BTreeMap<String, u32> {
-        let walker = if polite { "scripts/nofollow_walker.py" } else { "scripts/bfs_walker.py" };
+        let walker = "scripts/nofollow_walker.py";
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(walker);
         let mut cmd = Command::new("python3");
         cmd.arg(&script).args(["--depth", &depth.to_string()]);
+        if !polite {
+            cmd.arg("--ignore-nofollow");
+        }
         for a in &self.apps {
             cmd.args(["--resolve", &format!("{}:{}={}:{}", a.host(), self.port, app_ip(*a), self.port)]);
         }
