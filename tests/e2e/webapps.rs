@@ -1,0 +1,269 @@
+//! The web-application corpus (cgit, DokuWiki and Fossil over this
+//! repository's pinned history, served on loopback; `scripts/webapps.sh`
+//! installs and prepares it, and the tests run it): each application's
+//! truth checked against the live pages, and its small variant crawled
+//! without filters, compared with a polite breadth-first walker.
+//!
+//! The full table (every application, depths 3 and 4, `--denoise off`, the
+//! default, and `off` with the trap guard's cap lifted; with the release
+//! binary; docs/src/web-apps.md):
+//!
+//! ```sh
+//! cargo build --release
+//! WEBAPPS_BIN=target/release/layercrawl cargo test --test e2e web_app_table -- --ignored --nocapture
+//! ```
+
+use crate::common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use common::webapps::{self, App, Apps, Score, Truth};
+
+/// The crawls the table compares: `--denoise off`, the default, and `off`
+/// without the trap guard's cap on distinct queries per path and layer
+/// (`--max-query-variants`, 100), which web applications that address
+/// their content by query string (`/file?name=…&ci=…`) reach in one layer:
+/// that crawl fetches what a polite breadth-first walker finds.
+const MODES: [(&str, &[&str]); 3] = [
+    ("off", &["--denoise", "off"]),
+    ("default", &[]),
+    ("off-uncapped", &["--denoise", "off", "--max-query-variants", "1000000000"]),
+];
+
+/// Runs `bin run` from `seeds` to `depth` into `data` with `extra` flags;
+/// returns the JSON summary and the crawl's wall time.
+fn crawl(
+    bin: &Path,
+    apps: &Apps,
+    seeds: &[String],
+    data: &Path,
+    depth: u32,
+    extra: &[&str],
+) -> (serde_json::Value, f64) {
+    let file = data.with_extension("seeds.txt");
+    std::fs::write(&file, seeds.join("\n")).expect("seeds");
+    let mut cmd = Command::new(bin);
+    cmd.args(["run", "--seeds"]).arg(&file).args(["--depth", &depth.to_string(), "--data"]).arg(data);
+    cmd.args(apps.resolve_args());
+    cmd.args(["--allow-private", "--json", "--quiet", "--concurrency", "64", "--per-host", "8", "--delay", "0"]);
+    cmd.args(extra);
+    let t = std::time::Instant::now();
+    let out = cmd.output().expect("run layercrawl");
+    assert!(out.status.success(), "layercrawl failed: {}", String::from_utf8_lossy(&out.stderr));
+    let summary = serde_json::from_slice(&out.stdout).expect("the JSON summary");
+    (summary, t.elapsed().as_secs_f64())
+}
+
+/// Fetches `path` of `app` and checks its truth: `want` is the item it
+/// shows (None: a view), and the page answers 200 with `needle` in it.
+fn check(apps: &Apps, truth: &Truth, app: App, path: &str, want: Option<&str>, needle: &str) {
+    let (status, body) = apps.get(app, path);
+    assert_eq!(status, 200, "{} {path}", app.name());
+    assert!(body.contains(needle), "{} {path} shows {needle:?}", app.name());
+    assert_eq!(truth.item(&apps.url(app, path)).as_deref(), want, "{} {path}", app.name());
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().expect("git");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn each_web_app_serves_what_its_truth_says() {
+    webapps::install();
+    let apps = Apps::start(&App::ALL, true);
+    let truths = apps.truths();
+
+    // cgit: the small history's 60 commits; a file's version is one item
+    // whatever commit it is viewed at, until a commit changes it.
+    let repo = apps.data.join("git/small.git");
+    let tip = git(&repo, &["rev-parse", "main"]);
+    let cg = &truths[&App::Cgit];
+    assert_eq!(cg.items().iter().filter(|i| i.starts_with("commit:")).count(), 60);
+    check(&apps, cg, App::Cgit, &format!("/layercrawl/commit/?id={tip}"), Some(&format!("commit:{tip}")), &tip);
+    check(&apps, cg, App::Cgit, &format!("/layercrawl/patch/?id={tip}"), Some(&format!("commit:{tip}")), &tip);
+    check(&apps, cg, App::Cgit, "/layercrawl/log/?ofs=50", None, "layercrawl");
+    check(&apps, cg, App::Cgit, &format!("/layercrawl/diff/?id={tip}"), None, "diff");
+    let changed = git(&repo, &["log", "-2", "--format=%H", "main", "--", "Cargo.toml"]);
+    let (last, before) = changed.split_once('\n').expect("Cargo.toml changed twice");
+    let blob = git(&repo, &["rev-parse", &format!("{last}:Cargo.toml")]);
+    let item = format!("file:Cargo.toml@{blob}");
+    check(&apps, cg, App::Cgit, &format!("/layercrawl/tree/Cargo.toml?id={tip}"), Some(&item), "[package]");
+    check(&apps, cg, App::Cgit, &format!("/layercrawl/plain/Cargo.toml?id={last}"), Some(&item), "[package]");
+    let old = format!("file:Cargo.toml@{}", git(&repo, &["rev-parse", &format!("{before}:Cargo.toml")]));
+    check(&apps, cg, App::Cgit, &format!("/layercrawl/tree/Cargo.toml?id={before}"), Some(&old), "[package]");
+    assert_ne!(item, old);
+    check(&apps, cg, App::Cgit, &format!("/layercrawl/tree/src?id={tip}"), None, "lib.rs");
+
+    // DokuWiki: the page now, an older revision, and views of them.
+    let wk = &truths[&App::Wiki];
+    let changes =
+        std::fs::read_to_string(apps.data.join("dokuwiki/data/meta/running.changes")).expect("the page's changelog");
+    let revs: Vec<&str> = changes.lines().filter_map(|l| l.split('\t').next()).collect();
+    assert!(revs.len() >= 2, "the page has revisions: {changes}");
+    check(&apps, wk, App::Wiki, "/doku.php?id=running", Some("page:running"), "Running a crawl");
+    let (first, now) = (revs[0], revs[revs.len() - 1]);
+    let old = format!("rev:running@{first}");
+    check(&apps, wk, App::Wiki, &format!("/doku.php?id=running&rev={first}"), Some(&old), "old revision");
+    check(&apps, wk, App::Wiki, &format!("/doku.php?id=running&rev={now}"), Some("page:running"), "Running a crawl");
+    check(&apps, wk, App::Wiki, "/doku.php?id=running&do=revisions", None, "Old revisions");
+    let diff = format!("/doku.php?id=running&do=diff&rev2%5B0%5D={first}&rev2%5B1%5D={now}");
+    check(&apps, wk, App::Wiki, &diff, None, "Differences");
+    check(&apps, wk, App::Wiki, "/doku.php?id=summary&do=index", None, "Sitemap");
+    // The book's 32 pages up to the pin, in 101 revisions: 32 pages as they
+    // are now and 69 older revisions.
+    assert_eq!(wk.items().iter().filter(|i| i.starts_with("page:")).count(), 32);
+    assert_eq!(wk.items().len(), 101);
+
+    // Fossil: a check-in by its hash's prefix, a file at the tip.
+    let fo = &truths[&App::Fossil];
+    assert_eq!(fo.items().iter().filter(|i| i.starts_with("checkin:")).count(), 60);
+    let (_, timeline) = apps.get(App::Fossil, "/timeline");
+    let info = timeline.split("href=\"/info/").nth(1).and_then(|s| s.split('"').next()).expect("a check-in link");
+    let item = fo.item(&apps.url(App::Fossil, &format!("/info/{info}"))).expect("a check-in");
+    assert!(item.starts_with(&format!("checkin:{info}")), "{item}");
+    check(&apps, fo, App::Fossil, &format!("/info/{info}"), Some(&item), info);
+    let file = fo.item(&apps.url(App::Fossil, "/file?name=Cargo.toml&ci=tip")).expect("Cargo.toml at the tip");
+    assert!(fo.items().contains(&file), "{file}");
+    check(&apps, fo, App::Fossil, "/file?name=Cargo.toml&ci=tip", Some(&file), "[package]");
+    check(&apps, fo, App::Fossil, "/finfo?name=Cargo.toml", None, "Cargo.toml");
+    check(&apps, fo, App::Fossil, "/timeline?n=10", None, "timeline");
+}
+
+/// The small corpus crawled without filters reaches what the polite
+/// walker reaches, and its applications' views outnumber their items: cgit
+/// and DokuWiki to depth 3, Fossil (whose check-in pages link every file
+/// view of the check-in) to depth 2, about 4,000 pages in all.
+#[test]
+fn the_small_web_apps_are_crawled_whole_without_filters() {
+    webapps::install();
+    let apps = Apps::start(&App::ALL, true);
+    let truths = apps.truths();
+    let bin = Path::new(env!("CARGO_BIN_EXE_layercrawl"));
+    let (_, uncapped) = MODES[2];
+    for (which, depth) in [(&[App::Cgit, App::Wiki][..], 3), (&[App::Fossil][..], 2)] {
+        let seeds: Vec<String> = which.iter().map(|a| apps.url(*a, a.start())).collect();
+        let walk = apps.walk(&seeds, depth, true);
+        let data = apps.dir.path().join(format!("depth-{depth}"));
+        let (_, secs) = crawl(bin, &apps, &seeds, &data, depth, uncapped);
+        let got: std::collections::BTreeSet<String> = common::read_docs(&data)
+            .into_iter()
+            .filter(|d| d.status == 200 && d.error.is_none())
+            .map(|d| d.url)
+            .collect();
+        let missed: Vec<&String> = walk.keys().filter(|u| !got.contains(*u)).collect();
+        let scores = apps.score(&data, &truths);
+        eprintln!("small web apps, depth {depth}, {secs:.1} s: {scores:?}; the walker: {} pages", walk.len());
+        assert!(walk.len() > 1000, "the walker finds the apps' pages: {}", walk.len());
+        assert!(
+            missed.len() * 1000 <= walk.len(),
+            "the crawl reaches the walker's pages: missed {} of {}: {:?}",
+            missed.len(),
+            walk.len(),
+            &missed[..missed.len().min(5)]
+        );
+        for app in which {
+            let s = &scores[app];
+            assert!(s.items > 0 && s.items < s.pages, "{}: {s:?}: views outnumber items", app.name());
+        }
+    }
+}
+
+/// The table: every application, depths 3 and 4, `--denoise off` and the
+/// default; `WEBAPPS_BIN` is the binary (the release build for figures),
+/// `WEBAPPS_DEPTHS` the depths, `WEBAPPS_SMALL=1` the small variant,
+/// `WEBAPPS_WALK=1` adds the pages a polite breadth-first walker reaches,
+/// `WEBAPPS_MODES` picks among [`MODES`] (all three), `WEBAPPS_APPS` among
+/// the applications (`cgit,dokuwiki,fossil`).
+#[test]
+#[ignore = "minutes: the full corpus crawled six times; see the module's docs"]
+fn web_app_table() {
+    webapps::install();
+    let small = std::env::var("WEBAPPS_SMALL").is_ok_and(|v| v == "1");
+    let which: Vec<App> = match std::env::var("WEBAPPS_APPS") {
+        Ok(names) => App::ALL.into_iter().filter(|a| names.split(',').any(|n| n == a.name())).collect(),
+        Err(_) => App::ALL.to_vec(),
+    };
+    let apps = Apps::start(&which, small);
+    let truths = apps.truths();
+    let bin = std::env::var_os("WEBAPPS_BIN")
+        .map_or_else(|| env!("CARGO_BIN_EXE_layercrawl").into(), std::path::PathBuf::from);
+    let depths: Vec<u32> = std::env::var("WEBAPPS_DEPTHS")
+        .unwrap_or_else(|_| "3,4".into())
+        .split(',')
+        .map(|d| d.trim().parse().expect("a depth"))
+        .collect();
+    let mut rows: Vec<serde_json::Value> = Vec::new();
+    println!("| app | depth | mode | pages | distinct main texts | distinct content hashes | items reached | of items | wall s |");
+    println!("|---|---:|---|---:|---:|---:|---:|---:|---:|");
+    let walk = std::env::var("WEBAPPS_WALK").is_ok_and(|v| v == "1");
+    let modes: Vec<String> = std::env::var("WEBAPPS_MODES")
+        .unwrap_or_else(|_| MODES.map(|(name, _)| name).join(","))
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    for &depth in &depths {
+        if walk {
+            let t = std::time::Instant::now();
+            let pages = apps.walk(&apps.seeds(), depth, true);
+            for app in &apps.apps {
+                let n = pages.keys().filter(|u| apps.app_of(u) == Some(*app)).count();
+                println!(
+                    "| {} | {depth} | walker (nofollow obeyed) | {n} | | | | | {:.1} |",
+                    app.name(),
+                    t.elapsed().as_secs_f64()
+                );
+                rows.push(serde_json::json!({ "app": app.name(), "depth": depth, "mode": "walker", "pages": n, "small": small }));
+            }
+        }
+        for (name, extra) in MODES.iter().filter(|(name, _)| modes.iter().any(|m| m == name)) {
+            let data = apps.dir.path().join(format!("{name}-{depth}"));
+            let (summary, secs) = crawl(&bin, &apps, &apps.seeds(), &data, depth, extra);
+            let not_requested = summary["not_requested"].as_u64().unwrap_or(0);
+            let scores: BTreeMap<App, Score> = apps.score(&data, &truths);
+            for (app, s) in &scores {
+                let kinds: Vec<String> = s.kinds.iter().map(|(k, (got, of))| format!("{k} {got}/{of}")).collect();
+                println!(
+                    "| {} | {depth} | {name} | {} | {} | {} | {} ({}) | {} | {secs:.1} |",
+                    app.name(),
+                    s.pages,
+                    s.texts,
+                    s.hashes,
+                    s.items,
+                    kinds.join(", "),
+                    s.of_items
+                );
+                rows.push(serde_json::json!({
+                    "app": app.name(), "depth": depth, "mode": name, "rows": s.rows, "pages": s.pages,
+                    "texts": s.texts, "hashes": s.hashes, "items": s.items, "of_items": s.of_items, "wall_s": secs, "small": small, "not_requested": not_requested, "kinds": s.kinds,
+                }));
+            }
+            std::fs::remove_dir_all(&data).expect("remove the crawl");
+        }
+    }
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/webapps-table.json");
+    std::fs::write(&out, serde_json::to_string_pretty(&rows).expect("JSON")).expect("write the table");
+    let crawls = rows.iter().filter(|r| r["mode"] != "walker").count();
+    let n_modes = MODES.iter().filter(|(name, _)| modes.iter().any(|m| m == name)).count();
+    assert_eq!(crawls, depths.len() * n_modes * which.len(), "every application in every crawl");
+}
+
+/// Serves the corpus for a person (curl, a crawl by hand): prints its seeds
+/// and `--resolve` rules, then serves for `WEBAPPS_SERVE_SECS` (600).
+#[test]
+#[ignore = "serves until WEBAPPS_SERVE_SECS have passed"]
+fn web_apps_serve() {
+    webapps::install();
+    let small = std::env::var("WEBAPPS_SMALL").is_ok_and(|v| v == "1");
+    let apps = Apps::start(&App::ALL, small);
+    println!("seeds: {}", apps.seeds().join(" "));
+    println!("resolve: {}", apps.resolve_args().join(" "));
+    let secs = std::env::var("WEBAPPS_SERVE_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(600);
+    std::thread::sleep(std::time::Duration::from_secs(secs));
+    for app in App::ALL {
+        assert_eq!(apps.get(app, app.start()).0, 200, "{} still answers", app.name());
+    }
+}
