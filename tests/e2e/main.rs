@@ -43,4 +43,5 @@ mod sitemaps;
 mod studio;
 mod units;
 mod warc;
+mod webapps;
 mod webfarm;

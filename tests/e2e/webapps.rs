@@ -172,6 +172,58 @@ fn the_small_web_apps_are_crawled_whole_without_filters() {
     }
 }
 
+/// The noise filter on a real web application: the small cgit to depth 4
+/// with the default filter keeps the distinct main texts `--denoise off`
+/// fetches, with far fewer fetches, and lists every URL it skipped with
+/// its reason and evidence (docs/src/noise-filter.md).
+#[test]
+fn the_noise_filter_keeps_a_web_apps_texts_with_fewer_fetches() {
+    webapps::install();
+    let apps = Apps::start(&[App::Cgit], true);
+    let truths = apps.truths();
+    let bin = Path::new(env!("CARGO_BIN_EXE_layercrawl"));
+    let seeds = apps.seeds();
+    let depth = 4;
+    let (off_data, default_data) = (apps.dir.path().join("off"), apps.dir.path().join("default"));
+    let (_, off_secs) = crawl(bin, &apps, &seeds, &off_data, depth, MODES[0].1);
+    let (summary, default_secs) = crawl(bin, &apps, &seeds, &default_data, depth, MODES[1].1);
+    let (off, default) = (&apps.score(&off_data, &truths)[&App::Cgit], &apps.score(&default_data, &truths)[&App::Cgit]);
+    eprintln!("small cgit, depth {depth}: off {off:?} in {off_secs:.1} s; default {default:?} in {default_secs:.1} s");
+    #[allow(clippy::cast_precision_loss)]
+    let share = |a: usize, b: usize| a as f64 / b as f64;
+    assert!(off.rows > 5000, "off fetches the application's views: {off:?}");
+    assert!(
+        share(default.texts, off.texts) >= 0.99,
+        "the default keeps off's distinct main texts: {} of {}",
+        default.texts,
+        off.texts
+    );
+    assert!(
+        share(default.rows, off.rows) <= 0.6,
+        "with at most 60 % of off's requests: {} of {}",
+        default.rows,
+        off.rows
+    );
+    assert!(share(default.items, off.items) >= 0.97, "and its content items: {} of {}", default.items, off.items);
+    // Every URL skipped is listed once, with its reason and its class's
+    // evidence: judged pages, most of them bringing nothing new.
+    let skipped = common::read_skipped(&default_data);
+    let n = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap_or_else(|| panic!("{k} in {v}"));
+    let counted = n(&summary["skipped"], "copies") + n(&summary["skipped"], "errors");
+    assert!(counted > 1000, "the filter skipped many views: {}", summary["skipped"]);
+    assert_eq!(skipped.len() as u64, counted, "every skip is a row of the skipped dataset");
+    // A URL skipped in one layer may be met, and skipped, again later.
+    let once: std::collections::BTreeSet<(i32, &str)> = skipped.iter().map(|r| (r.layer, r.url.as_str())).collect();
+    assert_eq!(once.len(), skipped.len(), "each skipped URL once per layer");
+    for r in &skipped {
+        assert!(matches!(r.reason.as_str(), "copies" | "errors"), "{r:?}");
+        assert!(r.class_fetched >= 4 && r.class_new * 10 < r.class_fetched, "skipped on evidence: {r:?}");
+        assert!(r.target_template.starts_with("cgit.test") && !r.source_template.is_empty(), "{r:?}");
+    }
+    let classes = summary["skipped_classes"].as_array().expect("skipped_classes");
+    assert!(!classes.is_empty() && n(&classes[0], "skipped") > 0, "the summary names the classes: {classes:?}");
+}
+
 /// The table: every application, depths 3 and 4, `--denoise off` and the
 /// default; `WEBAPPS_BIN` is the binary (the release build for figures),
 /// `WEBAPPS_DEPTHS` the depths, `WEBAPPS_SMALL=1` the small variant,

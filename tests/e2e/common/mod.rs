@@ -7,6 +7,7 @@ pub mod chrome;
 pub mod dnsmasq;
 pub mod objstores;
 pub mod realsites;
+pub mod webapps;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -301,6 +302,39 @@ pub fn read_docs(data: &Path) -> Vec<Doc> {
                 last_modified: s(&b, "last_modified", i),
                 unchanged: b.column_by_name("unchanged").expect("unchanged").as_boolean().value(i),
                 rendered: b.column_by_name("rendered").expect("rendered").as_boolean().value(i),
+            });
+        }
+    }
+    out
+}
+
+/// One row of the `skipped` dataset (URLs the noise filter did not follow).
+#[derive(Clone, Debug)]
+pub struct Skipped {
+    pub url: String,
+    /// The layer it would have been fetched in.
+    pub layer: i32,
+    pub reason: String,
+    pub source_template: String,
+    pub target_template: String,
+    pub class_fetched: i64,
+    pub class_new: i64,
+}
+
+/// Reads every row under `data/skipped`.
+pub fn read_skipped(data: &Path) -> Vec<Skipped> {
+    let mut out = Vec::new();
+    for (layer, b) in read_all(&data.join("skipped")) {
+        let n = |name: &str, i: usize| b.column_by_name(name).expect(name).as_primitive::<Int64Type>().value(i);
+        for i in 0..b.num_rows() {
+            out.push(Skipped {
+                url: s(&b, "url", i).expect("url"),
+                layer,
+                reason: s(&b, "reason", i).expect("reason"),
+                source_template: s(&b, "source_template", i).expect("source_template"),
+                target_template: s(&b, "target_template", i).expect("target_template"),
+                class_fetched: n("class_fetched", i),
+                class_new: n("class_new", i),
             });
         }
     }
