@@ -336,15 +336,12 @@ impl Yields {
                 // A source of no evidence yet does not outweigh the others'.
                 None => {}
                 Some(c) if c.yields() => return Verdict::Yields,
-                Some(c) => {
-                    if best.is_none_or(|b| c.share() > b.share()) {
-                        best = Some(c);
-                    }
-                }
+                Some(c) if best.is_none_or(|b| c.share() > b.share()) => best = Some(c),
+                Some(_) => {}
             }
         }
         let Some(best) = best else { return Verdict::Cold };
-        if xxhash_rust::xxh3::xxh3_64(url.as_bytes()) % PROBE_EVERY == 0 {
+        if xxhash_rust::xxh3::xxh3_64(url.as_bytes()).is_multiple_of(PROBE_EVERY) {
             return Verdict::Probe;
         }
         Verdict::Skip(best.clone())
