@@ -1,7 +1,11 @@
 //! `layercrawl docs options` (hidden): the book's options reference
 //! (`docs/src/options.md`) rendered from the command line's own definition,
-//! so that `--help` and the docs cannot disagree. `tests/e2e/docs.rs` checks
-//! that the checked-in page is what this prints.
+//! so that `--help` and the docs cannot disagree; `layercrawl docs
+//! network-policy`: the Kubernetes NetworkPolicy from the crawler's blocked
+//! address ranges (`network_policy.rs`). `tests/e2e/docs.rs` checks that
+//! the checked-in files are what these print.
+
+mod network_policy;
 
 use clap::{ArgAction, Command};
 
@@ -15,12 +19,16 @@ pub struct DocsArgs {
 enum DocsWhat {
     /// Print the options reference as Markdown (docs/src/options.md).
     Options,
+    /// Print the Kubernetes NetworkPolicy of the task pods
+    /// (jobs/k8s/networkpolicy.yaml), from the blocked address ranges.
+    NetworkPolicy,
 }
 
 /// Prints what `args` asks for, rendered from `cli`, the whole command line.
 pub fn docs(args: &DocsArgs, cli: &Command) {
     match args.what {
         DocsWhat::Options => print!("{}", options_markdown(cli)),
+        DocsWhat::NetworkPolicy => print!("{}", network_policy::yaml()),
     }
 }
 

@@ -40,7 +40,7 @@ use crate::store::{Store, StoreError};
 use tables::{Dataset, Ordinals, Table};
 
 /// `layercrawl export` as typed on the command line.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(clap::Args, Clone)]
 pub struct ExportArgs {
     /// The crawl's data location (a folder or an object-store URL).
     #[arg(long, value_name = "DIR|URL", default_value = "data")]
@@ -54,6 +54,17 @@ pub struct ExportArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--to` may hold a password: shown redacted, as everywhere.
+impl std::fmt::Debug for ExportArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExportArgs")
+            .field("data", &self.data)
+            .field("to", &postgres::redact(&self.to))
+            .field("json", &self.json)
+            .finish()
+    }
 }
 
 /// A validated export: the data location and the database.

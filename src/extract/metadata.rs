@@ -345,77 +345,24 @@ fn iso639_1(lang: whatlang::Lang) -> String {
 /// (`2020-01-23`, `2020-01-23T10:05:00+01:00`, `2020-01-23 10:05:00Z`,
 /// fractions of a second), in microseconds since the epoch, UTC; a date
 /// alone is its midnight UTC, a time without an offset is taken as UTC.
+/// Read by `jiff`: page text is never sliced by hand here, where a
+/// multi-byte character in the wrong place would cut a char in two.
 #[must_use]
 pub fn parse_instant(s: &str) -> Option<i64> {
+    use jiff::civil::DateTime;
+    use jiff::Timestamp;
     let s = s.trim();
-    let b = s.as_bytes();
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let part = s.get(r)?;
-        part.bytes().all(|c| c.is_ascii_digit()).then(|| part.parse().ok())?
-    };
-    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+    // A year of four digits, as pages write them (jiff would read a
+    // six-digit `+002020`, which no page means).
+    let year = s.get(..4)?;
+    if !year.bytes().all(|b| b.is_ascii_digit()) || year < "1000" || s.as_bytes().get(4) != Some(&b'-') {
         return None;
     }
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || !(1000..=9999).contains(&year) {
-        return None;
-    }
-    let mut secs = days_from_civil(year, month, day) * 86_400;
-    let mut micros = 0i64;
-    let rest = &s[10..];
-    if let Some(t) = rest.strip_prefix(['T', 't', ' ']) {
-        let tb = t.as_bytes();
-        if tb.len() < 5 || tb[2] != b':' {
-            return None;
-        }
-        let (h, m) = (t[0..2].parse::<i64>().ok()?, t[3..5].parse::<i64>().ok()?);
-        let mut at = 5;
-        let mut sec = 0;
-        if tb.get(5) == Some(&b':') {
-            sec = t.get(6..8)?.parse::<i64>().ok()?;
-            at = 8;
-            if tb.get(8) == Some(&b'.') || tb.get(8) == Some(&b',') {
-                let digits: String = t[9..].chars().take_while(char::is_ascii_digit).collect();
-                at = 9 + digits.len();
-                let mut frac = digits.chars().take(6).collect::<String>();
-                while frac.len() < 6 {
-                    frac.push('0');
-                }
-                micros = frac.parse().ok()?;
-            }
-        }
-        if h > 23 || m > 59 || sec > 60 {
-            return None;
-        }
-        secs += h * 3600 + m * 60 + sec;
-        let zone = t[at..].trim();
-        if !zone.is_empty() && zone != "Z" && zone != "z" {
-            let sign = match zone.as_bytes()[0] {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            let z = zone[1..].replace(':', "");
-            if z.len() != 4 {
-                return None;
-            }
-            let (zh, zm) = (z[0..2].parse::<i64>().ok()?, z[2..4].parse::<i64>().ok()?);
-            secs -= sign * (zh * 3600 + zm * 60);
-        }
-    } else if !rest.trim().is_empty() {
-        return None;
-    }
-    Some(secs * 1_000_000 + micros)
-}
-
-/// Days from 1970-01-01 to a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    let t = s
+        .parse::<Timestamp>()
+        .ok()
+        .or_else(|| s.parse::<DateTime>().ok().and_then(|dt| jiff::tz::Offset::UTC.to_timestamp(dt).ok()))?;
+    Some(t.as_microsecond())
 }
 
 #[cfg(test)]
@@ -430,6 +377,29 @@ mod tests {
         assert_eq!(parse_instant("2020-01-23 10:05:00.25"), Some(1_579_773_900_250_000));
         assert_eq!(parse_instant("2020-01-23T10:05"), Some(1_579_773_900_000_000));
         for bad in ["23.01.2020", "2020-13-01", "yesterday", "2020-01-23T25:00", ""] {
+            assert_eq!(parse_instant(bad), None, "{bad}");
+        }
+    }
+
+    /// A multi-byte character where a digit, a colon or an offset is
+    /// expected is not a date (it once panicked: the time was sliced at
+    /// bytes 3..5, inside the `€`).
+    #[test]
+    fn multibyte_characters_in_a_date_are_not_a_date() {
+        for bad in [
+            "2020-01-23T12:€",
+            "2020-01-23T12:0€",
+            "2020-01-23T1€:00",
+            "2020-01-23T10:05:00+€1",
+            "2020-01-23T10:05:00+01:€",
+            "2020-01-23T10:05:00.€",
+            "2020-01-23T10:05:00€",
+            "2020-0€-23",
+            "2020-01-2€",
+            "€020-01-23",
+            "2020-01-23€",
+            "2020-01-23T€",
+        ] {
             assert_eq!(parse_instant(bad), None, "{bad}");
         }
     }

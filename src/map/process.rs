@@ -332,3 +332,6 @@ fn charset_param(content_type: Option<&str>) -> Option<String> {
     let v = ct[at + 8..].split(';').next()?.trim().trim_matches('"');
     (!v.is_empty()).then(|| v.to_string())
 }
+
+#[cfg(test)]
+mod fuzz;

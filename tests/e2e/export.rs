@@ -7,11 +7,14 @@
 //! indexes and foreign key in the database's catalog. A crawl on object
 //! storage (moto's S3 server) is exported from its URL. PostgreSQL over
 //! TLS checks the server's certificate as `sslmode` says; passwords come
-//! from libpq's places and appear in no output and no file.
+//! from libpq's places and appear in no output and no file, whatever
+//! characters they hold (`export/secrets.rs`).
 
 use crate::common;
 #[path = "export/postgres.rs"]
 mod postgres;
+#[path = "export/secrets.rs"]
+mod secrets;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

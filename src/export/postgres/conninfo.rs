@@ -6,9 +6,19 @@
 //! `sslrootcert` from the string, else `PGSSLMODE` and `PGSSLROOTCERT`,
 //! else `prefer` and `~/.postgresql/root.crt` when it exists.
 //!
+//! A URL's user info ends, as libpq has it, at an `@` before the host; but
+//! where libpq stops at the first `@` or `/`, a password here may hold `@`,
+//! `/`, `?`, `#` and `:` as they are, or percent-encoded: its user info
+//! ends at the last `@` before the path that follows its first `@`
+//! ([`userinfo_end`]), and an `@` after that (in a query's value) is not
+//! one. With `sslmode=require` and a CA certificate at hand (`sslrootcert`
+//! or `~/.postgresql/root.crt`), the server's certificate is checked
+//! against it, as libpq does (`verify-ca`).
+//!
 //! [`redact`] is the only form a connection string is ever shown in: any
-//! password replaced by `***`, in a URL's user info, a `password=` query
-//! parameter or a `password=` pair.
+//! password replaced by `***`, in a URL's user info (read as widely as
+//! any reading of it could: from its first `:` to the last `@`), a
+//! `password=` query parameter or a `password=` pair.
 
 use std::path::Path;
 
@@ -29,10 +39,10 @@ pub struct Target {
 /// The settings read here rather than by tokio-postgres.
 const OURS: [&str; 3] = ["sslmode", "sslrootcert", "passfile"];
 
-/// Whether `to` is a `key=value` connection string.
+/// Whether `to` is a `key=value` connection string: it starts with a
+/// key and `=` (a URL's scheme and `:` come before any `=`).
 pub fn is_key_value(to: &str) -> bool {
-    let t = to.trim_start();
-    !t.contains("://") && t.split_once('=').is_some_and(|(k, _)| is_key(k.trim_end()))
+    to.trim_start().split_once('=').is_some_and(|(k, _)| is_key(k.trim_end()))
 }
 
 fn is_key(k: &str) -> bool {
@@ -45,7 +55,7 @@ fn is_key(k: &str) -> bool {
 /// # Errors
 /// A message saying what is wrong (never with the password).
 pub fn parse(to: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Target, String> {
-    let (rest, ours) = if is_key_value(to) { split_pairs(to)? } else { split_query(to)? };
+    let (rest, ours) = if is_key_value(to) { split_pairs(to)? } else { split_url(to) };
     let get = |key: &str| ours.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
     let mut config: tokio_postgres::Config = rest.parse().map_err(|e: tokio_postgres::Error| e.to_string())?;
     let user = config.get_user().map(str::to_string).ok_or("no user: write postgres://USER@HOST:PORT/DB")?;
@@ -85,8 +95,13 @@ pub fn parse(to: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Target, S
             .filter(|p| p.is_file())
             .map_or(Roots::None, Roots::File),
     };
-    // libpq: sslrootcert=system checks the name too.
-    let mode = if roots == Roots::System && mode.verifies() { SslMode::VerifyFull } else { mode };
+    let mode = match (mode, &roots) {
+        // libpq: sslrootcert=system checks the name too.
+        (m, Roots::System) if m.verifies() => SslMode::VerifyFull,
+        // libpq: `require` with a root certificate file verifies the CA.
+        (SslMode::Require, Roots::File(_)) => SslMode::VerifyCa,
+        (m, _) => m,
+    };
     if mode.verifies() && roots == Roots::None {
         return Err(format!(
             "sslmode={} needs the CA's certificate: add sslrootcert=FILE (or set PGSSLROOTCERT, or put it in ~/.postgresql/root.crt)",
@@ -97,9 +112,74 @@ pub fn parse(to: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Target, S
     Ok(Target { config, tls: Tls { mode, roots }, name: redact(to) })
 }
 
-/// A URL without our query parameters, and those parameters.
-fn split_query(to: &str) -> Result<(String, Vec<(String, String)>), String> {
-    let Some((base, query)) = to.split_once('?') else { return Ok((to.to_string(), Vec::new())) };
+/// The end of the user info of `s`, a URL after its `scheme://`: the
+/// index of the `@` that ends it, or none when it has none. As libpq, a
+/// host list ended by `/`, `?` or `#` before any `@` has none (the `@` is
+/// in the path or a query); else the user info runs to the last `@`
+/// before the first `/`, `?` or `#` after its first `@`, so that a
+/// password may hold those characters unencoded.
+fn userinfo_end(s: &str) -> Option<usize> {
+    let first_at = s.find('@')?;
+    let host_end = s.find(['/', '?', '#']).unwrap_or(s.len());
+    if host_end < first_at && is_host_list(&s[..host_end]) {
+        return None;
+    }
+    let end = s[first_at..].find(['/', '?', '#']).map_or(s.len(), |i| first_at + i);
+    s[..end].rfind('@')
+}
+
+/// Whether `s` is libpq's `host[:port][,host[:port]...]`.
+fn is_host_list(s: &str) -> bool {
+    let host_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '%');
+    s.split(',').all(|one| {
+        let (host, port) = match one.strip_prefix('[') {
+            Some(v6) => match v6.split_once(']') {
+                Some((addr, after)) if addr.chars().all(|c| c.is_ascii_hexdigit() || matches!(c, ':' | '.' | '%')) => {
+                    ("", after.strip_prefix(':').or(Some(after).filter(|a| a.is_empty())))
+                }
+                _ => return false,
+            },
+            None => match one.split_once(':') {
+                Some((host, port)) => (host, Some(port)),
+                None => (one, None),
+            },
+        };
+        host.chars().all(host_char) && port.is_none_or(|p| p.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+/// A URL as tokio-postgres reads it, without our query parameters, and
+/// those parameters. tokio-postgres ends the user info at the first `@`
+/// and a password at nothing: the user info found by [`userinfo_end`] is
+/// given with its `@ / ? #` percent-encoded, and an `@` after it as `%40`.
+fn split_url(to: &str) -> (String, Vec<(String, String)>) {
+    let Some((scheme, s)) = to.split_once("://") else { return (to.to_string(), Vec::new()) };
+    let (userinfo, rest) = match userinfo_end(s) {
+        Some(at) => (Some(&s[..at]), &s[at + 1..]),
+        None => (None, s),
+    };
+    let (rest, ours) = split_query(rest);
+    let mut out = format!("{scheme}://");
+    if let Some(u) = userinfo {
+        for c in u.chars() {
+            match c {
+                '@' => out.push_str("%40"),
+                '/' => out.push_str("%2F"),
+                '?' => out.push_str("%3F"),
+                '#' => out.push_str("%23"),
+                c => out.push(c),
+            }
+        }
+        out.push('@');
+    }
+    out.push_str(&rest.replace('@', "%40"));
+    (out, ours)
+}
+
+/// A URL's host, path and query without our query parameters, and those
+/// parameters.
+fn split_query(to: &str) -> (String, Vec<(String, String)>) {
+    let Some((base, query)) = to.split_once('?') else { return (to.to_string(), Vec::new()) };
     let (mut kept, mut ours) = (Vec::new(), Vec::new());
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (k, v) = url::form_urlencoded::parse(pair.as_bytes()).next().unwrap_or_default();
@@ -110,7 +190,7 @@ fn split_query(to: &str) -> Result<(String, Vec<(String, String)>), String> {
         }
     }
     let rest = if kept.is_empty() { base.to_string() } else { format!("{base}?{}", kept.join("&")) };
-    Ok((rest, ours))
+    (rest, ours)
 }
 
 /// `key=value` pairs without ours (re-quoted), and ours.
@@ -192,6 +272,11 @@ fn pairs(s: &str) -> Result<Vec<(String, String, std::ops::Range<usize>)>, Strin
 /// (`scheme://user:***@host`), a `password=` query parameter, or a
 /// `password=` pair of a `key=value` string. A `key=value` string that
 /// cannot be read is not shown at all.
+///
+/// A URL's user info is hidden as widely as any reader could take it:
+/// from its first `:` to the last `@` of the string, whichever `@` libpq,
+/// tokio-postgres or [`userinfo_end`] would end it at. An `@` in a query
+/// hides more than the password then, never less.
 #[must_use]
 pub fn redact(to: &str) -> String {
     if is_key_value(to) {
@@ -206,36 +291,61 @@ pub fn redact(to: &str) -> String {
             Err(_) => "(a connection string that cannot be read; not shown, as it may hold a password)".into(),
         };
     }
-    let Some((scheme, rest)) = to.split_once("://") else { return to.to_string() };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
-    let authority = match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{user}:***@{host}"),
-            None => authority.to_string(),
-        },
-        None => authority.to_string(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let query: Vec<String> = query
-                .split('&')
-                .map(|pair| match pair.split_once('=') {
-                    Some((k, _))
-                        if url::form_urlencoded::parse(k.as_bytes())
-                            .next()
-                            .is_some_and(|(k, _)| k.ends_with("password")) =>
-                    {
-                        format!("{k}=***")
-                    }
-                    _ => pair.to_string(),
-                })
-                .collect();
-            format!("{path}?{}", query.join("&"))
+    let Some((scheme, s)) = to.split_once("://") else { return to.to_string() };
+    let mut hidden = query_passwords(s);
+    if let Some(last) = s.rfind('@') {
+        if let Some(colon) = s[..last].find(':') {
+            hidden.push(colon + 1..last);
         }
-        None => tail.to_string(),
+    }
+    // The union of the spans, each run of them shown as one `***`.
+    hidden.sort_by_key(|r| r.start);
+    let mut out = format!("{scheme}://");
+    let mut shown = 0;
+    for span in hidden {
+        // Every span starts after a `:` or `=`, past byte 0.
+        if span.start > shown {
+            out.push_str(&s[shown..span.start]);
+            out.push_str("***");
+        }
+        shown = shown.max(span.end);
+    }
+    out.push_str(&s[shown..]);
+    out
+}
+
+/// The byte ranges of the values of every `…password=` parameter of `s`
+/// (a key after a `?` or `&`, percent-decoded, that ends with `password`),
+/// wherever a `?` or `&` may start one. A value runs to the next `&` that
+/// starts another `key=`, so that an unencoded `&` in a password hides more
+/// rather than shows the rest.
+fn query_passwords(s: &str) -> Vec<std::ops::Range<usize>> {
+    // Where the value of a parameter starting at `at` starts, and whether
+    // it is a password.
+    let param = |at: usize| -> Option<(usize, bool)> {
+        let rest = &s[at..];
+        let key = &rest[..rest.find('=')?];
+        if key.is_empty() || key.contains(['&', '?', '/', '@', '#']) {
+            return None;
+        }
+        let decoded = url::form_urlencoded::parse(key.as_bytes()).next().map(|(k, _)| k.into_owned());
+        Some((at + key.len() + 1, decoded.is_some_and(|k| k.ends_with("password"))))
     };
-    format!("{scheme}://{authority}{tail}")
+    let mut spans = Vec::new();
+    for (i, _) in s.match_indices(['?', '&']) {
+        let Some((value, true)) = param(i + 1) else { continue };
+        let mut end = s.len();
+        let mut from = value;
+        while let Some(amp) = s[from..].find('&').map(|j| from + j) {
+            if param(amp + 1).is_some() {
+                end = amp;
+                break;
+            }
+            from = amp + 1;
+        }
+        spans.push(value..end);
+    }
+    spans
 }
 
 #[cfg(test)]
@@ -260,6 +370,89 @@ mod tests {
             assert_eq!(redact(given), shown);
         }
         assert!(!redact("host=h password='s3cret").contains("s3cret"), "unreadable: not shown");
+    }
+
+    /// Passwords with `/ ? # @ :` as they are, percent-encoded, or quoted in
+    /// a `key=value` string: the server gets the password, the output none
+    /// of it.
+    #[test]
+    fn passwords_with_url_delimiters_are_read_whole_and_never_shown() {
+        let password = |to: &str| {
+            let t = parse(to, &no_env).unwrap_or_else(|e| panic!("{to}: {e}"));
+            (t.config.get_password().map(|p| String::from_utf8_lossy(p).into_owned()), t)
+        };
+        for (to, want, shown) in [
+            ("postgres://me:pa/ss@127.0.0.1:1/db", "pa/ss", "postgres://me:***@127.0.0.1:1/db"),
+            (
+                "postgres://me:p?a#s/s@127.0.0.1:1/db?sslmode=disable",
+                "p?a#s/s",
+                "postgres://me:***@127.0.0.1:1/db?sslmode=disable",
+            ),
+            ("postgres://me:a@b@127.0.0.1:1/db", "a@b", "postgres://me:***@127.0.0.1:1/db"),
+            ("postgres://me:a:b:c@127.0.0.1:1/db", "a:b:c", "postgres://me:***@127.0.0.1:1/db"),
+            (
+                "postgres://me:a/b@c@127.0.0.1:1/db?application_name=x-y",
+                "a/b@c",
+                "postgres://me:***@127.0.0.1:1/db?application_name=x-y",
+            ),
+            ("postgres://me:pa%2Fss%40%3F%23%3A@127.0.0.1:1/db", "pa/ss@?#:", "postgres://me:***@127.0.0.1:1/db"),
+            ("postgresql://me:%E2%82%AC@[::1]:1/db", "€", "postgresql://me:***@[::1]:1/db"),
+        ] {
+            let (got, t) = password(to);
+            assert_eq!(got.as_deref(), Some(want), "{to}");
+            assert_eq!(t.config.get_user(), Some("me"), "{to}");
+            assert_eq!(t.config.get_dbname(), Some("db"), "{to}");
+            assert_eq!(t.config.get_ports(), [1], "{to}");
+            assert_eq!(t.name, shown, "{to}");
+            assert_eq!(redact(to), shown, "{to}");
+        }
+        // An `@` after the user info, in a query's value: it does not end
+        // the user info, and is hidden with it when shown (more, never less).
+        let (got, t) = password("postgres://me:a/b@127.0.0.1:1/db?application_name=x@y");
+        assert_eq!((got.as_deref(), t.config.get_application_name()), (Some("a/b"), Some("x@y")));
+        assert_eq!(t.name, "postgres://me:***@y");
+        // An `@` in a query's value, with no user info: the host is not lost.
+        let (got, t) = password("postgres://127.0.0.1:1/db?application_name=a@b&user=me");
+        assert_eq!((got, t.config.get_application_name()), (None, Some("a@b")));
+        assert_eq!(t.config.get_user(), Some("me"));
+        // A password in a query, an `@` in it or after it.
+        for to in [
+            "postgres://me@h:1/db?password=x@y1z",
+            "postgres://h:1/db?password=x@y1z",
+            "postgres://h/db?a=1:2@3&password=x@y1z",
+            "postgres://h/db?sslpassword=y1z&sslmode=require",
+            "postgres://h/db?pass%77ord=y1z",
+            "postgres://h/db?password=x&y1z&sslmode=require",
+            "postgres://me:p?password=y1z@h/db",
+        ] {
+            assert!(!redact(to).contains("y1z"), "{to}: {}", redact(to));
+        }
+        // key=value with a quoted password holding a space, a quote, `@`
+        // and `/`; and one that cannot be read.
+        let kv = r"host=127.0.0.1 port=1 user=me dbname=db password='a b\'c@/d'";
+        let (got, t) = password(kv);
+        assert_eq!(got.as_deref(), Some("a b'c@/d"));
+        assert_eq!(t.name, "host=127.0.0.1 port=1 user=me dbname=db password=***");
+        assert!(!redact("host=h password=x://y1z").contains("y1z"), "a `://` in a value is not a URL");
+        assert!(!redact("host=h password='a b").contains("a b"), "unterminated: not shown at all");
+    }
+
+    /// libpq verifies the server's CA with `sslmode=require` when a root
+    /// certificate is at hand; so does the export.
+    #[test]
+    fn require_with_a_root_certificate_checks_the_ca() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().display().to_string();
+        let env = |k: &str| (k == "HOME").then(|| home.clone());
+        let t = parse("postgres://me@h/db?sslmode=require", &env).expect("parse");
+        assert_eq!(t.tls, Tls { mode: SslMode::Require, roots: Roots::None }, "no CA: encrypted, not checked");
+        let t = parse("postgres://me@h/db?sslmode=require&sslrootcert=/ca.pem", &env).expect("parse");
+        assert_eq!(t.tls, Tls { mode: SslMode::VerifyCa, roots: Roots::File("/ca.pem".into()) });
+        std::fs::create_dir_all(dir.path().join(".postgresql")).expect("mkdir");
+        let root = dir.path().join(".postgresql/root.crt");
+        std::fs::write(&root, "").expect("write");
+        let t = parse("postgres://me@h/db?sslmode=require", &env).expect("parse");
+        assert_eq!(t.tls, Tls { mode: SslMode::VerifyCa, roots: Roots::File(root) });
     }
 
     #[test]

@@ -3,17 +3,19 @@
 //! Every connection's address comes from [`PolicyResolver`]: an override
 //! rule (`--resolve 'HOST=IP:PORT'` or `'*.SUFFIX=IP:PORT'`) or the system
 //! resolver, then the policy drops addresses the crawl may not reach
-//! (loopback, private, link-local, CGNAT, metadata...) unless allowed.
+//! (loopback, private, link-local, CGNAT, metadata...: the one list of
+//! [`ranges`]) unless allowed.
 //! Because the check runs on the addresses actually handed to the
 //! connector, a DNS answer that changes between checks (rebinding) cannot
 //! slip past it. URLs whose host is an IP literal skip resolution in the
 //! HTTP client, so the fetcher checks those with [`AddressPolicy::check`].
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
+pub mod ranges;
 mod rules;
 
 pub use rules::{AllowPrivate, ResolveRule};
@@ -32,125 +34,43 @@ impl AddressPolicy {
         Self { private }
     }
 
-    /// `Ok` when the address may be reached, else the reason it may not.
+    /// `Ok` when the address may be reached, else the reason it may not:
+    /// the range of [`ranges::BLOCKED`] it is in, unless `--allow-private`
+    /// opens it (never a metadata address). An address that carries an
+    /// IPv4 address to a gateway must be allowed, and that address too.
     ///
     /// # Errors
     /// The name of the blocked range, for the `error_detail` column.
     pub fn check(&self, ip: IpAddr) -> Result<(), &'static str> {
-        let class = classify(ip);
-        match (class, &self.private) {
-            (None, _) => Ok(()),
-            // Cloud metadata endpoints are never reachable: no test or crawl needs them.
-            (Some(c @ "metadata"), _) => Err(c),
-            (Some(_), AllowPrivate::All) => Ok(()),
-            // An IPv4-mapped address is the IPv4 address it carries.
-            (Some(_), AllowPrivate::Only(nets)) if nets.iter().any(|n| n.contains(&ip.to_canonical())) => Ok(()),
-            (Some(c), _) => Err(c),
+        let found: Vec<(IpAddr, &ranges::Range)> = ranges::ranges_of(ip).collect();
+        if let Some((_, never)) = found.iter().find(|(_, r)| !r.openable) {
+            return Err(never.class);
+        }
+        match found.iter().find(|(a, _)| !self.opens(*a)) {
+            Some((_, r)) => Err(r.class),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether `--allow-private` opens `ip`.
+    fn opens(&self, ip: IpAddr) -> bool {
+        match &self.private {
+            AllowPrivate::None => false,
+            AllowPrivate::All => true,
+            AllowPrivate::Only(nets) => nets.iter().any(|n| n.contains(&ip)),
         }
     }
 }
 
-/// The special-purpose range an address is in, or `None` for a public one.
-///
-/// IPv6 forms that carry an IPv4 address (mapped `::ffff:a.b.c.d`,
-/// compatible `::a.b.c.d`, NAT64 `64:ff9b::a.b.c.d` and 6to4
-/// `2002:AABB:CCDD::/48`) are classed by that IPv4 address: a gateway on the
-/// way (a NAT64 or 6to4 relay, or a host stack that still accepts the
-/// compatible form) would otherwise carry the connection to the private or
-/// metadata address inside.
+/// The special-purpose range an address is in, or `None` for a public one:
+/// the first range of [`ranges::BLOCKED`] that holds it (an IPv4-mapped
+/// address as its IPv4 address), or `metadata` when an IPv4 address it
+/// carries to a gateway (IPv4-compatible, NAT64, 6to4, Teredo) is one.
 #[must_use]
 pub fn classify(ip: IpAddr) -> Option<&'static str> {
-    match ip {
-        IpAddr::V4(v4) => classify_v4(v4),
-        IpAddr::V6(v6) => classify_v6(v6),
-    }
-}
-
-/// Cloud metadata and credential endpoints, blocked even with
-/// `--allow-private`: AWS, GCP, OpenStack (169.254.169.254), Alibaba
-/// (100.100.100.200), Azure's wire server (168.63.129.16) and the ECS/EKS
-/// container credential endpoints (169.254.170.2, 169.254.170.23).
-const METADATA_V4: [[u8; 4]; 5] =
-    [[169, 254, 169, 254], [100, 100, 100, 200], [168, 63, 129, 16], [169, 254, 170, 2], [169, 254, 170, 23]];
-
-/// The IPv6 forms of the AWS metadata and EKS pod identity endpoints.
-const METADATA_V6: [Ipv6Addr; 2] =
-    [Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254), Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0023)];
-
-fn classify_v6(v6: Ipv6Addr) -> Option<&'static str> {
-    let seg = v6.segments();
-    let b = v6.octets();
-    let low_v4 = Ipv4Addr::new(b[12], b[13], b[14], b[15]);
-    if let Some(v4) = v6.to_ipv4_mapped() {
-        return classify_v4(v4);
-    }
-    if v6.is_loopback() {
-        return Some("loopback");
-    }
-    if v6.is_unspecified() {
-        return Some("unspecified");
-    }
-    if METADATA_V6.contains(&v6) {
-        return Some("metadata");
-    }
-    // IPv4-compatible ::a.b.c.d (deprecated, but some stacks still route it
-    // as IPv4). `::` and `::1` were answered above.
-    if seg[..6] == [0; 6] {
-        return classify_v4(low_v4);
-    }
-    // NAT64, well-known prefix 64:ff9b::/96: the gateway connects to the
-    // IPv4 address in the last 32 bits.
-    if seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-        return classify_v4(low_v4);
-    }
-    // 64:ff9b:1::/48, the local-use NAT64 prefix: where the IPv4 address
-    // sits depends on the operator's prefix length, so the whole range is
-    // treated as private.
-    if seg[..3] == [0x64, 0xff9b, 1] {
-        return Some("private");
-    }
-    // 6to4 2002::/16: the relay tunnels to the IPv4 address in bits 16..48.
-    if seg[0] == 0x2002 {
-        return classify_v4(Ipv4Addr::new(b[2], b[3], b[4], b[5]));
-    }
-    let seg0 = seg[0];
-    if seg0 & 0xfe00 == 0xfc00 {
-        Some("private")
-    } else if seg0 & 0xffc0 == 0xfe80 {
-        Some("link-local")
-    } else if seg0 & 0xffc0 == 0xfec0 {
-        // Site-local (deprecated, still routed inside some networks).
-        Some("private")
-    } else if seg0 & 0xff00 == 0xff00 {
-        Some("multicast")
-    } else {
-        None
-    }
-}
-
-fn classify_v4(ip: Ipv4Addr) -> Option<&'static str> {
-    let o = ip.octets();
-    if METADATA_V4.contains(&o) {
-        Some("metadata")
-    } else if ip.is_loopback() {
-        Some("loopback")
-    } else if ip.is_private() {
-        Some("private")
-    } else if ip.is_link_local() {
-        Some("link-local")
-    } else if o[0] == 100 && (o[1] & 0xc0) == 64 {
-        Some("cgnat")
-    } else if o[..3] == [192, 0, 0] || (o[0] == 198 && o[1] & 0xfe == 18) {
-        // 192.0.0.0/24 (IETF protocol assignments) and 198.18.0.0/15
-        // (benchmarking): not public hosts, often lab or internal networks.
-        Some("private")
-    } else if ip.is_unspecified() || o[0] == 0 {
-        Some("unspecified")
-    } else if ip.is_broadcast() || ip.is_multicast() || o[0] >= 240 {
-        Some("reserved")
-    } else {
-        None
-    }
+    let mut found = ranges::ranges_of(ip).map(|(_, r)| r);
+    let own = found.next();
+    found.find(|r| !r.openable).or(own).map(|r| r.class)
 }
 
 /// The resolver handed to the HTTP client.
@@ -353,35 +273,38 @@ mod tests {
         // Plain data only: nothing here is connected to. Each row: the address,
         // its class, and whether it stays blocked with --allow-private.
         let rows: &[(&str, Option<&str>, bool)] = &[
-            // NAT64 well-known prefix: classed by the IPv4 address in the last 32 bits.
-            ("64:ff9b::7f00:1", Some("loopback"), false),
+            // NAT64 well-known prefix: a range of its own, and the metadata
+            // address inside stays closed.
+            ("64:ff9b::7f00:1", Some("nat64"), false),
             ("64:ff9b::169.254.169.254", Some("metadata"), true),
-            ("64:ff9b::10.0.0.1", Some("private"), false),
-            ("64:ff9b::8.8.8.8", None, false),
-            // NAT64 local-use prefix: private as a whole.
-            ("64:ff9b:1::808:808", Some("private"), false),
+            ("64:ff9b::10.0.0.1", Some("nat64"), false),
+            ("64:ff9b::8.8.8.8", Some("nat64"), false),
+            // NAT64 local-use prefix.
+            ("64:ff9b:1::808:808", Some("nat64"), false),
             // IPv4-compatible ::a.b.c.d.
-            ("::127.0.0.1", Some("loopback"), false),
+            ("::127.0.0.1", Some("ipv4-compatible"), false),
             ("::169.254.169.254", Some("metadata"), true),
-            ("::8.8.8.8", None, false),
+            ("::8.8.8.8", Some("ipv4-compatible"), false),
             // 6to4: the IPv4 address in bits 16..48.
-            ("2002:c0a8:0101::1", Some("private"), false),
-            ("2002:7f00:0001::", Some("loopback"), false),
+            ("2002:c0a8:0101::1", Some("6to4"), false),
+            ("2002:7f00:0001::", Some("6to4"), false),
             ("2002:a9fe:a9fe::1", Some("metadata"), true),
-            ("2002:0808:0808::1", None, false),
+            ("2002:0808:0808::1", Some("6to4"), false),
             // Site-local.
             ("fec0::1", Some("private"), false),
             ("feff::1", Some("private"), false),
             // IETF protocol assignments and benchmarking.
-            ("192.0.0.8", Some("private"), false),
+            ("192.0.0.8", Some("protocol-assignments"), false),
             ("192.0.1.1", None, false),
-            ("198.18.0.1", Some("private"), false),
-            ("198.19.255.254", Some("private"), false),
+            ("198.18.0.1", Some("benchmarking"), false),
+            ("198.19.255.254", Some("benchmarking"), false),
             ("198.20.0.1", None, false),
             // Metadata and credential endpoints.
             ("168.63.129.16", Some("metadata"), true),
             ("169.254.170.2", Some("metadata"), true),
             ("169.254.170.23", Some("metadata"), true),
+            ("192.0.0.192", Some("metadata"), true),
+            ("100.100.100.200", Some("metadata"), true),
             ("fd00:ec2::23", Some("metadata"), true),
             ("::ffff:168.63.129.16", Some("metadata"), true),
             // Neighbours that stay what they were.
@@ -398,6 +321,79 @@ mod tests {
             assert_eq!(deny.check(ip).is_err(), want.is_some(), "{text} by default");
             assert_eq!(allow.check(ip).is_err(), blocked_when_allowed, "{text} with --allow-private");
         }
+    }
+
+    /// Every range of the one list is refused, at its first and its last
+    /// address, by default; with `--allow-private`, all but the metadata
+    /// addresses are opened; an address outside them is not refused.
+    #[test]
+    fn every_listed_range_is_refused_at_both_ends() {
+        let deny = AddressPolicy::default();
+        let allow = AddressPolicy::new(AllowPrivate::All);
+        let rows: &[(&str, bool)] = &[
+            ("0.0.0.0/8", false),
+            ("10.0.0.0/8", false),
+            ("100.64.0.0/10", false),
+            ("100.100.100.200/32", true),
+            ("127.0.0.0/8", false),
+            ("169.254.0.0/16", false),
+            ("169.254.169.254/32", true),
+            ("172.16.0.0/12", false),
+            ("192.0.0.0/24", false),
+            ("192.0.0.192/32", true),
+            ("192.0.2.0/24", false),
+            ("192.168.0.0/16", false),
+            ("198.18.0.0/15", false),
+            ("198.51.100.0/24", false),
+            ("203.0.113.0/24", false),
+            ("224.0.0.0/4", false),
+            ("240.0.0.0/4", false),
+            ("255.255.255.255/32", false),
+            ("::1/128", false),
+            ("::/128", false),
+            ("64:ff9b::/96", false),
+            ("100::/64", false),
+            ("2001::/32", false),
+            ("2001:db8::/32", false),
+            ("2002::/16", false),
+            ("fc00::/7", false),
+            ("fd00:ec2::254/128", true),
+            ("fe80::/10", false),
+            ("ff00::/8", false),
+        ];
+        for &(net, metadata) in rows {
+            let net: ipnet::IpNet = net.parse().expect("net");
+            for ip in [net.network(), net.broadcast()] {
+                assert!(deny.check(ip).is_err(), "{ip} ({net}) by default");
+                assert_eq!(allow.check(ip).is_err(), metadata, "{ip} ({net}) with --allow-private");
+                let mapped = match ip {
+                    IpAddr::V4(v4) => IpAddr::V6(v4.to_ipv6_mapped()),
+                    v6 @ IpAddr::V6(_) => v6,
+                };
+                assert_eq!(deny.check(mapped), deny.check(ip), "{mapped}: judged as {ip}");
+            }
+        }
+        for public in ["1.1.1.1", "8.8.8.8", "192.0.1.1", "198.20.0.1", "2606:4700::1111", "2001:4860:4860::8888"] {
+            assert!(deny.check(public.parse().expect("ip")).is_ok(), "{public}");
+        }
+        // An IPv6 address that hands an IPv4 one to a gateway: refused by
+        // default, and its IPv4 address judged when its range is opened.
+        let nat64 = AddressPolicy::new(AllowPrivate::parse_list("64:ff9b::/96,2002::/16").expect("list"));
+        for (ip, opened) in [
+            ("64:ff9b::8.8.8.8", true),
+            ("64:ff9b::10.0.0.1", false),
+            ("64:ff9b::169.254.169.254", false),
+            ("2002:0808:0808::1", true),
+            ("2002:c0a8:0101::1", false),
+        ] {
+            let ip: IpAddr = ip.parse().expect("ip");
+            assert!(deny.check(ip).is_err(), "{ip} by default");
+            assert_eq!(nat64.check(ip).is_ok(), opened, "{ip} with its range opened");
+        }
+        assert_eq!(classify("64:ff9b::169.254.169.254".parse().expect("ip")), Some("metadata"));
+        // Teredo whose client (stored inverted) is the metadata address.
+        let teredo: IpAddr = "2001:0:4136:e378:8000:63bf:5601:5601".parse().expect("ip");
+        assert_eq!(allow.check(teredo), Err("metadata"), "{teredo}");
     }
 
     #[tokio::test]
