@@ -12,6 +12,7 @@
 //! re-running the same command resumes a killed run where it stopped.
 
 mod forget;
+mod hosts;
 mod progress;
 mod sequencer;
 mod summary;
@@ -32,6 +33,7 @@ use crate::store::{layout, Created, Store, StoreError};
 
 pub use crate::store::manifest::RunState;
 pub use forget::{forget, ForgetReport};
+pub use hosts::{HostSummary, SlowestHost};
 pub use progress::Progress;
 pub use summary::{LayerSummary, RunSummary};
 

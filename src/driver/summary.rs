@@ -8,7 +8,9 @@ use serde::Serialize;
 use crate::fetch::governor::GovernorFigures;
 use crate::fetch::ErrorKind;
 use crate::rules::items::RuleCounts;
-use crate::store::manifest::{MapManifest, MergeManifest, NextManifest, SkipCounts};
+use crate::store::manifest::{HostPace, LateHost, MapManifest, MergeManifest, NextManifest, SkipCounts};
+
+use super::hosts::{self, HostSummary, SlowestHost};
 
 /// One layer's figures, summed over its partitions.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
@@ -26,9 +28,10 @@ pub struct LayerSummary {
     pub new_urls: u64,
     /// URLs carried to the next layer unfetched.
     pub carried: u64,
-    /// Of `carried`, stragglers: URLs still in flight (handed over to the
-    /// next layer) or waiting for their host when the rest of the layer was
-    /// done; and requests handed over by the layer before, adopted here.
+    /// Of `carried`, stragglers: requests still in flight when the rest of
+    /// the layer was done (handed over to the next layer), with the URLs
+    /// still queued then; and requests handed over by the layer before,
+    /// adopted here.
     pub stragglers: u64,
     pub stragglers_in_flight: u64,
     pub adopted: u64,
@@ -82,11 +85,22 @@ pub struct LayerSummary {
     pub sitemap_files: u64,
     pub sitemap_urls: u64,
     pub sitemap_problems: u64,
-    /// Adaptive politeness: backoffs (429, 503, timeouts), hosts paced
+    /// Adaptive politeness: rate cuts (429, 503, timeouts), hosts paced
     /// above their floor, the longest delay set (ms).
     pub backoffs: u64,
     pub hosts_slowed: u64,
     pub max_delay_ms: u64,
+    /// The host whose last answer came last, and how long after every
+    /// other host's: how long the layer ran for it alone (empty and 0 when
+    /// no other host answered in the layer).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub late_host: String,
+    pub late_host_seconds: f64,
+    /// The partitions' host paces and late hosts, for the run's hosts.
+    #[serde(skip)]
+    pub(crate) host_paces: Vec<HostPace>,
+    #[serde(skip)]
+    pub(crate) lates: Vec<LateHost>,
     /// Links this layer's pages had that the link-text-ratio prefilter flagged.
     pub dom_noise: u64,
     /// Distinct link targets that single-pass LCS clustering judged noise.
@@ -181,6 +195,9 @@ impl LayerSummary {
         self.sitemap_problems += m.sitemap_problems;
         self.hosts_slowed += m.hosts_slowed;
         self.max_delay_ms = self.max_delay_ms.max(m.max_delay_ms);
+        self.host_paces.extend(m.host_paces.iter().cloned());
+        self.lates.extend(m.late_host.iter().cloned());
+        (self.late_host, self.late_host_seconds) = hosts::layer_late_host(&self.lates).unwrap_or_default();
         for (name, c) in &m.rules {
             self.rules.entry(name.clone()).or_default().merge(c);
         }
@@ -279,6 +296,15 @@ pub struct RunSummary {
     /// The resource governor's figures over every layer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub governor: Option<GovernorFigures>,
+    /// Hosts paced above `--delay`, refused or asked to wait: the pace each
+    /// ended at and why, the longest alone first (at most 100), and how
+    /// many there were; the host that held its layers alone the longest,
+    /// the time it added to the wall.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostSummary>,
+    pub hosts_paced: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowest_host: Option<SlowestHost>,
 }
 
 /// One rule's figures over the run.
@@ -305,6 +331,16 @@ impl RunSummary {
             self.skipped.add(&l.skipped);
         }
         self.governor = self.layers.iter().filter_map(|l| l.governor).reduce(GovernorFigures::merge);
+        let layers: Vec<hosts::LayerHosts<'_>> = self
+            .layers
+            .iter()
+            .map(|l| hosts::LayerHosts {
+                layer: l.layer,
+                paces: &l.host_paces,
+                late: (!l.late_host.is_empty()).then(|| (l.late_host.clone(), l.late_host_seconds)),
+            })
+            .collect();
+        (self.hosts, self.hosts_paced, self.slowest_host) = hosts::run_hosts(&layers);
         // Earlier layers' carried URLs went on into the next layer; the
         // last layer's have none to go to.
         if let Some(last) = self.layers.last().filter(|l| l.layer >= self.depth) {
@@ -465,7 +501,7 @@ impl RunSummary {
                 let longest = l.max_delay_ms as f64 / 1000.0;
                 let _ = writeln!(
                     s,
-                    "      politeness: {} hosts slowed down (response times or backoff), {} backoffs (429, 503, timeouts), longest delay {longest:.1} s",
+                    "      politeness: {} hosts slowed down (response times or refusals), {} rate cuts (429, 503, timeouts), longest delay {longest:.1} s",
                     l.hosts_slowed, l.backoffs
                 );
             }
@@ -522,6 +558,7 @@ impl RunSummary {
                 if fills.is_empty() { "-".to_string() } else { fills.join(", ") }
             );
         }
+        s.push_str(&hosts::host_lines(&self.hosts, self.hosts_paced, self.slowest_host.as_ref(), 5));
         if !self.seed_problems.is_empty() {
             let _ = writeln!(s, "seed lines skipped: {}", self.seed_problems.len());
         }

@@ -484,6 +484,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     (manifest.dns_queries, manifest.dns_cached, manifest.dns_failures) =
         (report.dns.queries, report.dns.cached, report.dns.failures);
     manifest.proxies = report.proxies;
+    (manifest.host_paces, manifest.late_host) = (report.host_paces, report.late_host);
     manifest.stragglers = report.stragglers_in_flight + report.stragglers_waiting;
     manifest.stragglers_in_flight = report.stragglers_in_flight;
     manifest.adopted = report.adopted;

@@ -96,6 +96,12 @@ pub struct MapManifest {
     pub hosts_slowed: u64,
     #[serde(default)]
     pub max_delay_ms: u64,
+    /// The pace of the task's hosts that were slowed, refused or paused
+    /// (at most [`HOST_PACES`], the slowest first), and its latest host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_paces: Vec<HostPace>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_host: Option<LateHost>,
     /// Sitemaps (`--sitemaps`, layer 0): files read, URLs they listed,
     /// files with a problem.
     /// DNS for the partition's hosts: queries sent, answers from the
@@ -397,4 +403,55 @@ impl ProxyUse {
         self.recoveries += other.recoveries;
         self.ms += other.ms;
     }
+}
+
+/// Hosts a map task's manifest tells the pace of, at most.
+pub const HOST_PACES: usize = 100;
+
+/// One host's pace in one map task: the summary's per-host lines
+/// (docs/src/politeness.md, "Politeness").
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HostPace {
+    /// The host's origin (`https://example.org`).
+    pub host: String,
+    /// The delay between two of its request starts when the task ended, ms,
+    /// and what set it: `delay` (`--delay`), `crawl-delay` (robots.txt),
+    /// `response-times` (`--delay-factor`), `refusals` (the rate its 429s,
+    /// 503s without `Retry-After` and timeouts allow) or `max-delay`.
+    pub delay_ms: u64,
+    pub why: String,
+    /// Page requests answered (a timeout counts as an answer).
+    pub answers: u64,
+    /// Answers `429 Too Many Requests`, and answers with a `Retry-After`.
+    pub too_many: u64,
+    pub retry_after: u64,
+    /// Times a refusal cut its rate.
+    pub cuts: u64,
+    /// Its response times summed, ms (their mean is this over `answers`).
+    pub response_ms: u64,
+}
+
+impl HostPace {
+    /// Adds a later task's figures of the same host: its counts, and the
+    /// pace it ended at there.
+    pub fn then(&mut self, later: &Self) {
+        self.delay_ms = later.delay_ms;
+        self.why.clone_from(&later.why);
+        self.answers += later.answers;
+        self.too_many += later.too_many;
+        self.retry_after += later.retry_after;
+        self.cuts += later.cuts;
+        self.response_ms += later.response_ms;
+    }
+}
+
+/// The host of a map task whose last answer came last, and when the
+/// task's other hosts had their last answer (ms since the Unix epoch): over
+/// a layer's tasks, how long one host held the layer alone.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LateHost {
+    pub host: String,
+    pub last_ms: u64,
+    /// 0 when the task had no other host with an answer.
+    pub others_ms: u64,
 }

@@ -82,6 +82,11 @@ pub struct WebfarmArgs {
     /// How long trouble.test's 5xx burst lasts, ms (0: none).
     #[arg(long, default_value_t = 30_000)]
     pub trouble_burst_ms: u64,
+    /// Serve limited.test with this many pages, every one behind a rate
+    /// limit as nginx's limit_req sets one (10 requests a second, burst 5,
+    /// 429 without Retry-After beyond; 0: off).
+    #[arg(long, default_value_t = 0)]
+    pub limited_pages: u32,
 }
 
 impl WebfarmArgs {
@@ -108,6 +113,7 @@ impl WebfarmArgs {
             kb: self.kb,
             trouble_pages: self.trouble_pages,
             trouble_burst_ms: self.trouble_burst_ms,
+            limited_pages: self.limited_pages,
             ..FarmConfig::default()
         }
     }

@@ -80,6 +80,7 @@ mod faults;
 mod files;
 pub mod kb;
 mod kinds;
+pub mod limited;
 mod pages;
 mod proxy;
 mod render;
@@ -163,6 +164,10 @@ pub struct FarmConfig {
     pub trouble_burst_ms: u64,
     pub trouble_trickle_ms: u64,
     pub trouble_slow_ms: u64,
+    /// Serve `limited.test` ([`limited`]: every page behind nginx's
+    /// `limit_req` of 10 requests a second, burst 5) with this many pages;
+    /// 0: off (the web is exactly as without it).
+    pub limited_pages: u32,
 }
 
 impl Default for FarmConfig {
@@ -189,6 +194,7 @@ impl Default for FarmConfig {
             trouble_burst_ms: 30_000,
             trouble_trickle_ms: 60_000,
             trouble_slow_ms: 1500,
+            limited_pages: 0,
         }
     }
 }
@@ -224,8 +230,9 @@ pub(crate) struct Core {
     kb: u32,
     /// The forward proxies (`FarmConfig::proxies`).
     proxies: Vec<proxy::ProxyLive>,
-    /// `trouble.test`, when on.
+    /// `trouble.test` and `limited.test`, when on.
     trouble: Option<trouble::Trouble>,
+    limited: Option<limited::Limited>,
     /// Set once `/503-once` has answered 503 (cleared by a stats reset).
     once_503: AtomicBool,
     /// `/wait-then-ok` answered its first 503 already.
@@ -292,6 +299,7 @@ impl Core {
                     std::time::Duration::from_millis(cfg.trouble_slow_ms),
                 )
             }),
+            limited: (cfg.limited_pages > 0).then(|| limited::Limited::new(cfg.limited_pages)),
             once_503: AtomicBool::new(false),
             once_wait: AtomicBool::new(false),
             requests: AtomicU64::new(0),
@@ -311,6 +319,9 @@ impl Core {
         if self.trouble.is_some() {
             out.push(format!("http://{}/", trouble::HOST));
         }
+        if self.limited.is_some() {
+            out.push(format!("http://{}/", limited::HOST));
+        }
         out
     }
 
@@ -323,6 +334,9 @@ impl Core {
         self.once_wait.store(false, Ordering::SeqCst);
         if let Some(t) = &self.trouble {
             t.reset();
+        }
+        if let Some(l) = &self.limited {
+            l.reset();
         }
     }
 }

@@ -128,10 +128,13 @@ pub(crate) async fn handle(core: Arc<Core>, req: Request<Incoming>) -> Result<Re
         tokio::time::sleep(Duration::from_millis(u64::from(r.range(lo, hi)))).await;
     }
     let edition = core.edition.load(Ordering::SeqCst);
-    let trouble = core.trouble.as_ref().filter(|_| matches!(&slot, Slot::Other(n) if &**n == super::trouble::HOST));
-    let mut resp = match trouble {
-        Some(t) => t.respond(path),
-        None => answer(&core, host, path, query, arrival.gap).await,
+    let named = |name: &str| matches!(&slot, Slot::Other(n) if &**n == name);
+    let trouble = core.trouble.as_ref().filter(|_| named(super::trouble::HOST));
+    let limited = core.limited.as_ref().filter(|_| named(super::limited::HOST));
+    let mut resp = match (trouble, limited) {
+        (Some(t), _) => t.respond(path),
+        (None, Some(l)) => l.respond(path),
+        (None, None) => answer(&core, host, path, query, arrival.gap).await,
     };
     if let Some(HostId::Site(_) | HostId::Blog(_) | HostId::Shop | HostId::Special(Special::Faults)) = host {
         let changed_in = if validators::edited(edition, path) { edition } else { 0 };

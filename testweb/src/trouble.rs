@@ -9,9 +9,10 @@
 //! - `/always-503`: always `503` with `Retry-After: 5`;
 //! - `/trickle`: `200`, then 16 bytes a second for `trickle` (60 s by default);
 //! - `/slow/0` … `/slow/9`: bodies sent in two halves `slow` apart;
-//! - `/limited/0` … `/limited/19`: a rate-limited area (a token bucket of
-//!   [`BUCKET`] requests refilled at [`BUCKET`] a second); past it, `429`
-//!   with `Retry-After: 1`;
+//! - `/limited/0` … `/limited/19`: a rate-limited area, as nginx's
+//!   `limit_req` of [`LIMIT_RATE`] requests a second with a burst of
+//!   [`LIMIT_BURST`] ([`crate::limited::LimitReq`]); past it, `429`
+//!   without `Retry-After`;
 //! - `/loop/a` ↔ `/loop/b`: a redirect loop;
 //! - a burst: from the host's [`BURST_AFTER`]th page request on, every page
 //!   request is answered `500` for `burst` (robots.txt is not), then the
@@ -24,6 +25,8 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use super::limited::LimitReq;
 
 use hyper::header::{HeaderValue, RETRY_AFTER};
 use hyper::{Response, StatusCode};
@@ -38,8 +41,9 @@ pub const FANOUT: u32 = 8;
 /// Slow pages and rate-limited pages.
 pub const SLOW: u32 = 10;
 pub const LIMITED: u32 = 20;
-/// Requests the limited area takes at once, and refills a second.
-pub const BUCKET: f64 = 4.0;
+/// Requests a second the limited area admits, and how many more at once.
+pub const LIMIT_RATE: f64 = 10.0;
+pub const LIMIT_BURST: u32 = 5;
 /// The page request that starts the burst (counting from 1).
 pub const BURST_AFTER: u64 = 60;
 /// The problem URLs every ordinary page links to, besides its slow and
@@ -60,8 +64,8 @@ pub(crate) struct Trouble {
     slow: Duration,
     page_requests: AtomicU64,
     burst_started: Mutex<Option<Instant>>,
-    /// The limited area's bucket: tokens left, and when it was last filled.
-    bucket: Mutex<(f64, Option<Instant>)>,
+    /// The limited area's limit.
+    limit: LimitReq,
 }
 
 impl Trouble {
@@ -73,15 +77,15 @@ impl Trouble {
             slow,
             page_requests: AtomicU64::new(0),
             burst_started: Mutex::new(None),
-            bucket: Mutex::new((BUCKET, None)),
+            limit: LimitReq::new(LIMIT_RATE, LIMIT_BURST),
         }
     }
 
-    /// Starts over (a stats reset): no burst yet, a full bucket.
+    /// Starts over (a stats reset): no burst yet, an empty limit.
     pub(crate) fn reset(&self) {
         self.page_requests.store(0, Ordering::SeqCst);
         *lock(&self.burst_started) = None;
-        *lock(&self.bucket) = (BUCKET, None);
+        self.limit.reset();
     }
 
     /// Sets the burst's length for the crawls to come (0: no burst), so
@@ -100,22 +104,6 @@ impl Trouble {
         let now = Instant::now();
         let started = *lock(&self.burst_started).get_or_insert(now);
         now.duration_since(started) < burst
-    }
-
-    /// Takes a token of the limited area's bucket, if one is left.
-    fn take_token(&self) -> bool {
-        let mut b = lock(&self.bucket);
-        let now = Instant::now();
-        if let Some(last) = b.1 {
-            b.0 = (b.0 + now.duration_since(last).as_secs_f64() * BUCKET).min(BUCKET);
-        }
-        b.1 = Some(now);
-        if b.0 >= 1.0 {
-            b.0 -= 1.0;
-            true
-        } else {
-            false
-        }
     }
 
     pub(crate) fn respond(&self, path: &str) -> Response<FarmBody> {
@@ -146,10 +134,8 @@ impl Trouble {
                     return server::with_body(StatusCode::OK, HTML, body::halves(problem_page("Slow", i), self.slow));
                 }
                 if let Some(i) = number(path, "/limited/").filter(|&i| i < LIMITED) {
-                    if !self.take_token() {
-                        let mut r = server::html(StatusCode::TOO_MANY_REQUESTS, "<h1>429 Too Many Requests</h1>");
-                        r.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
-                        return r;
+                    if !self.limit.admit() {
+                        return server::html(StatusCode::TOO_MANY_REQUESTS, "<h1>429 Too Many Requests</h1>");
                     }
                     return server::html(StatusCode::OK, problem_page("Limited", i));
                 }
@@ -292,12 +278,14 @@ mod tests {
     }
 
     #[test]
-    fn the_limited_area_answers_429_past_its_bucket() {
+    fn the_limited_area_answers_429_past_its_limit() {
         let t = Trouble::new(10, Duration::ZERO, Duration::ZERO, Duration::ZERO);
-        let statuses: Vec<u16> = (0..6).map(|i| t.respond(&format!("/limited/{i}")).status().as_u16()).collect();
-        assert_eq!(statuses, [200, 200, 200, 200, 429, 429]);
+        let statuses: Vec<u16> = (0..8).map(|i| t.respond(&format!("/limited/{i}")).status().as_u16()).collect();
+        assert_eq!(statuses, [200, 200, 200, 200, 200, 200, 429, 429]);
+        assert!(t.respond("/limited/9").headers().get(RETRY_AFTER).is_none(), "no Retry-After, as nginx");
+        assert_eq!(t.respond("/p/1").status(), StatusCode::OK, "the rest of the host is not limited");
         assert_eq!(t.respond("/limited/20").status(), StatusCode::NOT_FOUND);
         std::thread::sleep(Duration::from_millis(300));
-        assert_eq!(t.respond("/limited/1").status(), StatusCode::OK, "refilled");
+        assert_eq!(t.respond("/limited/1").status(), StatusCode::OK, "drained");
     }
 }

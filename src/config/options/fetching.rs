@@ -25,8 +25,8 @@ pub struct Politeness {
     #[arg(long, value_name = "MS", default_value_t = 250)]
     pub delay: u64,
     /// Adaptive politeness: a host's delay is at least F times the mean time
-    /// of its last 8 responses (0: off); 429, 503 and timeouts back it off
-    /// further, good answers bring it back.
+    /// of its last 8 responses (0: off); 429s, 503s and timeouts cut its
+    /// rate at once, calm answers raise it again.
     #[arg(long, value_name = "F", default_value_t = crate::fetch::DEFAULT_DELAY_FACTOR)]
     pub delay_factor: f64,
     /// Longest delay adaptive politeness sets (never lowers --delay or a
@@ -59,9 +59,10 @@ pub struct Limits {
     pub layer_timeout: Option<Span>,
     /// When the rest of a layer is done, a request in flight this long (and
     /// 8 times the layer's median request time), or a URL that must wait as
-    /// long for its host (Retry-After, backoff), no longer holds the layer:
-    /// it goes on into the next one (the last layer waits for its
-    /// stragglers). `off` waits for everything.
+    /// long for its own retry (Retry-After, backoff) or its host's pause,
+    /// no longer holds the layer: it goes on into the next one (the last
+    /// layer waits for its stragglers). A URL waiting only for its host's
+    /// pace is no straggler. `off` waits for everything.
     #[arg(long, value_name = "DURATION|off", default_value_t = SpanOrOff(Some(std::time::Duration::from_secs(1))))]
     pub straggler_after: SpanOrOff,
     /// A host that keeps failing (5xx, timeouts, refused connections) is

@@ -31,6 +31,7 @@ mod outcome;
 mod pace;
 mod queue;
 mod tail;
+mod tally;
 mod task;
 #[cfg(test)]
 mod tests;
@@ -107,17 +108,21 @@ pub struct PartitionFetch {
     pub breaker_opens: u64,
     pub host_pauses: u64,
     /// Stragglers when the layer's tail came: requests in flight handed to
-    /// the next layer, and queued URLs waiting for their host (both carried).
+    /// the next layer, and the URLs still queued then (both carried).
     pub stragglers_in_flight: u64,
     pub stragglers_waiting: u64,
     /// Requests handed over by the layer before and adopted here.
     pub adopted: u64,
-    /// Adaptive politeness: 429s, 503s and timeouts that raised a host's
-    /// backoff; hosts paced above their floor at some point; the longest
+    /// Adaptive politeness: 429s, 503s and timeouts that cut a host's
+    /// rate; hosts paced above their floor at some point; the longest
     /// delay set, in ms.
     pub backoffs: u64,
     pub hosts_slowed: u64,
     pub max_delay_ms: u64,
+    /// The pace each host worth a line ended at, and why; the host whose
+    /// last answer came last.
+    pub host_paces: Vec<crate::store::manifest::HostPace>,
+    pub late_host: Option<crate::store::manifest::LateHost>,
     /// DNS for this partition's hosts: queries sent, answers from the
     /// cache, failed lookups.
     pub dns: super::dns::DnsCounts,
@@ -194,6 +199,8 @@ struct Host {
     pace: Pace,
     /// Paced above the floor at some point in this partition.
     slowed: bool,
+    /// Its answers in this partition, for the summary.
+    tally: tally::Tally,
     pages: u64,
     /// Paused, probed or found down (see [`breaker`]).
     breaker: Breaker,
@@ -357,6 +364,7 @@ pub async fn run(
         }
     }
     st.report.hosts_slowed = st.hosts.iter().filter(|h| h.slowed).count() as u64;
+    (st.report.host_paces, st.report.late_host) = st.host_paces();
     if let Some(dns) = &f.dns {
         st.report.dns = dns.take_counts(names.iter().map(String::as_str));
     }
@@ -400,6 +408,7 @@ impl State<'_> {
             floor,
             pace,
             slowed,
+            tally: tally::Tally::default(),
             pages: 0,
             breaker,
             in_heap: false,

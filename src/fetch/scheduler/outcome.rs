@@ -45,7 +45,7 @@ impl State<'_> {
                 if probe {
                     self.hosts[h].breaker.probe_ended();
                 }
-                self.pace(h, &result);
+                self.pace(h, &job, &result, now);
                 self.watch_health(h, &job, probe, &result, now);
                 let down = self.hosts[h].breaker.is_down();
                 // A failure while the host is in an outage is the host's: the
@@ -68,7 +68,13 @@ impl State<'_> {
                     if let Ok(resp) = &result {
                         job.elapsed += resp.elapsed;
                     }
-                    host.queue.waiting.push((now + wait, Box::new(job)));
+                    if wait.is_zero() {
+                        // Retried at its host's pace (a 429 without
+                        // `Retry-After`): the next turn is the wait.
+                        host.queue.again.push_back(Box::new(job));
+                    } else {
+                        host.queue.waiting.push((now + wait, Box::new(job)));
+                    }
                     self.reschedule(h, now);
                     return;
                 }
@@ -139,15 +145,17 @@ impl State<'_> {
         }
     }
 
-    /// Adaptive politeness: the answer's time and trouble (429, 503,
-    /// timeout) go into the host's pace, which sets its delay.
+    /// Adaptive politeness: the answer's time and whether the server
+    /// refused the pace (429, a 503 without `Retry-After`, a timeout) go
+    /// into the host's pace, which sets its delay; the host's tally counts
+    /// them for the summary.
     ///
-    /// A 503 with `Retry-After` is not trouble here: the server said how
-    /// long to wait, and the breaker pauses the host (once per URL, briefly
-    /// unless its probe is asked too),
-    /// so one URL that always answers so does not slow its whole host.
-    fn pace(&mut self, h: usize, result: &Result<Response, (ErrorKind, String)>) {
-        let (elapsed, trouble) = match result {
+    /// A 503 with `Retry-After` is not a refusal of the pace: the server
+    /// said how long to wait, and the breaker pauses the host (once per
+    /// URL, briefly unless its probe is asked too), so one URL that always
+    /// answers so does not slow its whole host.
+    fn pace(&mut self, h: usize, job: &Job, result: &Result<Response, (ErrorKind, String)>, now: Instant) {
+        let (elapsed, refused) = match result {
             Ok(r) => {
                 let overloaded = r.status == 429 || (r.status == 503 && r.retry_after.is_none());
                 (r.elapsed, overloaded || matches!(r.body_error, Some((ErrorKind::Timeout, _))))
@@ -156,10 +164,21 @@ impl State<'_> {
         };
         // A request that failed before any answer (refused, DNS) says
         // nothing about the server's speed.
-        if result.is_err() && !trouble {
+        if result.is_err() && !refused {
             return;
         }
-        if self.hosts[h].pace.record(elapsed, trouble, Instant::now()) {
+        let limits = self.limits(self.hosts[h].floor);
+        let host = &mut self.hosts[h];
+        host.tally.answers += 1;
+        host.tally.response_ms += u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+        host.tally.last_answer = Some(now);
+        if let Ok(r) = result {
+            host.tally.too_many += u64::from(r.status == 429);
+            host.tally.retry_after += u64::from(r.retry_after.is_some());
+        }
+        let url = refused.then(|| crate::urlnorm::fingerprint(&job.url));
+        if host.pace.record(elapsed, url, now, limits) {
+            host.tally.cuts += 1;
             self.report.backoffs += 1;
         }
         self.repace(h);
@@ -183,7 +202,8 @@ impl State<'_> {
     /// window: in the real-site bench the retry of one trickle, held back
     /// by its host's 5xx burst, was the crawl's last 10 s.)
     /// A `429` is retried up to [`RATE_LIMITED_RETRIES`] times (or
-    /// `--retries`, if more; none with `--retries 0`).
+    /// `--retries`, if more; none with `--retries 0`), at once (its host's
+    /// next turn) when it has no `Retry-After`.
     /// `spent`: the retries the URL has spent (0 while its host is in an
     /// outage, whose failures are not the URL's).
     fn retry_wait(
@@ -198,8 +218,17 @@ impl State<'_> {
         let (retry_after, limit) = match result {
             Ok(r) if r.body_error.as_ref().is_some_and(|(k, _)| slow(k)) => return None,
             // The server asks the crawl to slow down, and the host's pace
-            // slows with each: patience, not a verdict on the URL.
-            Ok(r) if r.status == 429 && retries > 0 => (r.retry_after, retries.max(RATE_LIMITED_RETRIES)),
+            // slows: patience, not a verdict on the URL. Without a
+            // `Retry-After` the URL is retried at its host's (slowed) pace,
+            // its next turn: the host's pace is the answer to the 429, and
+            // a backoff of the URL's own would only make it a straggler.
+            Ok(r) if r.status == 429 && retries > 0 => {
+                let limit = retries.max(RATE_LIMITED_RETRIES);
+                if r.retry_after.is_none() {
+                    return (spent < limit).then_some(Duration::ZERO);
+                }
+                (r.retry_after, limit)
+            }
             Ok(r) if matches!(r.status, 408 | 500 | 502 | 503 | 504) => (r.retry_after, retries),
             Err((kind, _)) if slow(kind) => {
                 let serves = self.hosts[h].breaker.answered().zip(job.sent).is_some_and(|(at, sent)| at > sent);

@@ -17,6 +17,8 @@ use super::UrlSource;
 use crate::fetch::robots::origin_of;
 use crate::fetch::{ErrorKind, Exchange, FetchConfig, Fetched, Fetcher, Request, Response};
 
+mod paced;
+
 const DELAY: Duration = Duration::from_millis(40);
 
 /// One request as the exchange saw it.
