@@ -274,6 +274,7 @@ fn context() -> ProcessCtx {
         rules: Some(Arc::new(rules)),
         warc: None,
         site: Some((main_text, (!site.is_empty()).then(|| Arc::new(site)))),
+        main_text: Some(main_text),
     }
 }
 
