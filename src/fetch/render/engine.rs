@@ -79,6 +79,8 @@ struct Chromium {
     idle: Mutex<Vec<Page>>,
     _handler: tokio::task::JoinHandle<()>,
     _profile: tempfile::TempDir,
+    /// The folder of its launcher (`launch.rs`).
+    _launcher: tempfile::TempDir,
 }
 
 impl RenderExchange {
@@ -163,7 +165,13 @@ impl RenderExchange {
         self.relay.serve()?;
         let proxy = self.relay.url();
         let profile = tempfile::tempdir().map_err(|e| format!("cannot make Chromium's profile folder: {e}"))?;
-        let launcher = launch::prepare(profile.path(), &self.chromium, sandbox)?;
+        // The launcher's own folder, this process's alone (mode 0700).
+        let bin = tempfile::Builder::new()
+            .prefix("layercrawl-launcher-")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir()
+            .map_err(|e| format!("cannot make the folder of Chromium's launcher: {e}"))?;
+        let launcher = launch::prepare(bin.path(), profile.path(), &self.chromium, sandbox)?;
         let mut config = BrowserConfig::builder().chrome_executable(&launcher.path);
         if !launcher.sandbox {
             config = config.no_sandbox();
@@ -209,7 +217,7 @@ impl RenderExchange {
             .map_err(|e| format!("cannot start Chromium at {}: {e}", self.chromium.display()))?;
         let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
         tracing::info!(sandbox = launcher.sandbox, "Chromium started for rendering: {}", self.chromium.display());
-        Ok(Chromium { browser, idle: Mutex::default(), _handler: handler, _profile: profile })
+        Ok(Chromium { browser, idle: Mutex::default(), _handler: handler, _profile: profile, _launcher: bin })
     }
 
     /// Renders `url`, whose fetched response is `resp`: the DOM after its

@@ -4,20 +4,30 @@
 //!
 //! chromiumoxide starts the browser with the crawler's whole environment,
 //! which on a worker pod holds the data store's credentials. So the browser
-//! is started through a small launcher script, written into its profile
-//! folder, that `exec`s it under `env -i` with only `PATH`, `HOME`,
-//! `TMPDIR` and `LANG`. Chromium refuses its sandbox when run as root;
-//! then the launcher drops to the unprivileged user 65534 (`nobody`) with
-//! `setpriv` first, and the sandbox stays on. Where neither works the
-//! browser runs without its sandbox, and the log says so.
+//! is started through a small launcher script that `exec`s it under
+//! `env -i` with only `PATH`, `HOME`, `TMPDIR` and `LANG`. Chromium
+//! refuses its sandbox when run as root; then the launcher drops to the
+//! unprivileged user 65534 (`nobody`) with `setpriv` first, and the
+//! sandbox stays on. Where neither works the browser runs without its
+//! sandbox, and the log says so.
+//!
+//! The script is run by this process, as root when the crawler is root,
+//! so nobody else may be able to replace it between its writing and its
+//! run: it is written into a folder of its own that this process owns and
+//! no one else may write (mode 0700; never the profile folder, which
+//! belongs to user 65534 when the crawler is root), created new (a file
+//! or a symbolic link already there is refused, never followed) and
+//! executable by its owner only.
 
 use std::io::Write as _;
-use std::os::unix::fs::PermissionsExt as _;
+use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 
 /// The user Chromium runs as when the crawler is root.
 const NOBODY: u32 = 65_534;
 const SETPRIV: &str = "/usr/bin/setpriv";
+/// The launcher's name in its folder.
+const NAME: &str = "launch-chromium";
 
 /// The launcher to hand chromiumoxide as the browser's executable.
 #[derive(Debug)]
@@ -27,15 +37,28 @@ pub(super) struct Launcher {
     pub sandbox: bool,
 }
 
-/// Writes the launcher of `chromium` into `profile` (the browser's user
-/// data folder, made this process's own); `sandbox`: try to keep the
-/// sandbox on (false after a launch with it failed).
+/// Writes the launcher of `chromium` into `folder`, which must be this
+/// process's own and writable by no one else (a `tempfile::tempdir`),
+/// for the profile `profile` (the browser's user data folder, made this
+/// process's own, handed to user 65534 when the sandbox needs it);
+/// `sandbox`: try to keep the sandbox on (false after a launch with it
+/// failed).
 ///
 /// # Errors
-/// When the script cannot be written, or the profile handed over.
-pub(super) fn prepare(profile: &Path, chromium: &Path, sandbox: bool) -> Result<Launcher, String> {
+/// When `folder` is another user's or others may write it, a file or link
+/// is already at the launcher's path, the script cannot be written, or the
+/// profile cannot be handed over.
+pub(super) fn prepare(folder: &Path, profile: &Path, chromium: &Path, sandbox: bool) -> Result<Launcher, String> {
     // SAFETY: geteuid has no preconditions and cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
+    let uid = unsafe { libc::geteuid() };
+    let meta = std::fs::symlink_metadata(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "refusing to write Chromium's launcher into {}: it must be a folder of user {uid} that no one else may write",
+            folder.display()
+        ));
+    }
+    let root = uid == 0;
     let drop_root = sandbox && root && Path::new(SETPRIV).is_file();
     if drop_root {
         std::os::unix::fs::chown(profile, Some(NOBODY), Some(NOBODY))
@@ -51,11 +74,15 @@ pub(super) fn prepare(profile: &Path, chromium: &Path, sandbox: bool) -> Result<
         p = quote(profile),
         c = quote(chromium),
     );
-    let path = profile.join("launch-chromium");
-    let mut f = std::fs::File::create(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let path = folder.join(NAME);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o700)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)
+        .map_err(|e| format!("cannot write Chromium's launcher {}: {e}", path.display()))?;
     f.write_all(script.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-        .map_err(|e| format!("cannot make {} executable: {e}", path.display()))?;
     Ok(Launcher { path, sandbox: sandbox && (drop_root || !root) })
 }
 
@@ -67,25 +94,68 @@ fn quote(p: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
 
     #[test]
     fn the_launcher_clears_the_environment_and_quotes_its_paths() {
         let dir = tempfile::tempdir().expect("tempdir");
         let profile = dir.path().join("it's here");
         std::fs::create_dir(&profile).expect("profile");
-        let l = prepare(&profile, Path::new("/opt/a b/chromium"), false).expect("launcher");
+        let bin = tempfile::tempdir().expect("tempdir");
+        let l = prepare(bin.path(), &profile, Path::new("/opt/a b/chromium"), false).expect("launcher");
         assert!(!l.sandbox, "not asked for");
+        assert_eq!(l.path, bin.path().join(NAME), "in its own folder, not the profile");
+        assert_eq!(std::fs::metadata(&l.path).expect("script").mode() & 0o7777, 0o700, "its owner's alone");
         let text = std::fs::read_to_string(&l.path).expect("script");
         assert!(text.contains("/usr/bin/env -i PATH="), "{text}");
         assert!(text.contains("'/opt/a b/chromium' \"$@\""), "{text}");
         assert!(text.contains(r"it'\''s here"), "{text}");
         // Run as a shell would: the child sees only what the launcher gives.
-        let echo = prepare(&profile, Path::new("/usr/bin/env"), false).expect("launcher");
+        let bin = tempfile::tempdir().expect("tempdir");
+        let echo = prepare(bin.path(), &profile, Path::new("/usr/bin/env"), false).expect("launcher");
         let out = std::process::Command::new(&echo.path)
             .env("LAYERCRAWL_CANARY", "s3cr3t")
             .output()
             .expect("run the launcher");
         let env = String::from_utf8_lossy(&out.stdout);
         assert!(!env.contains("s3cr3t") && env.contains("LANG=C.UTF-8"), "{env}");
+    }
+
+    /// A file or a symbolic link planted where the launcher goes is not
+    /// followed nor overwritten: the launch is refused. So is a folder that
+    /// others may write.
+    #[test]
+    fn a_planted_launcher_or_an_open_folder_is_refused() {
+        let profile = tempfile::tempdir().expect("tempdir");
+        let elsewhere = tempfile::tempdir().expect("tempdir");
+        let target = elsewhere.path().join("victim");
+        std::fs::write(&target, "untouched").expect("write");
+        let chromium = Path::new("/usr/bin/chromium");
+
+        let bin = tempfile::tempdir().expect("tempdir");
+        std::os::unix::fs::symlink(&target, bin.path().join(NAME)).expect("symlink");
+        let err = prepare(bin.path(), profile.path(), chromium, false).expect_err("a link is there");
+        assert!(err.contains("cannot write Chromium's launcher"), "{err}");
+        assert_eq!(std::fs::read_to_string(&target).expect("read"), "untouched", "the link was followed");
+
+        let dangling = tempfile::tempdir().expect("tempdir");
+        std::os::unix::fs::symlink(elsewhere.path().join("none"), dangling.path().join(NAME)).expect("symlink");
+        assert!(prepare(dangling.path(), profile.path(), chromium, false).is_err(), "a dangling link is there");
+        assert!(!elsewhere.path().join("none").exists(), "the dangling link was followed");
+
+        let planted = tempfile::tempdir().expect("tempdir");
+        std::fs::write(planted.path().join(NAME), "#!/bin/sh\nid\n").expect("write");
+        assert!(prepare(planted.path(), profile.path(), chromium, false).is_err(), "a file is there");
+        assert_eq!(std::fs::read_to_string(planted.path().join(NAME)).expect("read"), "#!/bin/sh\nid\n");
+
+        let open = tempfile::tempdir().expect("tempdir");
+        std::fs::set_permissions(open.path(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        let err = prepare(open.path(), profile.path(), chromium, false).expect_err("others may write it");
+        assert!(err.contains("no one else may write"), "{err}");
+        assert!(!open.path().join(NAME).exists());
+        let link = elsewhere.path().join("link");
+        let real = tempfile::tempdir().expect("tempdir");
+        std::os::unix::fs::symlink(real.path(), &link).expect("symlink");
+        assert!(prepare(&link, profile.path(), chromium, false).is_err(), "a link to a folder is not one");
     }
 }
