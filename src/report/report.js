@@ -243,7 +243,7 @@
       ['by the visited store'].concat(s((l) => l.summary.store_hits)),
       ['targets judged noise by LCS clustering'].concat(s((l) => l.summary.lcs_noise)),
       ['trap targets'].concat(s((l) => l.summary.traps)),
-      ['targets of barren templates'].concat(s((l) => l.summary.barren)),
+      ['targets skipped: their link classes brought nothing new'].concat(s((l) => l.summary.barren)),
       ['pages copying an earlier page'].concat(s((l) => l.rows.duplicates)),
       ['pages carried forward (304)'].concat(s((l) => l.rows.unchanged)),
     ]));
