@@ -68,7 +68,7 @@ bare() {
   git clone --quiet --bare --no-local "$root" "$dir"
   git -C "$dir" symbolic-ref HEAD refs/heads/main
   git -C "$dir" update-ref refs/heads/main "$commit"
-  git -C "$dir" for-each-ref --format='%(refname)' | grep -vx refs/heads/main | while read -r ref; do
+  git -C "$dir" for-each-ref --format='%(refname)' | { grep -vx refs/heads/main || true; } | while read -r ref; do
     git -C "$dir" update-ref -d "$ref"
   done
   git -C "$dir" config gc.auto 0
