@@ -244,8 +244,8 @@ async fn layer_report(store: &Store, layer: u32, partitions: u32) -> Result<Opti
 /// target after its first (the distinct targets are what its tasks
 /// followed), and targets that dedup found in its visit list, cache list
 /// or visited store. What dedup was given (the targets left after the
-/// labels: LCS clusters, traps, barren templates) is what it admitted plus
-/// what it found repeated.
+/// labels: LCS clusters, traps, skipped link classes, less the targets
+/// deferred a layer) is what it admitted plus what it found repeated.
 fn funnel(s: &LayerSummary, next: Option<&NextManifest>, targets: Option<u64>) -> Vec<Step> {
     let step = |name, count, unit| Step { name, count, unit };
     let mut steps = vec![
@@ -260,7 +260,9 @@ fn funnel(s: &LayerSummary, next: Option<&NextManifest>, targets: Option<u64>) -
         let repeats = s.visit_hits + s.cache_hits + s.store_hits;
         let dedup_hits = repeats.saturating_sub(s.candidates.saturating_sub(targets));
         steps.push(step("distinct targets", targets, "urls"));
-        steps.push(step("after LCS clustering", s.new_urls + dedup_hits, "urls"));
+        // Targets of cold link classes wait one layer past their first
+        // probes: followed, but not given to dedup yet.
+        steps.push(step("after LCS clustering", s.new_urls + dedup_hits + s.deferred, "urls"));
     }
     steps.push(step("after dedup", s.new_urls, "urls"));
     steps.push(step("next layer's input", n.next, "urls"));
