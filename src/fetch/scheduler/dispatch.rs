@@ -46,17 +46,33 @@ impl State<'_> {
         at
     }
 
-    /// Puts the host in the heap if it has work it may start.
+    /// Puts the host in the heap if it has work it may start, or moves its
+    /// entry earlier when work that may start sooner came in (a retry at
+    /// the host's next turn beside one that waits out a `Retry-After`:
+    /// keyed at the later one, the host held the sooner one 5 s in the
+    /// real-site bench). The entry it had stays in the heap, superseded
+    /// (see [`Self::live`]).
     pub(super) fn reschedule(&mut self, h: usize, now: Instant) {
         let host = &self.hosts[h];
         let room = host.breaker.has_room(host.in_flight, self.f.cfg.per_host);
-        let may_start = !host.in_heap && !host.queue.is_empty() && !host.robots_pending && room;
-        if may_start {
-            let at = self.ready_at(h, now).max(now);
-            self.hosts[h].in_heap = true;
-            self.seq += 1;
-            self.heap.push(Reverse((at, self.seq, h)));
+        if host.queue.is_empty() || host.robots_pending || !room {
+            return;
         }
+        let at = self.ready_at(h, now).max(now);
+        if host.in_heap && at >= host.heap_at {
+            return;
+        }
+        self.seq += 1;
+        let host = &mut self.hosts[h];
+        (host.in_heap, host.heap_at, host.heap_key) = (true, at, self.seq);
+        self.heap.push(Reverse((at, self.seq, h)));
+    }
+
+    /// Whether a heap entry (its key and host) is its host's entry, not
+    /// one superseded by an earlier entry or left after the host was taken.
+    pub(super) fn live(&self, key: u64, h: usize) -> bool {
+        let host = &self.hosts[h];
+        host.in_heap && host.heap_key == key
     }
 
     /// Starts the host's next request; returns the permit if none started.

@@ -147,6 +147,8 @@ struct Job {
     elapsed: Duration,
     /// This request is its host's breaker probe.
     probe: bool,
+    /// Refused once already (a 429 without `Retry-After`) in this layer.
+    refused: bool,
 }
 
 impl Job {
@@ -163,6 +165,7 @@ impl Job {
             sent: None,
             elapsed: Duration::ZERO,
             probe: false,
+            refused: false,
         }
     }
 
@@ -181,6 +184,7 @@ impl Job {
             sent: self.sent,
             elapsed: self.elapsed,
             probe: self.probe,
+            refused: self.refused,
         }
     }
 }
@@ -205,6 +209,9 @@ struct Host {
     /// Paused, probed or found down (see [`breaker`]).
     breaker: Breaker,
     in_heap: bool,
+    /// The instant and key of its entry in the heap, when in it.
+    heap_at: Instant,
+    heap_key: u64,
     /// When the host's latest request actually went out (µs since `epoch`),
     /// stamped by the request task itself: a task that starts late on a busy
     /// machine must not make the next request follow it closer than the delay.
@@ -288,7 +295,11 @@ pub async fn run(
         // A run whose lease could not be renewed stops as at a deadline.
         let stopped = deadline.is_some_and(|d| now >= d) || f.fenced();
         if !stopped {
-            while let Some(&Reverse((t, _, h))) = st.heap.peek() {
+            while let Some(&Reverse((t, key, h))) = st.heap.peek() {
+                if !st.live(key, h) {
+                    st.heap.pop();
+                    continue;
+                }
                 if t > now {
                     break;
                 }
@@ -412,6 +423,8 @@ impl State<'_> {
             pages: 0,
             breaker,
             in_heap: false,
+            heap_at: Instant::now(),
+            heap_key: 0,
             sent: self.f.send_clock(&origin),
         });
         let h = self.hosts.len() - 1;

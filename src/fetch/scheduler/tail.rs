@@ -297,9 +297,9 @@ impl State<'_> {
     /// work that may start now but for the host's turn, no pause of its
     /// breaker, no retry's own wait.
     fn paced(&self, now: Instant) -> bool {
-        self.heap.iter().any(|&std::cmp::Reverse((_, _, h))| {
+        self.heap.iter().any(|&std::cmp::Reverse((_, key, h))| {
             let host = &self.hosts[h];
-            host.in_heap
+            self.live(key, h)
                 && !host.robots_pending
                 && !host.breaker.is_down()
                 && host.breaker.paused_until().is_none_or(|until| until <= now)

@@ -171,3 +171,42 @@ async fn urls_waiting_for_their_hosts_pace_are_no_stragglers_but_a_retry_after_i
     let a = report.host_paces.iter().find(|p| p.host == "http://a.test").expect("a.test's line");
     assert!(a.retry_after >= 1, "{a:?}");
 }
+
+/// A URL to retry at its host's next turn is not held by another URL of
+/// the host that waits out a `Retry-After` (the host's entry in the heap
+/// moves earlier): here the 429's retry goes out once the host's 1 s pause
+/// for the other URL's ask is over, not 5 s later with that URL.
+#[tokio::test(start_paused = true)]
+async fn a_retry_at_the_hosts_next_turn_is_not_held_by_another_urls_retry_after() {
+    struct Two(Mutex<Vec<(String, Instant)>>);
+    impl Exchange for Two {
+        fn get<'a>(&'a self, req: Request<'a>) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>> {
+            let path = req.url.path().to_string();
+            let mut calls = self.0.lock().expect("calls");
+            let first = !calls.iter().any(|(p, _)| *p == path);
+            calls.push((path.clone(), Instant::now()));
+            Box::pin(async move {
+                // The ask comes back first, the 429 right after it.
+                let (code, retry_after, ms) = match path.as_str() {
+                    "/robots.txt" => (404, None, 1),
+                    "/ask" if first => (503, Some(5), 5),
+                    "/refused" if first => (429, None, 10),
+                    _ => (200, None, 5),
+                };
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                Ok(status(code, retry_after))
+            })
+        }
+    }
+    let web = Arc::new(Two(Mutex::new(Vec::new())));
+    let cfg = FetchConfig { per_host: 2, delay: Duration::ZERO, retries: 2, ..config() };
+    let fetcher = Fetcher::with_exchange(&cfg, Arc::clone(&web) as Arc<dyn Exchange>);
+    let input = Carried(vec![("http://a.test/ask".into(), 0), ("http://a.test/refused".into(), 0)]);
+    let (fetched, _) = super::crawl(&fetcher, &input).await;
+    assert_eq!(fetched.len(), 2);
+    let calls = web.0.lock().expect("calls");
+    let refused: Vec<Instant> = calls.iter().filter(|(p, _)| p == "/refused").map(|(_, t)| *t).collect();
+    assert_eq!(refused.len(), 2, "{calls:?}");
+    let waited = refused[1] - refused[0];
+    assert!(waited < Duration::from_millis(1500), "the 429's retry waited {waited:?}");
+}
