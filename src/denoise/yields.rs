@@ -16,6 +16,10 @@
 //! The decision for a candidate URL, reached by links from one or more
 //! source templates (at most [`MAX_VIA`] kept, the smallest):
 //!
+//! 0. before the crawl's depth, a target whose template's pages led to new
+//!    texts is followed for where it leads ([`MIN_HUB`]), unless it is a
+//!    view of a page that links it ([`view_kind`]), which leads where that
+//!    page does;
 //! 1. a class with fewer than [`MIN_EVIDENCE`] judged fetches is
 //!    *explored*: its targets are followed. Evidence is read at two levels,
 //!    the fine class first and, while it has too few fetches, the coarse
@@ -50,6 +54,9 @@ pub const MIN_HUB: f32 = 0.5;
 /// URLs of a class never seen fetched at once as its first probes; the
 /// rest wait one layer for their evidence...
 pub const COLD_BATCH: usize = 16;
+/// ...and of a kind of view never fetched on a host ([`view_kind`]), on
+/// every host: views are cheap to judge and most often copies.
+pub const VIEW_BATCH: usize = 2 * MIN_EVIDENCE as usize;
 /// ...on a host where fewer than this share of the judged pages were new.
 /// Waiting costs a layer; it pays where a good share of fetches bring
 /// copies (a web application's views), not on a site where nearly every
@@ -136,6 +143,9 @@ pub enum Level {
     HubCoarse = 3,
     /// All the judged pages of one host.
     Site = 4,
+    /// The views of pages on one host that add the same query keys
+    /// ([`view_kind`]): every print view, every reply form.
+    View = 5,
 }
 
 impl Level {
@@ -145,6 +155,7 @@ impl Level {
             1 => Self::Coarse,
             2 => Self::HubFine,
             3 => Self::HubCoarse,
+            5 => Self::View,
             _ => Self::Site,
         }
     }
@@ -248,6 +259,9 @@ impl Yields {
         for s in via {
             keys.insert((Level::Fine, s.clone(), target.clone()));
             keys.insert((Level::Coarse, coarse_of(s), coarse_target.clone()));
+            if let Some(kind) = view_kind(s, &target) {
+                keys.insert((Level::View, String::new(), kind));
+            }
         }
         let new = u64::from(outcome == Outcome::New);
         for key in keys {
@@ -293,13 +307,20 @@ impl Yields {
     }
 
     /// The evidence for links from pages of template `source` to `target`:
-    /// the fine class if it has enough fetches, else the coarse one.
+    /// the fine class if it has enough fetches, else the coarse one, else,
+    /// for a view of the source ([`view_kind`]), the host's views of that
+    /// kind.
     fn evidence(&self, source: &str, target: &str, coarse_target: &str) -> Option<&ClassCount> {
         let fine = self.classes.get(&(Level::Fine, source.to_string(), target.to_string()));
         if let Some(c) = fine.filter(|c| c.evident()) {
             return Some(c);
         }
-        self.classes.get(&(Level::Coarse, coarse_of(source), coarse_target.to_string())).filter(|c| c.evident())
+        let coarse = self.classes.get(&(Level::Coarse, coarse_of(source), coarse_target.to_string()));
+        if let Some(c) = coarse.filter(|c| c.evident()) {
+            return Some(c);
+        }
+        let kind = view_kind(source, target)?;
+        self.classes.get(&(Level::View, String::new(), kind)).filter(|c| c.evident())
     }
 
     /// Whether the cold classes of `url`'s host wait for their probes: its
@@ -323,7 +344,10 @@ impl Yields {
         }
         let target = link_template(url);
         let coarse_target = coarse_of(&target);
-        if !last {
+        // A view of a page leads where the page does: it is judged by what
+        // views of its kind brought, never followed as a hub.
+        let view = via.iter().any(|s| view_kind(s, &target).is_some());
+        if !last && !view {
             match self.hub(&target, &coarse_target) {
                 None => return Verdict::Explore,
                 Some(h) if h >= MIN_HUB => return Verdict::Hub,
@@ -346,6 +370,33 @@ impl Yields {
         }
         Verdict::Skip(best.clone())
     }
+}
+
+/// The kind of view a link template `target` is of pages of template
+/// `source`, when it is one: the same host and path with query keys the
+/// source does not have (a print view, a reply form, a share link, a sort
+/// order, a page's history), named by its host and those keys
+/// (`s.test?print`). A view of a page most often shows that page again, so
+/// views of one kind are judged together on their host, whatever section
+/// their pages are in, and wait for their probes on every host
+/// ([`VIEW_BATCH`]).
+#[must_use]
+pub fn view_kind(source: &str, target: &str) -> Option<String> {
+    fn split(t: &str) -> (&str, &str) {
+        t.split_once('?').unwrap_or((t, ""))
+    }
+    let ((sp, sq), (tp, tq)) = (split(source), split(target));
+    if sp.trim_end_matches('/') != tp.trim_end_matches('/') {
+        return None;
+    }
+    let key = |kv: &str| kv.split_once('=').map_or(kv, |(k, _)| k).to_string();
+    let had: BTreeSet<String> = sq.split('&').filter(|kv| !kv.is_empty()).map(key).collect();
+    let added: Vec<&str> = tq.split('&').filter(|kv| !kv.is_empty() && !had.contains(&key(kv))).collect();
+    if added.is_empty() {
+        return None;
+    }
+    let host = tp.split('/').next().unwrap_or_default();
+    Some(format!("{host}?{}", added.join("&")))
 }
 
 /// Adds `template` to a candidate's sorted set of source templates, which
@@ -517,6 +568,18 @@ mod tests {
             y.record(&format!("http://git.test/repo/commit/?id={i}a"), &logs, Outcome::New);
         }
         let next = "http://git.test/repo/log/?ofs=200";
+        // A view of a log page (its messages shown) leads where the log
+        // does, so its own links' credit does not make it a hub.
+        for i in 0..10 {
+            y.record(&format!("http://git.test/repo/log/?ofs={i}0&showmsg=1"), &logs, Outcome::Copy);
+        }
+        let shown = via(&["http://git.test/repo/log/?ofs=10&showmsg=1"]);
+        for i in 0..30 {
+            y.record(&format!("http://git.test/repo/commit/?id={i}b"), &shown, Outcome::New);
+        }
+        let view =
+            y.decide("http://git.test/repo/log/?ofs=20&showmsg=1", &via(&["http://git.test/repo/log/?ofs=20"]), false);
+        assert!(matches!(view, Verdict::Skip(_) | Verdict::Probe), "judged as a view of copies: {view:?}");
         assert_eq!(y.decide(next, &start, false), Verdict::Hub, "followed for where it leads");
         assert!(!y.decide(next, &start, true).follows() || y.decide(next, &start, true) == Verdict::Probe);
         // A template never fetched as a page: explored for its links.
@@ -557,6 +620,47 @@ mod tests {
         }
         assert!(y.defers_cold("http://git.test/repo/blame/x?id=2"), "a quarter new: cold classes wait for probes");
         assert!(!y.defers_cold("http://new.test/"), "a host never judged does not wait");
+    }
+
+    #[test]
+    fn a_view_is_the_path_of_the_page_it_sits_on_with_new_query_keys() {
+        let t = |u: &str| link_template(u);
+        let article = t("http://s.test/news/12-council");
+        assert_eq!(view_kind(&article, &t("http://s.test/news/12-council?print=1")).as_deref(), Some("s.test?print"));
+        let reply = t("http://s.test/news/12-council/?replytocom=121#respond");
+        assert_eq!(view_kind(&article, &reply).as_deref(), Some("s.test?replytocom"));
+        let wiki = t("http://w.test/doku.php?id=start");
+        let revisions = t("http://w.test/doku.php?id=start&do=revisions");
+        assert_eq!(view_kind(&wiki, &revisions).as_deref(), Some("w.test?do=revisions"));
+        assert_eq!(view_kind(&article, &article), None, "the page itself");
+        assert_eq!(
+            view_kind(&t("http://s.test/list?page=2"), &t("http://s.test/list?page=3")),
+            None,
+            "a listing's next page"
+        );
+        assert_eq!(view_kind(&t("http://s.test/about"), &t("http://s.test/contact?print=1")), None, "another path");
+        let (tree, blame) = (t("http://git.test/repo/tree/a.rs?id=1"), t("http://git.test/repo/blame/a.rs?id=1"));
+        assert_eq!(view_kind(&tree, &blame), None);
+    }
+
+    #[test]
+    fn views_of_one_kind_are_judged_together_on_their_host() {
+        let mut y = Yields::default();
+        // Print views of articles in two sections: copies.
+        for (section, n) in [("news", 0), ("arts", 1), ("news", 2), ("arts", 3)] {
+            let page = format!("http://s.test/{section}/{n}-a");
+            y.record(&page, &[], Outcome::New);
+            y.record(&format!("{page}?print=1"), &via(&[&page]), Outcome::Copy);
+        }
+        // A third section's print view: no class of its own yet, judged by
+        // the host's print views.
+        let page = "http://s.test/travel/9-b";
+        let verdicts: Vec<Verdict> =
+            (0..40).map(|i| y.decide(&format!("{page}?print={i}"), &via(&[page]), true)).collect();
+        assert!(verdicts.iter().all(|v| matches!(v, Verdict::Skip(_) | Verdict::Probe)), "{verdicts:?}");
+        // Another host's views are its own.
+        let other = "http://t.test/travel/9-b";
+        assert_eq!(y.decide(&format!("{other}?print=1"), &via(&[other]), true), Verdict::Cold);
     }
 
     #[test]

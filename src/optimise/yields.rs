@@ -14,8 +14,8 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::denoise::evidence::{self, Sample, SeenTexts};
 use crate::denoise::yields::{
-    add_via, coarse_of, counts_batch, counts_rows, counts_schema, link_template, ClassCount, Verdict, Yields,
-    COLD_BATCH,
+    add_via, coarse_of, counts_batch, counts_rows, counts_schema, link_template, view_kind, ClassCount, Verdict,
+    Yields, COLD_BATCH, VIEW_BATCH,
 };
 use crate::error::StageError;
 use crate::store::column::{Tuned, Tuning};
@@ -89,7 +89,9 @@ pub(super) struct Decisions {
 /// first source's template and theirs, cut to two path segments):
 /// the first [`COLD_BATCH`] of each, by a hash of the URL, are fetched as
 /// probes and the rest deferred, unless they waited once already (`again`)
-/// or their host's pages were mostly new ([`Yields::defers_cold`]).
+/// or their host's pages were mostly new ([`Yields::defers_cold`]). Views
+/// of the pages that link them ([`view_kind`]) are grouped by their host
+/// and kind, [`VIEW_BATCH`] of each fetched, and wait on every host.
 pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &HashSet<u64>) -> Decisions {
     let mut probes = 0;
     let mut cold: BTreeMap<(String, String), Vec<(u64, usize)>> = BTreeMap::new();
@@ -100,13 +102,16 @@ pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &H
             c.followed.then(|| {
                 let v = yields.decide(&c.row.url, &c.via, c.row.depth >= depth);
                 probes += u64::from(v == Verdict::Probe);
-                if v == Verdict::Cold
-                    && !again.contains(&urlnorm::fingerprint_str(&c.row.url))
-                    && yields.defers_cold(&c.row.url)
-                {
-                    // The class its probes will give evidence of.
-                    let source = c.via.first().map_or(String::new(), |s| coarse_of(s));
-                    let key = (source, coarse_of(&link_template(&c.row.url)));
+                let target = link_template(&c.row.url);
+                let view = c.via.iter().find_map(|s| view_kind(s, &target));
+                let waits = v == Verdict::Cold && (view.is_some() || yields.defers_cold(&c.row.url));
+                if waits && !again.contains(&urlnorm::fingerprint_str(&c.row.url)) {
+                    // The class its probes will give evidence of: the
+                    // host's views of that kind, or the coarse class.
+                    let key = match view {
+                        Some(kind) => (String::new(), kind),
+                        None => (c.via.first().map_or(String::new(), |s| coarse_of(s)), coarse_of(&target)),
+                    };
                     cold.entry(key).or_default().push((xxhash_rust::xxh3::xxh3_64(c.row.url.as_bytes()), i));
                 }
                 v
@@ -114,9 +119,10 @@ pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &H
         })
         .collect();
     let mut deferred = Vec::new();
-    for mut group in cold.into_values() {
+    for ((source, _), mut group) in cold {
         group.sort_unstable();
-        deferred.extend(group.iter().skip(COLD_BATCH).map(|(_, i)| *i));
+        let batch = if source.is_empty() { VIEW_BATCH } else { COLD_BATCH };
+        deferred.extend(group.iter().skip(batch).map(|(_, i)| *i));
     }
     deferred.sort_unstable();
     Decisions { verdicts, deferred, probes }

@@ -22,6 +22,8 @@ use crate::store::{layout, stream_batches, Store, StoreError};
 const MAX_HOST_ROWS: usize = 500;
 /// The most duplicated pages listed.
 const MAX_DUPLICATED: usize = 20;
+/// The skipped link classes listed at most.
+const MAX_SKIPPED_CLASSES: usize = 20;
 
 /// Everything the page shows.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -45,6 +47,9 @@ pub struct ReportData {
     pub sizes: Histogram,
     /// The pages most often found copied (`duplicate_of`).
     pub duplicated: Vec<Duplicated>,
+    /// The link classes the noise filter skipped the most URLs of (the
+    /// `skipped` dataset, grouped).
+    pub skipped_classes: Vec<crate::optimise::SkippedClass>,
     pub link_graph: Graph,
     /// `None` for a crawl run without `--entities`.
     pub entities: Option<EntityReport>,
@@ -169,6 +174,7 @@ pub async fn gather(store: &Store, progress: &(dyn Fn(&str) + Sync)) -> Result<R
     let docs: DocTally = read_tally(store, doc_files).await?;
     let links: LinkTally = read_tally(store, link_files).await?;
     let entities = entities::gather(store).await?;
+    let skipped_classes = crate::optimise::skipped_classes(store, MAX_SKIPPED_CLASSES).await?;
     if entities.is_some() {
         progress("entities read");
     }
@@ -191,6 +197,7 @@ pub async fn gather(store: &Store, progress: &(dyn Fn(&str) + Sync)) -> Result<R
         latency,
         sizes,
         duplicated,
+        skipped_classes,
         link_graph,
         entities,
         history: Vec::new(),

@@ -247,6 +247,10 @@
       ['pages copying an earlier page'].concat(s((l) => l.rows.duplicates)),
       ['pages carried forward (304)'].concat(s((l) => l.rows.unchanged)),
     ]));
+    const sk = document.getElementById('skipped-classes');
+    if (!D.skipped_classes.length) sk.append(empty('The noise filter skipped no URL.'));
+    else sk.append(el('div', { class: 'scroll short' }, table(['links on', 'to', 'reason', 'URLs skipped', 'pages fetched', 'new texts'],
+      D.skipped_classes.map((c) => [el('span', { text: c.source_template || '(seeds)' }), el('span', { text: c.target_template }), c.reason, num(c.skipped), num(c.fetched), num(c.new)]))));
     const dup = document.getElementById('duplicated');
     if (!D.duplicated.length) dup.append(empty('No page copies another.'));
     else dup.append(el('div', { class: 'scroll short' }, table(['page', 'copies'], D.duplicated.map((d) => [el('span', { text: d.url }), num(d.copies)]))));

@@ -40,16 +40,20 @@ fn ok_urls(run: &Run) -> BTreeSet<&str> {
 /// pages, print views, comment-reply URLs, share redirects, mirror and AMP
 /// copies. (URLs robots.txt disallows are rows without a request.)
 fn nav_fetches(web: &Web, run: &Run) -> usize {
-    run.docs
-        .iter()
-        .filter(|d| d.error.as_deref() != Some("robots"))
-        .filter(|d| {
-            matches!(
-                web.farm.page_kind(&d.url),
-                Some("tag" | "trap" | "utility" | "print" | "reply" | "share" | "mirror" | "amp")
-            )
-        })
-        .count()
+    nav_by_kind(web, run).values().sum()
+}
+
+/// [`nav_fetches`] by the kind of page.
+fn nav_by_kind(web: &Web, run: &Run) -> std::collections::BTreeMap<&'static str, usize> {
+    let mut kinds = std::collections::BTreeMap::new();
+    for d in run.docs.iter().filter(|d| d.error.as_deref() != Some("robots")) {
+        if let Some(k @ ("tag" | "trap" | "utility" | "print" | "reply" | "share" | "mirror" | "amp")) =
+            web.farm.page_kind(&d.url)
+        {
+            *kinds.entry(k).or_default() += 1;
+        }
+    }
+    kinds
 }
 
 #[test]
@@ -96,6 +100,11 @@ fn noise_filter_against_the_ground_truth() {
         m.links_scored,
         m.precision,
         m.recall
+    );
+    eprintln!(
+        "navigation/boilerplate fetches by kind: off {:?}, default {:?}",
+        nav_by_kind(&web, &off),
+        nav_by_kind(&web, &default)
     );
     eprintln!("summary layers (default): {}", default.summary["layers"]);
 

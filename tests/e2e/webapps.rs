@@ -5,21 +5,15 @@
 //! without filters, compared with a polite breadth-first walker.
 //!
 //! The full table (every application, depths 3 and 4, `--denoise off`, the
-//! default, and `off` with the trap guard's cap lifted; with the release
-//! binary; docs/src/web-apps.md):
-//!
-//! ```sh
-//! cargo build --release
-//! WEBAPPS_BIN=target/release/layercrawl cargo test --test e2e web_app_table -- --ignored --nocapture
-//! ```
+//! default, a random sample and Scrapy) is `cargo bench --bench webapps`
+//! (docs/src/web-apps.md).
 
 use crate::common;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use common::webapps::{self, App, Apps, Score, Truth};
+use common::webapps::{self, App, Apps, Truth};
 
 /// The crawls the table compares: `--denoise off`, the default, and `off`
 /// without the trap guard's cap on distinct queries per path and layer
@@ -222,85 +216,6 @@ fn the_noise_filter_keeps_a_web_apps_texts_with_fewer_fetches() {
     }
     let classes = summary["skipped_classes"].as_array().expect("skipped_classes");
     assert!(!classes.is_empty() && n(&classes[0], "skipped") > 0, "the summary names the classes: {classes:?}");
-}
-
-/// The table: every application, depths 3 and 4, `--denoise off` and the
-/// default; `WEBAPPS_BIN` is the binary (the release build for figures),
-/// `WEBAPPS_DEPTHS` the depths, `WEBAPPS_SMALL=1` the small variant,
-/// `WEBAPPS_WALK=1` adds the pages a polite breadth-first walker reaches,
-/// `WEBAPPS_MODES` picks among [`MODES`] (all three), `WEBAPPS_APPS` among
-/// the applications (`cgit,dokuwiki,fossil`).
-#[test]
-#[ignore = "minutes: the full corpus crawled six times; see the module's docs"]
-fn web_app_table() {
-    webapps::install();
-    let small = std::env::var("WEBAPPS_SMALL").is_ok_and(|v| v == "1");
-    let which: Vec<App> = match std::env::var("WEBAPPS_APPS") {
-        Ok(names) => App::ALL.into_iter().filter(|a| names.split(',').any(|n| n == a.name())).collect(),
-        Err(_) => App::ALL.to_vec(),
-    };
-    let apps = Apps::start(&which, small);
-    let truths = apps.truths();
-    let bin = std::env::var_os("WEBAPPS_BIN")
-        .map_or_else(|| env!("CARGO_BIN_EXE_layercrawl").into(), std::path::PathBuf::from);
-    let depths: Vec<u32> = std::env::var("WEBAPPS_DEPTHS")
-        .unwrap_or_else(|_| "3,4".into())
-        .split(',')
-        .map(|d| d.trim().parse().expect("a depth"))
-        .collect();
-    let mut rows: Vec<serde_json::Value> = Vec::new();
-    println!("| app | depth | mode | pages | distinct main texts | distinct content hashes | items reached | of items | wall s |");
-    println!("|---|---:|---|---:|---:|---:|---:|---:|---:|");
-    let walk = std::env::var("WEBAPPS_WALK").is_ok_and(|v| v == "1");
-    let modes: Vec<String> = std::env::var("WEBAPPS_MODES")
-        .unwrap_or_else(|_| MODES.map(|(name, _)| name).join(","))
-        .split(',')
-        .map(str::to_string)
-        .collect();
-    for &depth in &depths {
-        if walk {
-            let t = std::time::Instant::now();
-            let pages = apps.walk(&apps.seeds(), depth, true);
-            for app in &apps.apps {
-                let n = pages.keys().filter(|u| apps.app_of(u) == Some(*app)).count();
-                println!(
-                    "| {} | {depth} | walker (nofollow obeyed) | {n} | | | | | {:.1} |",
-                    app.name(),
-                    t.elapsed().as_secs_f64()
-                );
-                rows.push(serde_json::json!({ "app": app.name(), "depth": depth, "mode": "walker", "pages": n, "small": small }));
-            }
-        }
-        for (name, extra) in MODES.iter().filter(|(name, _)| modes.iter().any(|m| m == name)) {
-            let data = apps.dir.path().join(format!("{name}-{depth}"));
-            let (summary, secs) = crawl(&bin, &apps, &apps.seeds(), &data, depth, extra);
-            let not_requested = summary["not_requested"].as_u64().unwrap_or(0);
-            let scores: BTreeMap<App, Score> = apps.score(&data, &truths);
-            for (app, s) in &scores {
-                let kinds: Vec<String> = s.kinds.iter().map(|(k, (got, of))| format!("{k} {got}/{of}")).collect();
-                println!(
-                    "| {} | {depth} | {name} | {} | {} | {} | {} ({}) | {} | {secs:.1} |",
-                    app.name(),
-                    s.pages,
-                    s.texts,
-                    s.hashes,
-                    s.items,
-                    kinds.join(", "),
-                    s.of_items
-                );
-                rows.push(serde_json::json!({
-                    "app": app.name(), "depth": depth, "mode": name, "rows": s.rows, "pages": s.pages,
-                    "texts": s.texts, "hashes": s.hashes, "items": s.items, "of_items": s.of_items, "wall_s": secs, "small": small, "not_requested": not_requested, "kinds": s.kinds,
-                }));
-            }
-            std::fs::remove_dir_all(&data).expect("remove the crawl");
-        }
-    }
-    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/webapps-table.json");
-    std::fs::write(&out, serde_json::to_string_pretty(&rows).expect("JSON")).expect("write the table");
-    let crawls = rows.iter().filter(|r| r["mode"] != "walker").count();
-    let n_modes = MODES.iter().filter(|(name, _)| modes.iter().any(|m| m == name)).count();
-    assert_eq!(crawls, depths.len() * n_modes * which.len(), "every application in every crawl");
 }
 
 /// Serves the corpus for a person (curl, a crawl by hand): prints its seeds

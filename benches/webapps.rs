@@ -1,0 +1,293 @@
+//! The web-application benchmark: does the noise filter reach a web
+//! application's texts with fewer requests?
+//!
+//! The corpus is three real applications from Debian's archive over this
+//! repository's pinned history (`scripts/webapps.sh`; docs/src/web-apps.md):
+//! cgit (a git viewer), DokuWiki (a wiki whose pages are the book, one
+//! revision per commit that changed a page) and Fossil (a version-control
+//! system with its own web views), each on its own host behind nginx on
+//! loopback. For each application, alone, and each depth (3 and 4) it
+//! crawls with `--denoise off` and with the default filter, and at the
+//! first depth with Scrapy (`benches/peers/scrapy_crawl.py`), and prints:
+//!
+//! - requests (`doc` rows), pages fetched with 200, distinct main texts,
+//!   and the content items of the application's truth the pages show
+//!   (each commit once, each file once at each version, each wiki page and
+//!   revision once);
+//! - the default's requests and distinct main texts as shares of `off`'s;
+//! - what a random sample of `off`'s requests of the same size as the
+//!   default's keeps of `off`'s distinct main texts (the mean of 50 draws,
+//!   and the best of them): the filter must keep more than chance;
+//! - the fewest requests that reach `off`'s distinct main texts, for a
+//!   filter that knew every page in advance (see [`fewest_requests`]):
+//!   where the room is;
+//! - wall time and pages per second, and the default's pages per second
+//!   over Scrapy's.
+//!
+//! Settings: 64 requests in flight, 16 per host, no delay, robots.txt
+//! obeyed. Everything goes to `target/bench-webapps.json`.
+//!
+//! ```sh
+//! scripts/webapps.sh                      # installs the applications (apt-get; minutes, once)
+//! cargo bench --bench webapps             # every application, depths 3 and 4, Scrapy at 3
+//! WEBAPPS_APPS=cgit WEBAPPS_DEPTHS=4 WEBAPPS_PEER=0 cargo bench --bench webapps
+//! ```
+//!
+//! `WEBAPPS_APPS` picks applications (`cgit,dokuwiki,fossil`),
+//! `WEBAPPS_DEPTHS` the depths (`3,4`), `WEBAPPS_SMALL=1` the small
+//! history (60 commits, as the CI test crawls), `WEBAPPS_PEER=0` leaves
+//! Scrapy out, `WEBAPPS_BIN` names another layercrawl binary to measure
+//! (a release build, with the harness itself built by `cargo test --bench
+//! webapps`). Scrapy runs from `target/peers-venv`, which
+//! `benches/peers/setup.sh` makes when it is missing.
+
+#[allow(unused_imports)]
+#[path = "../tests/e2e/common/mod.rs"]
+mod common;
+#[path = "common/measure.rs"]
+mod measure;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use common::webapps::{self, App, Apps, Score, Truth};
+use measure::{last_json_line, peers_python, run_measured, Measured};
+
+const SETTINGS: [&str; 6] = ["--concurrency", "64", "--per-host", "16", "--delay", "0"];
+/// Random samples drawn to compare the filter with chance.
+const DRAWS: u64 = 50;
+
+/// One layercrawl crawl of one application.
+struct Crawl {
+    score: Score,
+    /// Per request: the main text of a page fetched with 200 (None
+    /// otherwise), to draw random samples from.
+    texts: Vec<Option<String>>,
+    /// The fewest requests that reach every distinct main text, and 99 %
+    /// of them ([`fewest_requests`]).
+    fewest: (usize, usize),
+    m: Measured,
+    summary: Value,
+}
+
+fn layercrawl(apps: &Apps, truths: &BTreeMap<App, Truth>, app: App, depth: u32, extra: &[&str], name: &str) -> Crawl {
+    let tmp = apps.dir.path();
+    let seeds_file = tmp.join(format!("{name}.seeds"));
+    std::fs::write(&seeds_file, apps.url(app, app.start())).expect("seeds");
+    let data = tmp.join(name);
+    let bin = std::env::var_os("WEBAPPS_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_layercrawl").into());
+    let mut cmd = Command::new(bin);
+    cmd.args(["run", "--seeds"]).arg(&seeds_file).args(["--depth", &depth.to_string(), "--data"]).arg(&data);
+    cmd.args(apps.resolve_args()).args(["--allow-private", "--json", "--quiet"]).args(SETTINGS).args(extra);
+    let m = run_measured(&mut cmd, &tmp.join(format!("{name}.out")), &tmp.join(format!("{name}.err")));
+    assert!(m.ok, "layercrawl failed: {}", m.stderr_tail());
+    let summary: Value = serde_json::from_str(&m.stdout).expect("summary JSON");
+    assert_eq!(summary["not_requested"].as_u64(), Some(0), "{name}: every URL within the depth requested");
+    let score = apps.score(&data, truths).remove(&app).unwrap_or_default();
+    let docs: Vec<common::Doc> =
+        common::read_docs(&data).into_iter().filter(|d| apps.app_of(&d.url) == Some(app)).collect();
+    let fewest = fewest_requests(&docs, &common::read_links(&data));
+    let texts = docs
+        .into_iter()
+        .map(|d| {
+            (d.status == 200 && d.error.is_none()).then_some(d.main_text).flatten().filter(|t| !t.trim().is_empty())
+        })
+        .collect();
+    let _ = std::fs::remove_dir_all(&data);
+    Crawl { score, texts, fewest, m, summary }
+}
+
+/// What a filter that knew every page in advance would need, read off a
+/// crawl without filters: for each distinct main text, the shallowest page
+/// that has it and one chain of links from a seed to it, each chain
+/// reusing the pages earlier chains took. Returns the requests for every
+/// text, and for 99 % of them (without the 1 % whose chains added the
+/// most pages). A bound no filter that learns as it goes can beat.
+fn fewest_requests(docs: &[common::Doc], links: &[common::Link]) -> (usize, usize) {
+    let depth: BTreeMap<&str, i32> = docs.iter().map(|d| (d.url.as_str(), d.depth)).collect();
+    let mut parents: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for l in links {
+        if let (Some(s), Some(t)) = (depth.get(l.src_url.as_str()), depth.get(l.dst_url.as_str())) {
+            if s + 1 == *t {
+                parents.entry(l.dst_url.as_str()).or_default().push(l.src_url.as_str());
+            }
+        }
+    }
+    let mut first: BTreeMap<&str, (i32, &str)> = BTreeMap::new();
+    for d in docs.iter().filter(|d| d.status == 200 && d.error.is_none()) {
+        let Some(t) = d.main_text.as_deref().filter(|t| !t.trim().is_empty()) else { continue };
+        let e = first.entry(t).or_insert((d.depth, d.url.as_str()));
+        *e = (*e).min((d.depth, d.url.as_str()));
+    }
+    let mut order: Vec<(i32, &str)> = first.into_values().collect();
+    order.sort_unstable();
+    let mut need: BTreeSet<&str> = BTreeSet::new();
+    let mut costs = Vec::with_capacity(order.len());
+    for (_, mut url) in order {
+        let before = need.len();
+        while need.insert(url) {
+            let Some(ps) = parents.get(url) else { break };
+            url = ps.iter().find(|p| need.contains(*p)).or_else(|| ps.iter().min()).copied().unwrap_or(url);
+        }
+        costs.push(need.len() - before);
+    }
+    costs.sort_unstable_by(|a, b| b.cmp(a));
+    let spared: usize = costs.iter().take(costs.len() / 100).sum();
+    (need.len(), need.len() - spared)
+}
+
+/// Distinct main texts in random samples of `n` of `off`'s requests: the
+/// mean over [`DRAWS`] draws, and the largest.
+fn random_samples(off: &[Option<String>], n: usize) -> (f64, usize) {
+    let mut counts = Vec::new();
+    for draw in 0..DRAWS {
+        let mut order: Vec<usize> = (0..off.len()).collect();
+        order.sort_by_key(|&i| xxhash_rust::xxh3::xxh3_64_with_seed(&i.to_le_bytes(), draw));
+        let kept: BTreeSet<&str> = order.iter().take(n).filter_map(|&i| off[i].as_deref()).collect();
+        counts.push(kept.len());
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let mean = counts.iter().sum::<usize>() as f64 / counts.len() as f64;
+    (mean, counts.into_iter().max().unwrap_or(0))
+}
+
+/// Scrapy on one application: its 200 pages and its process figures.
+fn scrapy(apps: &Apps, app: App, depth: u32, name: &str) -> (usize, Measured) {
+    let tmp = apps.dir.path();
+    let seeds_file = tmp.join(format!("{name}.seeds"));
+    std::fs::write(&seeds_file, apps.url(app, app.start())).expect("seeds");
+    let out = tmp.join(name);
+    let mut cmd = Command::new(peers_python());
+    cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/scrapy_crawl.py"))
+        .arg("--seeds")
+        .arg(&seeds_file)
+        .args(["--proxy", &apps.proxy(), "--depth", &depth.to_string()])
+        .args(["--per-host", "16", "--concurrency", "64", "--delay-ms", "0"])
+        .arg("--out")
+        .arg(&out);
+    let m = run_measured(&mut cmd, &tmp.join(format!("{name}.out")), &tmp.join(format!("{name}.err")));
+    assert!(last_json_line(&m.stdout).is_some(), "Scrapy printed no summary; its log: {}", m.stderr_tail());
+    let pages: BTreeSet<String> = std::fs::read_to_string(out.join("pages.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["status"].as_i64() == Some(200))
+        .filter_map(|v| v["url"].as_str().map(str::to_string))
+        .collect();
+    let _ = std::fs::remove_dir_all(&out);
+    (pages.len(), m)
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn share(a: usize, b: usize) -> f64 {
+    a as f64 / b.max(1) as f64
+}
+
+fn main() {
+    webapps::install();
+    let small = std::env::var("WEBAPPS_SMALL").is_ok_and(|v| v == "1");
+    let which: Vec<App> = match std::env::var("WEBAPPS_APPS") {
+        Ok(names) => App::ALL.into_iter().filter(|a| names.split(',').any(|n| n.trim() == a.name())).collect(),
+        Err(_) => App::ALL.to_vec(),
+    };
+    assert!(!which.is_empty(), "WEBAPPS_APPS names none of cgit, dokuwiki, fossil");
+    let depths: Vec<u32> = std::env::var("WEBAPPS_DEPTHS")
+        .unwrap_or_else(|_| "3,4".into())
+        .split(',')
+        .map(|d| d.trim().parse().expect("WEBAPPS_DEPTHS: depths, comma-separated"))
+        .collect();
+    let peer = std::env::var("WEBAPPS_PEER").map_or(true, |v| v != "0");
+    let apps = Apps::start(&which, small);
+    let truths = apps.truths();
+    println!(
+        "web applications ({} history), 64 in flight, 16 per host, no delay",
+        if small { "small" } else { "full" }
+    );
+    println!(
+        "| app | depth | crawl | requests | pages | distinct main texts | items | of off's requests | of off's texts | random sample's texts (mean, best) | wall s | pages/s |"
+    );
+    println!("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut rows: Vec<Value> = Vec::new();
+    for &app in &which {
+        for (k, &depth) in depths.iter().enumerate() {
+            let off =
+                layercrawl(&apps, &truths, app, depth, &["--denoise", "off"], &format!("{}-off-{depth}", app.name()));
+            let def = layercrawl(&apps, &truths, app, depth, &[], &format!("{}-default-{depth}", app.name()));
+            let (mean, best) = random_samples(&off.texts, def.score.rows);
+            let line = |name: &str, c: &Crawl, vs_off: &str, sample: &str| {
+                let s = &c.score;
+                println!(
+                    "| {} | {depth} | {name} | {} | {} | {} | {} of {} | {vs_off} | {sample} | {:.1} | {:.0} |",
+                    app.name(),
+                    s.rows,
+                    s.pages,
+                    s.texts,
+                    s.items,
+                    s.of_items,
+                    c.m.wall,
+                    share(s.pages, 1) / c.m.wall
+                );
+            };
+            line("off", &off, "", "");
+            let ratios = format!(
+                "{:.1} % | {:.1} %",
+                100.0 * share(def.score.rows, off.score.rows),
+                100.0 * share(def.score.texts, off.score.texts)
+            );
+            #[allow(clippy::cast_precision_loss)]
+            let chance = format!(
+                "{:.1} % ({:.0}), {:.1} %",
+                100.0 * mean / off.score.texts.max(1) as f64,
+                mean,
+                100.0 * share(best, off.score.texts)
+            );
+            line("default", &def, &ratios, &chance);
+            let (all, most) = off.fewest;
+            println!(
+                "  the fewest requests that reach off's texts, knowing every page in advance: {all} ({:.1} % of off's), for 99 % of them {most} ({:.1} %)",
+                100.0 * share(all, off.score.rows),
+                100.0 * share(most, off.score.rows)
+            );
+            let beats_chance = def.score.texts > best;
+            if !beats_chance {
+                println!("  ! the default keeps fewer texts than the best random sample of its size");
+            }
+            let mut row = json!({
+                "app": app.name(), "depth": depth, "small": small,
+                "off": { "requests": off.score.rows, "pages": off.score.pages, "texts": off.score.texts, "items": off.score.items, "wall_s": off.m.wall, "cpu_s": off.m.cpu },
+                "default": { "requests": def.score.rows, "pages": def.score.pages, "texts": def.score.texts, "items": def.score.items, "wall_s": def.m.wall, "cpu_s": def.m.cpu,
+                             "skipped": def.summary["skipped"], "skipped_classes": def.summary["skipped_classes"], "deferred": def.summary["deferred"], "layers": def.summary["layers"].as_array().map_or(0, Vec::len) },
+                "of_items": off.score.of_items,
+                "fewest_requests": { "all_texts": all, "texts_99": most },
+                "random_sample_texts": { "mean": mean, "best": best, "draws": DRAWS },
+                "beats_chance": beats_chance,
+            });
+            if peer && k == 0 {
+                let (pages, m) = scrapy(&apps, app, depth, &format!("{}-scrapy-{depth}", app.name()));
+                let (ours, theirs) = (share(def.score.pages, 1) / def.m.wall, share(pages, 1) / m.wall);
+                println!(
+                    "| {} | {depth} | Scrapy | | {pages} | | | | | | {:.1} | {theirs:.0} (default: {:.1}×) |",
+                    app.name(),
+                    m.wall,
+                    ours / theirs
+                );
+                row["scrapy"] = json!({ "pages": pages, "wall_s": m.wall, "cpu_s": m.cpu, "pages_per_s": theirs, "default_over_scrapy": ours / theirs });
+            }
+            rows.push(row);
+        }
+    }
+    let by_app: BTreeMap<&str, Vec<&Value>> = rows.iter().fold(BTreeMap::new(), |mut m, r| {
+        m.entry(r["app"].as_str().unwrap_or_default()).or_default().push(r);
+        m
+    });
+    for (app, rs) in by_app {
+        let all = rs.iter().all(|r| r["beats_chance"] == true);
+        println!("{app}: the default keeps more than chance at every depth: {all}");
+    }
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-webapps.json");
+    std::fs::write(&out, serde_json::to_string_pretty(&rows).expect("JSON")).expect("write the results");
+    println!("written to {}", out.display());
+}
