@@ -91,7 +91,8 @@ pub(super) struct Decisions {
 /// probes and the rest deferred, unless they waited once already (`again`)
 /// or their host's pages were mostly new ([`Yields::defers_cold`]). Views
 /// of the pages that link them ([`view_kind`]) are grouped by their host
-/// and kind, [`VIEW_BATCH`] of each fetched, and wait on every host.
+/// and kind, [`VIEW_BATCH`] of each fetched, and wait on every host before
+/// the crawl's depth.
 pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &HashSet<u64>) -> Decisions {
     let mut probes = 0;
     let mut cold: BTreeMap<(String, String), Vec<(u64, usize)>> = BTreeMap::new();
@@ -100,11 +101,14 @@ pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &H
         .enumerate()
         .map(|(i, c)| {
             c.followed.then(|| {
-                let v = yields.decide(&c.row.url, &c.via, c.row.depth >= depth);
+                let last = c.row.depth >= depth;
+                let v = yields.decide(&c.row.url, &c.via, last);
                 probes += u64::from(v == Verdict::Probe);
                 let target = link_template(&c.row.url);
                 let view = c.via.iter().find_map(|s| view_kind(s, &target));
-                let waits = v == Verdict::Cold && (view.is_some() || yields.defers_cold(&c.row.url));
+                // Views wait on every host, but at the crawl's depth only
+                // where other cold classes do: waiting there costs a layer.
+                let waits = v == Verdict::Cold && ((view.is_some() && !last) || yields.defers_cold(&c.row.url));
                 if waits && !again.contains(&urlnorm::fingerprint_str(&c.row.url)) {
                     // The class its probes will give evidence of: the
                     // host's views of that kind, or the coarse class.

@@ -197,6 +197,14 @@ async fn the_report_holds_the_crawls_figures_and_draws_them_in_chromium() {
     assert_eq!(u(&written["bytes"]), std::fs::metadata(&page).expect("report").len(), "{written}");
     let fig = embedded(&page);
 
+    // The link classes the noise filter skipped the most: those of the run
+    // summary (its ten), from the same `skipped` dataset.
+    let classes = fig["skipped_classes"].as_array().expect("skipped_classes");
+    let ten: Vec<Json> = classes.iter().take(10).cloned().collect();
+    // (The summary leaves the list out when it is empty.)
+    let theirs = summary["skipped_classes"].as_array().cloned().unwrap_or_default();
+    assert_eq!(ten, theirs, "the report's skipped classes are the summary's");
+
     // The figures against the Parquet, read back here.
     let docs = doc_rows(&data);
     let links = link_rows(&data);
