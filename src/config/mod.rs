@@ -20,7 +20,7 @@ pub use limits::{parse_percent, parse_size};
 pub use options::{
     ExecutorKind, Executors, Focus, Given, Limits, Network, Noise, Output, Politeness, Rendering, RunOptions,
 };
-pub use settings::{PageSettings, RulesSource, RunSettings};
+pub use settings::{load_run, PageSettings, RulesSource, RunSettings};
 pub use values::parse_duration;
 
 use capabilities::{entity_settings, proxy_config, render_config};

@@ -11,9 +11,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{BodyPolicy, CrawlConfig, OptimiseConfig};
+use crate::error::StageError;
 use crate::fetch::FetchConfig;
 use crate::parse::ParseConfig;
 use crate::rules::Rules;
+use crate::store::manifest::RunState;
 use crate::store::{layout, Compression, Store, StoreError};
 
 /// Everything but the fixed settings that a stage reads from a run's config.
@@ -164,4 +166,16 @@ impl RulesSource {
     pub fn compile(&self) -> Result<Rules, crate::rules::RulesError> {
         crate::rules::parse_rules(&self.file, &self.text)
     }
+}
+
+/// `state/run.json` and `state/settings.json` of the crawl at `store`: what
+/// a unit of work of any stage starts from.
+///
+/// # Errors
+/// When either is missing or unreadable.
+pub async fn load_run(store: &Store) -> Result<(RunState, RunSettings), StageError> {
+    let not_started = |what| StageError::NotStarted { data: store.location().to_string(), what };
+    let state: RunState = store.get_json(layout::RUN).await?.ok_or_else(|| not_started(layout::RUN))?;
+    let settings = RunSettings::load(store).await?.ok_or_else(|| not_started(layout::SETTINGS))?;
+    Ok((state, settings))
 }

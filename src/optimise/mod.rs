@@ -36,8 +36,6 @@ mod yields;
 
 pub use yields::{skipped_classes, skipped_schema, SkippedClass};
 
-pub use shuffle::{spill_links, ShuffleCounts, Suspects};
-
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -90,7 +88,7 @@ impl OptimiseCtx {
     /// # Errors
     /// When the run's state or settings are missing or unreadable.
     pub async fn open(store: Store) -> Result<Self, StageError> {
-        let (state, settings) = crate::map::load_run(&store).await?;
+        let (state, settings) = crate::config::load_run(&store).await?;
         Ok(Self {
             store: store.with_compression(settings.compression),
             partitions: state.partitions,
@@ -289,7 +287,7 @@ pub async fn seal_layer(ctx: &OptimiseCtx, layer: u32) -> Result<NextManifest, S
         tracing::debug!(layer, seconds = started.elapsed().as_secs_f64(), labels = n, "links relabelled");
     }
     commit_layer_input(ctx, layer + 1, &mut m).await?;
-    shuffle::clear(store, layer).await?;
+    crate::shuffle::clear(store, layer).await?;
     attempt::discard(store, &layout::labels_dir(layer)).await?;
     attempt::discard(store, &layout::layer_attempts(layer)).await?;
     Ok(m)
