@@ -53,9 +53,48 @@ pub struct HostStats {
     pub log: Vec<RequestLog>,
 }
 
+impl HostStats {
+    /// [`spacing`] over this host's logged requests (robots.txt included),
+    /// with the lag [`LAG_MS`]: the crawler's spacing, which a starved
+    /// server's clock alone (`min_gap_ms`) cannot show.
+    ///
+    /// # Errors
+    /// The window that came too fast, or a log that misses requests
+    /// (`log_requests` off, or past its cap).
+    pub fn spaced(&self, delay_ms: f64) -> Result<(), String> {
+        if self.log.len() as u64 != self.requests {
+            return Err(format!("{} of {} requests logged: start the farm with log_requests", self.log.len(), self.requests));
+        }
+        let at: Vec<f64> = self.log.iter().map(|r| r.at_ms).collect();
+        spacing(&at, delay_ms, LAG_MS)
+    }
+
+    /// The most requests the crawler can have had in flight at once here
+    /// ([`in_flight`] over the log, with the lag [`LAG_MS`]); the server's
+    /// own count (`max_in_flight`) when the log misses requests.
+    #[must_use]
+    pub fn crawler_in_flight(&self) -> usize {
+        if self.log.len() as u64 == self.requests {
+            in_flight(&self.log, LAG_MS)
+        } else {
+            self.max_in_flight as usize
+        }
+    }
+}
+
 /// One logged request.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RequestLog {
+    /// When the server let go of it, in ms since the farm started: the last
+    /// byte of its body handed to the connection (before it is written),
+    /// or the connection dropped. `None` while it runs.
+    #[serde(default)]
+    pub done_ms: Option<f64>,
+    /// Whether its whole body was handed over (`done_ms` came before the
+    /// client could have read the end); otherwise the client went away
+    /// first, and the server noticed it some time after.
+    #[serde(default)]
+    pub whole: bool,
     /// Path and query as requested.
     pub path: String,
     /// Arrival, in ms since the farm started.
@@ -93,11 +132,30 @@ pub struct LiveStats {
 pub struct InFlight {
     stats: Arc<LiveStats>,
     slot: Slot,
+    /// Its arrival, which finds its log entry.
+    at_ms: f64,
+    /// Whether its body was handed over whole ([`InFlight::whole`]).
+    whole: bool,
+}
+
+impl InFlight {
+    /// The request's body has been handed over whole.
+    pub fn whole(&mut self) {
+        self.whole = true;
+    }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.stats.with(&self.slot, |l| l.in_flight = l.in_flight.saturating_sub(1));
+        let done_ms = micros_as_ms(self.stats.start.elapsed());
+        let (at_ms, whole) = (self.at_ms, self.whole);
+        self.stats.with(&self.slot, |l| {
+            l.in_flight = l.in_flight.saturating_sub(1);
+            // The log is in arrival order; an entry of a reset log is gone.
+            if let Some(e) = l.s.log.iter_mut().rev().take(4096).find(|e| e.at_ms == at_ms && e.done_ms.is_none()) {
+                (e.done_ms, e.whole) = (Some(done_ms), whole);
+            }
+        });
         self.stats.in_flight.fetch_sub(1, Ordering::Relaxed);
     }
 }
@@ -180,7 +238,7 @@ impl LiveStats {
             gap
         });
         let at_ms = micros_as_ms(now.saturating_duration_since(self.start));
-        Arrival { gap, at_ms, guard: InFlight { stats: Arc::clone(self), slot } }
+        Arrival { gap, at_ms, guard: InFlight { stats: Arc::clone(self), slot, at_ms, whole: false } }
     }
 
     /// Records the status a request got (when its response head is ready).
@@ -190,7 +248,7 @@ impl LiveStats {
             *l.s.statuses.entry(status).or_insert(0) += 1;
             l.s.body_bytes += body_bytes;
             if log && l.s.log.len() < LOG_CAP {
-                l.s.log.push(RequestLog { path: path_and_query.to_string(), at_ms, status });
+                l.s.log.push(RequestLog { path: path_and_query.to_string(), at_ms, status, done_ms: None, whole: false });
             }
         });
     }
@@ -231,9 +289,112 @@ impl LiveStats {
     }
 }
 
+/// How far behind the crawler a loaded machine may let the server see a
+/// request: its arrival stamped late, or a client that went away noticed
+/// late. Two busy loops on two cores delay a handler by tens of ms; 250 ms
+/// leaves room, and a crawler that broke its spacing or its connection
+/// budget still shows, as the checks below measure many requests at once.
+pub const LAG_MS: f64 = 250.0;
+
+/// Checks that the crawler sent requests at arrivals `at` (ms, any order)
+/// at least `delay_ms` apart, from the server's clock, under a lag of up to
+/// `lag_ms` per request. Request k+j was sent at least j delays after
+/// request k, and each arrives up to `lag_ms` late, so the arrivals k and
+/// k+j, sorted, are at least j delays less `lag_ms` apart: one lag, not
+/// one per gap. A pair that arrives closer than a delay says little on a
+/// loaded machine; a run of requests that arrives faster than its delays
+/// says the crawler sent them so.
+///
+/// # Errors
+/// The first window of arrivals that came too fast, described.
+pub fn spacing(at: &[f64], delay_ms: f64, lag_ms: f64) -> Result<(), String> {
+    let mut at = at.to_vec();
+    at.sort_by(f64::total_cmp);
+    // b_k = at_k - k·delay: the check is b_j >= b_i - lag for every i < j.
+    let mut best: Option<(usize, f64)> = None;
+    for (j, &a) in at.iter().enumerate() {
+        #[allow(clippy::cast_precision_loss)]
+        let b = a - j as f64 * delay_ms;
+        if let Some((i, bi)) = best {
+            if b < bi - lag_ms {
+                return Err(format!(
+                    "{} requests arrived in {:.1} ms ({:.1} ms to {:.1} ms), {} delays of {delay_ms} ms less a lag of {lag_ms} ms would take {:.1} ms",
+                    j - i + 1,
+                    at[j] - at[i],
+                    at[i],
+                    at[j],
+                    j - i,
+                    (j - i) as f64 * delay_ms - lag_ms
+                ));
+            }
+        }
+        if best.is_none_or(|(_, bi)| b > bi) {
+            best = Some((j, b));
+        }
+    }
+    Ok(())
+}
+
+/// The most requests of `log` the crawler can have had in flight at once:
+/// each from its arrival to the moment the server let go of it, less
+/// `lag_ms` when the client went away first (the server notices that late,
+/// at its next write). A request still running counts to the end. Bodies
+/// handed over whole need no margin: the server lets go before the client
+/// can read their end, and the client sends nothing in its place before.
+#[must_use]
+pub fn in_flight(log: &[RequestLog], lag_ms: f64) -> usize {
+    let mut events: Vec<(f64, i32)> = Vec::with_capacity(log.len() * 2);
+    for r in log {
+        let end = match r.done_ms {
+            Some(d) if r.whole => d,
+            Some(d) => d - lag_ms,
+            None => f64::INFINITY,
+        };
+        if end > r.at_ms {
+            events.push((r.at_ms, 1));
+            events.push((end, -1));
+        }
+    }
+    // Ends before starts at the same instant.
+    events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let (mut now, mut most) = (0i32, 0i32);
+    for (_, d) in events {
+        now += d;
+        most = most.max(now);
+    }
+    usize::try_from(most).unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spacing_allows_one_lag_and_not_one_per_gap() {
+        // Sent 100 ms apart; the second arrives 60 ms late: 40 ms apart.
+        assert!(spacing(&[0.0, 160.0, 200.0, 300.0], 100.0, 80.0).is_ok());
+        // Ten requests within 200 ms at a 100 ms delay: no lag explains that.
+        let fast: Vec<f64> = (0..10).map(|k| f64::from(k) * 20.0).collect();
+        let err = spacing(&fast, 100.0, 250.0).expect_err("too fast");
+        assert!(err.contains("requests arrived in"), "{err}");
+        assert!(spacing(&(0..10).map(|k| f64::from(k) * 100.0).collect::<Vec<_>>(), 100.0, 0.0).is_ok());
+    }
+
+    #[test]
+    fn in_flight_counts_overlaps_and_forgives_late_noticed_hang_ups() {
+        let r = |at_ms: f64, done: f64, whole: bool| RequestLog {
+            path: "/".into(),
+            at_ms,
+            status: 200,
+            done_ms: Some(done),
+            whole,
+        };
+        // Two whole requests overlap; a third starts as one ends.
+        assert_eq!(in_flight(&[r(0.0, 100.0, true), r(50.0, 150.0, true), r(100.0, 200.0, true)], 250.0), 2);
+        // A client that hung up at 100 ms, noticed at 300 ms, then sent another.
+        assert_eq!(in_flight(&[r(0.0, 300.0, false), r(120.0, 400.0, true)], 250.0), 1);
+        assert_eq!(in_flight(&[r(0.0, 300.0, false), r(120.0, 400.0, true)], 0.0), 2);
+    }
 
     #[test]
     fn counts_gaps_in_flight_and_disallowed() {
