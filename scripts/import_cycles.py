@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Import circles among the crate's files, from the paths they name.
+"""Import circles and upward imports among the crate's files, from the
+paths they name.
 
 Each file under src/ is a module (src/a/b.rs and src/a/b/mod.rs are
 `crate::a::b`). A file depends on another when it names a path into it:
@@ -10,9 +11,12 @@ strongly connected components of that graph are the import circles.
     scripts/import_cycles.py --edges    # and the imports inside each circle
     scripts/import_cycles.py --src DIR  # another tree (its test's fixtures)
 
-The rule (ARCHITECTURE.md, "Layers point one way"): no circle spans more
-than two files. Two files naming each other are one concern split in two;
-three or more are layers pointing both ways.
+The rules (ARCHITECTURE.md, "Layers point one way"): no circle spans more
+than two files (two files naming each other are one concern split in two;
+three or more are layers pointing both ways); the vocabulary names only
+the vocabulary; `store/` and `error.rs` name only the vocabulary and the
+store; a stage names neither the driver, the executors, the commands
+beside the crawl nor the binary's modules (LAYERS below).
 
 Comments, strings and `#[cfg(test)]` test modules (files named tests.rs
 or under a tests/ folder) are left out: tests may reach anywhere. The
@@ -28,6 +32,20 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parent.parent / "src"
 # The longest circle allowed, in files.
 LONGEST = 2
+
+# The bottom layers: the top-level modules each may name (itself too).
+VOCABULARY = {"fence", "urlnorm", "scope", "seeds", "partition", "vocab"}
+STAGES = {
+    "map", "optimise", "merge", "shuffle", "fetch", "parse", "extract", "rules",
+    "focus", "denoise", "dedup", "warc", "sink",
+}
+TOP = {"driver", "exec", "report", "export", "studio", "demo", "rules_cmd", "plan_cmd", "docs_cmd"}
+LAYERS = {
+    **{v: VOCABULARY for v in VOCABULARY},
+    "store": VOCABULARY | {"store"},
+    "error": VOCABULARY | {"store", "error"},
+    **{s: None for s in STAGES},  # anything but TOP
+}
 
 
 def module_of(src: Path, path: Path) -> tuple:
@@ -227,6 +245,20 @@ def name(m: tuple) -> str:
     return "::".join(m) or "crate"
 
 
+def breaches(edges: dict) -> list:
+    """Imports against LAYERS: (file, the module it names), sorted."""
+    out = []
+    for m, targets in edges.items():
+        if not m or m[0] not in LAYERS:
+            continue
+        allowed = LAYERS[m[0]]
+        for d in targets:
+            top = d[0] if d else "crate"
+            if (allowed is None and top in TOP) or (allowed is not None and top not in allowed):
+                out.append((m, d))
+    return sorted(out)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--src", type=Path, default=SRC, help="the tree to read (default: src/)")
@@ -241,10 +273,17 @@ def main() -> int:
                 print(f"    {name(m)} -> " + ", ".join(sorted(name(d) for d in edges[m] & inside)))
     largest = max((len(c) for c in found), default=0)
     print(f"{len(found)} import circles; the largest spans {largest} files")
+    upward = breaches(edges)
+    for m, d in upward:
+        print(f"upward import: {name(m)} names {name(d)}")
+    failed = False
     if largest > LONGEST:
         print(f"an import circle spans more than {LONGEST} files (ARCHITECTURE.md)", file=sys.stderr)
-        return 1
-    return 0
+        failed = True
+    if upward:
+        print(f"{len(upward)} imports point up the layers (ARCHITECTURE.md)", file=sys.stderr)
+        failed = True
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

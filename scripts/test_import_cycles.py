@@ -5,7 +5,9 @@
 
 Fixtures under scripts/fixtures/import_cycles/: `three/` holds a circle of
 three files whose closing edge hides behind a word that ends in `r"`;
-`two/` holds only a circle of two files, which the rule allows.
+`two/` holds only a circle of two files, which the rule allows;
+`upward/` holds a store that names a stage and a stage that names the
+driver.
 """
 
 import subprocess
@@ -42,6 +44,18 @@ class Circles(unittest.TestCase):
         self.assertEqual(found, [[("x",), ("y",)]])
         done = run(FIXTURES / "two")
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+
+    def test_upward_imports_are_found_and_fail_the_check(self):
+        _, edges = import_cycles.circles(FIXTURES / "upward")
+        self.assertEqual(import_cycles.breaches(edges), [(("map",), ("driver",)), (("store",), ("map",))])
+        done = run(FIXTURES / "upward")
+        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+        self.assertIn("upward import: store names map", done.stdout)
+
+    def test_the_fixtures_without_upward_imports_have_none(self):
+        for tree in ("three", "two"):
+            _, edges = import_cycles.circles(FIXTURES / tree)
+            self.assertEqual(import_cycles.breaches(edges), [], tree)
 
     def test_the_crate_passes(self):
         done = subprocess.run(
