@@ -54,7 +54,7 @@ impl RunSettings {
                 rules: cfg.rules.clone(),
                 plan: cfg.plan.clone(),
                 entities: cfg.entities.clone(),
-                max_pages: cfg.max_pages,
+                budget: cfg.budget,
                 previous: cfg.previous.clone(),
                 sitemaps: cfg.sitemaps,
                 warc: cfg.warc,
@@ -132,8 +132,8 @@ pub struct PageSettings {
     /// URLs of the whole layer (in proportion to the partitions' inputs
     /// with `--order bfs`); each partition fetches the first of its input
     /// (best first with a plan) and carries the rest over.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_pages: Option<u64>,
+    #[serde(flatten)]
+    pub budget: super::PageBudget,
     /// Write each exchange as WARC records (`--warc`; `crate::warc`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub warc: bool,

@@ -287,7 +287,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         Some(p) => Some(Arc::new(p.index(part, ctx.partitions).await?)),
         None => None,
     };
-    let quota = match ctx.pages.max_pages {
+    let quota = match ctx.pages.budget.max_pages {
         Some(max) => partition_quota(&ctx.store, layer, part, max, input.len()).await?,
         None => None,
     };
