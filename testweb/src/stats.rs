@@ -51,6 +51,11 @@ pub struct HostStats {
     /// With `log_requests`: the first 10,000 requests in arrival order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log: Vec<RequestLog>,
+    /// With `log_requests`: when each of the first 10,000 requests was with
+    /// the server, all of them (the log misses requests whose client left
+    /// before an answer).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spans: Vec<RequestSpan>,
 }
 
 impl HostStats {
@@ -62,39 +67,49 @@ impl HostStats {
     /// The window that came too fast, or a log that misses requests
     /// (`log_requests` off, or past its cap).
     pub fn spaced(&self, delay_ms: f64) -> Result<(), String> {
-        if self.log.len() as u64 != self.requests {
-            return Err(format!("{} of {} requests logged: start the farm with log_requests", self.log.len(), self.requests));
+        if self.spans.len() as u64 != self.requests {
+            return Err(format!(
+                "{} of {} requests logged: start the farm with log_requests",
+                self.spans.len(),
+                self.requests
+            ));
         }
-        let at: Vec<f64> = self.log.iter().map(|r| r.at_ms).collect();
+        let at: Vec<f64> = self.spans.iter().map(|r| r.at_ms).collect();
         spacing(&at, delay_ms, LAG_MS)
     }
 
     /// The most requests the crawler can have had in flight at once here
-    /// ([`in_flight`] over the log, with the lag [`LAG_MS`]); the server's
-    /// own count (`max_in_flight`) when the log misses requests.
+    /// ([`in_flight`] over the spans, with the lag [`LAG_MS`]); the server's
+    /// own count (`max_in_flight`) when the spans miss requests.
     #[must_use]
     pub fn crawler_in_flight(&self) -> usize {
-        if self.log.len() as u64 == self.requests {
-            in_flight(&self.log, LAG_MS)
+        if self.spans.len() as u64 == self.requests {
+            in_flight(&self.spans, LAG_MS)
         } else {
             self.max_in_flight as usize
         }
     }
 }
 
-/// One logged request.
+/// When one request was with the server (with `log_requests`): from its
+/// arrival, whether or not its handler got as far as the request log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RequestLog {
-    /// When the server let go of it, in ms since the farm started: the last
-    /// byte of its body handed to the connection (before it is written),
-    /// or the connection dropped. `None` while it runs.
-    #[serde(default)]
+pub struct RequestSpan {
+    /// Arrival, in ms since the farm started.
+    pub at_ms: f64,
+    /// When the server let go of it: the last byte of its body handed to
+    /// the connection (before it is written), or the connection dropped.
+    /// `None` while it runs.
     pub done_ms: Option<f64>,
     /// Whether its whole body was handed over (`done_ms` came before the
     /// client could have read the end); otherwise the client went away
     /// first, and the server noticed it some time after.
-    #[serde(default)]
     pub whole: bool,
+}
+
+/// One logged request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RequestLog {
     /// Path and query as requested.
     pub path: String,
     /// Arrival, in ms since the farm started.
@@ -151,8 +166,8 @@ impl Drop for InFlight {
         let (at_ms, whole) = (self.at_ms, self.whole);
         self.stats.with(&self.slot, |l| {
             l.in_flight = l.in_flight.saturating_sub(1);
-            // The log is in arrival order; an entry of a reset log is gone.
-            if let Some(e) = l.s.log.iter_mut().rev().take(4096).find(|e| e.at_ms == at_ms && e.done_ms.is_none()) {
+            // The spans are in arrival order; an entry of a reset log is gone.
+            if let Some(e) = l.s.spans.iter_mut().rev().take(4096).find(|e| e.at_ms == at_ms && e.done_ms.is_none()) {
                 (e.done_ms, e.whole) = (Some(done_ms), whole);
             }
         });
@@ -216,6 +231,8 @@ impl LiveStats {
     /// `String` when the request is disallowed.
     pub fn arrive(self: &Arc<Self>, slot: Slot, path_and_query: &str, robots: bool, disallowed: bool) -> Arrival {
         let now = Instant::now();
+        let at_ms = micros_as_ms(now.saturating_duration_since(self.start));
+        let log = self.log;
         self.total.fetch_add(1, Ordering::Relaxed);
         let now_in_flight = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
         self.max_in_flight.fetch_max(now_in_flight, Ordering::Relaxed);
@@ -235,9 +252,11 @@ impl LiveStats {
             l.last = Some(now);
             l.in_flight += 1;
             l.s.max_in_flight = l.s.max_in_flight.max(l.in_flight);
+            if log && l.s.spans.len() < LOG_CAP {
+                l.s.spans.push(RequestSpan { at_ms, done_ms: None, whole: false });
+            }
             gap
         });
-        let at_ms = micros_as_ms(now.saturating_duration_since(self.start));
         Arrival { gap, at_ms, guard: InFlight { stats: Arc::clone(self), slot, at_ms, whole: false } }
     }
 
@@ -248,7 +267,7 @@ impl LiveStats {
             *l.s.statuses.entry(status).or_insert(0) += 1;
             l.s.body_bytes += body_bytes;
             if log && l.s.log.len() < LOG_CAP {
-                l.s.log.push(RequestLog { path: path_and_query.to_string(), at_ms, status, done_ms: None, whole: false });
+                l.s.log.push(RequestLog { path: path_and_query.to_string(), at_ms, status });
             }
         });
     }
@@ -342,7 +361,7 @@ pub fn spacing(at: &[f64], delay_ms: f64, lag_ms: f64) -> Result<(), String> {
 /// handed over whole need no margin: the server lets go before the client
 /// can read their end, and the client sends nothing in its place before.
 #[must_use]
-pub fn in_flight(log: &[RequestLog], lag_ms: f64) -> usize {
+pub fn in_flight(log: &[RequestSpan], lag_ms: f64) -> usize {
     let mut events: Vec<(f64, i32)> = Vec::with_capacity(log.len() * 2);
     for r in log {
         let end = match r.done_ms {
@@ -382,13 +401,7 @@ mod tests {
 
     #[test]
     fn in_flight_counts_overlaps_and_forgives_late_noticed_hang_ups() {
-        let r = |at_ms: f64, done: f64, whole: bool| RequestLog {
-            path: "/".into(),
-            at_ms,
-            status: 200,
-            done_ms: Some(done),
-            whole,
-        };
+        let r = |at_ms: f64, done: f64, whole: bool| RequestSpan { at_ms, done_ms: Some(done), whole };
         // Two whole requests overlap; a third starts as one ends.
         assert_eq!(in_flight(&[r(0.0, 100.0, true), r(50.0, 150.0, true), r(100.0, 200.0, true)], 250.0), 2);
         // A client that hung up at 100 ms, noticed at 300 ms, then sent another.
