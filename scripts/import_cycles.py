@@ -1,16 +1,27 @@
 #!/usr/bin/env python3
-"""Import circles among the crate's files, from the paths they name.
+"""Import circles and upward imports among the crate's files, from the
+paths they name.
 
 Each file under src/ is a module (src/a/b.rs and src/a/b/mod.rs are
 `crate::a::b`). A file depends on another when it names a path into it:
 `use crate::a::b::X`, `crate::a::b::f()`, `super::x`, `self::x`. The
 strongly connected components of that graph are the import circles.
 
-    scripts/import_cycles.py            # lists every circle
-    scripts/import_cycles.py --max 2    # exit 1 if one spans more than 2 files
+    scripts/import_cycles.py            # exit 1 if a circle spans more than 2 files
+    scripts/import_cycles.py --edges    # and the imports inside each circle
+    scripts/import_cycles.py --src DIR  # another tree (its test's fixtures)
+
+The rules (ARCHITECTURE.md, "Layers point one way"): no circle spans more
+than two files (two files naming each other are one concern split in two;
+three or more are layers pointing both ways); the vocabulary names only
+the vocabulary; `store/` and `error.rs` name only the vocabulary and the
+store; a stage names neither the driver, the executors, the commands
+beside the crawl nor the binary's modules (LAYERS below).
 
 Comments, strings and `#[cfg(test)]` test modules (files named tests.rs
-or under a tests/ folder) are left out: tests may reach anywhere.
+or under a tests/ folder) are left out: tests may reach anywhere. The
+check's own test, scripts/test_import_cycles.py, runs it on a tree with a
+known circle.
 """
 
 import argparse
@@ -19,10 +30,26 @@ import sys
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
+# The longest circle allowed, in files.
+LONGEST = 2
+
+# The bottom layers: the top-level modules each may name (itself too).
+VOCABULARY = {"fence", "urlnorm", "scope", "seeds", "partition", "vocab"}
+STAGES = {
+    "map", "optimise", "merge", "shuffle", "fetch", "parse", "extract", "rules",
+    "focus", "denoise", "dedup", "warc", "sink",
+}
+TOP = {"driver", "exec", "report", "export", "studio", "demo", "rules_cmd", "plan_cmd", "docs_cmd"}
+LAYERS = {
+    **{v: VOCABULARY for v in VOCABULARY},
+    "store": VOCABULARY | {"store"},
+    "error": VOCABULARY | {"store", "error"},
+    **{s: None for s in STAGES},  # anything but TOP
+}
 
 
-def module_of(path: Path) -> tuple:
-    rel = path.relative_to(SRC).with_suffix("")
+def module_of(src: Path, path: Path) -> tuple:
+    rel = path.relative_to(src).with_suffix("")
     parts = list(rel.parts)
     if parts[-1] == "mod":
         parts.pop()
@@ -32,15 +59,83 @@ def module_of(path: Path) -> tuple:
 
 
 def strip(text: str) -> str:
-    text = re.sub(r"//[^\n]*", "", text)
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    text = re.sub(r'r#*"(?:.|\n)*?"#*', '""', text)
-    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
+    """The code of a Rust file without its comments and literals.
+
+    A small lexer rather than regular expressions: a raw string starts at an
+    `r` that begins a token (`r"`, `r#"`, `br"`), never at the `r"` that ends
+    a word such as `folder")`; block comments nest; `'"'` is a character, not
+    the start of a string; a lifetime (`'a`) is neither. Each literal becomes
+    `""` and each comment a space, so the paths around them stay apart.
+    """
+    out = []
+    i, n = 0, len(text)
+
+    def word_char(c: str) -> bool:
+        return c.isalnum() or c == "_"
+
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            out.append(" ")
+            continue
+        if text.startswith("/*", i):
+            depth, i = 1, i + 2
+            while i < n and depth:
+                if text.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif text.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+            out.append(" ")
+            continue
+        starts_token = i == 0 or not word_char(text[i - 1])
+        if starts_token and c in "rb":
+            # r"…", r#"…"#, br"…", br#"…"#, b"…"
+            j = i + 1 if c == "r" else (i + 2 if text.startswith("br", i) else i + 1)
+            raw = c == "r" or text.startswith("br", i)
+            if raw:
+                hashes = 0
+                while j < n and text[j] == "#":
+                    hashes += 1
+                    j += 1
+                if j < n and text[j] == '"':
+                    end = text.find('"' + "#" * hashes, j + 1)
+                    i = n if end < 0 else end + 1 + hashes
+                    out.append('""')
+                    continue
+            elif j < n and text[j] == '"':
+                i = j  # b"…": an ordinary string from its quote
+                c = '"'
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+            out.append('""')
+            continue
+        if c == "'":
+            # A character literal ('x', '\n', '\u{1F600}', '"') or a lifetime ('a).
+            if i + 2 < n and text[i + 1] == "\\":
+                end = text.find("'", i + 2)
+                i = n if end < 0 else end + 1
+                out.append("' '")
+                continue
+            if i + 2 < n and text[i + 2] == "'":
+                i += 3
+                out.append("' '")
+                continue
+            out.append(c)
+            i += 1
+            continue
+        out.append(c)
+        i += 1
+    code = "".join(out)
     # Test modules inside a file: `#[cfg(test)] mod tests { ... }` to the end.
-    cut = re.search(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{", text)
-    if cut:
-        text = text[: cut.start()]
-    return text
+    cut = re.search(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{", code)
+    return code[: cut.start()] if cut else code
 
 
 def expand_use(body: str) -> list:
@@ -71,16 +166,13 @@ def expand_use(body: str) -> list:
     return out
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--max", type=int, default=None, help="largest circle allowed (files)")
-    ap.add_argument("--edges", action="store_true", help="list the imports inside each circle")
-    args = ap.parse_args()
+def circles(src: Path) -> tuple:
+    """The import circles of the tree `src` (largest first) and its edges."""
     files = {}
-    for p in sorted(SRC.rglob("*.rs")):
-        if p.name == "tests.rs" or "tests" in p.relative_to(SRC).parts[:-1]:
+    for p in sorted(src.rglob("*.rs")):
+        if p.name == "tests.rs" or "tests" in p.relative_to(src).parts[:-1]:
             continue
-        files[module_of(p)] = p
+        files[module_of(src, p)] = p
     modules = set(files)
 
     def resolve(parts: tuple):
@@ -145,20 +237,53 @@ def main() -> int:
     for v in sorted(modules):
         if v not in index:
             strong(v)
-    circles = sorted((c for c in comps if len(c) > 1), key=len, reverse=True)
-    name = lambda m: "::".join(m) or "crate"
-    for c in circles:
+    found = sorted((sorted(c) for c in comps if len(c) > 1), key=lambda c: (-len(c), c))
+    return found, edges
+
+
+def name(m: tuple) -> str:
+    return "::".join(m) or "crate"
+
+
+def breaches(edges: dict) -> list:
+    """Imports against LAYERS: (file, the module it names), sorted."""
+    out = []
+    for m, targets in edges.items():
+        if not m or m[0] not in LAYERS:
+            continue
+        allowed = LAYERS[m[0]]
+        for d in targets:
+            top = d[0] if d else "crate"
+            if (allowed is None and top in TOP) or (allowed is not None and top not in allowed):
+                out.append((m, d))
+    return sorted(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--src", type=Path, default=SRC, help="the tree to read (default: src/)")
+    ap.add_argument("--edges", action="store_true", help="list the imports inside each circle")
+    args = ap.parse_args()
+    found, edges = circles(args.src)
+    for c in found:
         print(f"{len(c)} files: " + ", ".join(sorted(name(m) for m in c)))
         if args.edges:
             inside = set(c)
             for m in sorted(c):
                 print(f"    {name(m)} -> " + ", ".join(sorted(name(d) for d in edges[m] & inside)))
-    largest = max((len(c) for c in circles), default=0)
-    print(f"{len(circles)} import circles; the largest spans {largest} files")
-    if args.max is not None and largest > args.max:
-        print(f"an import circle spans more than {args.max} files", file=sys.stderr)
-        return 1
-    return 0
+    largest = max((len(c) for c in found), default=0)
+    print(f"{len(found)} import circles; the largest spans {largest} files")
+    upward = breaches(edges)
+    for m, d in upward:
+        print(f"upward import: {name(m)} names {name(d)}")
+    failed = False
+    if largest > LONGEST:
+        print(f"an import circle spans more than {LONGEST} files (ARCHITECTURE.md)", file=sys.stderr)
+        failed = True
+    if upward:
+        print(f"{len(upward)} imports point up the layers (ARCHITECTURE.md)", file=sys.stderr)
+        failed = True
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

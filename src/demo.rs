@@ -55,8 +55,8 @@ pub async fn demo(args: DemoArgs) -> Result<(), RunError> {
         json: args.json,
         ..RunOptions::default()
     };
-    options.network.resolve = vec![farm.resolve_rule().parse().map_err(RunError::Internal)?];
-    options.network.allow_private = layercrawl::fetch::resolve::AllowPrivate::All;
+    options.network.addresses.resolve = vec![farm.resolve_rule().parse().map_err(RunError::Internal)?];
+    options.network.addresses.allow_private = layercrawl::fetch::resolve::AllowPrivate::All;
     (options.politeness.delay, options.politeness.per_host) = (10, 4);
     options.limits.timeout = layercrawl::config::values::Span(std::time::Duration::from_secs(5));
     options.noise.denoise = args.denoise;

@@ -32,15 +32,13 @@ pub enum StageError {
     /// committed partitions made items with the rules it started with.
     #[error("layer {layer} was started with another rules file ({started}); its committed partitions made their items with it, so this run cannot finish the layer with {now}: run again with the rules file the layer started with, or start the crawl in a new data folder")]
     RulesChanged { layer: u32, started: String, now: String },
-    /// The WARC archive (`--warc`) could not be written.
+    /// A stage's own failure, as that stage's error type (the WARC
+    /// archive's `warc::WarcError`, last night's crawl's
+    /// `map::previous::PreviousError`, the sink's `sink::SinkError`). Each
+    /// stage converts its error with `From`: this module names no stage,
+    /// as it sits below them (ARCHITECTURE.md, "Layers point one way").
     #[error(transparent)]
-    Warc(#[from] crate::warc::WarcError),
-    /// Last night's crawl (`--previous`) cannot be used.
-    #[error(transparent)]
-    Previous(#[from] crate::map::previous::PreviousError),
-    /// The sink (`--sink`) could not publish the task's pages.
-    #[error(transparent)]
-    Sink(#[from] crate::sink::SinkError),
+    Stage(Box<dyn std::error::Error + Send + Sync + 'static>),
     /// The run's settings ask for a capability this build lacks (they
     /// were written by a build that has it).
     #[error(transparent)]
@@ -68,6 +66,12 @@ impl NotBuilt {
 }
 
 impl StageError {
+    /// A stage's own error, kept whole (`source()` and downcasting reach it).
+    #[must_use]
+    pub fn stage(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Stage(Box::new(e))
+    }
+
     /// A scratch-file failure in the temporary folder.
     #[must_use]
     pub fn scratch(source: std::io::Error) -> Self {

@@ -64,6 +64,7 @@ pub mod report;
 pub mod rules;
 pub mod scope;
 pub mod seeds;
+pub mod shuffle;
 pub mod sink;
 pub mod store;
 pub mod studio;

@@ -8,8 +8,8 @@ use arrow_array::Array;
 use serde_json::json;
 use url::Url;
 
-use layercrawl::fetch::resolve::ResolveRule;
-use layercrawl::fetch::{FetchConfig, Fetcher};
+use layercrawl::config::{Addresses, Politeness};
+use layercrawl::fetch::Fetcher;
 use layercrawl::parse::ParseConfig;
 use layercrawl::rules::show::value_json;
 use layercrawl::rules::{parse_rules, Applied, Rules, RulesError};
@@ -51,12 +51,11 @@ struct TestArgs {
     /// Print the items as JSON.
     #[arg(long)]
     json: bool,
-    /// Connect to a host at a fixed address (as `run --resolve`).
-    #[arg(long, value_name = "HOST=IP:PORT")]
-    resolve: Vec<String>,
-    /// Allow loopback and private addresses (as `run --allow-private`).
-    #[arg(long)]
-    allow_private: bool,
+    /// How the URLs are fetched: `run`'s options.
+    #[command(flatten)]
+    politeness: Politeness,
+    #[command(flatten)]
+    addresses: Addresses,
 }
 
 /// Why `rules` failed in a way that is the user's to fix (exit 2).
@@ -135,11 +134,7 @@ fn test(args: &TestArgs) -> anyhow::Result<()> {
     if let Some(data) = &args.data {
         pages = rt.block_on(stored_pages(data, &rules, args.limit))?;
     } else {
-        let mut resolve = Vec::new();
-        for r in &args.resolve {
-            resolve.push(ResolveRule::parse(r).map_err(|e| BadRules(format!("--resolve {r}: {e}")))?);
-        }
-        let cfg = FetchConfig::single_pages(resolve, args.allow_private, std::time::Duration::ZERO);
+        let cfg = args.politeness.single_pages(&args.addresses);
         let fetcher = Fetcher::new(&cfg).context("building the HTTP client")?;
         for u in &args.urls {
             let url = Url::parse(u).map_err(|e| BadRules(format!("`{u}` is not a URL: {e}")))?;

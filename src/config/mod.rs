@@ -18,9 +18,10 @@ use std::time::Duration;
 
 pub use limits::{parse_percent, parse_size};
 pub use options::{
-    ExecutorKind, Executors, Focus, Given, Limits, Network, Noise, Output, Politeness, Rendering, RunOptions,
+    Addresses, ExecutorKind, Executors, Focus, Given, Limits, Network, Noise, Output, PageBudget, Politeness,
+    Rendering, RunOptions,
 };
-pub use settings::{PageSettings, RulesSource, RunSettings};
+pub use settings::{load_run, PageSettings, RulesSource, RunSettings};
 pub use values::parse_duration;
 
 use capabilities::{entity_settings, proxy_config, render_config};
@@ -176,7 +177,7 @@ pub struct CrawlConfig {
     /// The knowledge base and its settings (`--entities`), checked.
     pub entities: Option<crate::extract::entities::EntitiesSource>,
     /// Pages fetched per layer at most (`--max-pages`).
-    pub max_pages: Option<u64>,
+    pub budget: PageBudget,
     /// Last night's crawl (`--previous`): its data location.
     pub previous: Option<String>,
     /// `--sitemaps`: at most this many URLs per host from the seeds' sitemaps.
@@ -257,7 +258,7 @@ impl CrawlConfig {
         if order == crate::focus::Order::Learned && !crate::focus::learned::BUILT {
             return Err(crate::error::NotBuilt::new("--order learned", "learned").into());
         }
-        if limits.max_pages == Some(0) {
+        if limits.budget.max_pages == Some(0) {
             return Err(bad("max-pages", "must be at least 1 (leave it out for no limit)"));
         }
         if limits.max_pages_per_host == Some(0) {
@@ -402,9 +403,9 @@ impl CrawlConfig {
                 max_redirects: 10,
                 retries: limits.retries,
                 backoff: Duration::from_millis(500),
-                resolve: o.network.resolve.clone(),
+                resolve: o.network.addresses.resolve.clone(),
                 dns: o.network.dns.iter().map(|d| d.0).collect(),
-                allow_private: o.network.allow_private.clone(),
+                allow_private: o.network.addresses.allow_private.clone(),
                 proxy,
                 render,
                 max_pages_per_host: limits.max_pages_per_host,
@@ -448,7 +449,7 @@ impl CrawlConfig {
             rules,
             plan,
             entities,
-            max_pages: limits.max_pages,
+            budget: limits.budget,
             truth,
             previous: focus.previous.clone(),
             sitemaps,

@@ -11,9 +11,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{BodyPolicy, CrawlConfig, OptimiseConfig};
+use crate::error::StageError;
 use crate::fetch::FetchConfig;
 use crate::parse::ParseConfig;
 use crate::rules::Rules;
+use crate::store::manifest::RunState;
 use crate::store::{layout, Compression, Store, StoreError};
 
 /// Everything but the fixed settings that a stage reads from a run's config.
@@ -52,7 +54,7 @@ impl RunSettings {
                 rules: cfg.rules.clone(),
                 plan: cfg.plan.clone(),
                 entities: cfg.entities.clone(),
-                max_pages: cfg.max_pages,
+                budget: cfg.budget,
                 previous: cfg.previous.clone(),
                 sitemaps: cfg.sitemaps,
                 warc: cfg.warc,
@@ -130,8 +132,8 @@ pub struct PageSettings {
     /// URLs of the whole layer (in proportion to the partitions' inputs
     /// with `--order bfs`); each partition fetches the first of its input
     /// (best first with a plan) and carries the rest over.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_pages: Option<u64>,
+    #[serde(flatten)]
+    pub budget: super::PageBudget,
     /// Write each exchange as WARC records (`--warc`; `crate::warc`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub warc: bool,
@@ -164,4 +166,16 @@ impl RulesSource {
     pub fn compile(&self) -> Result<Rules, crate::rules::RulesError> {
         crate::rules::parse_rules(&self.file, &self.text)
     }
+}
+
+/// `state/run.json` and `state/settings.json` of the crawl at `store`: what
+/// a unit of work of any stage starts from.
+///
+/// # Errors
+/// When either is missing or unreadable.
+pub async fn load_run(store: &Store) -> Result<(RunState, RunSettings), StageError> {
+    let not_started = |what| StageError::NotStarted { data: store.location().to_string(), what };
+    let state: RunState = store.get_json(layout::RUN).await?.ok_or_else(|| not_started(layout::RUN))?;
+    let settings = RunSettings::load(store).await?.ok_or_else(|| not_started(layout::SETTINGS))?;
+    Ok((state, settings))
 }

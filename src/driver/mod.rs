@@ -205,7 +205,7 @@ async fn run_leased(
         noise_ratio: cfg.parse.noise_ratio,
         caches: OptimiseCtx::caches(cfg.partitions, cfg.optimise.cache_entries),
         cfg: Arc::new(cfg.optimise.clone()),
-        max_pages: cfg.max_pages,
+        budget: cfg.budget,
     };
     // The fetcher of the local executor; its governor's figures go into
     // each layer's summary.
@@ -226,7 +226,7 @@ async fn run_leased(
             layer_timeout: cfg.layer_timeout,
             straggler_after: cfg.fetch.straggler_after,
             depth: cfg.depth,
-            catch_up: cfg.max_pages.is_none() && cfg.fetch.max_pages_per_host.is_none(),
+            catch_up: cfg.budget.max_pages.is_none() && cfg.fetch.max_pages_per_host.is_none(),
         }),
         ExecutorChoice::Processes { workers } => {
             Box::new(exec::Processes::new(&cfg.data, *workers, !cfg.quiet && !cfg.json)?)
@@ -260,7 +260,7 @@ async fn run_leased(
     // within the depth is fetched (docs/src/politeness.md, "Retries and failing hosts").
     // Under a page budget a catch-up layer is not fetched (it would spend
     // pages the budget did not give): its input is counted as not requested.
-    let budget = match (cfg.max_pages, cfg.fetch.max_pages_per_host) {
+    let budget = match (cfg.budget.max_pages, cfg.fetch.max_pages_per_host) {
         (Some(_), _) => Some("max-pages"),
         (None, Some(_)) => Some("max-pages-per-host"),
         (None, None) => None,

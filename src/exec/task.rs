@@ -45,7 +45,7 @@ pub enum TaskError {
 pub async fn run_task(data: &str, phase: Phase, layer: u32, part: u32) -> Result<TaskReport, TaskError> {
     let started = Instant::now();
     let store = Store::open(data).map_err(StageError::from)?;
-    let (state, settings) = map::load_run(&store).await?;
+    let (state, settings) = crate::config::load_run(&store).await?;
     if phase != Phase::Merge && part >= state.partitions {
         return Err(TaskError::OutOfRange(format!(
             "partition {part} is not one of the crawl's {} partitions (0..={}) at {data}",

@@ -75,6 +75,10 @@ pub struct FetchConfig {
 }
 
 /// The default `--timeout`, `--max-body` and `--user-agent`.
+/// Connections at once to one host (`--per-host`).
+pub const DEFAULT_PER_HOST: usize = 2;
+/// Least time between two requests to one host, in ms (`--delay`).
+pub const DEFAULT_DELAY_MS: u64 = 250;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_MAX_BODY: u64 = 10 << 20;
 pub const DEFAULT_USER_AGENT: &str = concat!("layercrawl/", env!("CARGO_PKG_VERSION"));
@@ -113,13 +117,14 @@ fn default_max_delay() -> Duration {
 impl FetchConfig {
     /// Settings for fetching single pages outside a crawl (`layercrawl
     /// rules test`, the rule editor): the crawl's defaults for timeouts,
-    /// body size and user agent, no retries, `delay` between two requests
-    /// to one host.
+    /// body size, user agent and connections per host, no retries, `delay`
+    /// between two requests to one host. The commands set the politeness
+    /// options they share with `run` over it (`config::single_pages`).
     #[must_use]
     pub fn single_pages(resolve: Vec<ResolveRule>, allow_private: bool, delay: Duration) -> Self {
         Self {
             concurrency: 8,
-            per_host: 1,
+            per_host: DEFAULT_PER_HOST,
             delay,
             delay_factor: 0.0,
             max_delay: DEFAULT_MAX_DELAY,

@@ -35,8 +35,8 @@ use robots::RobotsCache;
 pub use capture::Capture;
 pub use client::HttpExchange;
 pub use config::{
-    FetchConfig, DEFAULT_DELAY_FACTOR, DEFAULT_HOST_DOWN_AFTER, DEFAULT_MAX_BODY, DEFAULT_MAX_DELAY,
-    DEFAULT_SPEED_LIMIT, DEFAULT_SPEED_TIME, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT,
+    FetchConfig, DEFAULT_DELAY_FACTOR, DEFAULT_DELAY_MS, DEFAULT_HOST_DOWN_AFTER, DEFAULT_MAX_BODY, DEFAULT_MAX_DELAY,
+    DEFAULT_PER_HOST, DEFAULT_SPEED_LIMIT, DEFAULT_SPEED_TIME, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT,
 };
 pub use exchange::{Exchange, Request, Validators};
 pub use scheduler::{Handover, LayerTail, PartitionFetch, TailSeat, UrlSource};

@@ -243,7 +243,7 @@ impl PlanChecks for Check<'_> {
             Some(b) => (b, true),
             None => (body, false),
         };
-        let words = super::score::words(body);
+        let words = words(body);
         if words.is_empty() {
             self.at(raw.span(), format!("{text:?}: a term needs a word (letters or digits)"));
             return None;
@@ -513,6 +513,24 @@ fn page_range(v: &toml::Value) -> Result<Vec<i64>, String> {
         }
         other => Err(format!("page: {other} is neither a number, a list nor \"FIRST..LAST\"")),
     }
+}
+
+/// The words of `text`: runs of letters and digits, lower-cased.
+#[must_use]
+pub fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+        } else if !word.is_empty() {
+            out.push(std::mem::take(&mut word));
+        }
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
 }
 
 #[cfg(test)]

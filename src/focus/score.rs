@@ -26,28 +26,11 @@ use std::collections::HashMap;
 
 use xxhash_rust::xxh3::Xxh3Builder;
 
+pub use super::plan::words;
 use super::plan::{Combine, Group, Plan, Term};
 
 /// Words per which the main text's occurrences are counted.
 const MAIN_TEXT_UNIT: f64 = 200.0;
-
-/// The words of `text`: runs of letters and digits, lower-cased.
-#[must_use]
-pub fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut word = String::new();
-    for c in text.chars() {
-        if c.is_alphanumeric() {
-            word.extend(c.to_lowercase());
-        } else if !word.is_empty() {
-            out.push(std::mem::take(&mut word));
-        }
-    }
-    if !word.is_empty() {
-        out.push(word);
-    }
-    out
-}
 
 /// Occurrences of every term of a plan in one text.
 struct Counts {

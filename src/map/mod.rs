@@ -19,7 +19,7 @@ use std::time::Instant;
 use futures::stream::{FuturesOrdered, StreamExt};
 use url::Url;
 
-use crate::config::RunSettings;
+use crate::config::{load_run, RunSettings};
 use crate::dedup::content::{Claim, FirstUrls};
 use crate::error::StageError;
 use crate::extract::Extractors;
@@ -186,17 +186,6 @@ impl MapCtx {
     }
 }
 
-/// `state/run.json` and `state/settings.json` of the crawl at `store`.
-///
-/// # Errors
-/// When either is missing or unreadable.
-pub async fn load_run(store: &Store) -> Result<(RunState, RunSettings), StageError> {
-    let not_started = |what| StageError::NotStarted { data: store.location().to_string(), what };
-    let state: RunState = store.get_json(layout::RUN).await?.ok_or_else(|| not_started(layout::RUN))?;
-    let settings = RunSettings::load(store).await?.ok_or_else(|| not_started(layout::SETTINGS))?;
-    Ok((state, settings))
-}
-
 /// Reads one partition's input rows (none when the file does not exist)
 /// into a temporary file; see [`InputRows`].
 ///
@@ -298,7 +287,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         Some(p) => Some(Arc::new(p.index(part, ctx.partitions).await?)),
         None => None,
     };
-    let quota = match ctx.pages.max_pages {
+    let quota = match ctx.pages.budget.max_pages {
         Some(max) => partition_quota(&ctx.store, layer, part, max, input.len()).await?,
         None => None,
     };
@@ -462,11 +451,11 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         // The shuffle's map side: this partition's links, merged per
         // target, bucketed by target partition for the optimise step.
         let suspects =
-            crate::optimise::Suspects { ratio: ctx.pages.parse.noise_ratio, followed: ctx.denoise.follows_suspects() };
+            crate::shuffle::Suspects { ratio: ctx.pages.parse.noise_ratio, followed: ctx.denoise.follows_suspects() };
         let links_path = store.write_path(&layout::links(layer, part));
         let max_depth = i32::try_from(ctx.depth).unwrap_or(i32::MAX);
         let counts =
-            crate::optimise::spill_links(store, &links_path, layer, part, ctx.partitions, max_depth, suspects).await?;
+            crate::shuffle::spill_links(store, &links_path, layer, part, ctx.partitions, max_depth, suspects).await?;
         manifest.candidates = counts.candidates;
         manifest.dom_noise = counts.dom_noise;
     }

@@ -40,6 +40,12 @@ pub enum PreviousError {
     Store(#[from] StoreError),
 }
 
+impl From<PreviousError> for crate::error::StageError {
+    fn from(e: PreviousError) -> Self {
+        Self::stage(e)
+    }
+}
+
 /// A finished crawl that tonight's run recrawls conditionally.
 #[derive(Clone, Debug)]
 pub struct Previous {

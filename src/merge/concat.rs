@@ -17,12 +17,13 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
-use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader, RowGroupMetaData};
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
 use parquet::file::properties::{WriterProperties, WriterVersion};
 use parquet::file::reader::{ChunkReader, Length};
 use parquet::file::writer::SerializedFileWriter;
 use tokio::io::AsyncWriteExt;
 
+use super::groups::{check_schemas, chunk_range};
 use crate::store::{Access, SharedBuf, Store, StoreError};
 
 /// Writes `output` as the concatenation of the row groups of `inputs`
@@ -101,32 +102,6 @@ async fn concat_objects(store: &Store, inputs: &[String], output: &str) -> Resul
     drain(&encoded, &mut sink, output).await?;
     sink.shutdown().await.map_err(|e| perr(output, ParquetError::External(Box::new(e))))?;
     Ok(rows)
-}
-
-/// Refuses inputs whose schemas differ from the first one's (or no inputs).
-pub(crate) fn check_schemas(inputs: &[String], metas: &[&ParquetMetaData], output: &str) -> Result<(), StoreError> {
-    let Some(first) = metas.first() else {
-        return Err(StoreError::Schema { path: output.to_string(), reason: "nothing to concatenate".into() });
-    };
-    let schema = first.file_metadata().schema_descr().root_schema_ptr();
-    for (input, meta) in inputs.iter().zip(metas) {
-        if meta.file_metadata().schema_descr().root_schema_ptr() != schema {
-            return Err(StoreError::Schema {
-                path: input.clone(),
-                reason: format!("its schema differs from {}'s", inputs[0]),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// The byte range of a row group's column chunks, which a writer puts one
-/// after another.
-pub(crate) fn chunk_range(group: &RowGroupMetaData) -> (u64, u64) {
-    group.columns().iter().fold((u64::MAX, 0u64), |(lo, hi), c| {
-        let (s, len) = c.byte_range();
-        (lo.min(s), hi.max(s + len))
-    })
 }
 
 /// Reads a file's footer and page indexes from a suffix of the file,

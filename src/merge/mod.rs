@@ -17,6 +17,8 @@ use std::collections::BTreeMap;
 use futures::{StreamExt, TryStreamExt};
 
 mod concat;
+pub mod conformance;
+mod groups;
 mod splice;
 
 pub use concat::concat_shards;

@@ -26,7 +26,7 @@ use parquet::file::page_index::column_index::ColumnIndexMetaData;
 use parquet::file::page_index::offset_index::OffsetIndexMetaData;
 use parquet::file::writer::TrackedWrite;
 
-use super::concat::{check_schemas, chunk_range};
+use super::groups::{check_schemas, chunk_range};
 use crate::store::{staging_path, StoreError};
 
 /// Writes `output` (under `root`) as the concatenation of the row groups of

@@ -36,8 +36,6 @@ mod yields;
 
 pub use yields::{skipped_classes, skipped_schema, SkippedClass};
 
-pub use shuffle::{spill_links, ShuffleCounts, Suspects};
-
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -75,7 +73,7 @@ pub struct OptimiseCtx {
     pub cfg: Arc<OptimiseConfig>,
     /// Pages fetched per layer at most (`--max-pages`): given to the best
     /// URLs of the whole layer when the layer is sealed ([`budget`]).
-    pub max_pages: Option<u64>,
+    pub budget: crate::config::PageBudget,
     /// Each partition's weighted visit/cache list, kept across the layers
     /// of one process; the visited store stays authoritative, so a fresh
     /// set of empty lists (a task in another process) only costs lookups.
@@ -90,7 +88,7 @@ impl OptimiseCtx {
     /// # Errors
     /// When the run's state or settings are missing or unreadable.
     pub async fn open(store: Store) -> Result<Self, StageError> {
-        let (state, settings) = crate::map::load_run(&store).await?;
+        let (state, settings) = crate::config::load_run(&store).await?;
         Ok(Self {
             store: store.with_compression(settings.compression),
             partitions: state.partitions,
@@ -98,7 +96,7 @@ impl OptimiseCtx {
             noise_ratio: settings.pages.parse.noise_ratio,
             caches: Self::caches(state.partitions, settings.optimise.cache_entries),
             cfg: Arc::new(settings.optimise),
-            max_pages: settings.pages.max_pages,
+            budget: settings.pages.budget,
         })
     }
 
@@ -275,7 +273,7 @@ pub async fn seal_layer(ctx: &OptimiseCtx, layer: u32) -> Result<NextManifest, S
     }
     // Repeats within the round: every followable link to a target after its first.
     m.visit_hits += m.candidates.saturating_sub(followed_targets);
-    if ctx.max_pages.is_some() && ctx.cfg.order.ranks() {
+    if ctx.budget.max_pages.is_some() && ctx.cfg.order.ranks() {
         let mut ranks = Vec::with_capacity(ctx.partitions as usize);
         for k in 0..ctx.partitions {
             ranks.push(budget::Ranks::read(store, &layout::ranks(layer + 1, k)).await?.unwrap_or_default());
@@ -289,7 +287,7 @@ pub async fn seal_layer(ctx: &OptimiseCtx, layer: u32) -> Result<NextManifest, S
         tracing::debug!(layer, seconds = started.elapsed().as_secs_f64(), labels = n, "links relabelled");
     }
     commit_layer_input(ctx, layer + 1, &mut m).await?;
-    shuffle::clear(store, layer).await?;
+    crate::shuffle::clear(store, layer).await?;
     attempt::discard(store, &layout::labels_dir(layer)).await?;
     attempt::discard(store, &layout::layer_attempts(layer)).await?;
     Ok(m)
@@ -504,7 +502,7 @@ async fn write_partition_input(
     w.finish().await?;
     // Beside the input, for the layer's page budget: how many of its URLs
     // have each rank (the seal reads every partition's).
-    if ctx.max_pages.is_none() || !ctx.cfg.order.ranks() {
+    if ctx.budget.max_pages.is_none() || !ctx.cfg.order.ranks() {
         return Ok(None);
     }
     let order = ctx.cfg.order;
@@ -522,7 +520,7 @@ async fn write_partition_input(
 /// none when the histograms do not count the whole input (a share written
 /// by an older version: the map tasks then share the budget in proportion).
 fn layer_budget(ctx: &OptimiseCtx, ranks: Vec<budget::Ranks>, next: u64) -> Option<LayerBudget> {
-    let max = ctx.max_pages.filter(|_| ctx.cfg.order.ranks())?;
+    let max = ctx.budget.max_pages.filter(|_| ctx.cfg.order.ranks())?;
     let counted: u64 = ranks.iter().map(budget::Ranks::total).sum();
     if counted != next {
         tracing::warn!(

@@ -176,6 +176,12 @@ pub enum SinkError {
     Store(#[from] StoreError),
 }
 
+impl From<SinkError> for crate::error::StageError {
+    fn from(e: SinkError) -> Self {
+        Self::stage(e)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

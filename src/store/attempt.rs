@@ -33,18 +33,24 @@ pub struct Attempt {
     pub dir: String,
 }
 
+/// This machine's name (a pod's name on Kubernetes).
+#[must_use]
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
 impl Attempt {
     /// A new attempt of the task whose attempts live under `task_dir`.
     #[must_use]
     pub fn start(task_dir: &str) -> Self {
         static SEQ: AtomicU64 = AtomicU64::new(0);
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        let seed = format!(
-            "{}/{}/{nanos}/{}",
-            super::lease::host_name(),
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        );
+        let seed = format!("{}/{}/{nanos}/{}", host_name(), std::process::id(), SEQ.fetch_add(1, Ordering::Relaxed));
         let id = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(seed.as_bytes()));
         Self { dir: format!("{task_dir}/{id}"), task_dir: task_dir.to_string(), id }
     }

@@ -36,7 +36,7 @@ use tokio::net::TcpListener;
 use url::Url;
 
 use crate::fetch::robots::{origin_of, RobotsRules};
-use crate::fetch::{FetchConfig, Fetcher};
+use crate::fetch::Fetcher;
 use crate::parse::ParseConfig;
 use crate::rules::{parse_rules, show, Rules, RulesError, Source};
 
@@ -67,16 +67,12 @@ pub struct StudioArgs {
     /// Port on 127.0.0.1 (0: a free one).
     #[arg(long, default_value_t = 0)]
     pub port: u16,
-    /// Minimum time between two live requests to one host, milliseconds
-    /// (robots.txt `Crawl-delay` raises it).
-    #[arg(long, default_value_t = 250, value_name = "MS")]
-    pub delay: u64,
-    /// Connect to a host at a fixed address (as `run --resolve`).
-    #[arg(long, value_name = "HOST=IP:PORT")]
-    pub resolve: Vec<String>,
-    /// Allow loopback and private addresses for live pages (as `run --allow-private`).
-    #[arg(long)]
-    pub allow_private: bool,
+    /// How live pages are fetched: `run`'s options (robots.txt
+    /// `Crawl-delay` raises `--delay`).
+    #[command(flatten)]
+    pub politeness: crate::config::Politeness,
+    #[command(flatten)]
+    pub addresses: crate::config::Addresses,
     /// Print the editor's address as JSON.
     #[arg(long)]
     pub json: bool,
@@ -128,16 +124,9 @@ pub enum StudioError {
 /// to open (with its token) once it listens.
 ///
 /// # Errors
-/// A bad `--resolve` rule, a data location that cannot be read, a port in use.
+/// A data location that cannot be read, a port in use.
 pub async fn serve(args: StudioArgs, ready: impl FnOnce(&str)) -> Result<(), StudioError> {
-    let mut resolve = Vec::new();
-    for r in &args.resolve {
-        resolve.push(
-            crate::fetch::resolve::ResolveRule::parse(r)
-                .map_err(|e| StudioError::Setup(format!("--resolve {r}: {e}")))?,
-        );
-    }
-    let cfg = FetchConfig::single_pages(resolve, args.allow_private, Duration::from_millis(args.delay));
+    let cfg = args.politeness.single_pages(&args.addresses);
     let fetcher = Fetcher::new(&cfg).map_err(|e| StudioError::Setup(format!("cannot build the HTTP client: {e}")))?;
     let (data, stored) = match &args.data {
         Some(d) => {
@@ -167,7 +156,7 @@ pub async fn serve(args: StudioArgs, ready: impl FnOnce(&str)) -> Result<(), Stu
         pages: Mutex::new(Vec::new()),
         fetcher,
         agent: crate::fetch::robots::product_token(&cfg.user_agent),
-        delay: Duration::from_millis(args.delay),
+        delay: cfg.delay,
         robots: tokio::sync::Mutex::default(),
         next: tokio::sync::Mutex::default(),
     });

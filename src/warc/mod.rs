@@ -48,6 +48,12 @@ pub enum WarcError {
     Store(#[from] StoreError),
 }
 
+impl From<WarcError> for crate::error::StageError {
+    fn from(e: WarcError) -> Self {
+        Self::stage(e)
+    }
+}
+
 /// The run's archive identity, kept at `layout::WARC_RUN`.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct RunId {

@@ -166,34 +166,21 @@ fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
             "{host}: robots-disallowed paths requested: {:?}",
             h.disallowed_requests
         );
-        if h.requests >= 2 {
-            let gap = h.min_gap_ms.expect("gap");
-            // The crawler sends no two requests of a host closer than the
-            // delay (its send clock, src/fetch/scheduler/task.rs); the
-            // server stamps them when its handler runs, which on a loaded
-            // 2-core machine can lag one request and not the next by some
-            // 20 ms (seen: 61 ms at 80 ms). A crawler that ignored the
-            // delay would show gaps near zero.
-            #[allow(clippy::cast_precision_loss)]
-            let floor = DELAY_MS as f64 * 0.7;
-            // Which two, from the server's log (requests it answered).
-            let closest = {
-                let mut log: Vec<&testweb::RequestLog> = h.log.iter().collect();
-                log.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
-                log.windows(2)
-                    .min_by(|a, b| (a[1].at_ms - a[0].at_ms).total_cmp(&(b[1].at_ms - b[0].at_ms)))
-                    .map(|w| format!("{:?} then {:?}", w[0], w[1]))
-            };
-            assert!(
-                gap >= floor,
-                "{host}: two requests {gap:.1} ms apart (delay {DELAY_MS} ms); closest logged: {closest:?}"
-            );
+        // The crawler sends no two requests of a host closer than the
+        // delay (src/fetch/scheduler/task.rs); the server's clock sees
+        // them late by varying amounts on a loaded machine, so the check
+        // is over runs of requests with one lag (testweb's `spacing`).
+        #[allow(clippy::cast_precision_loss)]
+        let delay = DELAY_MS as f64;
+        if let Err(e) = h.spaced(delay) {
+            panic!("{host}: {e}");
         }
-        // The server counts a request until its handler ends; on faults.test the
-        // crawler abandons /slow-headers at its 2 s timeout and retries while the
-        // handler still sleeps, so that host's count includes abandoned requests.
+        // On faults.test the crawler abandons /slow-headers at its 2 s
+        // timeout and retries while the handler still sleeps, unnoticed
+        // until it writes: that host's count includes abandoned requests.
         if host != "faults.test" {
-            assert!(h.max_in_flight as usize <= PER_HOST, "{host}: {} requests in flight at once", h.max_in_flight);
+            let most = h.crawler_in_flight();
+            assert!(most <= PER_HOST, "{host}: {most} requests in flight at once (server's count {})", h.max_in_flight);
         }
         assert!(h.robots_requests <= 1, "{host}: robots.txt fetched {} times", h.robots_requests);
     }
@@ -214,11 +201,9 @@ fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
     let r500 = &stats.hosts["robots500.test"];
     assert_eq!((r500.requests, r500.robots_requests), (1, 1), "{r500:?}");
     // Crawl-delay: 1 was honoured, and Retry-After kept the rate-limited host polite after its 429.
-    assert!(
-        stats.hosts["crawldelay.test"].min_gap_ms.is_some_and(|g| g >= 950.0),
-        "{:?}",
-        stats.hosts["crawldelay.test"]
-    );
+    if let Err(e) = stats.hosts["crawldelay.test"].spaced(1000.0) {
+        panic!("crawldelay.test: {e}");
+    }
     // Retry-After was kept, from the server's own log: after a 429 (Retry-After: 1)
     // or a 503 (Retry-After: 1 or 2), the URL was not asked again within the
     // wait; and the first such answer of each URL paused its host: no other
@@ -424,7 +409,14 @@ fn bad_input_gets_exit_code_2_and_names_the_line_or_key() {
 #[test]
 fn a_second_run_resumes_and_changes_nothing_and_other_settings_are_refused() {
     let _shared = shared_machine();
-    let web = Web::start(FarmConfig { sites: 3, pages: 30, faults: false, seed: 3, ..FarmConfig::default() });
+    let web = Web::start(FarmConfig {
+        sites: 3,
+        pages: 30,
+        faults: false,
+        seed: 3,
+        log_requests: true,
+        ..FarmConfig::default()
+    });
     let farm = &web.farm;
     let data = web.dir("data");
     let first = web.run_args(&data, 2, &["--delay", "0", "--partitions", "3"]);
@@ -432,7 +424,8 @@ fn a_second_run_resumes_and_changes_nothing_and_other_settings_are_refused() {
     let before: BTreeSet<String> = read_docs(&data).into_iter().map(|d| d.url).collect();
     let requests = farm.stats().total_requests;
     for (host, h) in &farm.stats().hosts {
-        assert!(h.max_in_flight <= 2, "{host}: {} in flight with the default --per-host 2", h.max_in_flight);
+        let most = h.crawler_in_flight();
+        assert!(most <= 2, "{host}: {most} in flight with the default --per-host 2");
     }
     let shuffle = data.join("state/shuffle");
     let left: Vec<_> = walk_files(&shuffle);

@@ -85,8 +85,8 @@ fn an_extractor_column_holds_every_pages_real_h1() {
         quiet: true,
         ..RunOptions::default()
     };
-    options.network.resolve = vec![web.rule.parse().expect("resolve rule")];
-    options.network.allow_private = AllowPrivate::All;
+    options.network.addresses.resolve = vec![web.rule.parse().expect("resolve rule")];
+    options.network.addresses.allow_private = AllowPrivate::All;
     options.politeness.delay = 10;
     // Generous: the fault host's slow pages (1 s) must still be parsed
     // on a loaded machine, they are the pages without an h1.

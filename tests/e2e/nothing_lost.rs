@@ -116,7 +116,7 @@ fn on_a_host_with_problem_pages_every_url_within_the_depth_ends_as_a_row() {
     // try the burst took.
     assert!(asked("/always-503") >= 3, "a request and two retries: {}", asked("/always-503"));
     assert_eq!(asked("/trickle"), 1, "a body that came too slowly is not retried");
-    assert!(h.max_in_flight <= 4 && h.robots_requests == 1, "{h:?}");
+    assert!(h.crawler_in_flight() <= 4 && h.robots_requests == 1, "{} in flight: {h:?}", h.crawler_in_flight());
 
     // A crawl that needed catch-up layers cannot be deepened in place: said
     // before anything runs, exit code 2.
@@ -176,7 +176,7 @@ fn the_layer_at_the_depth_hands_its_stragglers_to_the_catch_up_layer() {
     assert!(missing.is_empty(), "no row for {missing:?}");
     // Politeness across the hand-over: the host's connection budget and one robots.txt.
     let h = &stats.hosts["trouble.test"];
-    assert!(h.max_in_flight <= 4 && h.robots_requests == 1, "{h:?}");
+    assert!(h.crawler_in_flight() <= 4 && h.robots_requests == 1, "{} in flight: {h:?}", h.crawler_in_flight());
 }
 
 #[test]

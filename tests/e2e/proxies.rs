@@ -86,14 +86,15 @@ fn each_proxy_keeps_its_minimum_delay() {
     let took = started.elapsed();
     let mut total = 0;
     for p in web.farm.proxy_stats() {
-        let mut at: Vec<f64> = p.log.iter().map(|(_, ms)| *ms).collect();
-        at.sort_by(f64::total_cmp);
-        let smallest = at.windows(2).map(|w| w[1] - w[0]).fold(f64::INFINITY, f64::min);
-        eprintln!("{}: {} requests, smallest gap {smallest:.0} ms", p.addr, at.len());
+        let at: Vec<f64> = p.log.iter().map(|(_, ms)| *ms).collect();
+        eprintln!("{}: {} requests", p.addr, at.len());
         assert!(at.len() >= 10, "{}: {}", p.addr, at.len());
-        // Starts are 120 ms apart; arrivals may be a little closer when one
-        // request waited for a connection and the next found one open.
-        assert!(smallest >= 100.0, "{}: two requests {smallest:.0} ms apart", p.addr);
+        // Starts are 120 ms apart; the proxy's clock sees them late by
+        // varying amounts (a request that waited for a connection, a
+        // loaded machine), so the check is over runs with one lag.
+        if let Err(e) = testweb::spacing(&at, 120.0, testweb::LAG_MS) {
+            panic!("{}: {e}", p.addr);
+        }
         total += at.len();
     }
     // Two proxies, 120 ms each: the crawl cannot beat 60 ms a request.

@@ -64,9 +64,13 @@ impl Body for FarmBody {
             Inner::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             Inner::Stream(s) => s.as_mut().poll_next(cx).map(|o| o.map(|r| r.map(Frame::data))),
         };
-        if let Poll::Ready(None) = polled {
-            // Done writing: the request is no longer in flight.
-            this.guard = None;
+        let ended = matches!(polled, Poll::Ready(None)) || matches!(this.inner, Inner::Full(None));
+        if ended {
+            // The whole body is handed over, before it is written: the
+            // request is no longer in flight.
+            if let Some(mut g) = this.guard.take() {
+                g.whole();
+            }
         }
         polled
     }

@@ -107,7 +107,7 @@ pub use cli::{run_webfarm, OnOff, WebfarmArgs};
 pub use faults::FaultCase;
 pub use proxy::ProxyStats;
 pub use shop::ShopProduct;
-pub use stats::{FarmStats, HostStats, RequestLog};
+pub use stats::{in_flight, spacing, FarmStats, HostStats, RequestLog, RequestSpan, LAG_MS};
 pub use truth::{LinkRole, TrapFamily, Truth, TruthLink};
 
 use site::{HostId, Special, World};

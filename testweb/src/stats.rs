@@ -51,6 +51,60 @@ pub struct HostStats {
     /// With `log_requests`: the first 10,000 requests in arrival order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log: Vec<RequestLog>,
+    /// With `log_requests`: when each of the first 10,000 requests was with
+    /// the server, all of them (the log misses requests whose client left
+    /// before an answer).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spans: Vec<RequestSpan>,
+}
+
+impl HostStats {
+    /// [`spacing`] over this host's logged requests (robots.txt included),
+    /// with the lag [`LAG_MS`]: the crawler's spacing, which a starved
+    /// server's clock alone (`min_gap_ms`) cannot show.
+    ///
+    /// # Errors
+    /// The window that came too fast, or a log that misses requests
+    /// (`log_requests` off, or past its cap).
+    pub fn spaced(&self, delay_ms: f64) -> Result<(), String> {
+        if self.spans.len() as u64 != self.requests {
+            return Err(format!(
+                "{} of {} requests logged: start the farm with log_requests",
+                self.spans.len(),
+                self.requests
+            ));
+        }
+        let at: Vec<f64> = self.spans.iter().map(|r| r.at_ms).collect();
+        spacing(&at, delay_ms, LAG_MS)
+    }
+
+    /// The most requests the crawler can have had in flight at once here
+    /// ([`in_flight`] over the spans, with the lag [`LAG_MS`]); the server's
+    /// own count (`max_in_flight`) when the spans miss requests.
+    #[must_use]
+    pub fn crawler_in_flight(&self) -> usize {
+        if self.spans.len() as u64 == self.requests {
+            in_flight(&self.spans, LAG_MS)
+        } else {
+            self.max_in_flight as usize
+        }
+    }
+}
+
+/// When one request was with the server (with `log_requests`): from its
+/// arrival, whether or not its handler got as far as the request log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RequestSpan {
+    /// Arrival, in ms since the farm started.
+    pub at_ms: f64,
+    /// When the server let go of it: the last byte of its body handed to
+    /// the connection (before it is written), or the connection dropped.
+    /// `None` while it runs.
+    pub done_ms: Option<f64>,
+    /// Whether its whole body was handed over (`done_ms` came before the
+    /// client could have read the end); otherwise the client went away
+    /// first, and the server noticed it some time after.
+    pub whole: bool,
 }
 
 /// One logged request.
@@ -93,11 +147,30 @@ pub struct LiveStats {
 pub struct InFlight {
     stats: Arc<LiveStats>,
     slot: Slot,
+    /// Its arrival, which finds its log entry.
+    at_ms: f64,
+    /// Whether its body was handed over whole ([`InFlight::whole`]).
+    whole: bool,
+}
+
+impl InFlight {
+    /// The request's body has been handed over whole.
+    pub fn whole(&mut self) {
+        self.whole = true;
+    }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.stats.with(&self.slot, |l| l.in_flight = l.in_flight.saturating_sub(1));
+        let done_ms = micros_as_ms(self.stats.start.elapsed());
+        let (at_ms, whole) = (self.at_ms, self.whole);
+        self.stats.with(&self.slot, |l| {
+            l.in_flight = l.in_flight.saturating_sub(1);
+            // The spans are in arrival order; an entry of a reset log is gone.
+            if let Some(e) = l.s.spans.iter_mut().rev().take(4096).find(|e| e.at_ms == at_ms && e.done_ms.is_none()) {
+                (e.done_ms, e.whole) = (Some(done_ms), whole);
+            }
+        });
         self.stats.in_flight.fetch_sub(1, Ordering::Relaxed);
     }
 }
@@ -158,6 +231,8 @@ impl LiveStats {
     /// `String` when the request is disallowed.
     pub fn arrive(self: &Arc<Self>, slot: Slot, path_and_query: &str, robots: bool, disallowed: bool) -> Arrival {
         let now = Instant::now();
+        let at_ms = micros_as_ms(now.saturating_duration_since(self.start));
+        let log = self.log;
         self.total.fetch_add(1, Ordering::Relaxed);
         let now_in_flight = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
         self.max_in_flight.fetch_max(now_in_flight, Ordering::Relaxed);
@@ -177,10 +252,12 @@ impl LiveStats {
             l.last = Some(now);
             l.in_flight += 1;
             l.s.max_in_flight = l.s.max_in_flight.max(l.in_flight);
+            if log && l.s.spans.len() < LOG_CAP {
+                l.s.spans.push(RequestSpan { at_ms, done_ms: None, whole: false });
+            }
             gap
         });
-        let at_ms = micros_as_ms(now.saturating_duration_since(self.start));
-        Arrival { gap, at_ms, guard: InFlight { stats: Arc::clone(self), slot } }
+        Arrival { gap, at_ms, guard: InFlight { stats: Arc::clone(self), slot, at_ms, whole: false } }
     }
 
     /// Records the status a request got (when its response head is ready).
@@ -231,9 +308,106 @@ impl LiveStats {
     }
 }
 
+/// How far behind the crawler a loaded machine may let the server see a
+/// request: its arrival stamped late, or a client that went away noticed
+/// late. Two busy loops on two cores delay a handler by tens of ms; 250 ms
+/// leaves room, and a crawler that broke its spacing or its connection
+/// budget still shows, as the checks below measure many requests at once.
+pub const LAG_MS: f64 = 250.0;
+
+/// Checks that the crawler sent requests at arrivals `at` (ms, any order)
+/// at least `delay_ms` apart, from the server's clock, under a lag of up to
+/// `lag_ms` per request. Request k+j was sent at least j delays after
+/// request k, and each arrives up to `lag_ms` late, so the arrivals k and
+/// k+j, sorted, are at least j delays less `lag_ms` apart: one lag, not
+/// one per gap. A pair that arrives closer than a delay says little on a
+/// loaded machine; a run of requests that arrives faster than its delays
+/// says the crawler sent them so.
+///
+/// # Errors
+/// The first window of arrivals that came too fast, described.
+pub fn spacing(at: &[f64], delay_ms: f64, lag_ms: f64) -> Result<(), String> {
+    let mut at = at.to_vec();
+    at.sort_by(f64::total_cmp);
+    // b_k = at_k - k·delay: the check is b_j >= b_i - lag for every i < j.
+    let mut best: Option<(usize, f64)> = None;
+    for (j, &a) in at.iter().enumerate() {
+        #[allow(clippy::cast_precision_loss)]
+        let b = a - j as f64 * delay_ms;
+        if let Some((i, bi)) = best {
+            if b < bi - lag_ms {
+                return Err(format!(
+                    "{} requests arrived in {:.1} ms ({:.1} ms to {:.1} ms), {} delays of {delay_ms} ms less a lag of {lag_ms} ms would take {:.1} ms",
+                    j - i + 1,
+                    at[j] - at[i],
+                    at[i],
+                    at[j],
+                    j - i,
+                    (j - i) as f64 * delay_ms - lag_ms
+                ));
+            }
+        }
+        if best.is_none_or(|(_, bi)| b > bi) {
+            best = Some((j, b));
+        }
+    }
+    Ok(())
+}
+
+/// The most requests of `log` the crawler can have had in flight at once:
+/// each from its arrival to the moment the server let go of it, less
+/// `lag_ms` when the client went away first (the server notices that late,
+/// at its next write). A request still running counts to the end. Bodies
+/// handed over whole need no margin: the server lets go before the client
+/// can read their end, and the client sends nothing in its place before.
+#[must_use]
+pub fn in_flight(log: &[RequestSpan], lag_ms: f64) -> usize {
+    let mut events: Vec<(f64, i32)> = Vec::with_capacity(log.len() * 2);
+    for r in log {
+        let end = match r.done_ms {
+            Some(d) if r.whole => d,
+            Some(d) => d - lag_ms,
+            None => f64::INFINITY,
+        };
+        if end > r.at_ms {
+            events.push((r.at_ms, 1));
+            events.push((end, -1));
+        }
+    }
+    // Ends before starts at the same instant.
+    events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let (mut now, mut most) = (0i32, 0i32);
+    for (_, d) in events {
+        now += d;
+        most = most.max(now);
+    }
+    usize::try_from(most).unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spacing_allows_one_lag_and_not_one_per_gap() {
+        // Sent 100 ms apart; the second arrives 60 ms late: 40 ms apart.
+        assert!(spacing(&[0.0, 160.0, 200.0, 300.0], 100.0, 80.0).is_ok());
+        // Ten requests within 200 ms at a 100 ms delay: no lag explains that.
+        let fast: Vec<f64> = (0..10).map(|k| f64::from(k) * 20.0).collect();
+        let err = spacing(&fast, 100.0, 250.0).expect_err("too fast");
+        assert!(err.contains("requests arrived in"), "{err}");
+        assert!(spacing(&(0..10).map(|k| f64::from(k) * 100.0).collect::<Vec<_>>(), 100.0, 0.0).is_ok());
+    }
+
+    #[test]
+    fn in_flight_counts_overlaps_and_forgives_late_noticed_hang_ups() {
+        let r = |at_ms: f64, done: f64, whole: bool| RequestSpan { at_ms, done_ms: Some(done), whole };
+        // Two whole requests overlap; a third starts as one ends.
+        assert_eq!(in_flight(&[r(0.0, 100.0, true), r(50.0, 150.0, true), r(100.0, 200.0, true)], 250.0), 2);
+        // A client that hung up at 100 ms, noticed at 300 ms, then sent another.
+        assert_eq!(in_flight(&[r(0.0, 300.0, false), r(120.0, 400.0, true)], 250.0), 1);
+        assert_eq!(in_flight(&[r(0.0, 300.0, false), r(120.0, 400.0, true)], 0.0), 2);
+    }
 
     #[test]
     fn counts_gaps_in_flight_and_disallowed() {

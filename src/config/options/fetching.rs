@@ -18,11 +18,11 @@ pub struct Politeness {
     #[arg(long, value_name = "C", default_value_t = 256)]
     pub concurrency: usize,
     /// Connections at once to one host.
-    #[arg(long, value_name = "K", default_value_t = 2)]
+    #[arg(long, value_name = "K", default_value_t = crate::fetch::DEFAULT_PER_HOST)]
     pub per_host: usize,
     /// Minimum delay between two requests to one host, in ms (robots.txt
     /// Crawl-delay raises it).
-    #[arg(long, value_name = "MS", default_value_t = 250)]
+    #[arg(long, value_name = "MS", default_value_t = crate::fetch::DEFAULT_DELAY_MS)]
     pub delay: u64,
     /// Adaptive politeness: a host's delay is at least F times the mean time
     /// of its last 8 responses (0: off); 429s, 503s and timeouts cut its
@@ -38,17 +38,35 @@ pub struct Politeness {
     pub user_agent: String,
 }
 
+impl Politeness {
+    /// The fetch settings of the commands that fetch single pages outside
+    /// a crawl (`studio`, `rules test`): these options and `addresses`,
+    /// declared once for them and `run`, over the fetch stage's settings
+    /// for single pages (no retries).
+    #[must_use]
+    pub fn single_pages(&self, addresses: &Addresses) -> crate::fetch::FetchConfig {
+        let mut cfg = crate::fetch::FetchConfig::single_pages(
+            addresses.resolve.clone(),
+            false,
+            std::time::Duration::from_millis(self.delay),
+        );
+        cfg.allow_private = addresses.allow_private.clone();
+        (cfg.concurrency, cfg.per_host) = (self.concurrency, self.per_host);
+        (cfg.delay_factor, cfg.max_delay) = (self.delay_factor, self.max_delay.0);
+        cfg.user_agent.clone_from(&self.user_agent);
+        cfg
+    }
+}
+
 /// What a run may spend, and when a request or a host has failed
 /// (docs/src/running.md).
 #[derive(Clone, Debug, PartialEq, clap::Args, Serialize, Deserialize)]
 #[serde(default, rename_all = "kebab-case")]
 #[command(next_help_heading = "Limits and failures")]
 pub struct Limits {
-    /// Fetch at most N pages in one layer, shared among the partitions in
-    /// proportion to their input; each takes the first of its input (best
-    /// first with --plan) and carries the rest over. No limit when not given.
-    #[arg(long, value_name = "N")]
-    pub max_pages: Option<u64>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub budget: PageBudget,
     /// Fetch at most M pages per host in one layer; the rest is carried over.
     /// No limit when not given.
     #[arg(long, value_name = "M")]
@@ -104,16 +122,27 @@ pub struct Limits {
     pub cpu_target: Option<Percent>,
 }
 
-/// Where requests go: DNS, resolve rules, private addresses and proxies
-/// (docs/src/security.md, docs/src/proxies.md).
+/// A layer's page budget: the option, and the setting the map tasks and
+/// the optimise step read (`PageSettings::budget`, `OptimiseCtx::budget`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::Args, Serialize, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+pub struct PageBudget {
+    /// Fetch at most N pages in one layer, shared among the partitions in
+    /// proportion to their input; each takes the first of its input (best
+    /// first with --plan) and carries the rest over. No limit when not given.
+    #[arg(long, value_name = "N")]
+    // The settings file of a crawl started before this struct used the
+    // field's own name.
+    #[serde(alias = "max_pages")]
+    pub max_pages: Option<u64>,
+}
+
+/// Which addresses requests may reach: resolve rules and private
+/// addresses. `run`, `studio` and `rules test` share it.
 #[derive(Clone, Debug, PartialEq, clap::Args, Serialize, Deserialize)]
 #[serde(default, rename_all = "kebab-case")]
 #[command(next_help_heading = "Network")]
-pub struct Network {
-    /// DNS server to ask (IP:PORT), repeatable; the system's
-    /// (/etc/resolv.conf) when none. Answers are cached for their TTL.
-    #[arg(long, value_name = "IP:PORT")]
-    pub dns: Vec<DnsServer>,
+pub struct Addresses {
     /// Resolve a host (or `*.suffix`) to IP:PORT, like curl's --resolve.
     /// Repeatable.
     #[arg(long, value_name = "RULE")]
@@ -124,6 +153,21 @@ pub struct Network {
     /// those. Cloud metadata endpoints stay blocked either way.
     #[arg(long, value_name = "ADDRS", num_args = 0..=1, default_value_t = AllowPrivate::None, default_missing_value = "all")]
     pub allow_private: AllowPrivate,
+}
+
+/// Where requests go: DNS, resolve rules, private addresses and proxies
+/// (docs/src/security.md, docs/src/proxies.md).
+#[derive(Clone, Debug, PartialEq, clap::Args, Serialize, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+#[command(next_help_heading = "Network")]
+pub struct Network {
+    /// DNS server to ask (IP:PORT), repeatable; the system's
+    /// (/etc/resolv.conf) when none. Answers are cached for their TTL.
+    #[arg(long, value_name = "IP:PORT")]
+    pub dns: Vec<DnsServer>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub addresses: Addresses,
     /// Send every request through this forward proxy (http://host:port);
     /// repeatable: a pool. Politeness stays per target host. Credentials
     /// come from the environment: LAYERCRAWL_PROXY_CREDENTIALS=user:password,

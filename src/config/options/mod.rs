@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use exec::{ExecutorKind, Executors};
-pub use fetching::{Limits, Network, Politeness, Rendering};
+pub use fetching::{Addresses, Limits, Network, PageBudget, Politeness, Rendering};
 pub use pages::{Focus, Noise, Output};
 
 use super::ConfigError;
@@ -102,7 +102,7 @@ macro_rules! defaults_from_clap {
     )*};
 }
 
-defaults_from_clap!(RunOptions, Politeness, Limits, Network, Rendering, Output, Noise, Focus, Executors);
+defaults_from_clap!(RunOptions, Politeness, Limits, Addresses, Network, Rendering, Output, Noise, Focus, Executors);
 
 /// Which options the command line gave: the rest come from the job file,
 /// or else their defaults.
@@ -290,7 +290,7 @@ mod tests {
         assert_eq!(o.politeness.per_host, 2, "given on the command line, though it is the default");
         assert_eq!(o.politeness.delay, 900, "from the job file");
         assert_eq!(o.limits.timeout.0, std::time::Duration::from_secs(5), "a number of seconds");
-        assert_eq!(o.network.resolve.len(), 2, "both lists");
+        assert_eq!(o.network.addresses.resolve.len(), 2, "both lists");
         assert_eq!(o.seeds, Some(dir.path().join("s.txt")), "relative to the job file");
         assert_eq!(o.job, Some(job), "the command line's own options are kept");
     }

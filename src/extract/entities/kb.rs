@@ -14,9 +14,8 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
+use super::fold::fold_key;
 use crate::rules::file::{render_problems, Problem};
-
-use super::matcher::fold_key;
 
 /// The prior of an entity that does not give one.
 pub const DEFAULT_PRIOR: f64 = 0.5;

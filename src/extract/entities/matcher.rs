@@ -16,8 +16,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
-use caseless::Caseless;
 
+pub use super::fold::fold_key;
+use super::fold::push_folded;
 use super::kb::KnowledgeBase;
 
 /// The map entry's flag: this folded byte is the first of an original
@@ -43,17 +44,6 @@ impl Folded {
     /// Whether a match may start or end at folded byte `at`.
     fn boundary(&self, at: usize) -> bool {
         self.map[at] & START != 0
-    }
-}
-
-/// Appends the folding of `c` (never a line break or space) to `out`.
-fn push_folded(out: &mut String, c: char) {
-    if c.is_ascii() {
-        out.push(c.to_ascii_lowercase());
-    } else if matches!(c, '\u{2019}' | '\u{2018}' | '\u{02BC}' | '\u{FF07}') {
-        out.push('\'');
-    } else {
-        out.extend(std::iter::once(c).default_case_fold());
     }
 }
 
@@ -90,22 +80,6 @@ pub fn fold(text: &str) -> Option<Folded> {
     #[allow(clippy::cast_possible_truncation)]
     map.push(text.len() as u32 | START);
     Some(Folded { text: out, map })
-}
-
-/// A name or alias folded for the dictionary: whitespace runs (line breaks
-/// too) made one space, ends trimmed.
-#[must_use]
-pub fn fold_key(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for word in s.split_whitespace() {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        for c in word.chars() {
-            push_folded(&mut out, c);
-        }
-    }
-    out
 }
 
 /// One entity a surface form may name.

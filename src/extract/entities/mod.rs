@@ -19,6 +19,7 @@
 //! are made (the driver, or a task run on its own), not per page.
 
 pub mod disambiguate;
+mod fold;
 pub mod kb;
 pub mod matcher;
 pub mod patterns;

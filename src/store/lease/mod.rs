@@ -378,16 +378,9 @@ async fn take_over(store: &Store, read: &Current, me: &Holder) -> Result<bool, S
     Ok(won)
 }
 
-/// This machine's name (a pod's name on Kubernetes).
-#[must_use]
-pub fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "unknown".into())
-}
+// This machine's name lives with the attempts, which the lease's token
+// already comes from: the two files then name each other one way only.
+pub use super::attempt::host_name;
 
 /// This process's PID namespace (`pid:[4026531836]`), where it can be read.
 fn pid_namespace() -> Option<String> {
