@@ -63,6 +63,10 @@
 //! `REALSITES_ROUNDS` and `REALSITES_BASELINE` set those rounds (see
 //! [`text_columns`]); `REALSITES_PAIRS=0` leaves out the problem pairs,
 //! `REALSITES_TABLES=0` everything but them;
+//! `REALSITES_TABLE_BURST=0` crawls the tables with `trouble.test`'s burst
+//! left out, for every crawler alike (the seconds it lasts there; 30 by
+//! default): the tables' walls then measure the crawlers, not the 30 s in
+//! which no crawler can fetch that host's pages (the pairs keep theirs);
 //! `REALSITES_KEEP=DIR` keeps each crawl's data folder in `DIR` (on the
 //! temporary folder's file system) for a closer look. Scrapy runs from `target/peers-venv`, which
 //! `benches/peers/setup.sh` makes when it is missing.
@@ -179,6 +183,10 @@ fn main() {
     let mut report = json!({ "sites": corpus.sites.iter().map(|s| json!({"name": s.name, "generator": s.generator, "package": s.package})).collect::<Vec<_>>() });
     // `REALSITES_TABLES=0`: the problem pairs only (no walker, no tables).
     let tables = std::env::var("REALSITES_TABLES").map_or(true, |v| v != "0");
+    let table_burst =
+        std::env::var("REALSITES_TABLE_BURST").ok().and_then(|s| s.parse().ok()).map_or(BURST, Duration::from_secs);
+    report["table_burst_seconds"] = json!(table_burst.as_secs());
+    farm.set_trouble_burst(table_burst);
     for &depth in depths.iter().filter(|_| tables) {
         println!("\n== depth {depth}: walking the corpus for the ground truth");
         // The walker walks the corpus only: trouble.test's truth is the test
@@ -186,7 +194,12 @@ fn main() {
         let truth = corpus.walk(&seeds, depth);
         let trouble_truth: Vec<String> =
             trouble::reachable(TROUBLE, TROUBLE_PAGES, depth).iter().filter_map(|u| normalised(u)).collect();
-        println!("   {} HTML pages reachable on the corpus, {} URLs on trouble.test", truth.len(), trouble_truth.len());
+        println!(
+            "   {} HTML pages reachable on the corpus, {} URLs on trouble.test (its burst: {} s)",
+            truth.len(),
+            trouble_truth.len(),
+            table_burst.as_secs()
+        );
         let default = layercrawl(web, &with_trouble, depth, &[], &format!("default-{depth}"));
         let off = layercrawl(web, &with_trouble, depth, &["--denoise", "off"], &format!("off-{depth}"));
         let scrapy = peer.then(|| scrapy(web, &with_trouble, depth, &format!("scrapy-{depth}")));
@@ -312,6 +325,7 @@ fn main() {
             "pages_per_s_default_over_scrapy": pps_ratio,
         });
     }
+    farm.set_trouble_burst(BURST);
     let depth = depths.first().copied().unwrap_or(3);
     if std::env::var("REALSITES_TEXT").map_or(true, |v| v != "0") {
         report["text_columns"] = text_columns(web, &seeds, depth);
