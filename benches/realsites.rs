@@ -63,6 +63,10 @@
 //! `REALSITES_ROUNDS` and `REALSITES_BASELINE` set those rounds (see
 //! [`text_columns`]); `REALSITES_PAIRS=0` leaves out the problem pairs,
 //! `REALSITES_TABLES=0` everything but them;
+//! `REALSITES_TABLE_BURST=0` crawls the tables with `trouble.test`'s burst
+//! left out, for every crawler alike (the seconds it lasts there; 30 by
+//! default): the tables' walls then measure the crawlers, not the 30 s in
+//! which no crawler can fetch that host's pages (the pairs keep theirs);
 //! `REALSITES_KEEP=DIR` keeps each crawl's data folder in `DIR` (on the
 //! temporary folder's file system) for a closer look. Scrapy runs from `target/peers-venv`, which
 //! `benches/peers/setup.sh` makes when it is missing.
@@ -179,6 +183,10 @@ fn main() {
     let mut report = json!({ "sites": corpus.sites.iter().map(|s| json!({"name": s.name, "generator": s.generator, "package": s.package})).collect::<Vec<_>>() });
     // `REALSITES_TABLES=0`: the problem pairs only (no walker, no tables).
     let tables = std::env::var("REALSITES_TABLES").map_or(true, |v| v != "0");
+    let table_burst =
+        std::env::var("REALSITES_TABLE_BURST").ok().and_then(|s| s.parse().ok()).map_or(BURST, Duration::from_secs);
+    report["table_burst_seconds"] = json!(table_burst.as_secs());
+    farm.set_trouble_burst(table_burst);
     for &depth in depths.iter().filter(|_| tables) {
         println!("\n== depth {depth}: walking the corpus for the ground truth");
         // The walker walks the corpus only: trouble.test's truth is the test
@@ -186,7 +194,12 @@ fn main() {
         let truth = corpus.walk(&seeds, depth);
         let trouble_truth: Vec<String> =
             trouble::reachable(TROUBLE, TROUBLE_PAGES, depth).iter().filter_map(|u| normalised(u)).collect();
-        println!("   {} HTML pages reachable on the corpus, {} URLs on trouble.test", truth.len(), trouble_truth.len());
+        println!(
+            "   {} HTML pages reachable on the corpus, {} URLs on trouble.test (its burst: {} s)",
+            truth.len(),
+            trouble_truth.len(),
+            table_burst.as_secs()
+        );
         let default = layercrawl(web, &with_trouble, depth, &[], &format!("default-{depth}"));
         let off = layercrawl(web, &with_trouble, depth, &["--denoise", "off"], &format!("off-{depth}"));
         let scrapy = peer.then(|| scrapy(web, &with_trouble, depth, &format!("scrapy-{depth}")));
@@ -312,6 +325,7 @@ fn main() {
             "pages_per_s_default_over_scrapy": pps_ratio,
         });
     }
+    farm.set_trouble_burst(BURST);
     let depth = depths.first().copied().unwrap_or(3);
     if std::env::var("REALSITES_TEXT").map_or(true, |v| v != "0") {
         report["text_columns"] = text_columns(web, &seeds, depth);
@@ -339,7 +353,7 @@ fn problem_pairs(web: Web, seeds: &[String], with: &[String], depth: u32, peer: 
     // Stragglers: the same crawl with the problem pages seeded beside it.
     // Three pairs, in turn, so that the machine's drift hits both alike;
     // the ratio quoted is the median of the pairs' ratios.
-    let (mut pairs, mut calm_ratios) = (Vec::new(), Vec::new());
+    let (mut pairs, mut calm_ratios, mut calm_layers) = (Vec::new(), Vec::new(), Vec::new());
     for k in 0..3 {
         let clean = layercrawl(web, seeds, depth, &[], &format!("clean-{depth}-{k}"));
         let problem = layercrawl(web, with, depth, &[], &format!("problems-{depth}-{k}"));
@@ -357,23 +371,37 @@ fn problem_pairs(web: Web, seeds: &[String], with: &[String], depth: u32, peer: 
                 .map(|l| format!("{:.2}", l["seconds"].as_f64().unwrap_or(0.0)))
                 .collect()
         };
+        // Layers past the depth, and the host that held its layers alone
+        // the longest (the summary's `slowest_host`).
+        let catch_up =
+            |r: &Run| r.summary["layers"].as_array().map_or(0, |l| l.len().saturating_sub(depth as usize + 1));
+        let slowest = |r: &Run| {
+            let w = &r.summary["slowest_host"];
+            format!("{} {:.1} s", w["host"].as_str().unwrap_or("-"), w["seconds"].as_f64().unwrap_or(0.0))
+        };
         println!(
-            "pair {k}: without problems {:.2} s ({}), with {:.2} s ({}): {:.2}x; stragglers per layer {}; not requested {}",
+            "pair {k}: without problems {:.2} s ({}), with {:.2} s ({}): {:.2}x; stragglers per layer {}; catch-up layers {}; slowest host {}; not requested {}",
             clean.m.wall,
             secs(&clean).join(" "),
             problem.m.wall,
             secs(&problem).join(" "),
             problem.m.wall / clean.m.wall,
             stragglers(&problem.summary),
+            catch_up(&problem),
+            slowest(&problem),
             problem.summary["not_requested"]
         );
         println!(
-            "        the problem pages without the burst {:.2} s ({}): {:.2}x; not requested {}",
+            "        the problem pages without the burst {:.2} s ({}): {:.2}x; stragglers per layer {}; catch-up layers {}; slowest host {}; not requested {}",
             calm.m.wall,
             secs(&calm).join(" "),
             calm.m.wall / clean.m.wall,
+            stragglers(&calm.summary),
+            catch_up(&calm),
+            slowest(&calm),
             calm.summary["not_requested"]
         );
+        calm_layers.push(catch_up(&calm));
         calm_ratios.push(calm.m.wall / clean.m.wall);
         pairs.push((clean, problem));
     }
@@ -385,7 +413,7 @@ fn problem_pairs(web: Web, seeds: &[String], with: &[String], depth: u32, peer: 
     let (clean, problem) = pairs.swap_remove(pairs.len() / 2);
     println!("with / without problem pages, median of {} pairs: {median:.2}x", ratios.len());
     println!("with the problem pages but without the burst / without problem pages, median: {calm_median:.2}x");
-    let mut p = json!({ "seeds_added": &with[seeds.len()..], "clean_wall": clean.m.wall, "problems_wall": problem.m.wall, "ratio_median": median, "ratios": ratios, "no_burst_ratio_median": calm_median, "no_burst_ratios": calm_ratios, "stragglers": stragglers(&problem.summary), "not_requested": problem.summary["not_requested"], "layers": problem.summary["layers"] });
+    let mut p = json!({ "seeds_added": &with[seeds.len()..], "clean_wall": clean.m.wall, "problems_wall": problem.m.wall, "ratio_median": median, "ratios": ratios, "no_burst_ratio_median": calm_median, "no_burst_ratios": calm_ratios, "no_burst_catch_up_layers": calm_layers, "stragglers": stragglers(&problem.summary), "not_requested": problem.summary["not_requested"], "layers": problem.summary["layers"] });
     if peer {
         let s = scrapy(web, with, depth, &format!("scrapy-problems-{depth}"));
         let spps = s.summary["pages"].as_f64().unwrap_or(0.0) / s.m.wall;
