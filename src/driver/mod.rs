@@ -76,7 +76,7 @@ impl RunError {
     pub fn exit_code(&self) -> i32 {
         match self {
             Self::Seeds(_) | Self::Incompatible { .. } | Self::BadUrl { .. } | Self::Busy(_) => 2,
-            Self::Stage(StageError::LeaseLost) => 2,
+            Self::Stage(StageError::LeaseLost | StageError::Store(crate::store::StoreError::Fenced { .. })) => 2,
             // As a shell reports a process ended by SIGTERM.
             Self::Terminated => 143,
             _ => 1,
@@ -206,6 +206,7 @@ async fn run_leased(
         caches: OptimiseCtx::caches(cfg.partitions, cfg.optimise.cache_entries),
         cfg: Arc::new(cfg.optimise.clone()),
         max_pages: cfg.max_pages,
+        fence: Some(lease.fence()),
     };
     // The fetcher of the local executor; its governor's figures go into
     // each layer's summary.
@@ -229,11 +230,11 @@ async fn run_leased(
             catch_up: cfg.max_pages.is_none() && cfg.fetch.max_pages_per_host.is_none(),
         }),
         ExecutorChoice::Processes { workers } => {
-            Box::new(exec::Processes::new(&cfg.data, *workers, !cfg.quiet && !cfg.json)?)
+            Box::new(exec::Processes::new(&cfg.data, *workers, !cfg.quiet && !cfg.json)?.with_fence(lease.fence()))
         }
-        ExecutorChoice::Kubernetes(k) => {
-            Box::new(exec::Kubernetes::connect(k.clone(), &cfg.data, cfg.partitions).await?)
-        }
+        ExecutorChoice::Kubernetes(k) => Box::new(
+            exec::Kubernetes::connect(k.clone(), &cfg.data, cfg.partitions).await?.with_generation(lease.generation()),
+        ),
     };
     let mut summary = RunSummary {
         data: store.location().to_string(),
@@ -272,13 +273,14 @@ async fn run_leased(
         let todo = sequencer::pending(store, Phase::Map, layer, cfg.partitions).await?;
         if !todo.is_empty() {
             check_lease(lease)?;
+            fence_tasks(store, lease, Phase::Map, layer, &todo).await?;
             if let (Some(budget), false) = (cfg.layer_timeout, matches!(cfg.executor, ExecutorChoice::Local)) {
                 // Tasks in other processes read when the layer must end.
                 let at = std::time::SystemTime::now() + budget;
                 let ms = at.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
                 store.put_json(&layout::layer_deadline(layer), &u64::try_from(ms).unwrap_or(u64::MAX)).await?;
             }
-            executor.run(&PhaseRun { phase: Phase::Map, layer, parts: todo }).await?;
+            executor.run(&PhaseRun { phase: Phase::Map, layer, parts: todo }).await.map_err(|e| lost_or(lease, e))?;
         }
         let (mut ls, within) = sequencer::map_summary(store, layer, cfg.partitions).await?;
         // Candidates the noise filter deferred into this layer's
@@ -310,7 +312,11 @@ async fn run_leased(
                     let todo = sequencer::pending(store, Phase::Optimise, layer, cfg.partitions).await?;
                     if !todo.is_empty() {
                         check_lease(lease)?;
-                        executor.run(&PhaseRun { phase: Phase::Optimise, layer, parts: todo }).await?;
+                        fence_tasks(store, lease, Phase::Optimise, layer, &todo).await?;
+                        executor
+                            .run(&PhaseRun { phase: Phase::Optimise, layer, parts: todo })
+                            .await
+                            .map_err(|e| lost_or(lease, e))?;
                     }
                     optimise::seal_layer(&optimiser, layer).await?
                 }
@@ -389,6 +395,32 @@ async fn take_lease(store: &Store, wait: bool) -> Result<Lease, RunError> {
 
 /// Stops the run when another driver took the lease over (this one had
 /// stalled past its expiry): two runs must never crawl at once.
+/// Raises the claims of the tasks about to run to this driver's lease
+/// generation, so that no attempt an older driver started commits from now
+/// on (`store/fencing.rs`).
+async fn fence_tasks(store: &Store, lease: &Lease, phase: Phase, layer: u32, parts: &[u32]) -> Result<(), RunError> {
+    use futures::{StreamExt, TryStreamExt};
+    let generation = lease.generation();
+    futures::stream::iter(parts.iter().map(|&p| {
+        let claim = layout::task_fence(layer, phase.as_str(), p);
+        async move { crate::store::fencing::raise(store, &claim, generation).await }
+    }))
+    .buffer_unordered(16)
+    .try_collect::<()>()
+    .await
+    .map_err(|e| RunError::Stage(StageError::Store(e)))
+}
+
+/// A phase that failed while this run lost its lease failed because of
+/// that (its tasks were fenced off): said so, with exit code 2.
+fn lost_or(lease: &Lease, e: ExecError) -> RunError {
+    if lease.lost() {
+        tracing::warn!("{e}");
+        return RunError::Stage(StageError::LeaseLost);
+    }
+    e.into()
+}
+
 fn check_lease(lease: &Lease) -> Result<(), RunError> {
     if lease.lost() {
         return Err(RunError::Busy(

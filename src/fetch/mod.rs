@@ -225,6 +225,7 @@ impl Fetcher {
     /// This fetcher stops starting requests once `fence` runs out.
     #[must_use]
     pub fn with_fence(mut self, fence: Arc<crate::fence::Fence>) -> Self {
+        self.exchange.set_fence(&fence);
         self.fence = Some(fence);
         self
     }

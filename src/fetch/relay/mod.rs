@@ -57,6 +57,9 @@ struct Ctx {
     resolver: PolicyResolver,
     upstream: Upstream,
     connect_timeout: Duration,
+    /// The run's fence: once it runs out the relay takes no connection and
+    /// drops those it carries (docs/src/cluster.md).
+    fence: OnceLock<Arc<crate::fence::Fence>>,
 }
 
 impl Relay {
@@ -71,7 +74,7 @@ impl Relay {
             addr: listener.local_addr()?,
             listener: Mutex::new(Some(listener)),
             task: OnceLock::new(),
-            ctx: Arc::new(Ctx { resolver, upstream, connect_timeout }),
+            ctx: Arc::new(Ctx { resolver, upstream, connect_timeout, fence: OnceLock::new() }),
         })
     }
 
@@ -85,6 +88,12 @@ impl Relay {
     #[must_use]
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// Carries nothing once `fence` has run out (the first fence given
+    /// counts).
+    pub fn set_fence(&self, fence: &Arc<crate::fence::Fence>) {
+        let _ = self.ctx.fence.set(Arc::clone(fence));
     }
 
     /// Starts serving on the current tokio runtime, the first time it is
@@ -105,7 +114,16 @@ impl Relay {
             while let Ok((conn, _)) = listener.accept().await {
                 let ctx = Arc::clone(&ctx);
                 tokio::spawn(async move {
-                    if let Err(e) = ctx.handle(conn).await {
+                    let fence = ctx.fence.get().cloned();
+                    let result = match fence {
+                        Some(f) if !f.holds() => Err("the run's lease ran out: connection refused".to_string()),
+                        Some(f) => tokio::select! {
+                            r = ctx.handle(conn) => r,
+                            () = f.ran_out() => Err("the run's lease ran out: connection dropped".to_string()),
+                        },
+                        None => ctx.handle(conn).await,
+                    };
+                    if let Err(e) = result {
                         tracing::debug!("relay: {e}");
                     }
                 });
@@ -249,9 +267,10 @@ fn request_head(head: &Head, url: &Url, addr: SocketAddr, path: &str, upstream: 
 async fn exchange(client: TcpStream, server: Box<dyn Io>) -> Result<(), String> {
     let (mut client_read, mut client_write) = client.into_split();
     let (mut server_read, mut server_write) = tokio::io::split(server);
-    let up = tokio::spawn(async move {
+    // Aborted when this future ends or is dropped (the fence ran out).
+    let up = AbortOnDrop(tokio::spawn(async move {
         let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
-    });
+    }));
     let down = async {
         let (raw, rest) = read_head(&mut server_read).await?;
         client_write.write_all(&closing(&raw)).await.map_err(|e| e.to_string())?;
@@ -260,8 +279,17 @@ async fn exchange(client: TcpStream, server: Box<dyn Io>) -> Result<(), String> 
         client_write.shutdown().await.map_err(|e| e.to_string())
     };
     let result = down.await;
-    up.abort();
+    drop(up);
     result
+}
+
+/// A task aborted when its handle is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// A response head with its hop-by-hop connection headers replaced by

@@ -69,6 +69,9 @@ pub struct RenderExchange {
     tabs: Semaphore,
     started: AtomicU64,
     pub counts: Arc<RenderCounts>,
+    /// The run's fence: a tab's own requests stop when it runs out, and a
+    /// render cut short by it closes its tab (docs/src/cluster.md).
+    fence: std::sync::OnceLock<Arc<crate::fence::Fence>>,
 }
 
 /// The running browser; killed when dropped.
@@ -111,6 +114,7 @@ impl RenderExchange {
             browser: OnceCell::new(),
             started: AtomicU64::new(0),
             counts: Arc::default(),
+            fence: std::sync::OnceLock::new(),
         })
     }
 
@@ -234,7 +238,11 @@ impl RenderExchange {
                 .await
                 .map_err(|e| format!("cannot open a Chromium tab: {e}"))?,
         };
+        // A render dropped half-way (the run's fence ran out, and the
+        // scheduler abandoned the request) closes its tab.
+        let mut tab = CloseOnDrop(Some(page.clone()));
         let result = tokio::time::timeout(self.cfg.timeout, self.drive(&page, url, resp, max_body)).await;
+        tab.0 = None;
         let (html, reusable) = match result {
             Ok(r) => {
                 let ok = r.is_ok();
@@ -292,10 +300,11 @@ impl RenderExchange {
                 }
             }
         };
-        let answering = tokio::spawn(answering);
+        // Aborted however `drive` ends, dropped half-way included.
+        let answering = AbortOnDrop(tokio::spawn(answering));
         let nav = page.goto(url.as_str()).await.map_err(|e| format!("Chromium could not load the page: {e}"));
         if let Err(e) = nav {
-            answering.abort();
+            drop(answering);
             return Err(e);
         }
         // Settled: the network quiet for QUIET (scripts may fetch after
@@ -339,7 +348,7 @@ impl RenderExchange {
         }
         tracing::debug!("{url}: settled {:?} after its load, {checks} looks at its DOM", loaded.elapsed());
         let html = page.content().await.map_err(|e| format!("cannot read the DOM: {e}"));
-        answering.abort();
+        drop(answering);
         html
     }
 
@@ -353,6 +362,7 @@ impl RenderExchange {
             max_body,
             delay: self.delay,
             counts: Arc::clone(&self.counts),
+            fence: self.fence.get().cloned(),
         }
     }
 
@@ -395,6 +405,36 @@ impl Exchange for RenderExchange {
     fn get<'a>(&'a self, req: Request<'a>) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>> {
         Box::pin(self.get_and_render(req))
     }
+
+    fn set_fence(&self, fence: &Arc<crate::fence::Fence>) {
+        self.inner.set_fence(fence);
+        self.relay.set_fence(fence);
+        let _ = self.fence.set(Arc::clone(fence));
+    }
+}
+
+/// A task aborted when its handle is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// A tab closed when dropped while still set.
+struct CloseOnDrop(Option<Page>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        if let Some(page) = self.0.take() {
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move {
+                    let _ = page.close().await;
+                });
+            }
+        }
+    }
 }
 
 /// Everything the answering task needs, owned.
@@ -407,6 +447,7 @@ struct AnswerContext {
     max_body: u64,
     delay: Duration,
     counts: Arc<RenderCounts>,
+    fence: Option<Arc<crate::fence::Fence>>,
 }
 
 enum Answer {
@@ -452,7 +493,15 @@ impl AnswerContext {
         }
         *sent += 1;
         tokio::time::sleep_until(*next_at).await;
-        let got = self.inner.get(Request::get(&target, self.max_body)).await;
+        let request = self.inner.get(Request::get(&target, self.max_body));
+        let got = match &self.fence {
+            Some(f) if !f.holds() => return self.refuse(),
+            Some(f) => tokio::select! {
+                r = request => r,
+                () = f.ran_out() => return self.refuse(),
+            },
+            None => request.await,
+        };
         *next_at = Instant::now() + self.delay;
         self.counts.subresources.fetch_add(1, Ordering::Relaxed);
         match got {
