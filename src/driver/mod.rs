@@ -62,6 +62,10 @@ pub enum RunError {
     /// Another run holds the data location's lease.
     #[error("{0}")]
     Busy(String),
+    /// Rendering is asked for, and Chromium cannot start as it must (with
+    /// its sandbox, unless --render-no-sandbox).
+    #[error("rendering: {0}")]
+    Render(String),
     #[error("internal error: {0}")]
     Internal(String),
     /// SIGTERM (a pod being stopped, `kill`): the run stopped where it
@@ -75,7 +79,7 @@ impl RunError {
     #[must_use]
     pub fn exit_code(&self) -> i32 {
         match self {
-            Self::Seeds(_) | Self::Incompatible { .. } | Self::BadUrl { .. } | Self::Busy(_) => 2,
+            Self::Seeds(_) | Self::Incompatible { .. } | Self::BadUrl { .. } | Self::Busy(_) | Self::Render(_) => 2,
             Self::Stage(StageError::LeaseLost | StageError::Store(crate::store::StoreError::Fenced { .. })) => 2,
             // As a shell reports a process ended by SIGTERM.
             Self::Terminated => 143,
@@ -117,6 +121,7 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
         add_plan_seeds(&mut seeds, plan, &cfg.urls);
     }
     let store = Store::open(&cfg.data)?.with_compression(cfg.compression);
+    check_rendering(&cfg).await?;
     // One run per data location: before anything is written.
     let lease = take_lease(&store, cfg.wait).await?;
     // SIGTERM stops the run where it is (uncommitted tasks are redone by
@@ -133,6 +138,20 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
         tracing::warn!("cannot release the lease: {e}");
     }
     result
+}
+
+/// With rendering on, Chromium must start with its sandbox here, or the
+/// run is refused before it starts (docs/src/security.md); without the
+/// sandbox (`--render-no-sandbox`) every run says so.
+async fn check_rendering(cfg: &CrawlConfig) -> Result<(), RunError> {
+    if !cfg.fetch.render.active() {
+        return Ok(());
+    }
+    if cfg.fetch.render.no_sandbox {
+        tracing::warn!("{}", crate::fetch::render::NO_SANDBOX_WARNING);
+    }
+    // A fetcher of its own, dropped (its browser with it) once it started.
+    Fetcher::new(&cfg.fetch)?.prepare().await.map_err(RunError::Render)
 }
 
 /// Resolves when the process receives SIGTERM (never, if it cannot watch).

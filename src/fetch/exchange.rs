@@ -95,4 +95,14 @@ pub trait Exchange: Send + Sync + 'static {
     /// rendered page's, its browser's relay): none may outlive it. Most
     /// exchanges make none: the scheduler fences theirs.
     fn set_fence(&self, _fence: &std::sync::Arc<crate::fence::Fence>) {}
+
+    /// Starts what the exchange needs before its first request (the
+    /// rendering browser), so that a run that cannot have it is refused at
+    /// start rather than at its first page.
+    ///
+    /// # Errors
+    /// Why it cannot start, in one line.
+    fn prepare(&self) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
 }

@@ -230,6 +230,16 @@ impl Fetcher {
         self
     }
 
+    /// Starts what its exchange needs before the first request (the
+    /// rendering browser, with its sandbox): a run that cannot have it is
+    /// refused at start.
+    ///
+    /// # Errors
+    /// Why not, in one line.
+    pub async fn prepare(&self) -> Result<(), String> {
+        self.exchange.prepare().await
+    }
+
     /// Whether the run's fence has run out: nothing may be requested or
     /// committed any more.
     #[must_use]

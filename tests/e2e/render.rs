@@ -250,6 +250,80 @@ fn chromium_gets_none_of_the_crawlers_environment_and_keeps_its_sandbox() {
     }
 }
 
+/// `layercrawl ARGS` as the shipped worker pod runs it (docs/src/security.md):
+/// a non-root user (65534) with no new privileges, `restricted` taking away
+/// user namespaces as a seccomp profile that forbids them does (a user
+/// namespace whose limit of nested ones is spent: the crawler sees itself
+/// as 65534, and the files of the test's user as its own).
+fn as_the_pod(args: &[String], restricted: bool, rust_log: &str) -> std::process::Output {
+    let bin = env!("CARGO_BIN_EXE_layercrawl");
+    let mut cmd = std::process::Command::new(if restricted { "unshare" } else { "setpriv" });
+    if restricted {
+        cmd.args(["-U", "-r", "sh", "-c"]).arg(
+            "echo 1 > /proc/sys/user/max_user_namespaces && exec unshare -U --map-user=65534 --map-group=65534 setpriv --no-new-privs \"$0\" \"$@\"",
+        );
+    } else {
+        cmd.args(["--no-new-privs", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]);
+    }
+    cmd.arg(bin).args(args).env("RUST_LOG", rust_log).output().expect("run layercrawl as the pod would")
+}
+
+/// No silent fallback to an unsandboxed browser: run as the worker pod
+/// runs (non-root, no new privileges), rendering is sandboxed where the
+/// kernel gives the sandbox what it needs, refused at start (exit 2, one
+/// line naming --render-no-sandbox) where it does not, and unsandboxed only
+/// when asked, with a warning.
+#[test]
+fn rendering_is_sandboxed_or_refused_never_silently_unsandboxed() {
+    let web = web();
+    let browser = common::chromium().display().to_string();
+    let flags = ["--delay", "0", "--render", "always", "--render-max", "2", "--chromium", &browser];
+    let unsandboxed = |err: &str| err.contains("WITHOUT its sandbox") || err.contains("rendering without it");
+
+    // No user namespaces: refused, before anything is written.
+    let data = web.dir("refused");
+    let out = as_the_pod(&web.run_args(&data, 1, &flags), true, "warn");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!unsandboxed(&err), "Chromium ran without its sandbox, unasked: {err}");
+    assert_eq!(out.status.code(), Some(2), "refused at start: {err}");
+    let said: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(said.len(), 1, "one line says why: {err}");
+    assert!(said[0].contains("sandbox") && said[0].contains("--render-no-sandbox"), "and what to change: {err}");
+    assert!(!data.join("doc").exists() && !data.join("state/lease.json").exists(), "nothing written: {err}");
+
+    // Asked for: rendered without it, and told so.
+    let data = web.dir("asked");
+    let mut args = web.run_args(&data, 1, &flags);
+    args.push("--render-no-sandbox".into());
+    let out = as_the_pod(&args, true, "warn");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("WITHOUT its sandbox"), "warned on every run: {err}");
+    assert!(read_docs(&data).iter().any(|d| d.rendered), "rendered");
+
+    // With user namespaces, as user 65534 (its own folder for the data and
+    // the seeds: the test's are its user's alone): rendered, sandboxed.
+    let open = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(open.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).expect("chmod");
+    let seeds = open.path().join("seeds.txt");
+    std::fs::copy(&web.seeds, &seeds).expect("seeds");
+    std::fs::set_permissions(&seeds, std::os::unix::fs::PermissionsExt::from_mode(0o644)).expect("chmod");
+    let data = open.path().join("sandboxed");
+    let mut args = web.run_args(&data, 1, &flags);
+    let at = args.iter().position(|a| a == "--seeds").expect("--seeds") + 1;
+    args[at] = seeds.display().to_string();
+    let out = as_the_pod(&args, false, "info");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!unsandboxed(&err), "{err}");
+    // (The log's fields are coloured: its escapes taken out.)
+    let mut parts = err.split('\u{1b}');
+    let mut plain = parts.next().unwrap_or_default().to_string();
+    plain.extend(parts.map(|part| part.split_once('m').map_or(part, |(_, rest)| rest)));
+    assert!(plain.contains("Chromium started for rendering") && plain.contains("sandbox=true"), "sandboxed: {plain}");
+    assert!(read_docs(&data).iter().any(|d| d.rendered), "rendered");
+}
+
 /// A listener on 127.0.0.66, an address the crawl below does not allow,
 /// counting every TCP connection and UDP datagram that reaches it.
 struct Canary {

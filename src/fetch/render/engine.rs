@@ -142,23 +142,19 @@ impl RenderExchange {
     async fn chromium(&self) -> Result<Arc<Chromium>, String> {
         self.browser
             .get_or_init(|| async {
-                // Its sandbox on where the kernel allows it, none of the
-                // crawler's environment (`launch.rs`); no background
-                // traffic of its own. (The crate puts the `--` before each
-                // switch itself.) A launch with the sandbox that fails is
-                // tried once more without it, and the log says so.
-                let mut last = String::new();
-                for sandbox in [true, false] {
-                    match self.launch(sandbox).await {
-                        Ok(c) => return Ok(Arc::new(c)),
-                        Err(e) if sandbox => {
-                            tracing::warn!("Chromium did not start with its sandbox ({e}); rendering without it");
-                            last = e;
-                        }
-                        Err(e) => last = e,
-                    }
+                // Its sandbox on, none of the crawler's environment
+                // (`launch.rs`); no background traffic of its own. (The
+                // crate puts the `--` before each switch itself.) A launch
+                // with the sandbox that fails is an error, never retried
+                // without it: unsandboxed, a page that takes over the
+                // renderer runs as the crawler's user (docs/src/security.md).
+                // Only --render-no-sandbox turns it off.
+                let sandbox = !self.cfg.no_sandbox;
+                match self.launch(sandbox).await {
+                    Ok(c) => Ok(Arc::new(c)),
+                    Err(e) if sandbox => Err(sandbox_refused(&e)),
+                    Err(e) => Err(e),
                 }
-                Err(last)
             })
             .await
             .clone()
@@ -220,7 +216,11 @@ impl RenderExchange {
             .await
             .map_err(|e| format!("cannot start Chromium at {}: {e}", self.chromium.display()))?;
         let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
-        tracing::info!(sandbox = launcher.sandbox, "Chromium started for rendering: {}", self.chromium.display());
+        if launcher.sandbox {
+            tracing::info!(sandbox = true, "Chromium started for rendering: {}", self.chromium.display());
+        } else {
+            tracing::warn!(sandbox = false, "{}: {}", super::NO_SANDBOX_WARNING, self.chromium.display());
+        }
         Ok(Chromium { browser, idle: Mutex::default(), _handler: handler, _profile: profile, _launcher: bin })
     }
 
@@ -406,11 +406,35 @@ impl Exchange for RenderExchange {
         Box::pin(self.get_and_render(req))
     }
 
+    fn prepare(&self) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            if self.cfg.mode == RenderMode::Never && self.rule_pages.is_empty() {
+                return Ok(());
+            }
+            self.chromium().await.map(drop)
+        })
+    }
+
     fn set_fence(&self, fence: &Arc<crate::fence::Fence>) {
         self.inner.set_fence(fence);
         self.relay.set_fence(fence);
         let _ = self.fence.set(Arc::clone(fence));
     }
+}
+
+/// The one line a launch that failed with the sandbox on ends as.
+fn sandbox_refused(e: &str) -> String {
+    // Chromium's own words when it has them; else the error's first line,
+    // cut short (it may carry the browser's whole error output).
+    let first = if e.contains("No usable sandbox") {
+        "No usable sandbox"
+    } else {
+        let line = e.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no reason given");
+        line.char_indices().nth(200).map_or(line, |(i, _)| &line[..i])
+    };
+    format!(
+        "Chromium cannot start with its sandbox here ({first}): give the process user namespaces (the render pod's securityContext, jobs/k8s/), or pass --render-no-sandbox to render without the sandbox (docs/src/security.md)"
+    )
 }
 
 /// A task aborted when its handle is dropped.
