@@ -244,10 +244,59 @@ fn chromium_gets_none_of_the_crawlers_environment_and_keeps_its_sandbox() {
     assert!(ours.iter().any(|(_, env, _)| env.contains("LANG=C.UTF-8") && env.contains("TMPDIR=")), "the launcher's");
     for (cmd, _, uid) in &ours {
         assert!(!cmd.contains("--no-sandbox"), "sandbox kept on: {cmd}");
-        if root {
+        // (u32::MAX: it ended before its status was read, as the browser
+        // the run starts to check its sandbox does at once.)
+        if root && *uid != u32::MAX {
             assert_eq!(*uid, 65_534, "as root, Chromium runs as nobody: {cmd}");
         }
     }
+}
+
+/// The relay that carries Chromium's own traffic serves that browser only:
+/// during a rendering crawl, another process (curl) that uses it as its
+/// proxy gets 407, and its request reaches no site.
+#[test]
+fn another_process_gets_407_from_the_browsers_relay_and_nothing_through() {
+    let web = web();
+    let browser = common::chromium().display().to_string();
+    let data = web.dir("relay");
+    let args = web.run_args(&data, 1, &["--delay", "400", "--render", "always", "--chromium", &browser]);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_layercrawl"))
+        .args(&args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("crawl");
+    let mut family = std::collections::BTreeSet::new();
+    let mut answers = std::collections::BTreeMap::<String, u32>::new();
+    while child.try_wait().expect("wait").is_none() {
+        let ports: std::collections::BTreeSet<String> = chromium_processes(child.id(), &mut family)
+            .into_iter()
+            .filter_map(|(_, cmd, _, _)| {
+                let at = cmd.find("--proxy-server=http://127.0.0.1:")? + "--proxy-server=http://".len();
+                Some(cmd[at..].split_whitespace().next()?.to_string())
+            })
+            .collect();
+        for proxy in ports {
+            let out = std::process::Command::new("curl")
+                .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-A", "another-process", "-x"])
+                .arg(format!("http://{proxy}"))
+                .arg("http://s000.test/app/")
+                .output()
+                .expect("curl");
+            // 000: the relay of a browser that just ended (the start check's).
+            *answers.entry(String::from_utf8_lossy(&out.stdout).into_owned()).or_default() += 1;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(child.wait().expect("wait").success());
+    assert!(answers.get("407").is_some_and(|n| *n > 0), "the relay was asked during the crawl: {answers:?}");
+    assert!(answers.keys().all(|code| code == "407" || code == "000"), "only 407s: {answers:?}");
+    let stats = web.farm.stats();
+    let through =
+        stats.hosts.values().flat_map(|h| h.log.iter()).filter(|r| r.agent.as_deref() == Some("another-process"));
+    assert_eq!(through.count(), 0, "a request of another process went through the relay");
+    assert!(read_docs(&data).iter().any(|d| d.rendered), "the crawl rendered its pages");
 }
 
 /// `layercrawl ARGS` as the shipped worker pod runs it (docs/src/security.md):

@@ -10,7 +10,8 @@ use std::time::Duration;
 use base64::Engine as _;
 use chromiumoxide::browser::{Browser, BrowserConfig};
 use chromiumoxide::cdp::browser_protocol::fetch::{
-    EnableParams, EventRequestPaused, FailRequestParams, FulfillRequestParams, HeaderEntry, RequestPattern,
+    AuthChallengeResponse, AuthChallengeResponseResponse, AuthChallengeSource, ContinueWithAuthParams, EnableParams,
+    EventAuthRequired, EventRequestPaused, FailRequestParams, FulfillRequestParams, HeaderEntry, RequestPattern,
 };
 use chromiumoxide::cdp::browser_protocol::network::{ErrorReason, ResourceType};
 use chromiumoxide::Page;
@@ -270,9 +271,41 @@ impl RenderExchange {
     async fn drive(&self, page: &Page, url: &Url, resp: &Response, max_body: u64) -> Result<String, String> {
         let cdp = |e: chromiumoxide::error::CdpError| e.to_string();
         let mut paused = page.event_listener::<EventRequestPaused>().await.map_err(cdp)?;
-        page.execute(EnableParams::builder().pattern(RequestPattern::builder().url_pattern("*").build()).build())
-            .await
-            .map_err(cdp)?;
+        let mut challenged = page.event_listener::<EventAuthRequired>().await.map_err(cdp)?;
+        page.execute(
+            EnableParams::builder()
+                .pattern(RequestPattern::builder().url_pattern("*").build())
+                .handle_auth_requests(true)
+                .build(),
+        )
+        .await
+        .map_err(cdp)?;
+        // What reaches the relay must carry its secret (`relay/`): Chromium
+        // is handed it when the relay challenges it, and nothing to anyone
+        // else (a server's challenge is cancelled).
+        let password = self.relay.password().to_string();
+        let answering_auth = {
+            let page = page.clone();
+            AbortOnDrop(tokio::spawn(async move {
+                while let Some(ev) = challenged.next().await {
+                    let proxy = ev.auth_challenge.source == Some(AuthChallengeSource::Proxy);
+                    let response = if proxy {
+                        AuthChallengeResponse {
+                            response: AuthChallengeResponseResponse::ProvideCredentials,
+                            username: Some(crate::fetch::relay::USER.to_string()),
+                            password: Some(password.clone()),
+                        }
+                    } else {
+                        AuthChallengeResponse {
+                            response: AuthChallengeResponseResponse::CancelAuth,
+                            username: None,
+                            password: None,
+                        }
+                    };
+                    let _ = page.execute(ContinueWithAuthParams::new(ev.request_id.clone(), response)).await;
+                }
+            }))
+        };
         let open = Arc::new(AtomicUsize::new(0));
         let asked = Arc::new(AtomicUsize::new(0));
         let last = Arc::new(Mutex::new(Instant::now()));
@@ -349,6 +382,7 @@ impl RenderExchange {
         tracing::debug!("{url}: settled {:?} after its load, {checks} looks at its DOM", loaded.elapsed());
         let html = page.content().await.map_err(|e| format!("cannot read the DOM: {e}"));
         drop(answering);
+        drop(answering_auth);
         html
     }
 
