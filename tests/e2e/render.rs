@@ -427,6 +427,10 @@ try {{ new SharedWorker("/w.js"); }} catch (e) {{}}
 try {{ new Worker(URL.createObjectURL(new Blob(['fetch("{c}/blob-worker", {{mode: "no-cors"}}).catch(() => {{}})']))); }} catch (e) {{}}
 try {{ navigator.sendBeacon("{c}/beacon", "x"); }} catch (e) {{}}
 fetch("{c}/fetch", {{mode: "no-cors"}}).catch(() => {{}});
+try {{ window.open("{c}/popup"); }} catch (e) {{}}
+try {{ window.open("http://canary.test/popup"); }} catch (e) {{}}
+try {{ const w = window.open("about:blank"); if (w) {{ w.location = "{c}/popup-nav"; }} }} catch (e) {{}}
+try {{ navigator.serviceWorker.register("/sw.js").catch(() => {{}}); }} catch (e) {{}}
 try {{
   const pc = new RTCPeerConnection({{iceServers: [{{urls: "stun:{canary}"}}]}});
   pc.createDataChannel("x");
@@ -482,8 +486,9 @@ fn a_rendered_page_reaches_no_address_the_crawl_does_not_allow() {
     let canary = Canary::start();
     let site = hostile_site(canary.addr);
     let tmp = tempfile::tempdir().expect("tempdir");
+    let bad_tls = BadCertificate::start(tmp.path());
     let seeds = tmp.path().join("seeds.txt");
-    std::fs::write(&seeds, "http://hostile.test/\n").expect("seeds");
+    std::fs::write(&seeds, "http://hostile.test/\nhttps://badcert.test/\n").expect("seeds");
     let data = tmp.path().join("data");
     let args: Vec<String> = [
         "run",
@@ -497,6 +502,8 @@ fn a_rendered_page_reaches_no_address_the_crawl_does_not_allow() {
         &format!("hostile.test={site}"),
         "--resolve",
         &format!("canary.test={}", canary.addr),
+        "--resolve",
+        &format!("badcert.test={}", bad_tls.addr),
         "--allow-private",
         "127.0.0.17",
         "--delay",
@@ -522,4 +529,55 @@ fn a_rendered_page_reaches_no_address_the_crawl_does_not_allow() {
     assert!(text.contains("The hostile page itself.") && text.contains("Its script ran."), "its DOM: {text:?}");
     assert_eq!(canary.tcp.load(Ordering::SeqCst), 0, "TCP connections reached the canary");
     assert_eq!(canary.udp.load(Ordering::SeqCst), 0, "UDP datagrams reached the canary");
+    // A page whose certificate no one signed is an error row, not a page.
+    let bad = docs.iter().find(|d| d.url == "https://badcert.test/").expect("the bad certificate's row");
+    assert!(bad.error.is_some() && bad.status != 200 && !bad.rendered, "an error row: {bad:?} {summary}");
+}
+
+/// An https server on 127.0.0.17 whose certificate is its own (self-signed,
+/// for `badcert.test`): `openssl s_server`, stopped when dropped.
+struct BadCertificate {
+    addr: std::net::SocketAddr,
+    server: std::process::Child,
+}
+
+impl BadCertificate {
+    fn start(dir: &std::path::Path) -> Self {
+        let (cert, key) = (dir.join("bad.pem"), dir.join("bad.key"));
+        let made = std::process::Command::new("openssl")
+            .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=badcert.test"])
+            .args(["-addext", "subjectAltName=DNS:badcert.test", "-keyout"])
+            .arg(&key)
+            .arg("-out")
+            .arg(&cert)
+            .output()
+            .expect("openssl req");
+        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+        let addr = std::net::TcpListener::bind("127.0.0.17:0").and_then(|l| l.local_addr()).expect("a free port");
+        let server = std::process::Command::new("openssl")
+            .args(["s_server", "-quiet", "-www", "-accept"])
+            .arg(addr.to_string())
+            .arg("-cert")
+            .arg(&cert)
+            .arg("-key")
+            .arg(&key)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("openssl s_server");
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::net::TcpStream::connect(addr).is_err() {
+            assert!(std::time::Instant::now() < until, "openssl s_server does not listen on {addr}");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Self { addr, server }
+    }
+}
+
+impl Drop for BadCertificate {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
 }
