@@ -30,8 +30,10 @@
 //! else gets `407` and goes nowhere, so no other process on the machine can
 //! use it as an open proxy, nor have it add an upstream proxy's
 //! credentials to its requests. The crawler's HTTP client sends the secret
-//! with each request; Chromium is handed it when the relay challenges it,
-//! through the DevTools protocol (`render/`).
+//! with each request; Chromium is handed it when a tab's request is
+//! challenged, through the DevTools protocol (`render/`). What Chromium
+//! sends from outside its tabs' sessions (pop-ups, shared workers,
+//! WebSockets) it does not authenticate: refused (docs/src/security.md).
 
 mod upstream;
 
