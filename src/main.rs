@@ -94,6 +94,16 @@ struct TaskArgs {
     /// AWS_BATCH_JOB_ARRAY_INDEX, SLURM_ARRAY_TASK_ID.
     #[arg(long, value_name = "VAR")]
     partition_from_env: Option<String>,
+    /// The lease generation of the driver that starts the task (the
+    /// processes and kubernetes executors pass it): the task watches the
+    /// lease, stops its requests when it cannot see it renewed, and commits
+    /// nothing once another run holds it (docs/src/cluster.md).
+    #[arg(long, value_name = "G")]
+    lease_generation: Option<u64>,
+    /// What was left of the driver's fence when it started the task, in ms;
+    /// without it the task first waits to see the lease renewed.
+    #[arg(long, value_name = "MS", requires = "lease_generation", hide = true)]
+    fence_ms: Option<u64>,
     /// Print what the task did as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -203,7 +213,15 @@ fn main() -> ExitCode {
                 .map(RunError::exit_code)
                 .or_else(|| e.downcast_ref::<layercrawl::config::ConfigError>().map(|_| 2))
                 .or_else(|| {
-                    e.downcast_ref::<TaskError>().map(|t| if matches!(t, TaskError::OutOfRange(_)) { 2 } else { 1 })
+                    // Out of range, or fenced off (a retry under the same
+                    // lease generation cannot commit either): 2.
+                    e.downcast_ref::<TaskError>().map(|t| {
+                        if matches!(t, TaskError::OutOfRange(_)) || t.fenced() {
+                            2
+                        } else {
+                            1
+                        }
+                    })
                 })
                 .or_else(|| e.downcast_ref::<BadTask>().map(|_| 2))
                 .or_else(|| e.downcast_ref::<rules_cmd::BadRules>().map(|_| 2))
@@ -322,7 +340,11 @@ fn task(args: &TaskArgs) -> anyhow::Result<()> {
         (_, Some(l)) => l,
         (_, None) => return Err(BadTask(format!("task {} needs --layer L", args.phase.as_str())).into()),
     };
-    let report = runtime()?.block_on(tasks::run_task(&args.data, args.phase, layer, part))?;
+    let fencing = args.lease_generation.map(|generation| tasks::Fencing {
+        generation,
+        valid_for: args.fence_ms.map(std::time::Duration::from_millis),
+    });
+    let report = runtime()?.block_on(tasks::run_task(&args.data, args.phase, layer, part, fencing))?;
     if args.json {
         println!("{}", serde_json::to_string(&report).context("encoding the report")?);
     } else {

@@ -32,6 +32,7 @@ pub(super) fn render_config(o: &Rendering) -> Result<crate::fetch::render::Rende
         timeout: o.render_timeout.0,
         max_pages: o.render_max,
         rule_patterns: Vec::new(),
+        no_sandbox: o.render_no_sandbox,
     })
 }
 

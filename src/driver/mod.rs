@@ -62,6 +62,10 @@ pub enum RunError {
     /// Another run holds the data location's lease.
     #[error("{0}")]
     Busy(String),
+    /// Rendering is asked for, and Chromium cannot start as it must (with
+    /// its sandbox, unless --render-no-sandbox).
+    #[error("rendering: {0}")]
+    Render(String),
     #[error("internal error: {0}")]
     Internal(String),
     /// SIGTERM (a pod being stopped, `kill`): the run stopped where it
@@ -75,8 +79,8 @@ impl RunError {
     #[must_use]
     pub fn exit_code(&self) -> i32 {
         match self {
-            Self::Seeds(_) | Self::Incompatible { .. } | Self::BadUrl { .. } | Self::Busy(_) => 2,
-            Self::Stage(StageError::LeaseLost) => 2,
+            Self::Seeds(_) | Self::Incompatible { .. } | Self::BadUrl { .. } | Self::Busy(_) | Self::Render(_) => 2,
+            Self::Stage(StageError::LeaseLost | StageError::Store(crate::store::StoreError::Fenced { .. })) => 2,
             // As a shell reports a process ended by SIGTERM.
             Self::Terminated => 143,
             _ => 1,
@@ -117,6 +121,7 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
         add_plan_seeds(&mut seeds, plan, &cfg.urls);
     }
     let store = Store::open(&cfg.data)?.with_compression(cfg.compression);
+    check_rendering(&cfg).await?;
     // One run per data location: before anything is written.
     let lease = take_lease(&store, cfg.wait).await?;
     // SIGTERM stops the run where it is (uncommitted tasks are redone by
@@ -133,6 +138,20 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
         tracing::warn!("cannot release the lease: {e}");
     }
     result
+}
+
+/// With rendering on, Chromium must start with its sandbox here, or the
+/// run is refused before it starts (docs/src/security.md); without the
+/// sandbox (`--render-no-sandbox`) every run says so.
+async fn check_rendering(cfg: &CrawlConfig) -> Result<(), RunError> {
+    if !cfg.fetch.render.active() {
+        return Ok(());
+    }
+    if cfg.fetch.render.no_sandbox {
+        tracing::warn!("{}", crate::fetch::render::NO_SANDBOX_WARNING);
+    }
+    // A fetcher of its own, dropped (its browser with it) once it started.
+    Fetcher::new(&cfg.fetch)?.prepare().await.map_err(RunError::Render)
 }
 
 /// Resolves when the process receives SIGTERM (never, if it cannot watch).
@@ -206,6 +225,7 @@ async fn run_leased(
         caches: OptimiseCtx::caches(cfg.partitions, cfg.optimise.cache_entries),
         cfg: Arc::new(cfg.optimise.clone()),
         budget: cfg.budget,
+        fence: Some(lease.fence()),
     };
     // The fetcher of the local executor; its governor's figures go into
     // each layer's summary.
@@ -229,11 +249,11 @@ async fn run_leased(
             catch_up: cfg.budget.max_pages.is_none() && cfg.fetch.max_pages_per_host.is_none(),
         }),
         ExecutorChoice::Processes { workers } => {
-            Box::new(exec::Processes::new(&cfg.data, *workers, !cfg.quiet && !cfg.json)?)
+            Box::new(exec::Processes::new(&cfg.data, *workers, !cfg.quiet && !cfg.json)?.with_fence(lease.fence()))
         }
-        ExecutorChoice::Kubernetes(k) => {
-            Box::new(exec::Kubernetes::connect(k.clone(), &cfg.data, cfg.partitions).await?)
-        }
+        ExecutorChoice::Kubernetes(k) => Box::new(
+            exec::Kubernetes::connect(k.clone(), &cfg.data, cfg.partitions).await?.with_generation(lease.generation()),
+        ),
     };
     let mut summary = RunSummary {
         data: store.location().to_string(),
@@ -272,13 +292,14 @@ async fn run_leased(
         let todo = sequencer::pending(store, Phase::Map, layer, cfg.partitions).await?;
         if !todo.is_empty() {
             check_lease(lease)?;
+            fence_tasks(store, lease, Phase::Map, layer, &todo).await?;
             if let (Some(budget), false) = (cfg.layer_timeout, matches!(cfg.executor, ExecutorChoice::Local)) {
                 // Tasks in other processes read when the layer must end.
                 let at = std::time::SystemTime::now() + budget;
                 let ms = at.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
                 store.put_json(&layout::layer_deadline(layer), &u64::try_from(ms).unwrap_or(u64::MAX)).await?;
             }
-            executor.run(&PhaseRun { phase: Phase::Map, layer, parts: todo }).await?;
+            executor.run(&PhaseRun { phase: Phase::Map, layer, parts: todo }).await.map_err(|e| lost_or(lease, e))?;
         }
         let (mut ls, within) = sequencer::map_summary(store, layer, cfg.partitions).await?;
         // Candidates the noise filter deferred into this layer's
@@ -310,7 +331,11 @@ async fn run_leased(
                     let todo = sequencer::pending(store, Phase::Optimise, layer, cfg.partitions).await?;
                     if !todo.is_empty() {
                         check_lease(lease)?;
-                        executor.run(&PhaseRun { phase: Phase::Optimise, layer, parts: todo }).await?;
+                        fence_tasks(store, lease, Phase::Optimise, layer, &todo).await?;
+                        executor
+                            .run(&PhaseRun { phase: Phase::Optimise, layer, parts: todo })
+                            .await
+                            .map_err(|e| lost_or(lease, e))?;
                     }
                     optimise::seal_layer(&optimiser, layer).await?
                 }
@@ -389,6 +414,32 @@ async fn take_lease(store: &Store, wait: bool) -> Result<Lease, RunError> {
 
 /// Stops the run when another driver took the lease over (this one had
 /// stalled past its expiry): two runs must never crawl at once.
+/// Raises the claims of the tasks about to run to this driver's lease
+/// generation, so that no attempt an older driver started commits from now
+/// on (`store/fencing.rs`).
+async fn fence_tasks(store: &Store, lease: &Lease, phase: Phase, layer: u32, parts: &[u32]) -> Result<(), RunError> {
+    use futures::{StreamExt, TryStreamExt};
+    let generation = lease.generation();
+    futures::stream::iter(parts.iter().map(|&p| {
+        let claim = layout::task_fence(layer, phase.as_str(), p);
+        async move { crate::store::fencing::raise(store, &claim, generation).await }
+    }))
+    .buffer_unordered(16)
+    .try_collect::<()>()
+    .await
+    .map_err(|e| RunError::Stage(StageError::Store(e)))
+}
+
+/// A phase that failed while this run lost its lease failed because of
+/// that (its tasks were fenced off): said so, with exit code 2.
+fn lost_or(lease: &Lease, e: ExecError) -> RunError {
+    if lease.lost() {
+        tracing::warn!("{e}");
+        return RunError::Stage(StageError::LeaseLost);
+    }
+    e.into()
+}
+
 fn check_lease(lease: &Lease) -> Result<(), RunError> {
     if lease.lost() {
         return Err(RunError::Busy(

@@ -8,7 +8,14 @@
 //! not start last and hold the phase. A task that fails (killed, out of
 //! memory, a storage error) is started again, up to [`ATTEMPTS`] times in
 //! all; its killed attempt's files are never published, so nothing is lost
-//! or doubled. A task that exits with code 2 (bad input) is not retried.
+//! or doubled. A task that exits with code 2 (bad input, or fenced off by
+//! a newer lease generation) is not retried.
+//!
+//! Each task gets the driver's lease generation and what is left of its
+//! fence (`--lease-generation`, `--fence-ms`): it watches the lease on its
+//! own, so a task whose driver was stopped stops too, and never commits
+//! once another run took the lease over (docs/src/cluster.md, "One run per
+//! data location"). No task starts once the driver's fence has run out.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -35,6 +42,9 @@ pub struct Processes {
     pub workers: usize,
     /// Progress bars on stderr.
     pub progress: bool,
+    /// The driver's fence (its lease's generation and how long it still
+    /// holds), handed to each task; none outside a run.
+    pub fence: Option<std::sync::Arc<crate::fence::Fence>>,
 }
 
 impl Processes {
@@ -45,11 +55,26 @@ impl Processes {
     pub fn new(data: &str, workers: usize, progress: bool) -> Result<Self, ExecError> {
         let exe = std::env::current_exe()
             .map_err(|e| ExecError::Setup(format!("cannot find this program's path to start tasks: {e}")))?;
-        Ok(Self { exe, data: data.to_string(), workers: workers.max(1), progress })
+        Ok(Self { exe, data: data.to_string(), workers: workers.max(1), progress, fence: None })
+    }
+
+    /// Its tasks act under `fence` (the driver's lease).
+    #[must_use]
+    pub fn with_fence(mut self, fence: std::sync::Arc<crate::fence::Fence>) -> Self {
+        self.fence = Some(fence);
+        self
     }
 
     fn args(&self, run: &PhaseRun, part: u32) -> Vec<String> {
         let mut a = vec!["task".into(), run.phase.as_str().into(), "--data".into(), self.data.clone()];
+        if let Some(f) = &self.fence {
+            a.extend([
+                "--lease-generation".into(),
+                f.generation().to_string(),
+                "--fence-ms".into(),
+                f.remaining().as_millis().to_string(),
+            ]);
+        }
         if run.phase != Phase::Merge {
             a.extend(["--layer".into(), run.layer.to_string(), "--partition".into(), part.to_string()]);
         }
@@ -58,6 +83,10 @@ impl Processes {
 
     /// Runs one attempt of one task; the error says how it ended.
     async fn attempt(&self, run: &PhaseRun, part: u32) -> Result<(), Failure> {
+        if self.fence.as_ref().is_some_and(|f| !f.holds()) {
+            let why = "not started: the run's lease could not be renewed in time, or was taken over".to_string();
+            return Err(Failure { why, retry: false });
+        }
         let mut cmd = tokio::process::Command::new(&self.exe);
         cmd.args(self.args(run, part))
             .stdin(Stdio::null())

@@ -1,7 +1,14 @@
 //! One unit of work run on its own (`layercrawl task`): given only the
 //! data store, the phase, the layer and the partition. Idempotent: a task
 //! already committed exits at once, successfully.
+//!
+//! Started by a driver, a task acts under the driver's lease generation
+//! ([`Fencing`]): it watches the lease (`store::lease::watch`), its
+//! requests stop and are abandoned when it can no longer see it renewed,
+//! and its commit is refused once a newer generation fenced it
+//! (`store/fencing.rs`; docs/src/cluster.md, "One run per data location").
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -11,7 +18,7 @@ use crate::error::StageError;
 use crate::map::{self, MapCtx};
 use crate::merge;
 use crate::optimise::{self, OptimiseCtx};
-use crate::store::{layout, Created, Store};
+use crate::store::{layout, lease, Created, Store};
 
 /// What a task did.
 #[derive(Clone, Debug, Serialize)]
@@ -38,13 +45,44 @@ pub enum TaskError {
     OutOfRange(String),
 }
 
-/// Runs task `part` of `phase` in `layer` on the crawl at `data`.
+impl TaskError {
+    /// Whether the task stopped because its lease ran out or another run
+    /// fenced it: no attempt under the same generation can commit.
+    #[must_use]
+    pub fn fenced(&self) -> bool {
+        matches!(self, Self::Stage(StageError::LeaseLost | StageError::Store(crate::store::StoreError::Fenced { .. })))
+    }
+}
+
+/// The lease a task acts under, as its driver hands it over.
+#[derive(Clone, Copy, Debug)]
+pub struct Fencing {
+    /// The driver's lease generation: the task's fencing token.
+    pub generation: u64,
+    /// What was left of the driver's fence when it started the task; none
+    /// when the task must first see the lease renewed (a pod).
+    pub valid_for: Option<std::time::Duration>,
+}
+
+/// Runs task `part` of `phase` in `layer` on the crawl at `data`, under
+/// `fencing` when a driver started it.
 ///
 /// # Errors
-/// A layer or partition outside the crawl's, or the task's failure.
-pub async fn run_task(data: &str, phase: Phase, layer: u32, part: u32) -> Result<TaskReport, TaskError> {
+/// A layer or partition outside the crawl's, the lease of another
+/// generation, or the task's failure.
+pub async fn run_task(
+    data: &str,
+    phase: Phase,
+    layer: u32,
+    part: u32,
+    fencing: Option<Fencing>,
+) -> Result<TaskReport, TaskError> {
     let started = Instant::now();
     let store = Store::open(data).map_err(StageError::from)?;
+    let fence = match fencing {
+        Some(f) => Some(lease::watch(&store, f.generation, f.valid_for).await.map_err(StageError::from)?),
+        None => None,
+    };
     let (state, settings) = crate::config::load_run(&store).await?;
     if phase != Phase::Merge && part >= state.partitions {
         return Err(TaskError::OutOfRange(format!(
@@ -66,6 +104,9 @@ pub async fn run_task(data: &str, phase: Phase, layer: u32, part: u32) -> Result
     let (created, attempt) = match phase {
         Phase::Map => {
             let mut ctx = MapCtx::open(store).await?;
+            if let Some(f) = &fence {
+                ctx.fetcher = ctx.fetcher.clone().with_fence(Arc::clone(f));
+            }
             // The layer's time budget counts from when its phase started,
             // not from when this task did (a task may wait for a worker).
             if let Some(deadline) = layer_deadline(&ctx.store, layer).await? {
@@ -75,7 +116,8 @@ pub async fn run_task(data: &str, phase: Phase, layer: u32, part: u32) -> Result
             (created, m.attempt)
         }
         Phase::Optimise => {
-            let ctx = OptimiseCtx::open(store).await?;
+            let mut ctx = OptimiseCtx::open(store).await?;
+            ctx.fence = fence;
             let (m, created) = optimise::optimise_task(&ctx, layer, part).await?;
             (created, m.attempt)
         }

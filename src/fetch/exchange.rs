@@ -89,4 +89,20 @@ pub trait Exchange: Send + Sync + 'static {
     /// of its body; conditional when `req.validators` is set (a 304 comes
     /// back as the response, without a body).
     fn get<'a>(&'a self, req: Request<'a>) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>>;
+
+    /// Hands over the run's fence (`crate::fence`) for the requests this
+    /// exchange makes on its own, outside [`Exchange::get`]'s future (a
+    /// rendered page's, its browser's relay): none may outlive it. Most
+    /// exchanges make none: the scheduler fences theirs.
+    fn set_fence(&self, _fence: &std::sync::Arc<crate::fence::Fence>) {}
+
+    /// Starts what the exchange needs before its first request (the
+    /// rendering browser), so that a run that cannot have it is refused at
+    /// start rather than at its first page.
+    ///
+    /// # Errors
+    /// Why it cannot start, in one line.
+    fn prepare(&self) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
 }

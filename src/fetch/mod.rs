@@ -225,8 +225,19 @@ impl Fetcher {
     /// This fetcher stops starting requests once `fence` runs out.
     #[must_use]
     pub fn with_fence(mut self, fence: Arc<crate::fence::Fence>) -> Self {
+        self.exchange.set_fence(&fence);
         self.fence = Some(fence);
         self
+    }
+
+    /// Starts what its exchange needs before the first request (the
+    /// rendering browser, with its sandbox): a run that cannot have it is
+    /// refused at start.
+    ///
+    /// # Errors
+    /// Why not, in one line.
+    pub async fn prepare(&self) -> Result<(), String> {
+        self.exchange.prepare().await
     }
 
     /// Whether the run's fence has run out: nothing may be requested or

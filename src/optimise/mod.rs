@@ -78,6 +78,9 @@ pub struct OptimiseCtx {
     /// of one process; the visited store stays authoritative, so a fresh
     /// set of empty lists (a task in another process) only costs lookups.
     pub caches: Arc<Vec<Mutex<VisitCache>>>,
+    /// The fence its tasks commit under (`store/fencing.rs`): the driver's
+    /// lease, or the watch of a task run on its own; none outside a run.
+    pub fence: Option<Arc<crate::fence::Fence>>,
 }
 
 impl OptimiseCtx {
@@ -97,6 +100,7 @@ impl OptimiseCtx {
             caches: Self::caches(state.partitions, settings.optimise.cache_entries),
             cfg: Arc::new(settings.optimise),
             budget: settings.pages.budget,
+            fence: None,
         })
     }
 
@@ -290,6 +294,7 @@ pub async fn seal_layer(ctx: &OptimiseCtx, layer: u32) -> Result<NextManifest, S
     crate::shuffle::clear(store, layer).await?;
     attempt::discard(store, &layout::labels_dir(layer)).await?;
     attempt::discard(store, &layout::layer_attempts(layer)).await?;
+    attempt::discard(store, &layout::layer_fences(layer)).await?;
     Ok(m)
 }
 
@@ -308,7 +313,7 @@ pub async fn optimise_task(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<(Opt
         return Ok((done, Created::Existed));
     }
     let started = std::time::Instant::now();
-    let attempt = Attempt::start(&task_dir);
+    let attempt = Attempt::start(&task_dir).fenced_by(layout::task_fence(layer, "optimise", k), ctx.fence.clone());
     let staged = OptimiseCtx { store: attempt.store(&ctx.store), ..ctx.clone() };
     let part = optimise_partition(&staged, layer, k).await?;
     let n_labels = part.labels.len() as u64;

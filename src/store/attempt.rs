@@ -16,11 +16,13 @@
 //! attempt, and its folder still holds what is left to move.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::{Created, Store, StoreError};
+use super::{fencing, Created, Store, StoreError};
+use crate::fence::Fence;
 
 /// One attempt of one unit of work.
 #[derive(Clone, Debug)]
@@ -31,6 +33,9 @@ pub struct Attempt {
     pub task_dir: String,
     /// This attempt's own folder, under `task_dir`.
     pub dir: String,
+    /// The fence it runs under and its task's claim (`fencing.rs`): none
+    /// outside a run (a unit of work called by a program of its own).
+    pub fence: Option<(String, Arc<Fence>)>,
 }
 
 /// This machine's name (a pod's name on Kubernetes).
@@ -52,7 +57,36 @@ impl Attempt {
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let seed = format!("{}/{}/{nanos}/{}", host_name(), std::process::id(), SEQ.fetch_add(1, Ordering::Relaxed));
         let id = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(seed.as_bytes()));
-        Self { dir: format!("{task_dir}/{id}"), task_dir: task_dir.to_string(), id }
+        Self { dir: format!("{task_dir}/{id}"), task_dir: task_dir.to_string(), id, fence: None }
+    }
+
+    /// This attempt commits only while `fence` holds and its generation
+    /// passes the task's claim at `claim` (`layout::task_fence`).
+    #[must_use]
+    pub fn fenced_by(mut self, claim: String, fence: Option<Arc<Fence>>) -> Self {
+        self.fence = fence.map(|f| (claim, f));
+        self
+    }
+
+    /// The last step before a commit: the attempt's fence still holds and
+    /// its generation passes the task's claim (a conditional write).
+    ///
+    /// # Errors
+    /// [`StoreError::Fenced`] when this attempt must not commit; a storage
+    /// failure.
+    pub async fn pass_fence(&self, base: &Store) -> Result<(), StoreError> {
+        let Some((claim, fence)) = &self.fence else { return Ok(()) };
+        if !fence.holds() {
+            return Err(StoreError::Fenced {
+                path: claim.clone(),
+                ours: fence.generation(),
+                why: "its lease was not renewed in time, or was taken over".into(),
+            });
+        }
+        match fence.generation() {
+            0 => Ok(()),
+            generation => fencing::pass(base, claim, generation, &self.id).await,
+        }
     }
 
     /// The data store as this attempt writes to it: into its folder.
@@ -83,6 +117,7 @@ pub async fn commit<M: Committed>(
     attempt: &Attempt,
     manifest: M,
 ) -> Result<(M, Created), StoreError> {
+    attempt.pass_fence(base).await?;
     match base.put_json_new(path, &manifest).await? {
         Created::New => {
             base.publish(&attempt.dir).await?;

@@ -130,6 +130,17 @@ pub fn layer_attempts(layer: u32) -> String {
 pub fn task_attempts(layer: u32, phase: &str, part: u32) -> String {
     format!("{}/{phase}-{part:05}", layer_attempts(layer))
 }
+/// The fencing claims of the tasks of one layer (see `store::fencing`).
+#[must_use]
+pub fn layer_fences(layer: u32) -> String {
+    format!("state/fence/layer={layer}")
+}
+/// The fencing claim of one task: the newest lease generation that
+/// fenced it, and the attempt that passed it to commit.
+#[must_use]
+pub fn task_fence(layer: u32, phase: &str, part: u32) -> String {
+    format!("{}/{phase}-{part:05}.json", layer_fences(layer))
+}
 /// The crawl's id for its sink (docs/src/kafka.md): random, made by the
 /// first map task that publishes, the same for every resumed run.
 pub const SINK_RUN: &str = "state/sink/run.json";

@@ -13,6 +13,7 @@ pub mod attempt;
 mod cloud;
 pub mod column;
 pub mod conformance;
+pub mod fencing;
 pub mod layout;
 pub mod lease;
 mod lock;
@@ -72,6 +73,10 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    /// A task attempt's commit refused by its fence (`fencing.rs`): the
+    /// lease it ran under ran out, or a newer generation fenced the task.
+    #[error("{path}: this attempt ran under lease generation {ours} and commits nothing: {why}. Another run holds the data location (docs/src/cluster.md, \"One run per data location\")")]
+    Fenced { path: String, ours: u64, why: String },
     /// A backend that cannot replace an object conditionally.
     #[error("storage error at {path}: this backend cannot replace an object conditionally")]
     NoConditionalReplace { path: String },

@@ -245,10 +245,133 @@ fn chromium_gets_none_of_the_crawlers_environment_and_keeps_its_sandbox() {
     assert!(ours.iter().any(|(_, env, _)| env.contains("LANG=C.UTF-8") && env.contains("TMPDIR=")), "the launcher's");
     for (cmd, _, uid) in &ours {
         assert!(!cmd.contains("--no-sandbox"), "sandbox kept on: {cmd}");
-        if root {
+        // (u32::MAX: it ended before its status was read, as the browser
+        // the run starts to check its sandbox does at once.)
+        if root && *uid != u32::MAX {
             assert_eq!(*uid, 65_534, "as root, Chromium runs as nobody: {cmd}");
         }
     }
+}
+
+/// The relay that carries Chromium's own traffic serves that browser only:
+/// during a rendering crawl, another process (curl) that uses it as its
+/// proxy gets 407, and its request reaches no site.
+#[test]
+fn another_process_gets_407_from_the_browsers_relay_and_nothing_through() {
+    let web = web();
+    let browser = common::chromium().display().to_string();
+    let data = web.dir("relay");
+    let args = web.run_args(&data, 1, &["--delay", "400", "--render", "always", "--chromium", &browser]);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_layercrawl"))
+        .args(&args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("crawl");
+    let mut family = std::collections::BTreeSet::new();
+    let mut answers = std::collections::BTreeMap::<String, u32>::new();
+    while child.try_wait().expect("wait").is_none() {
+        let ports: std::collections::BTreeSet<String> = chromium_processes(child.id(), &mut family)
+            .into_iter()
+            .filter_map(|(_, cmd, _, _)| {
+                let at = cmd.find("--proxy-server=http://127.0.0.1:")? + "--proxy-server=http://".len();
+                Some(cmd[at..].split_whitespace().next()?.to_string())
+            })
+            .collect();
+        for proxy in ports {
+            let out = std::process::Command::new("curl")
+                .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-A", "another-process", "-x"])
+                .arg(format!("http://{proxy}"))
+                .arg("http://s000.test/app/")
+                .output()
+                .expect("curl");
+            // 000: the relay of a browser that just ended (the start check's).
+            *answers.entry(String::from_utf8_lossy(&out.stdout).into_owned()).or_default() += 1;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(child.wait().expect("wait").success());
+    assert!(answers.get("407").is_some_and(|n| *n > 0), "the relay was asked during the crawl: {answers:?}");
+    assert!(answers.keys().all(|code| code == "407" || code == "000"), "only 407s: {answers:?}");
+    let stats = web.farm.stats();
+    let through =
+        stats.hosts.values().flat_map(|h| h.log.iter()).filter(|r| r.agent.as_deref() == Some("another-process"));
+    assert_eq!(through.count(), 0, "a request of another process went through the relay");
+    assert!(read_docs(&data).iter().any(|d| d.rendered), "the crawl rendered its pages");
+}
+
+/// `layercrawl ARGS` as the shipped worker pod runs it (docs/src/security.md):
+/// a non-root user (65534) with no new privileges, `restricted` taking away
+/// user namespaces as a seccomp profile that forbids them does (a user
+/// namespace whose limit of nested ones is spent: the crawler sees itself
+/// as 65534, and the files of the test's user as its own).
+fn as_the_pod(args: &[String], restricted: bool, rust_log: &str) -> std::process::Output {
+    let bin = env!("CARGO_BIN_EXE_layercrawl");
+    let mut cmd = std::process::Command::new(if restricted { "unshare" } else { "setpriv" });
+    if restricted {
+        cmd.args(["-U", "-r", "sh", "-c"]).arg(
+            "echo 1 > /proc/sys/user/max_user_namespaces && exec unshare -U --map-user=65534 --map-group=65534 setpriv --no-new-privs \"$0\" \"$@\"",
+        );
+    } else {
+        cmd.args(["--no-new-privs", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]);
+    }
+    cmd.arg(bin).args(args).env("RUST_LOG", rust_log).output().expect("run layercrawl as the pod would")
+}
+
+/// No silent fallback to an unsandboxed browser: run as the worker pod
+/// runs (non-root, no new privileges), rendering is sandboxed where the
+/// kernel gives the sandbox what it needs, refused at start (exit 2, one
+/// line naming --render-no-sandbox) where it does not, and unsandboxed only
+/// when asked, with a warning.
+#[test]
+fn rendering_is_sandboxed_or_refused_never_silently_unsandboxed() {
+    let web = web();
+    let browser = common::chromium().display().to_string();
+    let flags = ["--delay", "0", "--render", "always", "--render-max", "2", "--chromium", &browser];
+    let unsandboxed = |err: &str| err.contains("WITHOUT its sandbox") || err.contains("rendering without it");
+
+    // No user namespaces: refused, before anything is written.
+    let data = web.dir("refused");
+    let out = as_the_pod(&web.run_args(&data, 1, &flags), true, "warn");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!unsandboxed(&err), "Chromium ran without its sandbox, unasked: {err}");
+    assert_eq!(out.status.code(), Some(2), "refused at start: {err}");
+    let said: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(said.len(), 1, "one line says why: {err}");
+    assert!(said[0].contains("sandbox") && said[0].contains("--render-no-sandbox"), "and what to change: {err}");
+    assert!(!data.join("doc").exists() && !data.join("state/lease.json").exists(), "nothing written: {err}");
+
+    // Asked for: rendered without it, and told so.
+    let data = web.dir("asked");
+    let mut args = web.run_args(&data, 1, &flags);
+    args.push("--render-no-sandbox".into());
+    let out = as_the_pod(&args, true, "warn");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("WITHOUT its sandbox"), "warned on every run: {err}");
+    assert!(read_docs(&data).iter().any(|d| d.rendered), "rendered");
+
+    // With user namespaces, as user 65534 (its own folder for the data and
+    // the seeds: the test's are its user's alone): rendered, sandboxed.
+    let open = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(open.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).expect("chmod");
+    let seeds = open.path().join("seeds.txt");
+    std::fs::copy(&web.seeds, &seeds).expect("seeds");
+    std::fs::set_permissions(&seeds, std::os::unix::fs::PermissionsExt::from_mode(0o644)).expect("chmod");
+    let data = open.path().join("sandboxed");
+    let mut args = web.run_args(&data, 1, &flags);
+    let at = args.iter().position(|a| a == "--seeds").expect("--seeds") + 1;
+    args[at] = seeds.display().to_string();
+    let out = as_the_pod(&args, false, "info");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!unsandboxed(&err), "{err}");
+    // (The log's fields are coloured: its escapes taken out.)
+    let mut parts = err.split('\u{1b}');
+    let mut plain = parts.next().unwrap_or_default().to_string();
+    plain.extend(parts.map(|part| part.split_once('m').map_or(part, |(_, rest)| rest)));
+    assert!(plain.contains("Chromium started for rendering") && plain.contains("sandbox=true"), "sandboxed: {plain}");
+    assert!(read_docs(&data).iter().any(|d| d.rendered), "rendered");
 }
 
 /// A listener on 127.0.0.66, an address the crawl below does not allow,
@@ -305,6 +428,10 @@ try {{ new SharedWorker("/w.js"); }} catch (e) {{}}
 try {{ new Worker(URL.createObjectURL(new Blob(['fetch("{c}/blob-worker", {{mode: "no-cors"}}).catch(() => {{}})']))); }} catch (e) {{}}
 try {{ navigator.sendBeacon("{c}/beacon", "x"); }} catch (e) {{}}
 fetch("{c}/fetch", {{mode: "no-cors"}}).catch(() => {{}});
+try {{ window.open("{c}/popup"); }} catch (e) {{}}
+try {{ window.open("http://canary.test/popup"); }} catch (e) {{}}
+try {{ const w = window.open("about:blank"); if (w) {{ w.location = "{c}/popup-nav"; }} }} catch (e) {{}}
+try {{ navigator.serviceWorker.register("/sw.js").catch(() => {{}}); }} catch (e) {{}}
 try {{
   const pc = new RTCPeerConnection({{iceServers: [{{urls: "stun:{canary}"}}]}});
   pc.createDataChannel("x");
@@ -360,8 +487,9 @@ fn a_rendered_page_reaches_no_address_the_crawl_does_not_allow() {
     let canary = Canary::start();
     let site = hostile_site(canary.addr);
     let tmp = tempfile::tempdir().expect("tempdir");
+    let bad_tls = BadCertificate::start(tmp.path());
     let seeds = tmp.path().join("seeds.txt");
-    std::fs::write(&seeds, "http://hostile.test/\n").expect("seeds");
+    std::fs::write(&seeds, "http://hostile.test/\nhttps://badcert.test/\n").expect("seeds");
     let data = tmp.path().join("data");
     let args: Vec<String> = [
         "run",
@@ -375,6 +503,8 @@ fn a_rendered_page_reaches_no_address_the_crawl_does_not_allow() {
         &format!("hostile.test={site}"),
         "--resolve",
         &format!("canary.test={}", canary.addr),
+        "--resolve",
+        &format!("badcert.test={}", bad_tls.addr),
         "--allow-private",
         "127.0.0.17",
         "--delay",
@@ -400,4 +530,55 @@ fn a_rendered_page_reaches_no_address_the_crawl_does_not_allow() {
     assert!(text.contains("The hostile page itself.") && text.contains("Its script ran."), "its DOM: {text:?}");
     assert_eq!(canary.tcp.load(Ordering::SeqCst), 0, "TCP connections reached the canary");
     assert_eq!(canary.udp.load(Ordering::SeqCst), 0, "UDP datagrams reached the canary");
+    // A page whose certificate no one signed is an error row, not a page.
+    let bad = docs.iter().find(|d| d.url == "https://badcert.test/").expect("the bad certificate's row");
+    assert!(bad.error.is_some() && bad.status != 200 && !bad.rendered, "an error row: {bad:?} {summary}");
+}
+
+/// An https server on 127.0.0.17 whose certificate is its own (self-signed,
+/// for `badcert.test`): `openssl s_server`, stopped when dropped.
+struct BadCertificate {
+    addr: std::net::SocketAddr,
+    server: std::process::Child,
+}
+
+impl BadCertificate {
+    fn start(dir: &std::path::Path) -> Self {
+        let (cert, key) = (dir.join("bad.pem"), dir.join("bad.key"));
+        let made = std::process::Command::new("openssl")
+            .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=badcert.test"])
+            .args(["-addext", "subjectAltName=DNS:badcert.test", "-keyout"])
+            .arg(&key)
+            .arg("-out")
+            .arg(&cert)
+            .output()
+            .expect("openssl req");
+        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+        let addr = std::net::TcpListener::bind("127.0.0.17:0").and_then(|l| l.local_addr()).expect("a free port");
+        let server = std::process::Command::new("openssl")
+            .args(["s_server", "-quiet", "-www", "-accept"])
+            .arg(addr.to_string())
+            .arg("-cert")
+            .arg(&cert)
+            .arg("-key")
+            .arg(&key)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("openssl s_server");
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::net::TcpStream::connect(addr).is_err() {
+            assert!(std::time::Instant::now() < until, "openssl s_server does not listen on {addr}");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Self { addr, server }
+    }
+}
+
+impl Drop for BadCertificate {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
 }

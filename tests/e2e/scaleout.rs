@@ -332,3 +332,153 @@ fn a_killed_driver_takes_its_tasks_with_it_and_the_same_command_resumes() {
     common::crawl_ok(&args);
     assert_eq!(crawl_of(&data), want, "the resumed crawl is the uninterrupted one");
 }
+
+/// The lease fences every task (docs/src/cluster.md, "One run per data
+/// location"): a driver stopped (SIGSTOP) past its lease's expiry leaves
+/// its workers running; they must stop their requests and commit nothing
+/// before a second driver (`--wait`) may take the lease over, and the first
+/// driver, resumed (SIGCONT) after the takeover, must start nothing. Each
+/// driver sends its own User-Agent, so the test web's log tells their
+/// requests apart.
+#[test]
+fn a_driver_stopped_past_its_lease_has_its_workers_fenced_off_before_a_takeover() {
+    let web = Web::start(FarmConfig {
+        sites: 5,
+        pages: 30,
+        faults: false,
+        seed: 17,
+        log_requests: true,
+        ..FarmConfig::default()
+    });
+    let farm_started = Instant::now();
+    let want = local_reference(&web, 1);
+    let data = web.dir("fenced");
+    // The first driver's layer 1 is slow (a page every 30 s per host): its
+    // workers still have minutes of work when it is stopped.
+    let mut first_args = web.run_args(&data, 1, &["--partitions", "6", "--delay", "30000"]);
+    first_args
+        .extend(["--executor", "processes", "--workers", "2", "--user-agent", "first-driver/1"].map(String::from));
+    let logs = web.dir("logs");
+    std::fs::create_dir_all(&logs).expect("logs folder");
+    let file = |name: &str| std::fs::File::create(logs.join(name)).expect("log file");
+    let mut first = Command::new(env!("CARGO_BIN_EXE_layercrawl"))
+        .args(&first_args)
+        .env("RUST_LOG", "warn")
+        .stdout(file("first.out"))
+        .stderr(file("first.err"))
+        .spawn()
+        .expect("start the first driver");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let workers = loop {
+        let tasks = map_children_of_layer(first.id(), Some(1));
+        if !tasks.is_empty() {
+            break tasks;
+        }
+        assert!(Instant::now() < deadline, "no map task of layer 1 appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_secs(3));
+    let signal = |pid: u32, sig: &str| {
+        let ok = Command::new("kill").args([sig, &pid.to_string()]).status().expect("kill").success();
+        assert!(ok, "kill {sig} {pid}");
+    };
+    let lease = data.join("state/lease.json");
+    let token_of = |path: &Path| -> String {
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).expect("lease")).expect("lease JSON");
+        v["token"].as_str().expect("token").to_string()
+    };
+    let first_token = token_of(&lease);
+    signal(first.id(), "-STOP");
+    let stopped = Instant::now();
+    let mut second_args = web.run_args(&data, 1, &["--partitions", "6", "--delay", "0"]);
+    second_args.extend(
+        ["--executor", "processes", "--workers", "2", "--user-agent", "second-driver/1", "--wait"].map(String::from),
+    );
+    let second = Command::new(env!("CARGO_BIN_EXE_layercrawl"))
+        .args(&second_args)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the second driver");
+    // Killed, should an assertion below fail before it is waited for.
+    let mut second = KillOnDrop(Some(second));
+
+    // The stopped driver's workers see no renewal: they stop within its
+    // fence (40 s after its last renewal, at most 40 s before the stop)
+    // and a little more, long before a takeover (60 s after the last
+    // renewal at the earliest).
+    let fenced_by = stopped + Duration::from_secs(45);
+    while workers.iter().any(|&pid| runs(pid)) {
+        if Instant::now() > fenced_by {
+            signal(first.id(), "-CONT");
+            let _ = first.kill();
+            panic!("the stopped driver's workers {workers:?} still run 45 s after it was stopped: nothing fences them");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let workers_gone = Instant::now();
+
+    // The second driver takes the lease over once the first's heartbeat
+    // has not moved for the expiry; then the first is resumed.
+    let deadline = Instant::now() + Duration::from_secs(240);
+    while token_of(&lease) == first_token {
+        assert!(Instant::now() < deadline, "the second driver never took the lease over");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let took_over = Instant::now();
+    signal(first.id(), "-CONT");
+    let first_status = first.wait().expect("wait for the first driver");
+    let first_err = std::fs::read_to_string(logs.join("first.err")).unwrap_or_default();
+    assert_eq!(first_status.code(), Some(2), "the resumed first driver stops, saying why: {first_err}");
+    assert!(first_err.contains("lease"), "{first_err}");
+    let second = second.0.take().expect("the second driver");
+    let s = ok(&second.wait_with_output().expect("wait for the second driver"), "the second driver");
+    assert_eq!(s["executor"], "processes");
+
+    // No request of the first driver's after its workers were fenced off
+    // (so none after the takeover, nor after it was resumed).
+    let farm_ms = |t: Instant| t.duration_since(farm_started).as_secs_f64() * 1000.0;
+    let stats = web.farm.stats();
+    let first_requests: Vec<f64> = stats
+        .hosts
+        .values()
+        .flat_map(|h| h.log.iter())
+        .filter(|r| r.agent.as_deref().is_some_and(|a| a.contains("first-driver")))
+        .map(|r| r.at_ms)
+        .collect();
+    assert!(!first_requests.is_empty(), "the first driver crawled before it was stopped");
+    let late: Vec<f64> = first_requests.iter().copied().filter(|&at| at > farm_ms(workers_gone) + 50.0).collect();
+    assert!(
+        late.is_empty(),
+        "requests of the first driver reached the web after its workers were fenced off: {late:?}"
+    );
+    assert!(farm_ms(took_over) > farm_ms(workers_gone), "fenced off before the takeover");
+
+    // None of its workers' commits landed after they were fenced off: no
+    // map manifest of layer 1 was written between then and the takeover
+    // (the first driver started nothing after it either: it exited 2).
+    let wall = |t: Instant| std::time::SystemTime::now() - Instant::now().duration_since(t);
+    for entry in std::fs::read_dir(data.join("state/manifest/layer=1")).expect("layer 1's manifests").flatten() {
+        let written = entry.metadata().and_then(|m| m.modified()).expect("mtime");
+        assert!(
+            written <= wall(workers_gone) || written >= wall(took_over),
+            "{} was committed after the first driver's workers were fenced off, before the takeover",
+            entry.path().display()
+        );
+    }
+    assert_eq!(crawl_of(&data), want, "the rows are those of a clean run");
+}
+
+/// A child process killed when dropped (a test that fails half-way leaves
+/// no driver behind).
+struct KillOnDrop(Option<std::process::Child>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}

@@ -141,7 +141,8 @@ pub(crate) async fn handle(core: Arc<Core>, req: Request<Incoming>) -> Result<Re
         validators::apply(req.headers(), &mut resp, changed_in);
     }
     let body_bytes = resp.body().whole().map_or(0, |b| b.len() as u64);
-    core.stats.finish(&slot, pq, arrival.at_ms, resp.status().as_u16(), body_bytes);
+    let agent = req.headers().get(hyper::header::USER_AGENT).and_then(|v| v.to_str().ok());
+    core.stats.finish(&slot, pq, arrival.at_ms, resp.status().as_u16(), body_bytes, agent);
     resp.body_mut().set_guard(arrival.guard);
     Ok(resp)
 }

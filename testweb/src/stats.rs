@@ -115,6 +115,9 @@ pub struct RequestLog {
     /// Arrival, in ms since the farm started.
     pub at_ms: f64,
     pub status: u16,
+    /// The request's `User-Agent`, when it sent one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 #[derive(Default)]
@@ -260,14 +263,24 @@ impl LiveStats {
         Arrival { gap, at_ms, guard: InFlight { stats: Arc::clone(self), slot, at_ms, whole: false } }
     }
 
-    /// Records the status a request got (when its response head is ready).
-    pub fn finish(&self, slot: &Slot, path_and_query: &str, at_ms: f64, status: u16, body_bytes: u64) {
+    /// Records the status a request got (when its response head is ready);
+    /// `agent` is its `User-Agent`.
+    pub fn finish(
+        &self,
+        slot: &Slot,
+        path_and_query: &str,
+        at_ms: f64,
+        status: u16,
+        body_bytes: u64,
+        agent: Option<&str>,
+    ) {
         let log = self.log;
         self.with(slot, |l| {
             *l.s.statuses.entry(status).or_insert(0) += 1;
             l.s.body_bytes += body_bytes;
             if log && l.s.log.len() < LOG_CAP {
-                l.s.log.push(RequestLog { path: path_and_query.to_string(), at_ms, status });
+                let agent = agent.map(str::to_string);
+                l.s.log.push(RequestLog { path: path_and_query.to_string(), at_ms, status, agent });
             }
         });
     }
@@ -413,14 +426,14 @@ mod tests {
     fn counts_gaps_in_flight_and_disallowed() {
         let st = Arc::new(LiveStats::new(vec!["a.test".into(), "b.test".into()], true));
         let a1 = st.arrive(Slot::Known(0), "/robots.txt", true, false);
-        st.finish(&Slot::Known(0), "/robots.txt", a1.at_ms, 200, 0);
+        st.finish(&Slot::Known(0), "/robots.txt", a1.at_ms, 200, 0, None);
         std::thread::sleep(std::time::Duration::from_millis(20));
         let a2 = st.arrive(Slot::Known(0), "/private/x", false, true);
-        st.finish(&Slot::Known(0), "/private/x", a2.at_ms, 200, 0);
+        st.finish(&Slot::Known(0), "/private/x", a2.at_ms, 200, 0, None);
         assert!(a2.gap.expect("second request has a gap") >= std::time::Duration::from_millis(20));
         drop(a1);
         let o = st.arrive(Slot::Other("ext.test".into()), "/", false, false);
-        st.finish(&Slot::Other("ext.test".into()), "/", o.at_ms, 404, 0);
+        st.finish(&Slot::Other("ext.test".into()), "/", o.at_ms, 404, 0, None);
         let snap = st.snapshot();
         let a = &snap.hosts["a.test"];
         assert_eq!((a.requests, a.robots_requests, a.max_in_flight), (2, 1, 2));

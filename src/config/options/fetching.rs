@@ -215,4 +215,11 @@ pub struct Rendering {
     /// The Chromium to render with; `chromium` on the PATH when not given.
     #[arg(long, value_name = "PATH")]
     pub chromium: Option<PathBuf>,
+    /// Render with Chromium's sandbox off, where it cannot run (no user
+    /// namespaces, a seccomp profile that forbids them) and only for pages
+    /// you trust: a page that takes over the renderer then runs as the
+    /// crawler's user. Warned about on every run. Without it, a run whose
+    /// Chromium cannot start sandboxed is refused at start (docs/src/security.md).
+    #[arg(long)]
+    pub render_no_sandbox: bool,
 }

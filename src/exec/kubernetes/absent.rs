@@ -20,6 +20,12 @@ impl Kubernetes {
     pub async fn connect(_: KubeSettings, _: &str, _: u32) -> Result<Self, ExecError> {
         Err(ExecError::Setup(NotBuilt::new("--executor kubernetes", "kubernetes").to_string()))
     }
+
+    /// Never called: no value of this type exists.
+    #[must_use]
+    pub fn with_generation(self, _: u64) -> Self {
+        match self {}
+    }
 }
 
 impl Executor for Kubernetes {

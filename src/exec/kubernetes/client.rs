@@ -25,6 +25,9 @@ pub struct Kubernetes {
     partitions: u32,
     client: kube::Client,
     namespace: String,
+    /// The driver's lease generation, handed to every task pod
+    /// (`--lease-generation`; docs/src/cluster.md).
+    generation: Option<u64>,
 }
 
 impl Kubernetes {
@@ -40,11 +43,25 @@ impl Kubernetes {
             ))
         })?;
         let namespace = settings.namespace.clone().unwrap_or_else(|| client.default_namespace().to_string());
-        Ok(Self { settings, data: data.to_string(), partitions, client, namespace })
+        Ok(Self { settings, data: data.to_string(), partitions, client, namespace, generation: None })
+    }
+
+    /// Its task pods act under lease generation `generation`: they watch
+    /// the lease and commit nothing once another run holds it.
+    #[must_use]
+    pub fn with_generation(mut self, generation: u64) -> Self {
+        self.generation = Some(generation);
+        self
     }
 
     fn spec(&self, run: &PhaseRun) -> Value {
-        job_object(&self.settings, &self.data, self.partitions, run.phase, run.layer)
+        let mut job = job_object(&self.settings, &self.data, self.partitions, run.phase, run.layer);
+        if let (Some(g), Some(args)) =
+            (self.generation, job.pointer_mut("/spec/template/spec/containers/0/args").and_then(Value::as_array_mut))
+        {
+            args.extend([Value::from("--lease-generation"), Value::from(g.to_string())]);
+        }
+        job
     }
 
     /// The last lines of the log of index `index`'s latest pod, for the
@@ -127,9 +144,17 @@ impl Executor for Kubernetes {
             match api.create(&PostParams::default(), &job).await {
                 Ok(_) => tracing::info!(job = %name, "created"),
                 Err(kube::Error::Api(s)) if s.code == 409 => {
-                    // Left by an earlier driver: watch it, unless it failed.
+                    // Left by an earlier driver: watch it, unless it failed,
+                    // or its pods act under another lease generation (they
+                    // would be fenced off: docs/src/cluster.md).
                     let old = api.get(&name).await.map_err(|e| api_err("reading", e))?;
-                    if matches!(ended(&old), Some(Ended::Failed { .. })) {
+                    let args = |j: &Job| {
+                        j.spec
+                            .as_ref()
+                            .and_then(|s| s.template.spec.as_ref())
+                            .and_then(|s| s.containers.first()?.args.clone())
+                    };
+                    if matches!(ended(&old), Some(Ended::Failed { .. })) || args(&old) != args(&job) {
                         let dp = DeleteParams {
                             propagation_policy: Some(PropagationPolicy::Foreground),
                             ..DeleteParams::default()

@@ -196,7 +196,8 @@ impl ProxyExchange {
             let relay = Relay::bind(resolver.clone(), Upstream::Proxy(hop), cfg.connect_timeout)
                 .map_err(|e| FetchError::Client(format!("proxy {}: no loopback relay: {e}", display_name(&url))))?;
             let proxy = reqwest::Proxy::all(relay.url())
-                .map_err(|e| FetchError::Client(format!("proxy {}: {e}", display_name(&url))))?;
+                .map_err(|e| FetchError::Client(format!("proxy {}: {e}", display_name(&url))))?
+                .basic_auth(crate::fetch::relay::USER, relay.password());
             relays.push(relay);
             let client = client::builder(cfg)
                 // Connections to one proxy carry many hosts' requests.

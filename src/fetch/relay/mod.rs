@@ -23,6 +23,17 @@
 //! An absolute-form request is sent with `Connection: close`, and its
 //! answer goes back with it: the next request comes on a new connection,
 //! checked again.
+//!
+//! It serves its own client only (docs/src/security.md): every request
+//! must carry `Proxy-Authorization` with the relay's secret, made afresh
+//! for each relay (user [`USER`], password [`Relay::password`]); anything
+//! else gets `407` and goes nowhere, so no other process on the machine can
+//! use it as an open proxy, nor have it add an upstream proxy's
+//! credentials to its requests. The crawler's HTTP client sends the secret
+//! with each request; Chromium is handed it when a tab's request is
+//! challenged, through the DevTools protocol (`render/`). What Chromium
+//! sends from outside its tabs' sessions (pop-ups, shared workers,
+//! WebSockets) it does not authenticate: refused (docs/src/security.md).
 
 mod upstream;
 
@@ -37,6 +48,17 @@ use url::Url;
 use super::resolve::{PolicyResolver, ResolveError};
 pub use upstream::{ProxyHop, Upstream};
 
+/// The user name a relay's clients authenticate as.
+pub const USER: &str = "layercrawl";
+
+/// A fresh secret: 32 random bytes from the kernel, as hex.
+fn secret() -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// The longest request or response head read.
 const MAX_HEAD: usize = 64 << 10;
 
@@ -48,15 +70,22 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
 /// [`Relay::serve`] until it is dropped.
 pub struct Relay {
     addr: SocketAddr,
+    /// The secret its clients authenticate with.
+    password: String,
     listener: Mutex<Option<std::net::TcpListener>>,
     task: OnceLock<tokio::task::AbortHandle>,
     ctx: Arc<Ctx>,
 }
 
 struct Ctx {
+    /// `Basic base64(USER:secret)`: the one `Proxy-Authorization` served.
+    expected: String,
     resolver: PolicyResolver,
     upstream: Upstream,
     connect_timeout: Duration,
+    /// The run's fence: once it runs out the relay takes no connection and
+    /// drops those it carries (docs/src/cluster.md).
+    fence: OnceLock<Arc<crate::fence::Fence>>,
 }
 
 impl Relay {
@@ -67,12 +96,25 @@ impl Relay {
     pub fn bind(resolver: PolicyResolver, upstream: Upstream, connect_timeout: Duration) -> std::io::Result<Self> {
         let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
         listener.set_nonblocking(true)?;
+        let password = secret()?;
+        let expected = {
+            use base64::Engine as _;
+            format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{password}")))
+        };
         Ok(Self {
             addr: listener.local_addr()?,
+            password,
             listener: Mutex::new(Some(listener)),
             task: OnceLock::new(),
-            ctx: Arc::new(Ctx { resolver, upstream, connect_timeout }),
+            ctx: Arc::new(Ctx { expected, resolver, upstream, connect_timeout, fence: OnceLock::new() }),
         })
+    }
+
+    /// The password its clients send (as user [`USER`]): this relay's own,
+    /// never written anywhere.
+    #[must_use]
+    pub fn password(&self) -> &str {
+        &self.password
     }
 
     /// Where clients reach it.
@@ -85,6 +127,12 @@ impl Relay {
     #[must_use]
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// Carries nothing once `fence` has run out (the first fence given
+    /// counts).
+    pub fn set_fence(&self, fence: &Arc<crate::fence::Fence>) {
+        let _ = self.ctx.fence.set(Arc::clone(fence));
     }
 
     /// Starts serving on the current tokio runtime, the first time it is
@@ -105,7 +153,16 @@ impl Relay {
             while let Ok((conn, _)) = listener.accept().await {
                 let ctx = Arc::clone(&ctx);
                 tokio::spawn(async move {
-                    if let Err(e) = ctx.handle(conn).await {
+                    let fence = ctx.fence.get().cloned();
+                    let result = match fence {
+                        Some(f) if !f.holds() => Err("the run's lease ran out: connection refused".to_string()),
+                        Some(f) => tokio::select! {
+                            r = ctx.handle(conn) => r,
+                            () = f.ran_out() => Err("the run's lease ran out: connection dropped".to_string()),
+                        },
+                        None => ctx.handle(conn).await,
+                    };
+                    if let Err(e) = result {
                         tracing::debug!("relay: {e}");
                     }
                 });
@@ -156,6 +213,10 @@ impl Ctx {
     async fn handle(&self, mut client: TcpStream) -> Result<(), String> {
         let (raw, rest) = read_head(&mut client).await?;
         let head = Head::parse(&raw)?;
+        if !self.authorized(&head) {
+            // Before anything is resolved, connected to or sent on.
+            return refuse(&mut client, 407, "this relay serves its crawl's own clients only").await;
+        }
         if head.method.eq_ignore_ascii_case("CONNECT") {
             let (host, port) = split_authority(&head.target).ok_or_else(|| format!("CONNECT {}", head.target))?;
             let Some(addr) = self.checked(&mut client, host, port, 443).await? else { return Ok(()) };
@@ -187,6 +248,16 @@ impl Ctx {
         server.write_all(out.as_bytes()).await.map_err(|e| e.to_string())?;
         server.write_all(&rest).await.map_err(|e| e.to_string())?;
         exchange(client, server).await
+    }
+
+    /// Whether `head` carries this relay's secret (compared in constant
+    /// time).
+    fn authorized(&self, head: &Head) -> bool {
+        let given = head.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("proxy-authorization")).map(|(_, v)| v);
+        given.is_some_and(|v| {
+            let (a, b) = (v.trim().as_bytes(), self.expected.as_bytes());
+            a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+        })
     }
 
     /// The address to send `host:port` to, or `None` after refusing it to
@@ -249,9 +320,10 @@ fn request_head(head: &Head, url: &Url, addr: SocketAddr, path: &str, upstream: 
 async fn exchange(client: TcpStream, server: Box<dyn Io>) -> Result<(), String> {
     let (mut client_read, mut client_write) = client.into_split();
     let (mut server_read, mut server_write) = tokio::io::split(server);
-    let up = tokio::spawn(async move {
+    // Aborted when this future ends or is dropped (the fence ran out).
+    let up = AbortOnDrop(tokio::spawn(async move {
         let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
-    });
+    }));
     let down = async {
         let (raw, rest) = read_head(&mut server_read).await?;
         client_write.write_all(&closing(&raw)).await.map_err(|e| e.to_string())?;
@@ -260,8 +332,17 @@ async fn exchange(client: TcpStream, server: Box<dyn Io>) -> Result<(), String> 
         client_write.shutdown().await.map_err(|e| e.to_string())
     };
     let result = down.await;
-    up.abort();
+    drop(up);
     result
+}
+
+/// A task aborted when its handle is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// A response head with its hop-by-hop connection headers replaced by
@@ -307,11 +388,13 @@ async fn refuse(client: &mut TcpStream, status: u16, why: &str) -> Result<(), St
     let reason = match status {
         400 => "Bad Request",
         403 => "Forbidden",
+        407 => "Proxy Authentication Required",
         _ => "Bad Gateway",
     };
+    let challenge = if status == 407 { "Proxy-Authenticate: Basic realm=\"layercrawl\"\r\n" } else { "" };
     let body = format!("{why}\n");
     let answer = format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "HTTP/1.1 {status} {reason}\r\n{challenge}Content-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     client.write_all(answer.as_bytes()).await.map_err(|e| e.to_string())?;

@@ -49,6 +49,14 @@ pub(crate) async fn server(ip: &str) -> (SocketAddr, Arc<std::sync::Mutex<Vec<St
     (addr, hosts)
 }
 
+/// `head` with the relay's secret added after its request line.
+fn authed(relay: &Relay, head: &str) -> String {
+    use base64::Engine as _;
+    let token = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{}", relay.password()));
+    let (line, rest) = head.split_once("\r\n").expect("a request line");
+    format!("{line}\r\nProxy-Authorization: Basic {token}\r\n{rest}")
+}
+
 /// Sends `head` to the relay at `relay` and reads the whole answer.
 async fn ask(relay: SocketAddr, head: &str) -> String {
     let mut conn = TcpStream::connect(relay).await.expect("connect to the relay");
@@ -96,9 +104,9 @@ async fn a_direct_relay_reaches_only_what_the_policy_allows() {
     relay.serve().expect("serve");
     let at = relay.addr();
 
-    let ok = ask(at, "GET http://site.test/page HTTP/1.1\r\nHost: site.test\r\n\r\n").await;
+    let ok = ask(at, &authed(&relay, "GET http://site.test/page HTTP/1.1\r\nHost: site.test\r\n\r\n")).await;
     assert!(ok.starts_with("HTTP/1.1 200") && ok.ends_with("hello") && ok.contains("Connection: close"), "{ok}");
-    let ok = ask(at, &format!("GET http://{allowed}/ HTTP/1.1\r\nHost: {allowed}\r\n\r\n")).await;
+    let ok = ask(at, &authed(&relay, &format!("GET http://{allowed}/ HTTP/1.1\r\nHost: {allowed}\r\n\r\n"))).await;
     assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
     assert_eq!(*hosts.lock().expect("log"), ["site.test".to_string(), allowed.to_string()]);
 
@@ -109,14 +117,18 @@ async fn a_direct_relay_reaches_only_what_the_policy_allows() {
         "GET http://canary.test/ HTTP/1.1\r\nHost: canary.test\r\n\r\n".to_string(),
         "CONNECT 169.254.169.254:80 HTTP/1.1\r\nHost: x\r\n\r\n".to_string(),
     ] {
-        let answer = ask(at, &head).await;
+        let answer = ask(at, &authed(&relay, &head)).await;
         assert!(answer.starts_with("HTTP/1.1 403"), "{head:?}: {answer}");
     }
-    let answer = ask(at, "GET /direct HTTP/1.1\r\nHost: site.test\r\n\r\n").await;
+    let answer = ask(at, &authed(&relay, "GET /direct HTTP/1.1\r\nHost: site.test\r\n\r\n")).await;
     assert!(answer.starts_with("HTTP/1.1 400"), "origin-form: {answer}");
     // A tunnel to the allowed address carries bytes both ways.
     let mut conn = TcpStream::connect(at).await.expect("connect");
-    conn.write_all(b"CONNECT site.test:443 HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nHost: s\r\n\r\n").await.expect("write");
+    conn.write_all(
+        authed(&relay, "CONNECT site.test:443 HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nHost: s\r\n\r\n").as_bytes(),
+    )
+    .await
+    .expect("write");
     let mut out = vec![0u8; 512];
     let mut got = Vec::new();
     while !String::from_utf8_lossy(&got).ends_with("hello") {
@@ -128,4 +140,63 @@ async fn a_direct_relay_reaches_only_what_the_policy_allows() {
     assert!(String::from_utf8_lossy(&got).starts_with("HTTP/1.1 200 Connection established\r\n\r\nHTTP/1.1 200 OK"));
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(knocks.load(Ordering::SeqCst), 0, "the canary was connected to");
+}
+
+/// The relay serves its own client only: another process on the machine
+/// that asks it without the relay's secret (none, or a wrong one) gets 407
+/// and nothing is resolved, connected to or sent on; through an upstream
+/// proxy, that proxy is never contacted, so its credentials go nowhere.
+#[tokio::test]
+async fn a_relay_asked_without_its_secret_answers_407_and_sends_nothing_on() {
+    let (allowed, hosts) = server("127.0.0.17").await;
+    // The upstream proxy, recording every head it gets.
+    let (upstream, asked) = server("127.0.0.18").await;
+    let only = AllowPrivate::parse_list("127.0.0.17").expect("list");
+    let rules = vec![ResolveRule::parse(&format!("site.test={allowed}")).expect("rule")];
+    let direct = Relay::bind(
+        PolicyResolver::new(rules.clone(), AddressPolicy::new(only.clone())),
+        Upstream::Direct,
+        Duration::from_secs(2),
+    )
+    .expect("bind");
+    let hop = ProxyHop::new(
+        &Url::parse(&format!("http://{upstream}")).expect("url"),
+        Some("Basic dXBzdHJlYW0tc2VjcmV0".into()),
+    )
+    .expect("hop");
+    let proxied =
+        Relay::bind(PolicyResolver::new(rules, AddressPolicy::new(only)), Upstream::Proxy(hop), Duration::from_secs(2))
+            .expect("bind");
+    assert_ne!(direct.password(), proxied.password(), "a secret per relay");
+    assert_eq!(direct.password().len(), 64);
+    for relay in [&direct, &proxied] {
+        relay.serve().expect("serve");
+        let wrong = authed(relay, "GET http://site.test/ HTTP/1.1\r\nHost: site.test\r\n\r\n")
+            .replace(&relay_token(relay), &relay_token(&direct).chars().rev().collect::<String>());
+        for head in [
+            "GET http://site.test/ HTTP/1.1\r\nHost: site.test\r\n\r\n".to_string(),
+            "CONNECT site.test:443 HTTP/1.1\r\nHost: site.test:443\r\n\r\n".to_string(),
+            format!("GET http://{allowed}/ HTTP/1.1\r\nHost: {allowed}\r\nProxy-Authorization: Basic bGF5ZXJjcmF3bDo=\r\n\r\n"),
+            wrong,
+        ] {
+            let answer = ask(relay.addr(), &head).await;
+            assert!(answer.starts_with("HTTP/1.1 407") && answer.contains("Proxy-Authenticate: Basic"), "{head:?}: {answer}");
+            assert!(!answer.contains("dXBzdHJlYW0tc2VjcmV0") && !answer.contains(relay.password()), "{answer}");
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(hosts.lock().expect("log").is_empty(), "the site was reached");
+    assert!(asked.lock().expect("log").is_empty(), "the upstream proxy (and its credentials) was used");
+    // With the secret, the same request goes through, without the secret.
+    let ok = ask(direct.addr(), &authed(&direct, "GET http://site.test/ HTTP/1.1\r\nHost: site.test\r\n\r\n")).await;
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+    let ok = ask(proxied.addr(), &authed(&proxied, "GET http://site.test/ HTTP/1.1\r\nHost: site.test\r\n\r\n")).await;
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+    assert_eq!(asked.lock().expect("log").len(), 1, "now through the upstream");
+}
+
+/// The `Proxy-Authorization` token of `relay`.
+fn relay_token(relay: &Relay) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{}", relay.password()))
 }

@@ -10,7 +10,8 @@ use std::time::Duration;
 use base64::Engine as _;
 use chromiumoxide::browser::{Browser, BrowserConfig};
 use chromiumoxide::cdp::browser_protocol::fetch::{
-    EnableParams, EventRequestPaused, FailRequestParams, FulfillRequestParams, HeaderEntry, RequestPattern,
+    AuthChallengeResponse, AuthChallengeResponseResponse, AuthChallengeSource, ContinueWithAuthParams, EnableParams,
+    EventAuthRequired, EventRequestPaused, FailRequestParams, FulfillRequestParams, HeaderEntry, RequestPattern,
 };
 use chromiumoxide::cdp::browser_protocol::network::{ErrorReason, ResourceType};
 use chromiumoxide::Page;
@@ -69,6 +70,9 @@ pub struct RenderExchange {
     tabs: Semaphore,
     started: AtomicU64,
     pub counts: Arc<RenderCounts>,
+    /// The run's fence: a tab's own requests stop when it runs out, and a
+    /// render cut short by it closes its tab (docs/src/cluster.md).
+    fence: std::sync::OnceLock<Arc<crate::fence::Fence>>,
 }
 
 /// The running browser; killed when dropped.
@@ -111,6 +115,7 @@ impl RenderExchange {
             browser: OnceCell::new(),
             started: AtomicU64::new(0),
             counts: Arc::default(),
+            fence: std::sync::OnceLock::new(),
         })
     }
 
@@ -138,23 +143,19 @@ impl RenderExchange {
     async fn chromium(&self) -> Result<Arc<Chromium>, String> {
         self.browser
             .get_or_init(|| async {
-                // Its sandbox on where the kernel allows it, none of the
-                // crawler's environment (`launch.rs`); no background
-                // traffic of its own. (The crate puts the `--` before each
-                // switch itself.) A launch with the sandbox that fails is
-                // tried once more without it, and the log says so.
-                let mut last = String::new();
-                for sandbox in [true, false] {
-                    match self.launch(sandbox).await {
-                        Ok(c) => return Ok(Arc::new(c)),
-                        Err(e) if sandbox => {
-                            tracing::warn!("Chromium did not start with its sandbox ({e}); rendering without it");
-                            last = e;
-                        }
-                        Err(e) => last = e,
-                    }
+                // Its sandbox on, none of the crawler's environment
+                // (`launch.rs`); no background traffic of its own. (The
+                // crate puts the `--` before each switch itself.) A launch
+                // with the sandbox that fails is an error, never retried
+                // without it: unsandboxed, a page that takes over the
+                // renderer runs as the crawler's user (docs/src/security.md).
+                // Only --render-no-sandbox turns it off.
+                let sandbox = !self.cfg.no_sandbox;
+                match self.launch(sandbox).await {
+                    Ok(c) => Ok(Arc::new(c)),
+                    Err(e) if sandbox => Err(sandbox_refused(&e)),
+                    Err(e) => Err(e),
                 }
-                Err(last)
             })
             .await
             .clone()
@@ -216,7 +217,11 @@ impl RenderExchange {
             .await
             .map_err(|e| format!("cannot start Chromium at {}: {e}", self.chromium.display()))?;
         let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
-        tracing::info!(sandbox = launcher.sandbox, "Chromium started for rendering: {}", self.chromium.display());
+        if launcher.sandbox {
+            tracing::info!(sandbox = true, "Chromium started for rendering: {}", self.chromium.display());
+        } else {
+            tracing::warn!(sandbox = false, "{}: {}", super::NO_SANDBOX_WARNING, self.chromium.display());
+        }
         Ok(Chromium { browser, idle: Mutex::default(), _handler: handler, _profile: profile, _launcher: bin })
     }
 
@@ -234,7 +239,11 @@ impl RenderExchange {
                 .await
                 .map_err(|e| format!("cannot open a Chromium tab: {e}"))?,
         };
+        // A render dropped half-way (the run's fence ran out, and the
+        // scheduler abandoned the request) closes its tab.
+        let mut tab = CloseOnDrop(Some(page.clone()));
         let result = tokio::time::timeout(self.cfg.timeout, self.drive(&page, url, resp, max_body)).await;
+        tab.0 = None;
         let (html, reusable) = match result {
             Ok(r) => {
                 let ok = r.is_ok();
@@ -262,9 +271,41 @@ impl RenderExchange {
     async fn drive(&self, page: &Page, url: &Url, resp: &Response, max_body: u64) -> Result<String, String> {
         let cdp = |e: chromiumoxide::error::CdpError| e.to_string();
         let mut paused = page.event_listener::<EventRequestPaused>().await.map_err(cdp)?;
-        page.execute(EnableParams::builder().pattern(RequestPattern::builder().url_pattern("*").build()).build())
-            .await
-            .map_err(cdp)?;
+        let mut challenged = page.event_listener::<EventAuthRequired>().await.map_err(cdp)?;
+        page.execute(
+            EnableParams::builder()
+                .pattern(RequestPattern::builder().url_pattern("*").build())
+                .handle_auth_requests(true)
+                .build(),
+        )
+        .await
+        .map_err(cdp)?;
+        // What reaches the relay must carry its secret (`relay/`): Chromium
+        // is handed it when the relay challenges it, and nothing to anyone
+        // else (a server's challenge is cancelled).
+        let password = self.relay.password().to_string();
+        let answering_auth = {
+            let page = page.clone();
+            AbortOnDrop(tokio::spawn(async move {
+                while let Some(ev) = challenged.next().await {
+                    let proxy = ev.auth_challenge.source == Some(AuthChallengeSource::Proxy);
+                    let response = if proxy {
+                        AuthChallengeResponse {
+                            response: AuthChallengeResponseResponse::ProvideCredentials,
+                            username: Some(crate::fetch::relay::USER.to_string()),
+                            password: Some(password.clone()),
+                        }
+                    } else {
+                        AuthChallengeResponse {
+                            response: AuthChallengeResponseResponse::CancelAuth,
+                            username: None,
+                            password: None,
+                        }
+                    };
+                    let _ = page.execute(ContinueWithAuthParams::new(ev.request_id.clone(), response)).await;
+                }
+            }))
+        };
         let open = Arc::new(AtomicUsize::new(0));
         let asked = Arc::new(AtomicUsize::new(0));
         let last = Arc::new(Mutex::new(Instant::now()));
@@ -292,10 +333,11 @@ impl RenderExchange {
                 }
             }
         };
-        let answering = tokio::spawn(answering);
+        // Aborted however `drive` ends, dropped half-way included.
+        let answering = AbortOnDrop(tokio::spawn(answering));
         let nav = page.goto(url.as_str()).await.map_err(|e| format!("Chromium could not load the page: {e}"));
         if let Err(e) = nav {
-            answering.abort();
+            drop(answering);
             return Err(e);
         }
         // Settled: the network quiet for QUIET (scripts may fetch after
@@ -339,7 +381,8 @@ impl RenderExchange {
         }
         tracing::debug!("{url}: settled {:?} after its load, {checks} looks at its DOM", loaded.elapsed());
         let html = page.content().await.map_err(|e| format!("cannot read the DOM: {e}"));
-        answering.abort();
+        drop(answering);
+        drop(answering_auth);
         html
     }
 
@@ -353,6 +396,7 @@ impl RenderExchange {
             max_body,
             delay: self.delay,
             counts: Arc::clone(&self.counts),
+            fence: self.fence.get().cloned(),
         }
     }
 
@@ -395,6 +439,60 @@ impl Exchange for RenderExchange {
     fn get<'a>(&'a self, req: Request<'a>) -> BoxFuture<'a, Result<Response, (ErrorKind, String)>> {
         Box::pin(self.get_and_render(req))
     }
+
+    fn prepare(&self) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            if self.cfg.mode == RenderMode::Never && self.rule_pages.is_empty() {
+                return Ok(());
+            }
+            self.chromium().await.map(drop)
+        })
+    }
+
+    fn set_fence(&self, fence: &Arc<crate::fence::Fence>) {
+        self.inner.set_fence(fence);
+        self.relay.set_fence(fence);
+        let _ = self.fence.set(Arc::clone(fence));
+    }
+}
+
+/// The one line a launch that failed with the sandbox on ends as.
+fn sandbox_refused(e: &str) -> String {
+    // Chromium's own words when it has them; else the error's first line,
+    // cut short (it may carry the browser's whole error output).
+    let first = if e.contains("No usable sandbox") {
+        "No usable sandbox"
+    } else {
+        let line = e.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no reason given");
+        line.char_indices().nth(200).map_or(line, |(i, _)| &line[..i])
+    };
+    format!(
+        "Chromium cannot start with its sandbox here ({first}): give the process user namespaces (the render pod's securityContext, jobs/k8s/), or pass --render-no-sandbox to render without the sandbox (docs/src/security.md)"
+    )
+}
+
+/// A task aborted when its handle is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// A tab closed when dropped while still set.
+struct CloseOnDrop(Option<Page>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        if let Some(page) = self.0.take() {
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move {
+                    let _ = page.close().await;
+                });
+            }
+        }
+    }
 }
 
 /// Everything the answering task needs, owned.
@@ -407,6 +505,7 @@ struct AnswerContext {
     max_body: u64,
     delay: Duration,
     counts: Arc<RenderCounts>,
+    fence: Option<Arc<crate::fence::Fence>>,
 }
 
 enum Answer {
@@ -452,7 +551,15 @@ impl AnswerContext {
         }
         *sent += 1;
         tokio::time::sleep_until(*next_at).await;
-        let got = self.inner.get(Request::get(&target, self.max_body)).await;
+        let request = self.inner.get(Request::get(&target, self.max_body));
+        let got = match &self.fence {
+            Some(f) if !f.holds() => return self.refuse(),
+            Some(f) => tokio::select! {
+                r = request => r,
+                () = f.ran_out() => return self.refuse(),
+            },
+            None => request.await,
+        };
         *next_at = Instant::now() + self.delay;
         self.counts.subresources.fetch_add(1, Ordering::Relaxed);
         match got {

@@ -1,6 +1,5 @@
 //! How Chromium is started (docs/src/security.md): with an environment
-//! cleared to what it needs, and with its sandbox on where the kernel
-//! allows it.
+//! cleared to what it needs, and with its sandbox on.
 //!
 //! chromiumoxide starts the browser with the crawler's whole environment,
 //! which on a worker pod holds the data store's credentials. So the browser
@@ -8,8 +7,9 @@
 //! `env -i` with only `PATH`, `HOME`, `TMPDIR` and `LANG`. Chromium
 //! refuses its sandbox when run as root; then the launcher drops to the
 //! unprivileged user 65534 (`nobody`) with `setpriv` first, and the
-//! sandbox stays on. Where neither works the browser runs without its
-//! sandbox, and the log says so.
+//! sandbox stays on. Where the sandbox cannot work (no `setpriv` for root,
+//! no user namespaces) the launch fails and the run is refused at start;
+//! only `--render-no-sandbox` runs the browser without it, warned about.
 //!
 //! The script is run by this process, as root when the crawler is root,
 //! so nobody else may be able to replace it between its writing and its
@@ -41,13 +41,13 @@ pub(super) struct Launcher {
 /// process's own and writable by no one else (a `tempfile::tempdir`),
 /// for the profile `profile` (the browser's user data folder, made this
 /// process's own, handed to user 65534 when the sandbox needs it);
-/// `sandbox`: try to keep the sandbox on (false after a launch with it
-/// failed).
+/// `sandbox`: keep the sandbox on (false only under `--render-no-sandbox`).
 ///
 /// # Errors
 /// When `folder` is another user's or others may write it, a file or link
-/// is already at the launcher's path, the script cannot be written, or the
-/// profile cannot be handed over.
+/// is already at the launcher's path, the script cannot be written, the
+/// profile cannot be handed over, or the sandbox is asked for as root
+/// without `setpriv`.
 pub(super) fn prepare(folder: &Path, profile: &Path, chromium: &Path, sandbox: bool) -> Result<Launcher, String> {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let uid = unsafe { libc::geteuid() };
@@ -59,7 +59,13 @@ pub(super) fn prepare(folder: &Path, profile: &Path, chromium: &Path, sandbox: b
         ));
     }
     let root = uid == 0;
-    let drop_root = sandbox && root && Path::new(SETPRIV).is_file();
+    if sandbox && root && !Path::new(SETPRIV).is_file() {
+        // Chromium refuses its sandbox as root: never a silent run without it.
+        return Err(format!(
+            "as root, Chromium's sandbox needs {SETPRIV} (util-linux) to drop to user {NOBODY}: install it, run the crawler as another user, or pass --render-no-sandbox"
+        ));
+    }
+    let drop_root = sandbox && root;
     if drop_root {
         std::os::unix::fs::chown(profile, Some(NOBODY), Some(NOBODY))
             .map_err(|e| format!("cannot hand Chromium's profile {} to user {NOBODY}: {e}", profile.display()))?;
@@ -83,7 +89,7 @@ pub(super) fn prepare(folder: &Path, profile: &Path, chromium: &Path, sandbox: b
         .open(&path)
         .map_err(|e| format!("cannot write Chromium's launcher {}: {e}", path.display()))?;
     f.write_all(script.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(Launcher { path, sandbox: sandbox && (drop_root || !root) })
+    Ok(Launcher { path, sandbox })
 }
 
 /// A path as one shell word.

@@ -100,6 +100,10 @@ pub struct RenderConfig {
     /// pages are rendered whatever `mode` says.
     #[serde(default)]
     pub rule_patterns: Vec<String>,
+    /// Chromium runs without its sandbox (`--render-no-sandbox`); never
+    /// otherwise: a browser that cannot start sandboxed is an error.
+    #[serde(default)]
+    pub no_sandbox: bool,
 }
 
 impl RenderConfig {
@@ -109,6 +113,9 @@ impl RenderConfig {
         self.mode != RenderMode::Never || !self.rule_patterns.is_empty()
     }
 }
+
+/// What every run rendering without the sandbox is told (docs/src/security.md).
+pub const NO_SANDBOX_WARNING: &str = "Chromium runs WITHOUT its sandbox (--render-no-sandbox): a page that takes over its renderer runs as this crawler's user, with its files and environment";
 
 /// The default `--render-tabs` and `--render-timeout`.
 pub const DEFAULT_TABS: usize = 4;
@@ -123,6 +130,7 @@ impl Default for RenderConfig {
             timeout: DEFAULT_TIMEOUT,
             max_pages: None,
             rule_patterns: Vec::new(),
+            no_sandbox: false,
         }
     }
 }

@@ -107,10 +107,16 @@ impl State<'_> {
                 let url = Url::parse(&format!("{}/robots.txt", host.origin));
                 let (exchange, max) = (Arc::clone(&f.exchange), f.cfg.max_body.min(512 * 1024));
                 let (sent, epoch, delay) = (Arc::clone(&host.sent), self.epoch, host.delay);
+                let fence = f.fence.clone();
                 let request = async move {
-                    wait_for_slot(&sent, epoch, delay).await;
                     let resp = match url {
-                        Ok(u) => exchange.get(crate::fetch::Request::get(&u, max)).await,
+                        Ok(u) => {
+                            let get = async {
+                                wait_for_slot(&sent, epoch, delay).await;
+                                exchange.get(crate::fetch::Request::get(&u, max)).await
+                            };
+                            fenced(fence, get).await
+                        }
                         Err(e) => Err((ErrorKind::Connect, format!("no robots.txt URL for this origin: {e}"))),
                     };
                     Done::Robots { host: h, resp }
@@ -169,15 +175,14 @@ impl State<'_> {
             let validators = self.urls.validators(&job.url);
             let fence = f.fence.clone();
             let request = async move {
-                wait_for_slot(&sent, epoch, delay).await;
-                // The slot may come after the run's fence ran out (a process
-                // stopped and resumed): then nothing goes out.
-                if fence.is_some_and(|f| !f.holds()) {
-                    let why = "the run's lease could not be renewed; no request was sent".to_string();
-                    return Done::Page { host: h, job, result: Err((ErrorKind::Internal, why)) };
-                }
                 let req = crate::fetch::Request { url: &job.url, max_body: max, validators: validators.as_ref() };
-                let result = exchange.get(req).await;
+                // The wait for the host's slot too: it may be long (a
+                // Crawl-delay), and the fence may run out meanwhile.
+                let get = async {
+                    wait_for_slot(&sent, epoch, delay).await;
+                    exchange.get(req).await
+                };
+                let result = fenced(fence, get).await;
                 Done::Page { host: h, job, result }
             };
             let page = Some((shadow.id, crate::urlnorm::fingerprint(&shadow.orig)));
@@ -188,5 +193,28 @@ impl State<'_> {
             return None;
         }
         Some(permit)
+    }
+}
+
+/// `request`, unless the run's fence has run out: the slot may come after
+/// it ran out (a process stopped and resumed), and then nothing goes out;
+/// a request waiting for its slot, or in flight, when it runs out is
+/// abandoned (its connection
+/// dropped), so no request outlives the fence (docs/src/cluster.md, "One
+/// run per data location"; a rendered page's own requests go through the
+/// same exchange).
+async fn fenced<T>(
+    fence: Option<Arc<crate::fence::Fence>>,
+    request: impl std::future::Future<Output = Result<T, (ErrorKind, String)>>,
+) -> Result<T, (ErrorKind, String)> {
+    let Some(fence) = fence else { return request.await };
+    if !fence.holds() {
+        return Err((ErrorKind::Internal, "the run's lease could not be renewed; no request was sent".into()));
+    }
+    tokio::select! {
+        r = request => r,
+        () = fence.ran_out() => {
+            Err((ErrorKind::Internal, "the run's lease ran out while the request was in flight: abandoned".into()))
+        }
     }
 }

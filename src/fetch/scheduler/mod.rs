@@ -357,6 +357,9 @@ pub async fn run(
             p = Arc::clone(&f.global).acquire_owned(), if want_permit => permit = p.ok(),
             () = tokio::time::sleep_until(wake.unwrap_or(now)), if wake.is_some() => {}
             () = async { if let Some(t) = st.tail.as_mut() { t.changed().await } }, if watch_tail => {}
+            // The run's fence running out stops it at once, not at the next
+            // host's turn (which a Crawl-delay may put far off).
+            () = async { if let Some(fc) = &f.fence { fc.ran_out().await } }, if !stopped && f.fence.is_some() => {}
         }
     }
     if let Ok(mut next) = f.next_start.lock() {

@@ -266,6 +266,9 @@ impl Finished<'_> {
         attempt: &Attempt,
         manifest: MapManifest,
     ) -> Result<(MapManifest, Created), StageError> {
+        // Fenced before anything leaves the attempt (a sink's transaction
+        // included): a newer lease generation refuses it (`store/fencing.rs`).
+        attempt.pass_fence(base).await?;
         for out in &mut self.list {
             if let Some(theirs) = out.publish(base, attempt, &manifest).await? {
                 return Ok((theirs, Created::Existed));

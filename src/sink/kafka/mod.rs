@@ -281,6 +281,7 @@ impl TaskSink {
                     id: theirs.to_string(),
                     task_dir: self.task_dir.clone(),
                     dir: format!("{}/{theirs}", self.task_dir),
+                    fence: None,
                 };
                 let record_path = staged.store(store).write_path(&layout::sink_record(self.layer, self.part));
                 let record: Published =

@@ -50,7 +50,8 @@ pub const EXPIRY: Duration = Duration::from_secs(60);
 /// expiry, so it stops before a successor may take over.
 pub const FENCE: Duration = Duration::from_secs(40);
 /// How often a driver that waits (`--wait`), or watches a heartbeat that
-/// looks stale, looks again.
+/// looks stale, looks again; and how often a task run on its own looks at
+/// its driver's lease ([`watch`]).
 const WAIT_POLL: Duration = Duration::from_secs(2);
 
 /// Who holds the lease, as written in `state/lease.json`.
@@ -72,6 +73,12 @@ pub struct Holder {
     /// Given back by its holder: the lease is free.
     #[serde(default)]
     pub released: bool,
+    /// The lease's generation: 1 when it was first created, one more at
+    /// each change of holder (a takeover, or a new run after a release);
+    /// renewals keep it. Each task attempt carries it as its fencing token
+    /// (`store/fencing.rs`).
+    #[serde(default)]
+    pub generation: u64,
 }
 
 impl Holder {
@@ -87,7 +94,13 @@ impl Holder {
             heartbeat: now,
             pid_ns: pid_namespace(),
             released: false,
+            generation: 1,
         }
+    }
+
+    /// This holding, as the successor of `before` (one generation on).
+    fn after(self, before: &Holder) -> Self {
+        Self { generation: before.generation + 1, ..self }
     }
 
     /// Whether the holder was a process of this host (and PID namespace)
@@ -132,6 +145,7 @@ pub enum LeaseError {
 pub struct Lease {
     store: Store,
     token: String,
+    generation: u64,
     lost: Arc<AtomicBool>,
     fence: Arc<Fence>,
     renewer: tokio::task::JoinHandle<()>,
@@ -163,6 +177,7 @@ impl Lease {
                 continue; // gone between the two requests
             };
             let holder = read.holder.clone();
+            let me = me.after(&holder);
             if holder.released || holder.is_dead_here() {
                 if take_over(store, &read, &me).await? {
                     return Ok(Self::hold(store.clone(), me));
@@ -216,10 +231,17 @@ impl Lease {
 
     fn hold(store: Store, me: Holder) -> Self {
         let lost = Arc::new(AtomicBool::new(false));
-        let fence = Fence::new(FENCE);
-        let token = me.token.clone();
+        let fence = Fence::of_generation(FENCE, me.generation);
+        let (token, generation) = (me.token.clone(), me.generation);
         let renewer = tokio::spawn(renew(store.clone(), me, Arc::clone(&lost), Arc::clone(&fence)));
-        Self { store, token, lost, fence, renewer }
+        Self { store, token, generation, lost, fence, renewer }
+    }
+
+    /// The lease's generation while this driver holds it: the fencing
+    /// token of its tasks.
+    #[must_use]
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Whether this run may no longer act: another driver took the lease
@@ -381,6 +403,98 @@ async fn take_over(store: &Store, read: &Current, me: &Holder) -> Result<bool, S
 // This machine's name lives with the attempts, which the lease's token
 // already comes from: the two files then name each other one way only.
 pub use super::attempt::host_name;
+/// The fence of a task run in a process of its own (`layercrawl task`)
+/// under lease generation `generation`, its driver's.
+///
+/// The task does not hold the lease; it watches it every [`WAIT_POLL`].
+/// It may act for `given` from now (what was left of its driver's fence
+/// when the driver started it), and each renewal it sees lets it act for
+/// [`FENCE`] from the start of the look before, the last one that saw the
+/// lease unrenewed: the renewal was written after that, so no successor may
+/// take over until [`EXPIRY`] after it. A renewal it cannot see (its driver
+/// stopped, the store failing) runs its fence out as the driver's own runs
+/// out, 20 s before a successor may take over; a lease of another
+/// generation, or released, revokes it at once. Without `given` (a pod
+/// started long after its Job was made) the task waits to see a renewal.
+///
+/// # Errors
+/// [`StoreError::Fenced`] when the lease is not of `generation` (another
+/// run holds it, or none), or is not seen renewed within [`EXPIRY`]; a
+/// storage failure.
+pub async fn watch(store: &Store, generation: u64, given: Option<Duration>) -> Result<Arc<Fence>, StoreError> {
+    let fence = Fence::of_generation(given.unwrap_or(Duration::ZERO), generation);
+    let since = tokio::time::Instant::now();
+    let fenced = |why: String| StoreError::Fenced { path: layout::LEASE.into(), ours: generation, why };
+    let read = current(store).await?.ok_or_else(|| fenced("there is no lease".into()))?;
+    if read.holder.generation != generation || read.holder.released {
+        return Err(fenced(format!(
+            "the lease is of generation {}{}",
+            read.holder.generation,
+            if read.holder.released { ", released" } else { "" }
+        )));
+    }
+    let mut watch = Watch { store: store.clone(), version: read.version, since, fence: Arc::clone(&fence) };
+    if given.is_none() {
+        let waited = tokio::time::Instant::now();
+        while !fence.holds() {
+            if waited.elapsed() >= EXPIRY {
+                return Err(fenced(format!("its lease was not renewed for {} s", EXPIRY.as_secs())));
+            }
+            tokio::time::sleep(WAIT_POLL).await;
+            if !watch.look().await {
+                return Err(fenced("another run took the lease over".into()));
+            }
+        }
+    }
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(WAIT_POLL).await;
+            if !watch.look().await {
+                return;
+            }
+        }
+    });
+    Ok(fence)
+}
+
+/// A task's watch of its driver's lease (see [`watch`]).
+struct Watch {
+    store: Store,
+    /// The lease's version at the last look.
+    version: Version,
+    /// When the last look that saw `version` started.
+    since: tokio::time::Instant,
+    fence: Arc<Fence>,
+}
+
+impl Watch {
+    /// One look at the lease; `false` once the fence is revoked for good.
+    async fn look(&mut self) -> bool {
+        let started = tokio::time::Instant::now();
+        match current(&self.store).await {
+            Ok(Some(read)) if read.holder.generation == self.fence.generation() && !read.holder.released => {
+                if !read.version.same(&self.version) {
+                    // Renewed after the look at `since` read it unrenewed.
+                    self.fence.extend(self.since, FENCE);
+                    self.version = read.version;
+                }
+                self.since = started;
+                true
+            }
+            Ok(_) => {
+                tracing::error!("the lease on {} is no longer this task's driver's: stopping", self.store.location());
+                self.fence.revoke();
+                false
+            }
+            // Not seen renewed: the fence runs out on its own.
+            Err(e) => {
+                tracing::warn!("cannot read the lease: {e}");
+                true
+            }
+        }
+    }
+}
+
 
 /// This process's PID namespace (`pid:[4026531836]`), where it can be read.
 fn pid_namespace() -> Option<String> {

@@ -12,6 +12,7 @@ fn elsewhere(token: &str, heartbeat: u64) -> Holder {
         heartbeat,
         pid_ns: None,
         released: false,
+        generation: 1,
     }
 }
 
@@ -190,4 +191,54 @@ async fn a_store_that_fails_renewals_fences_the_run_before_the_expiry() {
     tokio::time::sleep(HEARTBEAT + HEARTBEAT).await;
     assert!(lease.lost(), "not renewed for the fence's time: stopped");
     assert!(FENCE + HEARTBEAT < EXPIRY, "stopped before a successor may take over");
+}
+
+/// Each change of holder is one generation on; renewals keep it.
+#[tokio::test(start_paused = true)]
+async fn each_holder_is_a_generation_on_from_the_one_before() {
+    let store = Store::open("memory://").expect("open");
+    let first = Lease::acquire(&store, false).await.expect("free");
+    assert_eq!(first.generation(), 1);
+    tokio::time::sleep(HEARTBEAT * 2 + Duration::from_secs(1)).await;
+    assert_eq!(current(&store).await.expect("read").expect("lease").holder.generation, 1, "renewed, same generation");
+    first.release().await.expect("release");
+    let second = Lease::acquire(&store, false).await.expect("released: free");
+    assert_eq!((second.generation(), second.fence().generation()), (2, 2));
+    second.release().await.expect("release");
+}
+
+/// A task's watch of its driver's lease: it acts while it sees the lease
+/// renewed, runs out when the renewals stop (before a successor may take
+/// over), and is refused, or revoked, under another generation.
+#[tokio::test(start_paused = true)]
+async fn a_task_acts_while_it_sees_its_drivers_lease_renewed_and_never_after_a_takeover() {
+    let store = Store::open("memory://").expect("open");
+    let lease = Lease::acquire(&store, false).await.expect("free");
+    let err = watch(&store, 9, Some(FENCE)).await.expect_err("another generation");
+    assert!(matches!(&err, StoreError::Fenced { ours: 9, .. }), "{err}");
+    // Given what was left of the driver's fence.
+    let task = watch(&store, 1, Some(Duration::from_secs(30))).await.expect("its generation");
+    tokio::time::sleep(Duration::from_secs(120)).await;
+    assert!(task.holds(), "renewals seen: it goes on past what it was given");
+    // Without it, it waits for a renewal first.
+    let pod = watch(&store, 1, None).await.expect("a renewal is seen within a heartbeat");
+    assert!(pod.holds());
+    // The driver stops renewing (stopped): the task's fence runs out
+    // before a successor could take over.
+    lease.renewer.abort();
+    let stopped = tokio::time::Instant::now();
+    for fence in [&task, &pod] {
+        fence.ran_out().await;
+        assert!(stopped.elapsed() <= FENCE, "ran out {:?} after the last renewal", stopped.elapsed());
+    }
+    // A takeover revokes a task that still looks.
+    let fresh = Store::open("memory://").expect("open");
+    let driver = Lease::acquire(&fresh, false).await.expect("free");
+    let task = watch(&fresh, 1, Some(FENCE)).await.expect("its generation");
+    let read = current(&fresh).await.expect("read").expect("lease");
+    let successor = Holder { token: "successor".into(), ..Holder::me() }.after(&read.holder);
+    assert!(replace(&fresh, &read, &successor).await.expect("take over"));
+    tokio::time::sleep(WAIT_POLL * 2).await;
+    assert!(!task.holds(), "revoked at its next look");
+    drop(driver);
 }
