@@ -495,7 +495,6 @@ impl Watch {
     }
 }
 
-
 /// This process's PID namespace (`pid:[4026531836]`), where it can be read.
 fn pid_namespace() -> Option<String> {
     std::fs::read_link("/proc/self/ns/pid").ok().map(|p| p.display().to_string())
