@@ -55,6 +55,9 @@ fn image() -> &'static Image {
         let context = tempfile::tempdir().expect("tempdir");
         std::fs::copy(env!("CARGO_BIN_EXE_layercrawl"), context.path().join("layercrawl")).expect("copy the binary");
         let image = Image { conf, tag: format!("localhost/layercrawl:{VERSION}") };
+        // The last run's image goes first: rebuilt under the same tag, it
+        // would stay behind untagged, a binary's size per run.
+        let _ = image.podman(&["rmi", "--force", &image.tag]);
         let started = std::time::Instant::now();
         let built = image.podman(&[
             "build",
