@@ -68,7 +68,7 @@ impl HttpExchange {
             .no_proxy()
             .dns_resolver(PolicyResolver::new(cfg.resolve.clone(), policy.clone()).with_cache(dns))
             .build()
-            .map_err(|e| FetchError::Client(e.to_string()))?;
+            .map_err(|e| FetchError::Client(build_error(&e)))?;
         Ok(Self { client, policy, capture: capturing(cfg), min_speed: MinSpeed::of(cfg) })
     }
 }
@@ -96,6 +96,29 @@ pub(super) fn builder(cfg: &FetchConfig) -> reqwest::ClientBuilder {
         .pool_max_idle_per_host(cfg.per_host.max(1))
         .pool_idle_timeout(idle_timeout(cfg.delay))
         .tcp_nodelay(true)
+}
+
+/// Why the client could not be built, with the causes reqwest's own
+/// message leaves out (it says only "builder error"). The usual cause is a
+/// machine or container image without CA certificates, which the TLS
+/// verifier loads when the client is built (docs/src/cluster.md, "The
+/// image"): that one says what to install.
+pub(super) fn build_error(e: &reqwest::Error) -> String {
+    let mut causes = Vec::new();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        causes.push(s.to_string());
+        source = s.source();
+    }
+    let detail = if causes.is_empty() { e.to_string() } else { causes.join(": ") };
+    if detail.to_ascii_lowercase().contains("certificate") {
+        format!(
+            "{detail}: no CA certificates were found, which HTTPS needs (install them, e.g. Debian's \
+             ca-certificates package, or point SSL_CERT_FILE at a PEM bundle)"
+        )
+    } else {
+        detail
+    }
 }
 
 /// How long a keep-alive connection may sit idle in the pool: twice the

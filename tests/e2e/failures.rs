@@ -405,3 +405,20 @@ fn sigterm_stops_the_run_gives_the_lease_back_and_the_same_command_resumes() {
     assert_eq!(got, want, "same URLs, layers and statuses");
     assert_eq!(got_links, want_links);
 }
+
+#[test]
+fn without_ca_certificates_the_run_stops_saying_what_to_install() {
+    // As in a container image without the ca-certificates package: the TLS
+    // verifier finds no certificate where SSL_CERT_FILE and SSL_CERT_DIR say.
+    let web = Web::start(FarmConfig { sites: 1, pages: 3, ..FarmConfig::default() });
+    let data = web.dir("data");
+    let out = common::layercrawl_env(
+        &[("SSL_CERT_FILE", "/nonexistent/cert.pem"), ("SSL_CERT_DIR", "/nonexistent/certs")],
+        &web.run_args(&data, 0, &[]),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("cannot build the HTTP client"), "{err}");
+    assert!(err.contains("no CA certificates were found") && err.contains("ca-certificates"), "{err}");
+    assert!(!err.contains("builder error"), "the cause, not reqwest's summary: {err}");
+}

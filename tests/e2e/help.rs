@@ -23,6 +23,8 @@ const WITHOUT_DEFAULT: &[&str] = &[
     "proxies",
     "render-max",
     "chromium",
+    // A switch: off unless given.
+    "render-no-sandbox",
     "noise-patterns",
     "rules",
     "plan",

@@ -21,6 +21,8 @@ mod features;
 mod focus;
 mod governor;
 mod help;
+#[cfg(feature = "kubernetes")]
+mod image;
 mod interop;
 #[cfg(feature = "kubernetes")]
 mod k8s;

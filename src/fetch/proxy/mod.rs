@@ -204,7 +204,7 @@ impl ProxyExchange {
                 .pool_max_idle_per_host(usize::try_from(cfg.proxy.concurrency).unwrap_or(usize::MAX))
                 .proxy(proxy)
                 .build()
-                .map_err(|e| FetchError::Client(e.to_string()))?;
+                .map_err(|e| FetchError::Client(client::build_error(&e)))?;
             clients.push(client);
             let host = url.host_str().unwrap_or("").trim_start_matches('[').trim_end_matches(']');
             let port = url.port_or_known_default().unwrap_or(80);
