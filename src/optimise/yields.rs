@@ -112,7 +112,10 @@ pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &H
                 if waits && !again.contains(&urlnorm::fingerprint_str(&c.row.url)) {
                     // The class its probes will give evidence of: the
                     // host's views of that kind, or the coarse class.
-                    let key = match view {
+                    // At the crawl's depth a view waits as any cold
+                    // target does (by its coarse class): a smaller batch
+                    // there would cost a catch-up layer.
+                    let key = match view.filter(|_| !last) {
                         Some(kind) => (String::new(), kind),
                         None => (c.via.first().map_or(String::new(), |s| coarse_of(s)), coarse_of(&target)),
                     };
