@@ -83,7 +83,8 @@ struct TaskArgs {
     /// The crawl's data location (a `layercrawl run` started there).
     #[arg(long, value_name = "DIR|URL")]
     data: String,
-    /// The layer (not for merge).
+    /// The layer; for merge, the crawl's last layer, catch-up layers
+    /// included (without it: the crawl's depth).
     #[arg(long, value_name = "L")]
     layer: Option<u32>,
     /// The partition (not for merge).
@@ -336,7 +337,7 @@ fn task(args: &TaskArgs) -> anyhow::Result<()> {
         }
     };
     let layer = match (args.phase, args.layer) {
-        (Phase::Merge, _) => 0,
+        (Phase::Merge, l) => l.unwrap_or(0),
         (_, Some(l)) => l,
         (_, None) => return Err(BadTask(format!("task {} needs --layer L", args.phase.as_str())).into()),
     };

@@ -75,8 +75,10 @@ impl Processes {
                 f.remaining().as_millis().to_string(),
             ]);
         }
+        // The merge's layer is the crawl's last, catch-up layers included.
+        a.extend(["--layer".into(), run.layer.to_string()]);
         if run.phase != Phase::Merge {
-            a.extend(["--layer".into(), run.layer.to_string(), "--partition".into(), part.to_string()]);
+            a.extend(["--partition".into(), part.to_string()]);
         }
         a
     }

@@ -93,15 +93,12 @@ impl OwnerPod {
 pub fn job_object(s: &KubeSettings, data: &str, partitions: u32, phase: Phase, layer: u32) -> Value {
     let name = job_name(data, phase, layer);
     let mut args = vec!["task".to_string(), phase.as_str().to_string(), "--data".into(), data.to_string()];
+    // The merge's layer is the crawl's last, catch-up layers included.
+    args.extend(["--layer".into(), layer.to_string()]);
     let completions = if phase == Phase::Merge {
         1
     } else {
-        args.extend([
-            "--layer".into(),
-            layer.to_string(),
-            "--partition-from-env".into(),
-            "JOB_COMPLETION_INDEX".into(),
-        ]);
+        args.extend(["--partition-from-env".into(), "JOB_COMPLETION_INDEX".into()]);
         partitions
     };
     let parallelism = u32::try_from(s.workers).unwrap_or(u32::MAX).clamp(1, completions);
