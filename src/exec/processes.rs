@@ -215,3 +215,26 @@ impl Processes {
         bar
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The merge task is told the run's last layer: a crawl with catch-up
+    /// layers past its depth merges them too (without `--layer` the task
+    /// merged up to the depth and the run failed at its end).
+    #[test]
+    fn the_merge_task_is_told_the_run_s_last_layer() {
+        let p = Processes {
+            exe: PathBuf::from("layercrawl"),
+            data: "s3://b/c".into(),
+            workers: 2,
+            progress: false,
+            fence: None,
+        };
+        let merge = p.args(&PhaseRun { phase: Phase::Merge, layer: 3, parts: vec![0] }, 0);
+        assert_eq!(merge, ["task", "merge", "--data", "s3://b/c", "--layer", "3"]);
+        let map = p.args(&PhaseRun { phase: Phase::Map, layer: 1, parts: vec![0, 1] }, 1);
+        assert_eq!(map, ["task", "map", "--data", "s3://b/c", "--layer", "1", "--partition", "1"]);
+    }
+}

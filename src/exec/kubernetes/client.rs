@@ -203,6 +203,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_merge_job_is_told_the_run_s_last_layer() {
+        // Catch-up layers past the depth (here 2) are merged too.
+        let v = job_object(&settings(), "s3://b/crawl", 16, Phase::Merge, 3);
+        let args = &v["spec"]["template"]["spec"]["containers"][0]["args"];
+        assert_eq!(args, &json!(["task", "merge", "--data", "s3://b/crawl", "--layer", "3"]));
+        assert_eq!(v["spec"]["completions"], 1);
+    }
+
+    #[test]
     fn a_map_job_has_one_index_per_partition_and_reads_its_index() {
         let v = job_object(&settings(), "s3://b/crawl", 16, Phase::Map, 2);
         let job: Job = serde_json::from_value(v.clone()).expect("a valid Job");
