@@ -531,7 +531,7 @@ impl RunSummary {
                 k.copies,
                 k.errors,
                 k.others,
-                crate::store::layout::SKIPPED,
+                crate::store::dataset::SKIPPED.name,
             );
         }
         if self.unchanged > 0 {
@@ -544,7 +544,7 @@ impl RunSummary {
             );
         }
         if let Some(m) = &self.merged {
-            let _ = writeln!(s, "merged: {} doc rows, {} link rows; read with: duckdb -c \"SELECT host, count(*) FROM '{}/doc/*/*.parquet' GROUP BY host\"", m.doc_rows, m.link_rows, self.data);
+            let _ = writeln!(s, "merged: {} doc rows, {} link rows; read with: duckdb -c \"SELECT host, count(*) FROM '{}/{}/*/*.parquet' GROUP BY host\"", m.doc_rows, m.link_rows, self.data, crate::store::dataset::DOC.name);
         }
         for (name, r) in &self.rules {
             let fills: Vec<String> = r.fill_rate.iter().map(|(f, v)| format!("{f} {:.0}%", v * 100.0)).collect();
@@ -573,7 +573,7 @@ impl RunSummary {
         let carried = self.not_requested;
         self.not_requested = n.max(carried);
         *self.not_requested_by.entry(why.to_string()).or_default() += self.not_requested - carried;
-        self.not_requested_in = format!("in/layer={layer}");
+        self.not_requested_in = crate::store::layout::layer_dir(crate::store::dataset::IN.name, layer);
     }
 
     /// The table's last line: whether every URL found within the depth was
