@@ -7,7 +7,8 @@
 //! the report, the summary and the rule editor name a dataset by its
 //! constant. Adding a dataset is its writer and one row here
 //! (docs/src/contributing.md, "Adding a dataset"); a unit test fails when
-//! a name appears as a string literal anywhere else in `src/` outside tests.
+//! a name appears as a string literal anywhere else in `src/` outside
+//! tests, or docs/src/output.md does not list its folder.
 
 use arrow_schema::SchemaRef;
 
@@ -54,8 +55,6 @@ pub struct Dataset {
     /// The folder under the data location, and the dataset's name
     /// everywhere (the export's table, the summary, the report).
     pub name: &'static str,
-    /// One line on what a row is.
-    pub about: &'static str,
     /// The schema every file has, or `None` when the run's settings make
     /// it (each rule's items, an extractor's columns) or it is not Parquet.
     /// `doc`'s is its core: the run's extractors add columns after it.
@@ -65,45 +64,22 @@ pub struct Dataset {
 }
 
 /// `in/layer=L/`: the URLs layer `L` fetches.
-pub const IN: Dataset = Dataset {
-    name: "in",
-    about: "the URLs a layer fetches (layer 0 from the seeds)",
-    schema: Some(schema::input_schema),
-    merge: Merge::No,
-    count: Count::No,
-};
+pub const IN: Dataset = Dataset { name: "in", schema: Some(schema::input_schema), merge: Merge::No, count: Count::No };
 
 /// `doc/layer=L/`: one row per requested URL.
-pub const DOC: Dataset = Dataset {
-    name: "doc",
-    about: "one row per requested URL",
-    schema: Some(schema::doc_schema),
-    merge: Merge::Always,
-    count: Count::Doc,
-};
+pub const DOC: Dataset =
+    Dataset { name: "doc", schema: Some(schema::doc_schema), merge: Merge::Always, count: Count::Doc };
 
 /// `links/layer=L/`: one row per outlink of a fetched page.
-pub const LINKS: Dataset = Dataset {
-    name: "links",
-    about: "one row per outlink of a fetched page",
-    schema: Some(schema::links_schema),
-    merge: Merge::Always,
-    count: Count::Links,
-};
+pub const LINKS: Dataset =
+    Dataset { name: "links", schema: Some(schema::links_schema), merge: Merge::Always, count: Count::Links };
 
 /// `items/rule=NAME/layer=L/`: the items rule `NAME` made (`--rules`).
-pub const ITEMS: Dataset = Dataset {
-    name: "items",
-    about: "the items a rule made from a layer's pages (--rules)",
-    schema: None,
-    merge: Merge::PerRule,
-    count: Count::Items,
-};
+pub const ITEMS: Dataset = Dataset { name: "items", schema: None, merge: Merge::PerRule, count: Count::Items };
 
 /// `sitemaps/layer=0/`: the URLs the seeds' sitemaps listed (`--sitemaps`).
 pub const SITEMAPS: Dataset = Dataset {
     name: "sitemaps",
-    about: "the URLs the seeds' sitemaps listed, with lastmod (--sitemaps)",
     schema: Some(schema::sitemaps_schema),
     merge: Merge::IfWritten,
     count: Count::Sitemaps,
@@ -112,7 +88,6 @@ pub const SITEMAPS: Dataset = Dataset {
 /// `skipped/layer=L/`: the URLs the noise filter did not follow into `L`.
 pub const SKIPPED: Dataset = Dataset {
     name: "skipped",
-    about: "one row per URL the noise filter did not follow",
     schema: Some(schema::skipped::skipped_schema),
     merge: Merge::IfWritten,
     // Counted by name among the items, as the merge always has: the
@@ -121,34 +96,18 @@ pub const SKIPPED: Dataset = Dataset {
 };
 
 /// `entities/layer=L/`: mentions of the knowledge base's entities (`--entities`).
-pub const ENTITIES: Dataset = Dataset {
-    name: "entities",
-    about: "mentions of the knowledge base's entities (--entities)",
-    schema: None,
-    merge: Merge::IfWritten,
-    count: Count::Extracted,
-};
+pub const ENTITIES: Dataset =
+    Dataset { name: "entities", schema: None, merge: Merge::IfWritten, count: Count::Extracted };
 
 /// `relations/layer=L/`: relations between the entities of one sentence (`--entities`).
-pub const RELATIONS: Dataset = Dataset {
-    name: "relations",
-    about: "relations between the entities of one sentence (--entities)",
-    schema: None,
-    merge: Merge::IfWritten,
-    count: Count::Extracted,
-};
+pub const RELATIONS: Dataset =
+    Dataset { name: "relations", schema: None, merge: Merge::IfWritten, count: Count::Extracted };
 
 /// `warc/layer=L/`: each partition's exchanges as WARC records and their
 /// CDXJ index (`--warc`; docs/src/warc.md).
-pub const WARC: Dataset = Dataset {
-    name: "warc",
-    about: "every exchange of one partition's URLs as WARC records, with a CDXJ index (--warc)",
-    schema: None,
-    merge: Merge::No,
-    count: Count::No,
-};
+pub const WARC: Dataset = Dataset { name: "warc", schema: None, merge: Merge::No, count: Count::No };
 
-/// Every dataset, in the order the merge takes them.
+/// Every dataset (the merge takes those it merges by name).
 pub const ALL: [&Dataset; 9] = [&IN, &DOC, &LINKS, &ITEMS, &SITEMAPS, &SKIPPED, &ENTITIES, &RELATIONS, &WARC];
 
 /// The datasets a row extractor may write: the merge looks for these.

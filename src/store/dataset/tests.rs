@@ -15,6 +15,16 @@ fn names_are_distinct_folders_and_no_schema_has_a_layer_column() {
     }
 }
 
+/// The book's page on the output lists every dataset's folder.
+#[test]
+fn the_output_page_lists_every_dataset() {
+    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/output.md");
+    let page = std::fs::read_to_string(&page).expect("docs/src/output.md");
+    for d in ALL {
+        assert!(page.contains(&format!("\ndata/{}/", d.name)), "docs/src/output.md does not list data/{}/", d.name);
+    }
+}
+
 /// A string literal of a Rust source: its line, its text as written
 /// (escapes left as they are), and whether a `:` follows it (a key of a
 /// `json!` object, not a value).
