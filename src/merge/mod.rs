@@ -56,7 +56,8 @@ pub async fn merge_layers(store: &Store, layers: u32) -> Result<MergeManifest, S
     done.sort_by(|(d, l, _), (e, k, _)| (d, l).cmp(&(e, k)));
     for (name, _, merged) in done {
         let Some((path, rows)) = merged else { continue };
-        m.count(datasets[&name], &name, rows);
+        let dataset = datasets.get(&name).expect("each job is of a dataset to merge");
+        m.count(dataset, &name, rows);
         m.files.entry(name).or_default().push(path);
     }
     // A manifest of an earlier, shallower merge is replaced (a deepened
@@ -115,16 +116,14 @@ async fn datasets(store: &Store) -> Result<BTreeMap<String, &'static Dataset>, S
                 }
             }
             Merge::PerRule => {
-                let mut rules = std::collections::BTreeSet::new();
                 for path in store.parquet_files(d.name).await? {
                     let mut parts = path.split('/');
                     if let (Some(folder), Some(rule)) = (parts.next(), parts.next()) {
                         if folder == d.name && rule.starts_with("rule=") {
-                            rules.insert(format!("{folder}/{rule}"));
+                            out.insert(format!("{folder}/{rule}"), d);
                         }
                     }
                 }
-                out.extend(rules.into_iter().map(|name| (name, d)));
             }
         }
     }
