@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use layercrawl::config::{CrawlConfig, Denoise, RunOptions};
 use layercrawl::driver::{self, RunError};
+use layercrawl::store::dataset::{DOC, LINKS};
 use testweb::{Farm, FarmConfig};
 
 use score::score_against_truth;
@@ -76,8 +77,9 @@ pub async fn demo(args: DemoArgs) -> Result<(), RunError> {
             score.content_share * 100.0,
             format!("{:?}", args.denoise).to_lowercase()
         );
-        println!("\nParquet output: {0}/doc/layer=*/ (pages) and {0}/links/layer=*/ (link graph)", summary.data);
-        println!("Read it with DuckDB:\n  duckdb -c \"SELECT layer, status, count(*) AS pages FROM '{}/doc/*/*.parquet' GROUP BY ALL ORDER BY ALL\"", args.data);
+        let (doc, links) = (DOC.name, LINKS.name);
+        println!("\nParquet output: {0}/{doc}/layer=*/ (pages) and {0}/{links}/layer=*/ (link graph)", summary.data);
+        println!("Read it with DuckDB:\n  duckdb -c \"SELECT layer, status, count(*) AS pages FROM '{}/{doc}/*/*.parquet' GROUP BY ALL ORDER BY ALL\"", args.data);
     }
     farm.shutdown();
     Ok(())

@@ -180,7 +180,7 @@ async fn fetch(fetcher: &Fetcher, mut url: Url) -> anyhow::Result<(Url, Option<S
 async fn stored_pages(data: &str, rules: &Rules, limit: usize) -> anyhow::Result<Vec<(Url, Option<String>, Vec<u8>)>> {
     let store = layercrawl::store::Store::open(data).with_context(|| format!("opening {data}"))?;
     let mut out = Vec::new();
-    for path in store.parquet_files("doc").await? {
+    for path in store.parquet_files(layercrawl::store::dataset::DOC.name).await? {
         let path: String = path;
         // Streamed a row group at a time, four columns: a merged layer
         // file holds every body of the layer.

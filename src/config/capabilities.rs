@@ -7,6 +7,10 @@ use std::time::Duration;
 
 use super::{bad, ConfigError, Focus, Network, Rendering};
 
+/// The options of the entity settings, as an error names them.
+pub(super) const ENTITIES: &str = "entities"; // not a dataset: the option --entities
+const RELATIONS: &str = "relations"; // not a dataset: the option --relations
+
 /// The rendering settings; with `--render` other than `never`, Chromium
 /// must be found now, not at the first page.
 pub(super) fn render_config(o: &Rendering) -> Result<crate::fetch::render::RenderConfig, ConfigError> {
@@ -91,7 +95,7 @@ pub(super) fn entity_settings(o: &Focus) -> Result<Option<crate::extract::entiti
     // A threshold alone changes nothing (as its default, it must be
     // allowed alone); patterns and preferences need entities to act on.
     let Some(kb) = o.entities.clone() else {
-        for (given, option) in [(relations.is_some(), "relations"), (!prefer.is_empty(), "prefer-entities")] {
+        for (given, option) in [(relations.is_some(), RELATIONS), (!prefer.is_empty(), "prefer-entities")] {
             if given {
                 return Err(bad(option, "works on the entities of a knowledge base: add --entities FILE"));
             }
@@ -101,14 +105,14 @@ pub(super) fn entity_settings(o: &Focus) -> Result<Option<crate::extract::entiti
     EntitiesSource::read(&kb, relations.as_deref(), prefer, threshold).map(Some).map_err(|e| {
         use crate::extract::entities::EntitiesError;
         let option = match &e {
-            EntitiesError::Patterns(_) => "relations",
+            EntitiesError::Patterns(_) => RELATIONS,
             EntitiesError::Prefer(_) => "prefer-entities",
             EntitiesError::Read { path, .. }
                 if relations.as_ref().is_some_and(|r| r.display().to_string() == *path) =>
             {
-                "relations"
+                RELATIONS
             }
-            _ => "entities",
+            _ => ENTITIES,
         };
         bad(option, e.to_string())
     })

@@ -444,7 +444,7 @@ impl CrawlConfig {
             extractors: crate::extract::Extractors::of_run(text_format, store_text, plan.as_ref(), entities.as_ref())
                 .map_err(|e| match e {
                 crate::extract::RunExtractorsError::Plan(e) => ConfigError::Plan(e),
-                crate::extract::RunExtractorsError::Entities(e) => bad("entities", e.to_string()),
+                crate::extract::RunExtractorsError::Entities(e) => bad(capabilities::ENTITIES, e.to_string()),
             })?,
             rules,
             plan,

@@ -6,6 +6,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use layercrawl::denoise::NoiseLabel;
+use layercrawl::store::dataset::{DOC, LINKS};
 use layercrawl::store::{read_batches, schema, Store, StoreError};
 use testweb::Farm;
 
@@ -30,7 +31,7 @@ pub async fn score_against_truth(farm: &Farm, data: &str, depth: u32) -> Result<
     let store = Store::open(data)?;
     // (src, dst) -> (links labelled noise, links in all).
     let mut pairs: HashMap<(String, String), (u64, u64)> = HashMap::new();
-    for path in store.parquet_files("links").await? {
+    for path in store.parquet_files(LINKS.name).await? {
         for b in read_batches(&store, &path, Some(&["src_url", "dst_url", "noise"])).await? {
             let (src, dst, noise) = (
                 schema::string_col(&b, "src_url", &path)?,
@@ -57,7 +58,7 @@ pub async fn score_against_truth(farm: &Farm, data: &str, depth: u32) -> Result<
         scored += total;
     }
     let mut fetched = BTreeSet::new();
-    for path in store.parquet_files("doc").await? {
+    for path in store.parquet_files(DOC.name).await? {
         for b in read_batches(&store, &path, Some(&["url", "status"])).await? {
             let url = schema::string_col(&b, "url", &path)?;
             let status = b.column_by_name("status").and_then(|c| c.as_any().downcast_ref::<arrow_array::Int32Array>());

@@ -151,7 +151,8 @@ pub enum ExportError {
     BadDestination { given: String, reason: String },
     /// The data location holds no crawl.
     #[error(
-        "no crawl in {location}: it has no doc/layer=L/*.parquet files; run `layercrawl run --data {location}` first"
+        "no crawl in {location}: it has no {doc}/layer=L/*.parquet files; run `layercrawl run --data {location}` first",
+        doc = crate::store::dataset::DOC.name
     )]
     NoCrawl { location: String },
     /// Reading the crawl failed.

@@ -136,7 +136,7 @@ pub fn explain(s: &Structure) -> String {
             sel.stats[i].para,
             sel.final_scores[i],
             if sel.top == i { "TOP " } else { "" },
-            if sel.inside[i] { "in" } else { "out" },
+            if sel.inside[i] { "in" } else { "out" }, // not a dataset: inside the main text
             first_line[i].as_deref().unwrap_or("")
         ));
     }

@@ -258,8 +258,8 @@ pub enum ExtractError {
     DuplicateColumn { extractor: String, column: String },
     #[error("extractor `{extractor}`: column `{column}` is reserved ({reason})")]
     ReservedColumn { extractor: String, column: String, reason: &'static str },
-    #[error("extractor `{extractor}`: dataset `{dataset}` is written by another extractor, or not one of {known:?} (the datasets the merge looks for; add it to store::layout::EXTRACT_DATASETS)")]
-    Dataset { extractor: String, dataset: String, known: &'static [&'static str] },
+    #[error("extractor `{extractor}`: dataset `{dataset}` is written by another extractor, or not one of {known:?} (the datasets the merge looks for; add its row to store::dataset)")]
+    Dataset { extractor: String, dataset: String, known: Vec<&'static str> },
 }
 
 /// The extractors of a run, in order, and the `doc` schema they make.
@@ -366,19 +366,19 @@ impl Extractors {
     ///
     /// # Errors
     /// When a dataset is another's, or not one of
-    /// [`layout::EXTRACT_DATASETS`](crate::store::layout::EXTRACT_DATASETS).
+    /// [`dataset::extracted`](crate::store::dataset::extracted).
     pub fn with_rows(self, list: Vec<Arc<dyn RowExtractor>>) -> Result<Self, ExtractError> {
-        use crate::store::layout::EXTRACT_DATASETS;
         let mut datasets = self.0.datasets.clone();
         let mut rows = self.0.rows.clone();
         for ex in list {
             let start = datasets.len();
             for d in ex.datasets() {
-                if !EXTRACT_DATASETS.contains(&d.name.as_str()) || datasets.iter().any(|o| o.name == d.name) {
+                let known = crate::store::dataset::extracted().any(|k| k.name == d.name);
+                if !known || datasets.iter().any(|o| o.name == d.name) {
                     return Err(ExtractError::Dataset {
                         extractor: ex.name().to_string(),
                         dataset: d.name,
-                        known: &EXTRACT_DATASETS,
+                        known: crate::store::dataset::extracted().map(|k| k.name).collect(),
                     });
                 }
                 datasets.push(d);

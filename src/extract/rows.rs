@@ -10,8 +10,8 @@
 //! task's writers (`map/output/extracted.rs`: one shard per dataset and partition,
 //! `NAME/layer=L/part-PPPPP.parquet`, under the task's one commit), and
 //! the merge finds the datasets by listing. A dataset's name must be one
-//! of [`crate::store::layout::EXTRACT_DATASETS`], so that the merge knows
-//! to look for it.
+//! of [`crate::store::dataset::extracted`] (a row of the table whose
+//! count is `Extracted`), so that the merge knows to look for it.
 
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema, SchemaRef};

@@ -91,7 +91,7 @@ impl Truth {
     /// On storage failures.
     pub async fn found(&self, store: &Store, layer: u32) -> Result<u64, StoreError> {
         let mut found = 0;
-        for (path, _) in store.list(&layout::layer_dir("doc", layer)).await? {
+        for (path, _) in store.list(&layout::layer_dir(crate::store::dataset::DOC.name, layer)).await? {
             if !layout::is_shard(&path) {
                 continue;
             }

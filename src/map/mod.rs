@@ -27,6 +27,7 @@ use crate::fetch::{ErrorKind, Fetched, Fetcher, LayerTail};
 use crate::partition::partition_of_host;
 use crate::scope::ScopeFilter;
 use crate::store::attempt::{self, Attempt};
+use crate::store::dataset::{IN, LINKS};
 use crate::store::manifest::{MapManifest, RunState};
 use crate::store::schema::{self, DocRow, InRow};
 use crate::store::scratch::InputRows;
@@ -192,7 +193,7 @@ impl MapCtx {
 /// # Errors
 /// When the file exists but cannot be read, or the temporary file fails.
 pub async fn read_input(store: &Store, layer: u32, part: u32) -> Result<InputRows, StoreError> {
-    let path = layout::input(layer, part);
+    let path = layout::shard(IN.name, layer, part);
     let mut rows = InputRows::new().map_err(|e| StoreError::scratch(&path, e))?;
     if store.exists(&path).await? {
         let mut stream = stream_batches(store, &path, None).await?;
@@ -252,7 +253,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         Opened::Committed(done) => return Ok((*done, Created::Existed)),
     };
     let input = Arc::new(read_input(store, layer, part).await?);
-    let input_path = layout::input(layer, part);
+    let input_path = layout::shard(IN.name, layer, part);
     let input_err = |e| StageError::Store(StoreError::scratch(&input_path, e));
     let mut manifest = MapManifest {
         layer,
@@ -453,7 +454,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         // target, bucketed by target partition for the optimise step.
         let suspects =
             crate::shuffle::Suspects { ratio: ctx.pages.parse.noise_ratio, followed: ctx.denoise.follows_suspects() };
-        let links_path = store.write_path(&layout::links(layer, part));
+        let links_path = store.write_path(&layout::shard(LINKS.name, layer, part));
         let max_depth = i32::try_from(ctx.depth).unwrap_or(i32::MAX);
         let counts =
             crate::shuffle::spill_links(store, &links_path, layer, part, ctx.partitions, max_depth, suspects).await?;

@@ -153,7 +153,7 @@ impl Previous {
                 "stored no bodies (--store-body none), so an unchanged page could not be carried forward; crawl with --store-body html (the default) to recrawl conditionally".to_string(),
             ));
         }
-        let files = store.parquet_files("doc").await?;
+        let files = store.parquet_files(crate::store::dataset::DOC.name).await?;
         let opened = Arc::new(files.iter().map(|_| tokio::sync::OnceCell::new()).collect());
         Ok(Self { store, files, partitions: state.partitions, store_body, opened })
     }

@@ -309,7 +309,7 @@ pub(super) async fn read_partition(
         tracing::warn!(sitemap = %file, "sitemap not read in full: {why}");
     }
     if !found.rows.is_empty() {
-        let path = crate::store::layout::sitemaps(0, part);
+        let path = crate::store::layout::shard(crate::store::dataset::SITEMAPS.name, 0, part);
         let mut w = crate::store::ShardWriter::create(
             store,
             &path,

@@ -1,9 +1,9 @@
 //! The merge stage: after the last layer, compact each layer's shards for
 //! analytics (docs/src/how-it-works.md, step 4).
 //!
-//! Per dataset (`doc`, `links`, each rule's `items/rule=NAME`, the
-//! `sitemaps`, and the extractors' `entities` and `relations`, all found
-//! by listing) and layer, the `part-*.parquet` shards are
+//! Per dataset that `store::dataset` says is merged (always, or when the
+//! crawl wrote it, or each rule's `items/rule=NAME`, found by listing) and
+//! layer, the `part-*.parquet` shards are
 //! concatenated into one `data-00000.parquet` in the same `layer=L` folder,
 //! so one glob still reads the whole crawl exactly once. Row groups are
 //! copied, not re-encoded (see [`concat_shards`]): they stay as the map
@@ -24,10 +24,11 @@ mod splice;
 pub use concat::concat_shards;
 
 use crate::error::{cores, StageError};
+use crate::store::dataset::{self, Dataset, Merge};
 use crate::store::manifest::MergeManifest;
 use crate::store::{layout, read_batches, Store, StoreError};
 
-/// Merges layers `0..layers` of `doc` and `links`.
+/// Merges layers `0..layers` of each merged dataset (`store::dataset`).
 ///
 /// # Errors
 /// On storage failures.
@@ -42,9 +43,10 @@ pub async fn merge_layers(store: &Store, layers: u32) -> Result<MergeManifest, S
     // Each (dataset, layer) is independent: copy them concurrently, one
     // per core, so one file's reads and writes overlap another's.
     let datasets = datasets(store).await?;
-    // Owned names: a stream of futures over borrowed ones cannot be moved
-    // to another task (a limit of the compiler's lifetime checks).
-    let jobs: Vec<(String, u32)> = datasets.iter().flat_map(|d| (0..layers).map(move |l| (d.clone(), l))).collect();
+    // Owned names, and each dataset's row looked up after: a stream of
+    // futures over references cannot be moved to another task (a limit of
+    // the compiler's lifetime checks).
+    let jobs: Vec<(String, u32)> = datasets.keys().flat_map(|d| (0..layers).map(move |l| (d.clone(), l))).collect();
     let cores = cores();
     let mut done: Vec<(String, u32, Merged)> = futures::stream::iter(jobs)
         .map(|(d, layer)| async move { merge_one(store, &d, layer).await.map(|r| (d, layer, r)) })
@@ -52,16 +54,11 @@ pub async fn merge_layers(store: &Store, layers: u32) -> Result<MergeManifest, S
         .try_collect()
         .await?;
     done.sort_by(|(d, l, _), (e, k, _)| (d, l).cmp(&(e, k)));
-    for (dataset, _, merged) in done {
+    for (name, _, merged) in done {
         let Some((path, rows)) = merged else { continue };
-        match dataset.as_str() {
-            "doc" => m.doc_rows += rows,
-            "links" => m.link_rows += rows,
-            layout::SITEMAPS => m.sitemap_rows += rows,
-            d if layout::EXTRACT_DATASETS.contains(&d) => *m.extracted_rows.entry(dataset.clone()).or_default() += rows,
-            _ => *m.item_rows.entry(dataset.to_string()).or_default() += rows,
-        }
-        m.files.entry(dataset).or_default().push(path);
+        let dataset = datasets.get(&name).expect("each job is of a dataset to merge");
+        m.count(dataset, &name, rows);
+        m.files.entry(name).or_default().push(path);
     }
     // A manifest of an earlier, shallower merge is replaced (a deepened
     // crawl merges again); otherwise it is written only if absent.
@@ -102,36 +99,39 @@ async fn shards_of(store: &Store, dataset: &str, layer: u32) -> Result<Vec<Strin
         .collect())
 }
 
-/// The datasets to merge: `doc`, `links`, and each rule's items
-/// (`items/rule=NAME`), the sitemaps and the extractors' datasets found
-/// in the store.
-async fn datasets(store: &Store) -> Result<Vec<String>, StoreError> {
-    let mut out = vec!["doc".to_string(), "links".to_string()];
-    let mut rules = std::collections::BTreeSet::new();
-    for path in store.parquet_files(layout::ITEMS).await? {
-        let mut parts = path.split('/');
-        if let (Some(items), Some(rule)) = (parts.next(), parts.next()) {
-            if items == layout::ITEMS && rule.starts_with("rule=") {
-                rules.insert(format!("{items}/{rule}"));
+/// The datasets to merge, by name (a rule's items are
+/// `items/rule=NAME`): those of [`dataset::ALL`] that are merged always,
+/// and those of the others that the crawl wrote, found by listing.
+async fn datasets(store: &Store) -> Result<BTreeMap<String, &'static Dataset>, StoreError> {
+    let mut out = BTreeMap::new();
+    for d in dataset::ALL {
+        match d.merge {
+            Merge::No => {}
+            Merge::Always => {
+                out.insert(d.name.to_string(), d);
             }
-        }
-    }
-    out.extend(rules);
-    for name in [layout::SITEMAPS, layout::SKIPPED] {
-        if !store.parquet_files(name).await?.is_empty() {
-            out.push(name.to_string());
-        }
-    }
-    for name in layout::EXTRACT_DATASETS {
-        if !store.parquet_files(name).await?.is_empty() {
-            out.push(name.to_string());
+            Merge::IfWritten => {
+                if !store.parquet_files(d.name).await?.is_empty() {
+                    out.insert(d.name.to_string(), d);
+                }
+            }
+            Merge::PerRule => {
+                for path in store.parquet_files(d.name).await? {
+                    let mut parts = path.split('/');
+                    if let (Some(folder), Some(rule)) = (parts.next(), parts.next()) {
+                        if folder == d.name && rule.starts_with("rule=") {
+                            out.insert(format!("{folder}/{rule}"), d);
+                        }
+                    }
+                }
+            }
         }
     }
     Ok(out)
 }
 
 async fn delete_shards(store: &Store, layers: u32) -> Result<(), StoreError> {
-    for dataset in datasets(store).await? {
+    for dataset in datasets(store).await?.into_keys() {
         let dataset = dataset.as_str();
         for layer in 0..layers {
             for shard in shards_of(store, dataset, layer).await? {

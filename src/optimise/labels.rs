@@ -10,7 +10,8 @@ use rayon::prelude::*;
 
 use crate::denoise::{noise_by_cluster, BlockUrl, Method, NoiseLabel};
 use crate::error::StageError;
-use crate::store::schema;
+use crate::store::dataset::LINKS;
+use crate::store::{layout, schema};
 use crate::store::{stream_batches, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
@@ -120,7 +121,9 @@ pub(super) async fn relabel_links(
         })
         .buffer_unordered(cores);
     while let Some(joined) = shards.next().await {
-        joined.map_err(|e| StageError::Internal(format!("relabelling links/layer={layer} failed: {e}")))??;
+        joined.map_err(|e| {
+            StageError::Internal(format!("relabelling {} failed: {e}", layout::layer_dir(LINKS.name, layer)))
+        })??;
     }
     Ok(())
 }

@@ -34,7 +34,7 @@ mod labels;
 mod shuffle;
 mod yields;
 
-pub use yields::{skipped_classes, skipped_schema, SkippedClass};
+pub use yields::{skipped_classes, SkippedClass};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -50,6 +50,7 @@ use crate::dedup::visited::VisitedStore;
 use crate::denoise::yields::{ClassCount, Verdict};
 use crate::denoise::{Method, NoiseLabel};
 use crate::store::attempt::{self, Attempt};
+use crate::store::dataset::{IN, LINKS};
 use crate::store::manifest::{LayerBudget, MapManifest, NextManifest, OptimiseManifest, ShuffleManifest, SkipCounts};
 use crate::store::schema::{self, InRow};
 use crate::store::{layout, stream_batches, Created, ShardWriter, Store, StoreError};
@@ -495,7 +496,7 @@ async fn write_partition_input(
     // and the order is the URL's.
     let out = ranking.order(store, target, k, out).await?;
     m.next += out.len() as u64;
-    let path = layout::input(target, k);
+    let path = layout::shard(IN.name, target, k);
     if out.is_empty() {
         store.delete(&path).await?;
         return Ok(None);
@@ -558,7 +559,7 @@ pub(super) async fn off_async<T: Send + 'static>(
 }
 
 pub(super) async fn link_shards(store: &Store, layer: u32) -> Result<Vec<String>, StoreError> {
-    store.parquet_files(&layout::layer_dir("links", layer)).await
+    store.parquet_files(&layout::layer_dir(LINKS.name, layer)).await
 }
 
 pub(super) fn str_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a StringArray, StoreError> {

@@ -80,6 +80,7 @@ fn candidates(merged: HashMap<String, Merged>) -> Vec<Candidate> {
 mod tests {
     use super::*;
     use crate::denoise::NoiseLabel;
+    use crate::store::dataset::LINKS;
     use crate::store::{layout, ShardWriter, Store};
 
     fn link(
@@ -140,7 +141,7 @@ mod tests {
         let mut results = Vec::new();
         for (combine, layer) in [(1_000_000, 0), (3, 1)] {
             let store = Store::open("memory://").expect("store");
-            let path = layout::links(layer, 0);
+            let path = layout::shard(LINKS.name, layer, 0);
             let mut w = ShardWriter::create(&store, &path, schema::links_schema(), 1 << 20).expect("writer");
             for chunk in rows.chunks(64) {
                 w.write(&schema::links_batch(chunk).expect("batch")).await.expect("write");

@@ -19,6 +19,8 @@ use crate::denoise::yields::{
 };
 use crate::error::StageError;
 use crate::store::column::{Tuned, Tuning};
+use crate::store::dataset::SKIPPED;
+use crate::store::schema::skipped::skipped_schema;
 use crate::store::schema::InRow;
 use crate::store::{layout, read_if_exists, ShardWriter, Store, StoreError};
 use crate::urlnorm;
@@ -289,26 +291,6 @@ async fn read_via(store: &Store, layer: u32, k: u32) -> Result<HashMap<u64, Vec<
     Ok(out)
 }
 
-/// Schema of the `skipped` dataset: one row per URL the noise filter did
-/// not follow on its link class's evidence (docs/src/output.md).
-#[must_use]
-pub fn skipped_schema() -> SchemaRef {
-    static S: OnceLock<SchemaRef> = OnceLock::new();
-    Arc::clone(S.get_or_init(|| {
-        Arc::new(Schema::new(vec![
-            Field::new("url", DataType::Utf8, false).tuned(Tuning::DISTINCT),
-            Field::new("depth", DataType::Int32, false).tuned(Tuning::SMALL),
-            Field::new("referrer", DataType::Utf8, true),
-            Field::new("reason", DataType::Utf8, false).tuned(Tuning::SMALL),
-            Field::new("source_template", DataType::Utf8, false).tuned(Tuning::SMALL),
-            Field::new("target_template", DataType::Utf8, false).tuned(Tuning::SMALL),
-            Field::new("class_fetched", DataType::Int64, false),
-            Field::new("class_new", DataType::Int64, false),
-            Field::new("class_errors", DataType::Int64, false),
-        ]))
-    }))
-}
-
 /// Why a URL was skipped: its class's pages were mostly copies, or mostly
 /// errors.
 #[must_use]
@@ -329,7 +311,7 @@ pub(super) async fn write_skipped(
     k: u32,
     rows: &[(&Candidate, &ClassCount)],
 ) -> Result<(), StoreError> {
-    let path = layout::skipped(layer, k);
+    let path = layout::shard(SKIPPED.name, layer, k);
     if rows.is_empty() {
         return store.delete(&path).await;
     }
@@ -375,7 +357,7 @@ pub struct SkippedClass {
 /// When a file of the dataset cannot be read.
 pub async fn skipped_classes(store: &Store, most: usize) -> Result<Vec<SkippedClass>, StoreError> {
     let mut by: BTreeMap<(String, String), SkippedClass> = BTreeMap::new();
-    for path in store.parquet_files(layout::SKIPPED).await? {
+    for path in store.parquet_files(SKIPPED.name).await? {
         for b in read_if_exists(store, &path).await? {
             let (s, t, r) = (
                 super::str_col(&b, "source_template", &path)?,

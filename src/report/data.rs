@@ -15,6 +15,7 @@ use super::history::Night;
 use super::rows::{median, DocTally, Histogram, LayerLinks, LayerRows, LinkTally, DOC_COLUMNS, LINK_COLUMNS};
 use super::{on_rayon, ReportError};
 use crate::driver::LayerSummary;
+use crate::store::dataset::{DOC, LINKS};
 use crate::store::manifest::{MapManifest, MergeManifest, NextManifest, OptimiseManifest, RunState};
 use crate::store::{layout, stream_batches, Store, StoreError};
 
@@ -164,10 +165,10 @@ pub async fn gather(store: &Store, progress: &(dyn Fn(&str) + Sync)) -> Result<R
     let mut doc_files = Vec::new();
     let mut link_files = Vec::new();
     for l in &layers {
-        for p in store.parquet_files(&layout::layer_dir("doc", l.layer)).await? {
+        for p in store.parquet_files(&layout::layer_dir(DOC.name, l.layer)).await? {
             doc_files.push((l.layer, p));
         }
-        for p in store.parquet_files(&layout::layer_dir("links", l.layer)).await? {
+        for p in store.parquet_files(&layout::layer_dir(LINKS.name, l.layer)).await? {
             link_files.push((l.layer, p));
         }
     }
@@ -259,10 +260,10 @@ fn funnel(s: &LayerSummary, next: Option<&NextManifest>, targets: Option<u64>) -
         step("input URLs", s.input, "urls"),
         step("fetched", s.fetched, "rows"),
         step("ok", s.ok, "rows"),
-        step("links found", s.links, "links"),
+        step("links found", s.links, "links"), // not a dataset: a unit
     ];
     let Some(n) = next else { return steps };
-    steps.push(step("followable after the DOM prefilter", s.candidates, "links"));
+    steps.push(step("followable after the DOM prefilter", s.candidates, "links")); // not a dataset: a unit
     if let Some(targets) = targets {
         let repeats = s.visit_hits + s.cache_hits + s.store_hits;
         let dedup_hits = repeats.saturating_sub(s.candidates.saturating_sub(targets));

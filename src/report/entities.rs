@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::graph::{Edge, Graph, Node};
 use super::{on_rayon, ReportError};
-use crate::store::layout::{ENTITIES, RELATIONS};
+use crate::store::dataset::{ENTITIES, RELATIONS};
 use crate::store::schema::string_col;
 use crate::store::{stream_batches, Store, StoreError};
 
@@ -297,7 +297,7 @@ impl Tally {
 /// # Errors
 /// When a file of the datasets cannot be read or lacks a column.
 pub(super) async fn gather(store: &Store) -> Result<Option<EntityReport>, ReportError> {
-    let files = store.parquet_files(ENTITIES).await?;
+    let files = store.parquet_files(ENTITIES.name).await?;
     if files.is_empty() {
         return Ok(None);
     }
@@ -309,7 +309,7 @@ pub(super) async fn gather(store: &Store) -> Result<Option<EntityReport>, Report
             tally = on_rayon(move || tally.add_mentions(&b, &p).map(|()| tally)).await??;
         }
     }
-    for path in store.parquet_files(RELATIONS).await? {
+    for path in store.parquet_files(RELATIONS.name).await? {
         let mut batches = stream_batches(store, &path, Some(RELATION_COLUMNS)).await?;
         while let Some(b) = batches.next().await {
             let (b, p) = (b?, path.clone());

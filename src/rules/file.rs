@@ -14,6 +14,7 @@ use super::convert::{convert, convert_exact, FieldType};
 use super::xpath;
 use super::{Field, LinkRules, Pattern, Role, Rule, Rules, Source, TextSource};
 use crate::store::column::Value;
+use crate::store::layout;
 
 /// Field names every item dataset has already (docs/src/rules.md).
 /// `rule` and `layer` are the Hive folders' keys, which readers turn into
@@ -78,7 +79,7 @@ struct RawField {
     jsonld: Option<Spanned<String>>,
     regex: Option<Spanned<String>>,
     attr: Option<Spanned<String>>,
-    #[serde(rename = "in")]
+    #[serde(rename = "in")] // not a dataset: the rules file's key
     within: Option<Spanned<String>>,
     #[serde(rename = "type")]
     kind: Option<Spanned<String>>,
@@ -182,7 +183,10 @@ fn compile_rule(check: &mut Check<'_>, r: RawRule, span: Range<usize>, names: &m
     if !valid_rule_name(&name) {
         check.at(
             r.name.span(),
-            format!("rule name `{name}`: use lower-case letters, digits, `_` and `-` (it names the folder `items/rule={name}/`)"),
+            format!(
+                "rule name `{name}`: use lower-case letters, digits, `_` and `-` (it names the folder `{}/`)",
+                layout::items_dataset(&name)
+            ),
         );
     } else if !names.insert(name.clone()) {
         check.at(r.name.span(), format!("a second rule named `{name}`: rule names must be unique"));

@@ -10,7 +10,7 @@ use super::apply::Item;
 use super::Rule;
 use crate::extract::{Column, ColumnType, Tuning};
 use crate::store::column::{build_column, Value};
-use crate::store::StoreError;
+use crate::store::{layout, StoreError};
 
 /// One row of a rule's items dataset.
 #[derive(Clone, Debug, PartialEq)]
@@ -78,7 +78,7 @@ pub fn batch(rule: &Rule, schema: &SchemaRef, rows: &[ItemRow]) -> Result<Record
     }
     arrays.push(build_column(&fields[at], fixed.iter().map(|f| Some(&f[3])))?);
     RecordBatch::try_new(Arc::clone(schema), arrays)
-        .map_err(|e| StoreError::Schema { path: format!("items/rule={}", rule.name), reason: e.to_string() })
+        .map_err(|e| StoreError::Schema { path: layout::items_dataset(&rule.name), reason: e.to_string() })
 }
 
 pub use crate::store::manifest::RuleCounts;

@@ -10,6 +10,7 @@
 use bytes::Bytes;
 use futures::StreamExt;
 
+use super::dataset::{DOC, IN};
 use super::schema::{input_batch, input_rows, input_schema, InRow};
 use super::{layout, read_batches, stream_batches, Created, ShardWriter, Store};
 
@@ -110,17 +111,22 @@ async fn attempts(store: &Store) {
     let (a, b) = (Attempt::start("state/attempts/t"), Attempt::start("state/attempts/t"));
     for (attempt, n) in [(&a, 5), (&b, 9)] {
         let staged = attempt.store(store);
-        let mut w = ShardWriter::create(&staged, &layout::doc(1, 1), input_schema(), 8 << 10).expect("writer");
+        let mut w =
+            ShardWriter::create(&staged, &layout::shard(DOC.name, 1, 1), input_schema(), 8 << 10).expect("writer");
         w.write(&input_batch(&rows("x", n)).expect("batch")).await.expect("write");
         w.finish().await.expect("finish");
     }
-    assert!(!store.exists(&layout::doc(1, 1)).await.expect("head"), "nothing is visible before a commit");
+    assert!(!store.exists(&layout::shard(DOC.name, 1, 1)).await.expect("head"), "nothing is visible before a commit");
     let manifest = layout::map_manifest(1, 1);
     let (_, won) = commit(store, &manifest, &b, M { attempt: b.id.clone() }).await.expect("commit");
     let (m, lost) = commit(store, &manifest, &a, M { attempt: a.id.clone() }).await.expect("commit");
     assert_eq!((won, lost, m.attempt.as_str()), (Created::New, Created::Existed, b.id.as_str()));
-    let rows: usize =
-        read_batches(store, &layout::doc(1, 1), None).await.expect("read").iter().map(|x| x.num_rows()).sum();
+    let rows: usize = read_batches(store, &layout::shard(DOC.name, 1, 1), None)
+        .await
+        .expect("read")
+        .iter()
+        .map(|x| x.num_rows())
+        .sum();
     assert_eq!(rows, 9, "the winner's file is in place");
     assert!(store.list("state/attempts").await.expect("list").is_empty(), "no attempt folder is left");
 }
@@ -203,7 +209,7 @@ async fn lease(store: &Store, at_once: bool) {
 /// A shard is invisible until finished, then reads back whole, streamed
 /// or at once, with column projection.
 async fn shards(store: &Store) {
-    let path = layout::input(0, 1);
+    let path = layout::shard(IN.name, 0, 1);
     let want = rows("s", 3000);
     let mut w = ShardWriter::create(store, &path, input_schema(), 16 << 10).expect("writer");
     for chunk in want.chunks(700) {
@@ -211,9 +217,9 @@ async fn shards(store: &Store) {
     }
     assert!(!store.exists(&path).await.expect("head"), "a shard being written is not visible");
     assert!(
-        store.parquet_files("in").await.expect("list").is_empty(),
+        store.parquet_files(IN.name).await.expect("list").is_empty(),
         "no staging file passes for data: {:?}",
-        store.list("in").await.expect("list")
+        store.list(IN.name).await.expect("list")
     );
     assert_eq!(w.finish().await.expect("finish"), 3000);
     let mut got = Vec::new();

@@ -1,68 +1,39 @@
 //! Every object path of the data layout, in one place (docs/src/output.md;
-//! ARCHITECTURE.md, "Invariants"). Hive-style `layer=L`
+//! ARCHITECTURE.md, "Rules, and what holds each"). Hive-style `layer=L`
 //! folders, so one glob reads a whole dataset; crawl state under `state/`.
-//! Nothing else in the crate builds an object path by hand.
+//! Nothing else in the crate builds an object path by hand. The datasets'
+//! names are [`super::dataset`]'s: a path here is a function of one.
 
-/// `in/layer=L/part-PPPPP.parquet`: the URLs layer `L` fetches.
+use super::dataset::{ITEMS, WARC};
+
+/// `NAME/layer=L/part-PPPPP.parquet`: partition `P`'s shard of layer `L`
+/// of the dataset `NAME` (a name from `store::dataset`, or an items
+/// dataset of [`items_dataset`]).
 #[must_use]
-pub fn input(layer: u32, part: u32) -> String {
-    format!("in/layer={layer}/part-{part:05}.parquet")
-}
-/// `doc/layer=L/part-PPPPP.parquet`: the pages fetched in layer `L`.
-#[must_use]
-pub fn doc(layer: u32, part: u32) -> String {
-    format!("doc/layer={layer}/part-{part:05}.parquet")
-}
-/// `links/layer=L/part-PPPPP.parquet`: the link graph of layer `L`.
-#[must_use]
-pub fn links(layer: u32, part: u32) -> String {
-    format!("links/layer={layer}/part-{part:05}.parquet")
+pub fn shard(dataset: &str, layer: u32, part: u32) -> String {
+    format!("{dataset}/layer={layer}/part-{part:05}.parquet")
 }
 /// `items/rule=NAME/layer=L/part-PPPPP.parquet`: the items rule `NAME`
 /// made from the pages of layer `L` (docs/src/rules.md).
 #[must_use]
 pub fn items(rule: &str, layer: u32, part: u32) -> String {
-    format!("{}/layer={layer}/part-{part:05}.parquet", items_dataset(rule))
+    shard(&items_dataset(rule), layer, part)
 }
 /// The dataset of one rule's items: `items/rule=NAME` (its layers below).
 #[must_use]
 pub fn items_dataset(rule: &str) -> String {
-    format!("{ITEMS}/rule={rule}")
+    format!("{}/rule={rule}", ITEMS.name)
 }
-/// Every rule's items.
-pub const ITEMS: &str = "items";
-/// The URLs the sitemaps listed (`--sitemaps`), with their `lastmod`.
-pub const SITEMAPS: &str = "sitemaps";
-/// `sitemaps/layer=L/part-PPPPP.parquet`: what one partition's sitemaps listed.
-#[must_use]
-pub fn sitemaps(layer: u32, part: u32) -> String {
-    format!("{SITEMAPS}/layer={layer}/part-{part:05}.parquet")
-}
-/// The mentions of the knowledge base's entities (`--entities`).
-pub const ENTITIES: &str = "entities";
-/// The relations between entities of one sentence (`--entities`).
-pub const RELATIONS: &str = "relations";
-/// The datasets extractors may write beside `doc` (`extract::RowExtractor`):
-/// the merge looks for these.
-pub const EXTRACT_DATASETS: [&str; 2] = [ENTITIES, RELATIONS];
-/// `NAME/layer=L/part-PPPPP.parquet`: the rows partition `P`'s pages of
-/// layer `L` gave an extractor's dataset `NAME` (`entities`, `relations`).
-#[must_use]
-pub fn extracted(dataset: &str, layer: u32, part: u32) -> String {
-    format!("{dataset}/layer={layer}/part-{part:05}.parquet")
-}
-/// The WARC archives (`--warc`; docs/src/warc.md).
-pub const WARC: &str = "warc";
 /// `warc/layer=L/part-PPPPP.warc.gz`: one partition's exchanges of layer
 /// `L` as WARC records.
 #[must_use]
 pub fn warc(layer: u32, part: u32) -> String {
-    format!("{WARC}/layer={layer}/part-{part:05}.warc.gz")
+    format!("{}/layer={layer}/part-{part:05}.warc.gz", WARC.name)
 }
 /// `warc/layer=L/part-PPPPP.cdxj`: the CDXJ index of [`warc`]'s file.
 #[must_use]
 pub fn warc_index(layer: u32, part: u32) -> String {
-    format!("{WARC}/layer={layer}/part-{part:05}.cdxj")
+    format!("{}/layer={layer}/part-{part:05}.cdxj", WARC.name)
 }
 /// The run's id in its archives' record ids, made by the first map task
 /// that writes one.
@@ -194,13 +165,6 @@ pub fn via(layer: u32, part: u32) -> String {
 pub fn deferred(layer: u32, part: u32) -> String {
     format!("state/denoise/deferred/layer={layer}/part-{part:05}.parquet")
 }
-/// The `skipped` dataset: URLs the noise filter did not follow into `layer`.
-pub const SKIPPED: &str = "skipped";
-/// One partition's skipped URLs of `layer`.
-#[must_use]
-pub fn skipped(layer: u32, part: u32) -> String {
-    format!("{SKIPPED}/layer={layer}/part-{part:05}.parquet")
-}
 /// What one partition's pages of `layer` deposited per URL cluster, for
 /// the ant-colony order (`--order ant`; `focus::ant`).
 #[must_use]
@@ -226,7 +190,7 @@ pub fn content(part: u32, layer: u32) -> String {
     format!("state/content/part-{part:05}/layer={layer}.parquet")
 }
 
-/// The folder of one layer of a dataset (`doc`, `links`, `in`).
+/// The folder of one layer of a dataset.
 #[must_use]
 pub fn layer_dir(dataset: &str, layer: u32) -> String {
     format!("{dataset}/layer={layer}")

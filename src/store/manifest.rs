@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::dataset::{Count, Dataset};
+
 /// What one map partition of one layer did; written after its outputs.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct MapManifest {
@@ -316,11 +318,12 @@ impl NextManifest {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct MergeManifest {
     pub layers: u32,
-    /// Merged files, by dataset (`doc`, `links`).
+    /// Merged files, by dataset name.
     pub files: BTreeMap<String, Vec<String>>,
     pub doc_rows: u64,
     pub link_rows: u64,
-    /// Rows of each rule's items dataset (`items/rule=NAME`).
+    /// Rows of each rule's items dataset (`items/rule=NAME`), and of the
+    /// other datasets counted by name here (`store::dataset::Count::Items`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub item_rows: BTreeMap<String, u64>,
     /// Rows of the `sitemaps` dataset (`--sitemaps`).
@@ -329,6 +332,21 @@ pub struct MergeManifest {
     /// Rows of each row extractor's dataset (`entities`, `relations`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extracted_rows: BTreeMap<String, u64>,
+}
+
+impl MergeManifest {
+    /// Counts `rows` merged rows of `dataset` (named `name`: a rule's items
+    /// are `items/rule=NAME`) where its row of `store::dataset` says.
+    pub fn count(&mut self, dataset: &Dataset, name: &str, rows: u64) {
+        match dataset.count {
+            Count::No => {}
+            Count::Doc => self.doc_rows += rows,
+            Count::Links => self.link_rows += rows,
+            Count::Sitemaps => self.sitemap_rows += rows,
+            Count::Extracted => *self.extracted_rows.entry(name.to_string()).or_default() += rows,
+            Count::Items => *self.item_rows.entry(name.to_string()).or_default() += rows,
+        }
+    }
 }
 
 /// Settings fixed for the life of a data location (`state/run.json`).

@@ -13,6 +13,7 @@ pub mod attempt;
 mod cloud;
 pub mod column;
 pub mod conformance;
+pub mod dataset;
 pub mod fencing;
 pub mod layout;
 pub mod lease;

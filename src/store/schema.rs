@@ -592,6 +592,7 @@ fn batch(schema: SchemaRef, cols: Vec<ArrayRef>) -> Result<RecordBatch, StoreErr
 }
 
 mod sitemaps;
+pub mod skipped;
 pub use sitemaps::{sitemaps_batch, sitemaps_schema, SitemapRow};
 
 #[cfg(test)]

@@ -116,7 +116,7 @@ pub(super) async fn stored_urls(
 ) -> Result<Vec<(String, String)>, crate::store::StoreError> {
     let mut out = Vec::new();
     let columns: &[&str] = &["final_url", "status", "content_type"];
-    for path in store.parquet_files("doc").await? {
+    for path in store.parquet_files(crate::store::dataset::DOC.name).await? {
         let mut stream = crate::store::stream_batches(store, &path, Some(columns)).await?;
         while let Some(b) = futures::StreamExt::next(&mut stream).await {
             let b = b?;

@@ -188,7 +188,7 @@ impl TaskArchive {
             .field("WARC-Payload-Digest", payload_digest.clone());
         if revisit {
             answer = answer
-                .field("WARC-Profile", "http://netpreserve.org/warc/1.1/revisit/server-not-modified")
+                .field("WARC-Profile", "http://netpreserve.org/warc/1.1/revisit/server-not-modified") // not a dataset: the WARC standard's URI
                 .field("WARC-Refers-To-Target-URI", target);
         }
         if let Some(why) = truncated(resp, error) {
@@ -199,7 +199,7 @@ impl TaskArchive {
         let entry = cdxj::Entry {
             key: format!("{} {}", cdxj::surt(&c.url), timestamp14(c.sent_at)),
             url: target.to_string(),
-            mime: if revisit { Some("warc/revisit".into()) } else { mime },
+            mime: if revisit { Some("warc/revisit".into()) } else { mime }, // not a dataset: a WARC record's type
             status: c.status,
             digest: payload_digest,
             length: answer.len() as u64,

@@ -38,7 +38,7 @@ use relations::Relation;
 
 use super::main_text::TextFormat;
 use super::{Column, ColumnType, Dataset, PageInput, Row, RowExtractor, Tuning, Value};
-use crate::store::layout;
+use crate::store::dataset::{ENTITIES, RELATIONS};
 
 /// Links that score below this are dropped, unless `--entity-threshold` says otherwise.
 pub const DEFAULT_THRESHOLD: f64 = 0.35;
@@ -228,13 +228,14 @@ impl EntityExtractor {
 
 impl RowExtractor for EntityExtractor {
     fn name(&self) -> &str {
-        "entities"
+        // Named after its first dataset.
+        ENTITIES.name
     }
 
     fn datasets(&self) -> Vec<Dataset> {
         vec![
-            Dataset { name: layout::ENTITIES.into(), columns: entity_columns() },
-            Dataset { name: layout::RELATIONS.into(), columns: relation_columns() },
+            Dataset { name: ENTITIES.name.into(), columns: entity_columns() },
+            Dataset { name: RELATIONS.name.into(), columns: relation_columns() },
         ]
     }
 

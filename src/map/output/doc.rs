@@ -11,6 +11,7 @@ use super::shard::LazyShard;
 use super::{batch_rows, Opening, Output};
 use crate::error::StageError;
 use crate::map::{Processed, BATCH_BYTES, BATCH_ROWS};
+use crate::store::dataset::DOC;
 use crate::store::layout;
 use crate::store::manifest::MapManifest;
 use crate::store::schema::{self, DocRow};
@@ -28,7 +29,7 @@ impl<'a> Doc<'a> {
     pub(super) fn open(at: &Opening<'a>) -> Self {
         let schema = at.ctx.extract.doc_schema();
         Self {
-            shard: LazyShard::new(at.staged, layout::doc(at.layer, at.part), Arc::clone(&schema)),
+            shard: LazyShard::new(at.staged, layout::shard(DOC.name, at.layer, at.part), Arc::clone(&schema)),
             schema,
             buf: Vec::with_capacity(BATCH_ROWS),
             buf_bytes: 0,

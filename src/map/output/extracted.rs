@@ -27,7 +27,7 @@ impl<'a> Extracted<'a> {
         }
         let shards = datasets
             .iter()
-            .map(|d| (LazyShard::new(at.staged, layout::extracted(&d.name, at.layer, at.part), d.schema()), Vec::new()))
+            .map(|d| (LazyShard::new(at.staged, layout::shard(&d.name, at.layer, at.part), d.schema()), Vec::new()))
             .collect();
         Some(Self { shards })
     }

@@ -8,6 +8,7 @@ use super::shard::LazyShard;
 use super::{batch_rows, Opening, Output};
 use crate::error::StageError;
 use crate::map::{Processed, BATCH_ROWS};
+use crate::store::dataset::LINKS;
 use crate::store::layout;
 use crate::store::manifest::MapManifest;
 use crate::store::schema::{self, LinkRow};
@@ -21,7 +22,7 @@ pub(super) struct Links<'a> {
 impl<'a> Links<'a> {
     pub(super) fn open(at: &Opening<'a>) -> Self {
         Self {
-            shard: LazyShard::new(at.staged, layout::links(at.layer, at.part), schema::links_schema()),
+            shard: LazyShard::new(at.staged, layout::shard(LINKS.name, at.layer, at.part), schema::links_schema()),
             buf: Vec::with_capacity(BATCH_ROWS * 8),
         }
     }

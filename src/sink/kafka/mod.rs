@@ -41,6 +41,7 @@ use futures::StreamExt;
 use crate::rules::Rules;
 use crate::sink::{SinkError, SinkSpec};
 use crate::store::attempt::{self, Attempt};
+use crate::store::dataset::DOC;
 use crate::store::manifest::MapManifest;
 use crate::store::{layout, stream_batches, Created, Store};
 
@@ -234,7 +235,7 @@ impl TaskSink {
         let txn = txn.clone();
         let started = txn.clone();
         self.blocking(move || started.begin()).await?;
-        let doc = attempt.store(store).write_path(&layout::doc(self.layer, self.part));
+        let doc = attempt.store(store).write_path(&layout::shard(DOC.name, self.layer, self.part));
         if !store.exists(&doc).await? {
             return Ok(Sent::default());
         }
