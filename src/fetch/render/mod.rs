@@ -46,6 +46,8 @@
 mod engine;
 #[cfg(feature = "render")]
 mod launch;
+#[cfg(feature = "render")]
+mod pipe;
 pub mod shell;
 
 #[cfg(not(feature = "render"))]
