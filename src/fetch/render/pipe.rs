@@ -54,10 +54,10 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 const MAX_HANDSHAKES: usize = 32;
 /// The start of the browser's error output kept for a launch's error.
 const STDERR_KEPT: usize = 16 << 10;
-/// The call id of the command that checks the browser answers. It is
-/// answered before the bridge carries anything, so it meets none of the
-/// client's ids.
-const PROBE_ID: u64 = 1 << 40;
+/// The call id of the command that checks the browser answers (Chromium
+/// takes 32-bit ids only). It is answered before the bridge carries
+/// anything, so it meets none of the client's ids.
+const PROBE_ID: u64 = 0x7fff_fff0;
 
 /// A browser process on a pipe: killed and reaped when dropped.
 pub(super) struct Process {
@@ -213,9 +213,12 @@ impl Process {
                     Ok(false) => return Err("it ended before answering".to_string()),
                     Err(e) => return Err(format!("cannot read its pipe: {e}")),
                 }
-                let id = serde_json::from_slice::<serde_json::Value>(&buf).ok().and_then(|v| v.get("id")?.as_u64());
-                if id == Some(PROBE_ID) {
-                    return Ok(());
+                let reply = serde_json::from_slice::<serde_json::Value>(&buf).unwrap_or_default();
+                match reply.get("id").and_then(serde_json::Value::as_u64) {
+                    Some(PROBE_ID) => return Ok(()),
+                    // A command it could not read at all.
+                    None if reply.get("error").is_some() => return Err(format!("it refused its first command: {reply}")),
+                    _ => {}
                 }
             }
         };
