@@ -84,10 +84,7 @@ struct Stderr {
 /// chromiumoxide's settings for its handler, as its own launch set them
 /// from the browser's default settings.
 pub(super) fn handler_config() -> HandlerConfig {
-    HandlerConfig {
-        viewport: Some(chromiumoxide::handler::viewport::Viewport::default()),
-        ..HandlerConfig::default()
-    }
+    HandlerConfig { viewport: Some(chromiumoxide::handler::viewport::Viewport::default()), ..HandlerConfig::default() }
 }
 
 /// Starts `program` (Chromium's launcher) with `args` and
@@ -217,7 +214,9 @@ impl Process {
                 match reply.get("id").and_then(serde_json::Value::as_u64) {
                     Some(PROBE_ID) => return Ok(()),
                     // A command it could not read at all.
-                    None if reply.get("error").is_some() => return Err(format!("it refused its first command: {reply}")),
+                    None if reply.get("error").is_some() => {
+                        return Err(format!("it refused its first command: {reply}"))
+                    }
                     _ => {}
                 }
             }

@@ -108,7 +108,11 @@ fn chromium_listens_on_no_tcp_port_and_the_devtools_bridge_takes_one_connection(
     let log = log.lock().expect("log").join("\n");
     assert!(status.success(), "the crawl failed:\n{log}");
     assert!(seen.values().any(|(_, cmd)| cmd.contains("--remote-debugging")), "no Chromium seen during the crawl");
-    assert!(listens.is_empty(), "a process of the browser listens on TCP:\n{}", listens.into_iter().collect::<Vec<_>>().join("\n"));
+    assert!(
+        listens.is_empty(),
+        "a process of the browser listens on TCP:\n{}",
+        listens.into_iter().collect::<Vec<_>>().join("\n")
+    );
     assert!(!bridges.is_empty(), "the log names no DevTools bridge:\n{log}");
     for (addr, answer) in &bridges {
         assert_eq!(answer, "ConnectionRefused", "the bridge on {addr}, once the crawler's client was on it");
