@@ -340,6 +340,8 @@ async fn accept_one(listener: TcpListener, path: String) -> Option<Socket> {
                 }
                 let path = path.clone();
                 handshakes.spawn(async move {
+                    // (The error's type is tungstenite's, for its callback.)
+                    #[allow(clippy::result_large_err)]
                     let check = move |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
                         let asked = req.uri().path_and_query().map_or("", |p| p.as_str());
                         if same_secret(asked.as_bytes(), path.as_bytes()) {

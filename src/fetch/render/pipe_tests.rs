@@ -3,7 +3,6 @@
 //! sends back each NUL-framed message it reads on descriptor 3, on 4.
 
 use super::*;
-use futures::StreamExt as _;
 
 /// Echoes every message it reads on 3 to 4, as it came; ends at 3's end.
 const ECHO: &str = r"

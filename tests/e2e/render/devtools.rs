@@ -93,13 +93,10 @@ fn chromium_listens_on_no_tcp_port_and_the_devtools_bridge_takes_one_connection(
             .filter_map(|l| Some(l.split("bridged once on ").nth(1)?.split([' ', ')']).next()?.to_string()))
             .collect();
         for addr in named {
-            if !bridges.contains_key(&addr) {
-                let answer = match std::net::TcpStream::connect(&addr) {
-                    Ok(_) => "accepted a connection".to_string(),
-                    Err(e) => format!("{:?}", e.kind()),
-                };
-                bridges.insert(addr, answer);
-            }
+            bridges.entry(addr).or_insert_with_key(|addr| match std::net::TcpStream::connect(addr) {
+                Ok(_) => "accepted a connection".to_string(),
+                Err(e) => format!("{:?}", e.kind()),
+            });
         }
         std::thread::sleep(Duration::from_millis(20));
     }
