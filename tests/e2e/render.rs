@@ -5,6 +5,8 @@
 
 use crate::common;
 
+mod devtools;
+
 use common::{crawl_ok, read_docs, Web};
 use testweb::{Farm, FarmConfig};
 

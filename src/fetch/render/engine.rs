@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use base64::Engine as _;
-use chromiumoxide::browser::{Browser, BrowserConfig};
+use chromiumoxide::browser::Browser;
 use chromiumoxide::cdp::browser_protocol::fetch::{
     AuthChallengeResponse, AuthChallengeResponseResponse, AuthChallengeSource, ContinueWithAuthParams, EnableParams,
     EventAuthRequired, EventRequestPaused, FailRequestParams, FulfillRequestParams, HeaderEntry, RequestPattern,
@@ -25,7 +25,7 @@ use super::super::exchange::{Exchange, Request};
 use super::super::relay::Relay;
 use super::super::robots::{origin_of, RobotsCache};
 use super::super::{ErrorKind, Response};
-use super::{find_chromium, launch, shell, RenderConfig, RenderMode, MAX_SUBRESOURCES};
+use super::{find_chromium, launch, pipe, shell, RenderConfig, RenderMode, MAX_SUBRESOURCES};
 
 /// A page counts as settled when no request of its has been open for this
 /// long, and its DOM has not changed for this long since (`drive`).
@@ -82,6 +82,8 @@ struct Chromium {
     /// a tab costs Chromium more than navigating one.
     idle: Mutex<Vec<Page>>,
     _handler: tokio::task::JoinHandle<()>,
+    /// Its process, killed and reaped when dropped (`pipe.rs`).
+    _process: pipe::Process,
     _profile: tempfile::TempDir,
     /// The folder of its launcher (`launch.rs`).
     _launcher: tempfile::TempDir,
@@ -144,8 +146,7 @@ impl RenderExchange {
         self.browser
             .get_or_init(|| async {
                 // Its sandbox on, none of the crawler's environment
-                // (`launch.rs`); no background traffic of its own. (The
-                // crate puts the `--` before each switch itself.) A launch
+                // (`launch.rs`); no background traffic of its own. A launch
                 // with the sandbox that fails is an error, never retried
                 // without it: unsandboxed, a page that takes over the
                 // renderer runs as the crawler's user (docs/src/security.md).
@@ -153,7 +154,7 @@ impl RenderExchange {
                 let sandbox = !self.cfg.no_sandbox;
                 match self.launch(sandbox).await {
                     Ok(c) => Ok(Arc::new(c)),
-                    Err(e) if sandbox => Err(sandbox_refused(&e)),
+                    Err(e) if sandbox => Err(launch::sandbox_refused(&e)),
                     Err(e) => Err(e),
                 }
             })
@@ -173,56 +174,31 @@ impl RenderExchange {
             .tempdir()
             .map_err(|e| format!("cannot make the folder of Chromium's launcher: {e}"))?;
         let launcher = launch::prepare(bin.path(), profile.path(), &self.chromium, sandbox)?;
-        let mut config = BrowserConfig::builder().chrome_executable(&launcher.path);
-        if !launcher.sandbox {
-            config = config.no_sandbox();
-        }
-        let config = config
-            .user_data_dir(profile.path())
-            .args([
-                "disable-gpu",
-                "disable-dev-shm-usage",
-                "disable-background-networking",
-                "disable-component-update",
-                "disable-sync",
-                "disable-quic",
-                "no-first-run",
-                "mute-audio",
-                "blink-settings=imagesEnabled=false",
-                // One renderer process per tab rather than per
-                // site: the pages come from many sites and none
-                // reaches the network, so isolating sites from
-                // each other buys nothing and costs a process
-                // start per page.
-                "disable-site-isolation-trials",
-                "dns-prefetch-disable",
-            ])
-            // Every connection through the relay, loopback's too; no name
-            // resolved by Chromium (the relay resolves them); WebRTC's UDP
-            // only through the proxy, which carries none.
-            .arg(("proxy-server", proxy.as_str()))
-            .arg(("proxy-bypass-list", "<-loopback>"))
-            .arg(("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"))
-            .arg(("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"))
-            .arg(("webrtc-ip-handling-policy", "disable_non_proxied_udp"))
-            // (Values of one switch are merged with the crate's own.)
-            .arg((
-                "disable-features",
-                &["site-per-process", "IsolateOrigins", "Translate", "MediaRouter", "OptimizationHints"][..],
-            ))
-            .arg(("renderer-process-limit", self.cfg.tabs.max(1).to_string().as_str()))
-            .build()
-            .map_err(|e| format!("Chromium settings: {e}"))?;
-        let (browser, mut handler) = Browser::launch(config)
+        let switches = launch::switches(profile.path(), proxy.as_str(), launcher.sandbox, self.cfg.tabs);
+        // Over a pipe, not a DevTools port another local user could reach
+        // (`pipe.rs`, docs/src/security.md).
+        let started = std::time::Instant::now();
+        let (browser, mut handler, process, bridge) = pipe::start(&launcher.path, &switches, pipe::handler_config())
             .await
             .map_err(|e| format!("cannot start Chromium at {}: {e}", self.chromium.display()))?;
         let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
+        tracing::debug!(
+            "Chromium answers over its pipe after {:?}; its DevTools bridged once on {bridge} (closed)",
+            started.elapsed()
+        );
         if launcher.sandbox {
             tracing::info!(sandbox = true, "Chromium started for rendering: {}", self.chromium.display());
         } else {
             tracing::warn!(sandbox = false, "{}: {}", super::NO_SANDBOX_WARNING, self.chromium.display());
         }
-        Ok(Chromium { browser, idle: Mutex::default(), _handler: handler, _profile: profile, _launcher: bin })
+        Ok(Chromium {
+            browser,
+            idle: Mutex::default(),
+            _handler: handler,
+            _process: process,
+            _profile: profile,
+            _launcher: bin,
+        })
     }
 
     /// Renders `url`, whose fetched response is `resp`: the DOM after its
@@ -454,21 +430,6 @@ impl Exchange for RenderExchange {
         self.relay.set_fence(fence);
         let _ = self.fence.set(Arc::clone(fence));
     }
-}
-
-/// The one line a launch that failed with the sandbox on ends as.
-fn sandbox_refused(e: &str) -> String {
-    // Chromium's own words when it has them; else the error's first line,
-    // cut short (it may carry the browser's whole error output).
-    let first = if e.contains("No usable sandbox") {
-        "No usable sandbox"
-    } else {
-        let line = e.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no reason given");
-        line.char_indices().nth(200).map_or(line, |(i, _)| &line[..i])
-    };
-    format!(
-        "Chromium cannot start with its sandbox here ({first}): give the process user namespaces (the render pod's securityContext, jobs/k8s/), or pass --render-no-sandbox to render without the sandbox (docs/src/security.md)"
-    )
 }
 
 /// A task aborted when its handle is dropped.

@@ -1,7 +1,7 @@
 //! How Chromium is started (docs/src/security.md): with an environment
 //! cleared to what it needs, and with its sandbox on.
 //!
-//! chromiumoxide starts the browser with the crawler's whole environment,
+//! A process the crawler starts gets the crawler's whole environment,
 //! which on a worker pod holds the data store's credentials. So the browser
 //! is started through a small launcher script that `exec`s it under
 //! `env -i` with only `PATH`, `HOME`, `TMPDIR` and `LANG`. Chromium
@@ -29,7 +29,7 @@ const SETPRIV: &str = "/usr/bin/setpriv";
 /// The launcher's name in its folder.
 const NAME: &str = "launch-chromium";
 
-/// The launcher to hand chromiumoxide as the browser's executable.
+/// The launcher, run as the browser's executable (`pipe.rs`).
 #[derive(Debug)]
 pub(super) struct Launcher {
     pub path: PathBuf,
@@ -90,6 +90,88 @@ pub(super) fn prepare(folder: &Path, profile: &Path, chromium: &Path, sandbox: b
         .map_err(|e| format!("cannot write Chromium's launcher {}: {e}", path.display()))?;
     f.write_all(script.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(Launcher { path, sandbox })
+}
+
+/// Chromium's switches, `--remote-debugging-pipe` aside (`pipe.rs`): those
+/// chromiumoxide's launch gave (its defaults, headless) and the crawl's
+/// own, for the profile `profile`, the relay `proxy`, at most `tabs`
+/// renderer processes; `sandbox` false adds the switches that turn it off.
+pub(super) fn switches(profile: &Path, proxy: &str, sandbox: bool, tabs: usize) -> Vec<String> {
+    let mut v: Vec<String> = [
+        // chromiumoxide's defaults (its `BrowserConfig`), which the crawl
+        // kept when chromiumoxide started the browser.
+        "disable-background-networking",
+        "enable-features=NetworkService,NetworkServiceInProcess",
+        "disable-background-timer-throttling",
+        "disable-backgrounding-occluded-windows",
+        "disable-breakpad",
+        "disable-client-side-phishing-detection",
+        "disable-component-extensions-with-background-pages",
+        "disable-default-apps",
+        "disable-dev-shm-usage",
+        "disable-hang-monitor",
+        "disable-ipc-flooding-protection",
+        "disable-popup-blocking",
+        "disable-prompt-on-repost",
+        "disable-renderer-backgrounding",
+        "disable-sync",
+        "force-color-profile=srgb",
+        "metrics-recording-only",
+        "no-first-run",
+        "enable-automation",
+        "password-store=basic",
+        "use-mock-keychain",
+        "enable-blink-features=IdleDetection",
+        "lang=en_US",
+        "disable-extensions",
+        "headless",
+        "hide-scrollbars",
+        "mute-audio",
+        // The crawl's own: no background traffic, no images, no GPU.
+        "disable-gpu",
+        "disable-component-update",
+        "disable-quic",
+        "blink-settings=imagesEnabled=false",
+        // One renderer process per tab rather than per site: the pages
+        // come from many sites and none reaches the network, so isolating
+        // sites from each other buys nothing and costs a process start per
+        // page.
+        "disable-site-isolation-trials",
+        "dns-prefetch-disable",
+        "disable-features=TranslateUI,site-per-process,IsolateOrigins,Translate,MediaRouter,OptimizationHints",
+        // Every connection through the relay, loopback's too; no name
+        // resolved by Chromium (the relay resolves them); WebRTC's UDP
+        // only through the proxy, which carries none.
+        "proxy-bypass-list=<-loopback>",
+        "host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+        "force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+        "webrtc-ip-handling-policy=disable_non_proxied_udp",
+    ]
+    .iter()
+    .map(|s| format!("--{s}"))
+    .collect();
+    v.push(format!("--proxy-server={proxy}"));
+    v.push(format!("--renderer-process-limit={}", tabs.max(1)));
+    v.push(format!("--user-data-dir={}", profile.display()));
+    if !sandbox {
+        v.extend(["--no-sandbox".to_string(), "--disable-setuid-sandbox".to_string()]);
+    }
+    v
+}
+
+/// The one line a launch that failed with the sandbox on ends as.
+pub(super) fn sandbox_refused(e: &str) -> String {
+    // Chromium's own words when it has them; else the error's first line,
+    // cut short (it may carry the browser's whole error output).
+    let first = if e.contains("No usable sandbox") {
+        "No usable sandbox"
+    } else {
+        let line = e.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no reason given");
+        line.char_indices().nth(200).map_or(line, |(i, _)| &line[..i])
+    };
+    format!(
+        "Chromium cannot start with its sandbox here ({first}): give the process user namespaces (the render pod's securityContext, jobs/k8s/), or pass --render-no-sandbox to render without the sandbox (docs/src/security.md)"
+    )
 }
 
 /// A path as one shell word.

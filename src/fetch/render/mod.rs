@@ -37,8 +37,9 @@
 
 //!
 //! The settings ([`RenderConfig`]) and the shell test ([`shell`]) are in
-//! every build; the browser's side (`engine.rs`: [`RenderExchange`], the
-//! launcher) only with the cargo feature `render`. Without it, `--render`
+//! every build; the browser's side (`engine.rs`: [`RenderExchange`]; the
+//! launcher, `launch.rs`; the DevTools pipe and its bridge, `pipe.rs`)
+//! only with the cargo feature `render`. Without it, `--render`
 //! other than `never` and rules with `render = true` are refused when the
 //! run starts ([`BUILT`] is false).
 
@@ -46,6 +47,8 @@
 mod engine;
 #[cfg(feature = "render")]
 mod launch;
+#[cfg(feature = "render")]
+mod pipe;
 pub mod shell;
 
 #[cfg(not(feature = "render"))]
