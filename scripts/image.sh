@@ -9,8 +9,8 @@
 # own hook rather than the usrmerge package (which brings Perl), imported
 # as localhost/layercrawl-base:bookworm. The file system is built
 # once and kept in target/image/ (as mdBook is kept in target/tools).
-# Idempotent. `--render` also makes localhost/layercrawl-base:bookworm-render,
-# the same with Debian's chromium (for jobs/k8s/Dockerfile's RENDER=1).
+# Idempotent. It also makes localhost/layercrawl-base:bookworm-render, the
+# same with Debian's chromium (for jobs/k8s/Dockerfile's RENDER=1; below).
 #
 # Podman's configuration here (target/image/containers.conf): runc, since
 # crun refuses a kernel with hybrid cgroups; cgroups managed by Podman
@@ -20,13 +20,11 @@
 # Prints on stdout, everything else goes to stderr:
 #   CONTAINERS_CONF=<path>   (export it for podman)
 #   BASE=localhost/layercrawl-base:bookworm
-#   RENDER_BASE=localhost/layercrawl-base:bookworm-render   (with --render)
+#   RENDER_BASE=localhost/layercrawl-base:bookworm-render
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="$root/target/image"
 suite="bookworm"
-render=0
-[ "${1:-}" = "--render" ] && render=1
 mkdir -p "$dir"
 
 as_root=()
@@ -61,6 +59,7 @@ export CONTAINERS_CONF="$conf"
 # imported again only when Podman's storage lost the image.
 base() {
   local name="$1" tag="$2" include="$3" tar="$dir/$1.tar"
+  shift 3
   if [ ! -s "$tar" ]; then
     echo "image: building the $suite file system $tar (mmdebstrap, minbase + $include)" >&2
     mmdebstrap --variant=essential --format=tar --include="$include" \
@@ -69,7 +68,7 @@ base() {
       --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*' \
       --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-include=/usr/share/locale/locale.alias' \
       --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
-      --quiet "$suite" "$tar.part" >&2
+      "$@" --quiet "$suite" "$tar.part" >&2
     mv "$tar.part" "$tar"
   fi
   if ! podman image exists "$tag" || [ "$tar" -nt "$dir/$name.imported" ]; then
@@ -79,9 +78,24 @@ base() {
   fi
 }
 base "base-$suite" "localhost/layercrawl-base:$suite" ca-certificates
-[ "$render" = 1 ] && base "base-$suite-render" "localhost/layercrawl-base:$suite-render" ca-certificates,chromium
+# The render base: Debian's chromium, without what a headless browser with
+# no GPU never loads, removed once installed (dpkg --force-depends: the
+# image installs nothing, so the dependencies need not hold, and every
+# library Chromium links is kept; tests/e2e/image.rs renders with it): the
+# toolkit and its icon themes, Mesa's drivers and the LLVM they bring,
+# systemd, the X11 and desktop tools; also Chromium's interface translations
+# but American English, and its Vulkan validation layer and mock driver.
+# About 470 MB, of which Chromium itself is 356 MB.
+trim="libllvm15 libz3-4 libgl1-mesa-dri libglx-mesa0 libgtk-3-0 libgtk-3-common adwaita-icon-theme"
+trim="$trim hicolor-icon-theme systemd systemd-sysv libsystemd-shared libpam-systemd dbus-user-session"
+trim="$trim x11-utils xdg-utils shared-mime-info libgdk-pixbuf2.0-common libgdk-pixbuf-2.0-0 xkb-data libicu72 libxml2"
+base "base-$suite-render" "localhost/layercrawl-base:$suite-render" ca-certificates,chromium \
+  --dpkgopt='path-exclude=/usr/lib/chromium/locales/*' --dpkgopt='path-include=/usr/lib/chromium/locales/en-US.pak' \
+  --customize-hook="chroot \"\$1\" dpkg --purge --force-depends $trim" \
+  --customize-hook='rm -f "$1"/usr/lib/chromium/libVk*' \
+  --customize-hook='chroot "$1" sh -c "! ldd /usr/lib/chromium/chromium /usr/lib/chromium/chrome_crashpad_handler /usr/lib/chromium/*.so | grep \"not found\""'
 
 echo "CONTAINERS_CONF=$conf"
 echo "BASE=localhost/layercrawl-base:$suite"
-[ "$render" = 1 ] && echo "RENDER_BASE=localhost/layercrawl-base:$suite-render"
+echo "RENDER_BASE=localhost/layercrawl-base:$suite-render"
 exit 0
