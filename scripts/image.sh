@@ -79,21 +79,25 @@ base() {
 }
 base "base-$suite" "localhost/layercrawl-base:$suite" ca-certificates
 # The render base: Debian's chromium, without what a headless browser with
-# no GPU never loads, removed once installed (dpkg --force-depends: the
-# image installs nothing, so the dependencies need not hold, and every
-# library Chromium links is kept; tests/e2e/image.rs renders with it): the
-# toolkit and its icon themes, Mesa's drivers and the LLVM they bring,
-# systemd, the X11 and desktop tools; also Chromium's interface translations
-# but American English, and its Vulkan validation layer and mock driver.
-# About 470 MB, of which Chromium itself is 356 MB.
-trim="libllvm15 libz3-4 libgl1-mesa-dri libglx-mesa0 libgtk-3-0 libgtk-3-common adwaita-icon-theme"
-trim="$trim hicolor-icon-theme systemd systemd-sysv libsystemd-shared libpam-systemd dbus-user-session"
-trim="$trim x11-utils xdg-utils shared-mime-info libgdk-pixbuf2.0-common libgdk-pixbuf-2.0-0 xkb-data libicu72 libxml2"
+# no GPU never loads (jobs/k8s/Dockerfile's RENDER_TRIM, one list for both),
+# removed once installed (dpkg --force-depends: the image installs nothing,
+# so the dependencies need not hold, and every library Chromium links is
+# kept, which the last hook checks; tests/e2e/image.rs renders with it);
+# also Chromium's interface translations but American English, and its
+# Vulkan validation layer and mock driver. 471 MB, of which Chromium
+# itself is 356 MB (738 MB untrimmed).
+trim="$(sed -n 's/^ARG RENDER_TRIM="\(.*\)"$/\1/p' "$root/jobs/k8s/Dockerfile")"
+[ -n "$trim" ] || { echo "image: no ARG RENDER_TRIM line in jobs/k8s/Dockerfile" >&2; exit 1; }
+# A list changed since the file system was made: made again.
+stamp="$dir/base-$suite-render.trim"
+[ "$(cat "$stamp" 2>/dev/null)" = "$trim" ] || rm -f "$dir/base-$suite-render.tar"
 base "base-$suite-render" "localhost/layercrawl-base:$suite-render" ca-certificates,chromium \
   --dpkgopt='path-exclude=/usr/lib/chromium/locales/*' --dpkgopt='path-include=/usr/lib/chromium/locales/en-US.pak' \
   --customize-hook="chroot \"\$1\" dpkg --purge --force-depends $trim" \
   --customize-hook='rm -f "$1"/usr/lib/chromium/libVk*' \
   --customize-hook='chroot "$1" sh -c "! ldd /usr/lib/chromium/chromium /usr/lib/chromium/chrome_crashpad_handler /usr/lib/chromium/*.so | grep \"not found\""'
+
+echo "$trim" >"$stamp"
 
 echo "CONTAINERS_CONF=$conf"
 echo "BASE=localhost/layercrawl-base:$suite"
