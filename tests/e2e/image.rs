@@ -149,12 +149,12 @@ fn the_image_runs_as_its_unprivileged_user_and_adds_little_to_the_binary() {
     let text = String::from_utf8_lossy(&inspect.stdout);
     let (user, size) = text.trim().split_once(' ').expect("user and size");
     assert_eq!(user, "10001:10001", "numeric, for runAsNonRoot");
-    // The release binary is about 45 MB: the rest must keep the image
-    // within the book's 120 MB.
+    // The release binary with every feature is 61.3 MB: the rest must keep
+    // the image within the book's 120 MB (docs/src/cluster.md, "The image").
     let binary = std::fs::metadata(env!("CARGO_BIN_EXE_layercrawl")).expect("binary").len();
     let rest = size.parse::<u64>().expect("size") - binary;
     eprintln!("image {size} bytes, of which {rest} besides the binary");
-    assert!(rest < 75_000_000, "the image adds {rest} bytes to the binary");
+    assert!(rest < 58_000_000, "the image adds {rest} bytes to the binary");
 
     // The manifests name the tag this build gives.
     let kustomization = std::fs::read_to_string(root().join("jobs/k8s/kustomization.yaml")).expect("kustomization");
