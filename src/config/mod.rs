@@ -355,6 +355,7 @@ impl CrawlConfig {
                 namespace: ex.namespace.clone(),
                 worker_secret: ex.worker_secret.clone(),
                 service_account: ex.service_account.clone(),
+                seccomp_profile: ex.worker_seccomp_profile.clone(),
                 owner: crate::exec::OwnerPod::from_env(),
             }),
         };

@@ -16,6 +16,11 @@ fn validate(files: &[&Path]) -> std::process::Output {
 
 /// The dry run's Jobs, one JSON object per YAML document.
 fn dry_run(depth: &str) -> (String, Vec<serde_json::Value>) {
+    dry_run_with(depth, &[])
+}
+
+/// The same, with `extra` options.
+fn dry_run_with(depth: &str, extra: &[&str]) -> (String, Vec<serde_json::Value>) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let seeds = tmp.path().join("seeds.txt");
     std::fs::write(&seeds, "https://docs.example.org/\n").expect("seeds");
@@ -47,7 +52,10 @@ fn dry_run(depth: &str) -> (String, Vec<serde_json::Value>) {
             "--worker-secret",
             "layercrawl-storage",
             "--dry-run",
-        ],
+        ]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect::<Vec<_>>(),
     );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).expect("utf8");
@@ -119,4 +127,24 @@ fn the_validator_refuses_a_job_with_a_misspelt_field() {
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
     let report = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(report.contains("backoffLimitPerIdx"), "names the field:\n{report}");
+}
+
+/// The render pods' seccomp profile (jobs/k8s/seccomp/render.json, on the
+/// nodes): `--worker-seccomp-profile` gives it to the task pods as a
+/// Localhost profile, pod and container alike, and the Jobs still validate.
+#[test]
+fn the_task_pods_get_the_seccomp_profile_given_for_rendering() {
+    let (text, jobs) = dry_run_with("0", &["--worker-seccomp-profile", "layercrawl/render.json"]);
+    assert!(!jobs.is_empty());
+    for job in &jobs {
+        let pod = &job["spec"]["template"]["spec"];
+        let want = serde_json::json!({"type": "Localhost", "localhostProfile": "layercrawl/render.json"});
+        assert_eq!(pod["securityContext"]["seccompProfile"], want, "{job}");
+        assert_eq!(pod["containers"][0]["securityContext"]["seccompProfile"], want, "{job}");
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("render-jobs.yaml");
+    std::fs::write(&file, &text).expect("write");
+    let out = validate(&[&file]);
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
 }

@@ -41,6 +41,12 @@ pub struct Executors {
     /// Kubernetes: the task pods' ServiceAccount.
     #[arg(long, value_name = "NAME", default_value = "layercrawl-worker")]
     pub service_account: String,
+    /// Kubernetes: the task pods' seccomp profile, a file under each node's
+    /// kubelet seccomp folder (type Localhost) instead of the runtime's
+    /// default. Rendering needs one that lets Chromium's sandbox make user
+    /// namespaces: jobs/k8s/seccomp/render.json (docs/src/cluster.md).
+    #[arg(long, value_name = "PATH")]
+    pub worker_seccomp_profile: Option<String>,
     /// When another run holds the data location, wait for it to finish
     /// instead of refusing (exit code 2).
     #[arg(long)]

@@ -60,6 +60,11 @@ pub struct KubeSettings {
     pub worker_secret: Option<String>,
     /// The task pods' ServiceAccount (one without API access).
     pub service_account: String,
+    /// The task pods' Localhost seccomp profile, relative to the kubelet's
+    /// seccomp folder; `RuntimeDefault` when not given. The render pods
+    /// need one that allows user namespaces (jobs/k8s/seccomp/render.json).
+    #[serde(default)]
+    pub seccomp_profile: Option<String>,
     /// The driver's own pod, when it runs in one: its Jobs are owned by it
     /// and go with it (Kubernetes' garbage collector deletes them).
     #[serde(default)]
@@ -102,6 +107,10 @@ pub fn job_object(s: &KubeSettings, data: &str, partitions: u32, phase: Phase, l
         partitions
     };
     let parallelism = u32::try_from(s.workers).unwrap_or(u32::MAX).clamp(1, completions);
+    let seccomp = match &s.seccomp_profile {
+        Some(path) => json!({"type": "Localhost", "localhostProfile": path}),
+        None => json!({"type": "RuntimeDefault"}),
+    };
     let mut container = json!({
         "name": CONTAINER,
         "image": s.image,
@@ -112,7 +121,7 @@ pub fn job_object(s: &KubeSettings, data: &str, partitions: u32, phase: Phase, l
             "readOnlyRootFilesystem": true,
             "runAsNonRoot": true,
             "capabilities": {"drop": ["ALL"]},
-            "seccompProfile": {"type": "RuntimeDefault"}
+            "seccompProfile": seccomp
         },
         "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
         // The pods handle other people's content: CPU, memory and disk are
@@ -156,7 +165,7 @@ pub fn job_object(s: &KubeSettings, data: &str, partitions: u32, phase: Phase, l
                         "runAsNonRoot": true,
                         "runAsUser": 10001,
                         "runAsGroup": 10001,
-                        "seccompProfile": {"type": "RuntimeDefault"}
+                        "seccompProfile": seccomp
                     },
                     "containers": [container],
                     "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": TMP_SIZE}}]
@@ -199,6 +208,7 @@ mod tests {
             namespace: Some("crawl".into()),
             worker_secret: Some("layercrawl-storage".into()),
             service_account: "layercrawl-worker".into(),
+            seccomp_profile: None,
             owner: None,
         }
     }

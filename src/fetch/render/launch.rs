@@ -162,15 +162,20 @@ pub(super) fn switches(profile: &Path, proxy: &str, sandbox: bool, tabs: usize) 
 /// The one line a launch that failed with the sandbox on ends as.
 pub(super) fn sandbox_refused(e: &str) -> String {
     // Chromium's own words when it has them; else the error's first line,
-    // cut short (it may carry the browser's whole error output).
+    // cut short (it may carry the browser's whole error output). A refused
+    // `chroot` is what a container's seccomp profile does to the sandbox
+    // when the container holds no CAP_SYS_CHROOT (docs/src/cluster.md,
+    // "Rendering in the pods").
     let first = if e.contains("No usable sandbox") {
         "No usable sandbox"
+    } else if e.contains("sys_chroot") {
+        "chroot refused: a seccomp profile that forbids it"
     } else {
         let line = e.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no reason given");
         line.char_indices().nth(200).map_or(line, |(i, _)| &line[..i])
     };
     format!(
-        "Chromium cannot start with its sandbox here ({first}): give the process user namespaces (the render pod's securityContext, jobs/k8s/), or pass --render-no-sandbox to render without the sandbox (docs/src/security.md)"
+        "Chromium cannot start with its sandbox here ({first}): give the process user namespaces and chroot (the render pods' seccomp profile jobs/k8s/seccomp/render.json, docs/src/cluster.md), or pass --render-no-sandbox to render without the sandbox (docs/src/security.md)"
     )
 }
 
@@ -182,6 +187,17 @@ fn quote(p: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_sandbox_says_why_in_one_line() {
+        let chroot = "cannot start Chromium at /usr/bin/chromium: Browser process exited with status ExitStatus(unix_wait_status(6)) before websocket URL could be resolved, stderr: BrowserStderr(\"Check failed: sys_chroot(\\\"/proc/self/fdinfo/\\\") == 0\\n[1:1:FATAL:zygote_host_impl_linux.cc(254)] Failed to receive hello message from zygote\")";
+        let said = sandbox_refused(chroot);
+        assert!(said.contains("(chroot refused: a seccomp profile that forbids it)"), "{said}");
+        assert!(said.contains("jobs/k8s/seccomp/render.json") && said.contains("--render-no-sandbox"), "{said}");
+        assert!(!said.contains('\n'), "one line: {said}");
+        assert!(sandbox_refused("x\nNo usable sandbox! more").contains("(No usable sandbox)"));
+    }
+
     use std::os::unix::fs::PermissionsExt as _;
 
     #[test]
