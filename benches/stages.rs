@@ -128,6 +128,34 @@ fn plan(c: &mut Criterion) {
             }
         });
     });
+    // The noise filter's fingerprint of each page's main text (what
+    // `--denoise off` does not compute), against the same words fed to the
+    // hasher one by one, as it once was.
+    let mains: Vec<String> = parsed
+        .iter()
+        .filter_map(|p| layercrawl::extract::main_text::main_text(&p.page().structure, TextFormat::Plain))
+        .collect();
+    g.bench_function(format!("noise filter's text fingerprint, {} pages", mains.len()), |b| {
+        b.iter(|| {
+            for m in &mains {
+                black_box(layercrawl::denoise::evidence::text_hash(m));
+            }
+        });
+    });
+    g.bench_function(format!("the same, hashed word by word, {} pages", mains.len()), |b| {
+        b.iter(|| {
+            for m in &mains {
+                let mut h = xxhash_rust::xxh3::Xxh3::new();
+                for (i, w) in m.split_whitespace().enumerate() {
+                    if i > 0 {
+                        h.update(b" ");
+                    }
+                    h.update(w.as_bytes());
+                }
+                black_box(h.digest());
+            }
+        });
+    });
     g.bench_function(format!("main text and relevance, {} pages", pages.len()), |b| {
         b.iter(|| {
             for p in &parsed {
