@@ -44,6 +44,7 @@ const WITHOUT_DEFAULT: &[&str] = &[
     "image",
     "namespace",
     "worker-secret",
+    "worker-seccomp-profile",
     "dry-run",
     "wait",
 ];
