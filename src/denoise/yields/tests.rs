@@ -1,0 +1,199 @@
+use super::*;
+
+const COMMIT: &str = "http://git.test/repo/commit/?id=ab12";
+
+fn via(urls: &[&str]) -> Vec<String> {
+    let mut v = Vec::new();
+    for u in urls {
+        add_via(&mut v, &link_template(u));
+    }
+    v
+}
+
+#[test]
+fn link_templates_keep_kinds_of_view_and_fold_ids() {
+    assert_eq!(link_template("http://git.test/repo/tree/src/lib.rs?id=ab12"), "git.test/repo/tree/src/lib.rs?id");
+    assert_eq!(link_template("http://git.test/repo/tree/src/a_b.rs?id=ab12"), "git.test/repo/tree/src/*?id");
+    assert_eq!(link_template("http://w.test/doku.php?id=start&do=diff&rev=17"), "w.test/doku.php?do=diff&id=start&rev");
+    assert_eq!(link_template("http://w.test/list/?s=name&ofs=50"), "w.test/list/?ofs&s=name");
+    assert_eq!(link_template("http://w.test/a/b#frag"), "w.test/a/b");
+    assert_eq!(coarse_of("git.test/repo/tree/src/lib.rs?id"), "git.test/repo/tree/…?id");
+    assert_eq!(coarse_of("git.test/repo/commit/?id"), "git.test/repo/commit/?id");
+    assert_eq!(coarse_of("git.test/repo/tree"), "git.test/repo/tree");
+    assert_eq!(coarse_of("w.test"), "w.test");
+    assert_eq!(coarse_of("w.test/doku.php?do=diff&id=start&rev"), "w.test/doku.php?do&id&rev");
+}
+
+#[test]
+fn the_via_set_keeps_the_smallest_templates_in_any_order() {
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    let names = ["e", "a", "d", "b", "c", "a"];
+    for n in names {
+        add_via(&mut a, n);
+    }
+    for n in names.iter().rev() {
+        add_via(&mut b, n);
+    }
+    assert_eq!(a, ["a", "b", "c", "d"]);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_class_of_copies_is_skipped_and_a_class_of_new_texts_is_followed() {
+    let mut y = Yields::default();
+    let tree = via(&["http://git.test/repo/tree/src/?id=c0"]);
+    let commit = via(&[COMMIT]);
+    // Files reached from directory listings: copies, bar one.
+    for i in 0..20 {
+        let outcome = if i == 0 { Outcome::New } else { Outcome::Copy };
+        y.record(&format!("http://git.test/repo/tree/src/lib.rs?id=c{i}"), &tree, outcome);
+    }
+    // The same files reached from the commits that changed them: new.
+    for i in 0..10 {
+        y.record(&format!("http://git.test/repo/tree/src/lib.rs?id=d{i}"), &commit, Outcome::New);
+    }
+    // At the crawl's depth only the text counts.
+    let skipped: Vec<Verdict> =
+        (100..140).map(|i| y.decide(&format!("http://git.test/repo/tree/src/lib.rs?id=e{i}"), &tree, true)).collect();
+    let probes = skipped.iter().filter(|v| **v == Verdict::Probe).count();
+    assert!(skipped.iter().all(|v| matches!(v, Verdict::Probe | Verdict::Skip(_))), "{skipped:?}");
+    assert!((1..=6).contains(&probes), "about one in {PROBE_EVERY} is a probe: {probes}");
+    let Some(Verdict::Skip(evidence)) = skipped.iter().find(|v| matches!(v, Verdict::Skip(_))) else {
+        panic!("{skipped:?}")
+    };
+    assert_eq!((evidence.fetched, evidence.new), (20, 1), "the skip names its evidence");
+    assert_eq!(y.decide("http://git.test/repo/tree/src/lib.rs?id=f1", &commit, true), Verdict::Yields);
+    // Reached both ways: followed.
+    let both = via(&["http://git.test/repo/tree/src/?id=c0", COMMIT]);
+    assert_eq!(y.decide("http://git.test/repo/tree/src/lib.rs?id=f1", &both, true), Verdict::Yields);
+    // Another file of the same kind, never fetched: the coarse class decides.
+    let other = y.decide("http://git.test/repo/tree/src/main.rs?id=f1", &tree, true);
+    assert!(matches!(other, Verdict::Skip(_) | Verdict::Probe), "{other:?}");
+    // Links from a kind of page never fetched from: a cold class.
+    let log = via(&["http://git.test/repo/log/"]);
+    assert_eq!(y.decide("http://git.test/repo/tree/src/lib.rs?id=f1", &log, true), Verdict::Cold);
+    assert_eq!(y.decide("http://git.test/repo/tree/src/lib.rs?id=f1", &[], true), Verdict::Explore);
+}
+
+#[test]
+fn a_template_whose_pages_lead_to_new_texts_is_followed_before_the_depth() {
+    let mut y = Yields::default();
+    let start = via(&["http://git.test/repo/"]);
+    // Log pages: no text of their own (each a copy of the listing
+    // chrome), but every commit found through them is new.
+    for i in 0..10 {
+        y.record(&format!("http://git.test/repo/log/?ofs={i}0"), &start, Outcome::Copy);
+    }
+    let logs = via(&["http://git.test/repo/log/?ofs=10"]);
+    for i in 0..30 {
+        y.record(&format!("http://git.test/repo/commit/?id={i}a"), &logs, Outcome::New);
+    }
+    let next = "http://git.test/repo/log/?ofs=200";
+    // A view of a log page (its messages shown) leads where the log
+    // does, so its own links' credit does not make it a hub.
+    for i in 0..10 {
+        y.record(&format!("http://git.test/repo/log/?ofs={i}0&showmsg=1"), &logs, Outcome::Copy);
+    }
+    let shown = via(&["http://git.test/repo/log/?ofs=10&showmsg=1"]);
+    for i in 0..30 {
+        y.record(&format!("http://git.test/repo/commit/?id={i}b"), &shown, Outcome::New);
+    }
+    let view =
+        y.decide("http://git.test/repo/log/?ofs=20&showmsg=1", &via(&["http://git.test/repo/log/?ofs=20"]), false);
+    assert!(matches!(view, Verdict::Skip(_) | Verdict::Probe), "judged as a view of copies: {view:?}");
+    assert_eq!(y.decide(next, &start, false), Verdict::Hub, "followed for where it leads");
+    assert!(!y.decide(next, &start, true).follows() || y.decide(next, &start, true) == Verdict::Probe);
+    // A template never fetched as a page: explored for its links.
+    assert_eq!(y.decide("http://git.test/repo/refs/", &start, false), Verdict::Explore);
+}
+
+#[test]
+fn a_class_needs_evidence_before_it_is_judged() {
+    let mut y = Yields::default();
+    let tree = via(&["http://git.test/repo/tree/?id=c0"]);
+    for i in 0..MIN_EVIDENCE - 1 {
+        y.record(&format!("http://git.test/repo/plain/x?id=c{i}"), &tree, Outcome::Copy);
+    }
+    assert_eq!(y.decide("http://git.test/repo/plain/x?id=z", &tree, true), Verdict::Cold);
+    y.record("http://git.test/repo/plain/x?id=last", &tree, Outcome::Copy);
+    let v = y.decide("http://git.test/repo/plain/x?id=z", &tree, true);
+    assert!(matches!(v, Verdict::Skip(_) | Verdict::Probe), "{v:?}");
+    // Neutral outcomes (server errors, timeouts) are no evidence.
+    let mut quiet = Yields::default();
+    quiet.record("http://git.test/repo/", &[], Outcome::New);
+    for i in 0..50 {
+        quiet.record(&format!("http://git.test/repo/plain/x?id=c{i}"), &tree, Outcome::Neutral);
+    }
+    assert_eq!(quiet.decide("http://git.test/repo/plain/x?id=z", &tree, true), Verdict::Cold);
+}
+
+#[test]
+fn cold_classes_wait_only_on_a_host_whose_pages_were_mostly_copies() {
+    let mut y = Yields::default();
+    let start = via(&["http://docs.test/"]);
+    for i in 0..30 {
+        y.record(&format!("http://docs.test/lib/m{i}.html"), &start, Outcome::New);
+    }
+    assert!(!y.defers_cold("http://docs.test/api/x.html"), "every page new: cold classes are fetched at once");
+    for i in 0..30 {
+        let outcome = if i % 4 == 0 { Outcome::New } else { Outcome::Copy };
+        y.record(&format!("http://git.test/repo/tree/f{i}?id=1"), &start, outcome);
+    }
+    assert!(y.defers_cold("http://git.test/repo/blame/x?id=2"), "a quarter new: cold classes wait for probes");
+    assert!(!y.defers_cold("http://new.test/"), "a host never judged does not wait");
+}
+
+#[test]
+fn a_view_is_the_path_of_the_page_it_sits_on_with_new_query_keys() {
+    let t = |u: &str| link_template(u);
+    let article = t("http://s.test/news/12-council");
+    assert_eq!(view_kind(&article, &t("http://s.test/news/12-council?print=1")).as_deref(), Some("s.test?print"));
+    let reply = t("http://s.test/news/12-council/?replytocom=121#respond");
+    assert_eq!(view_kind(&article, &reply).as_deref(), Some("s.test?replytocom"));
+    let wiki = t("http://w.test/doku.php?id=start");
+    let revisions = t("http://w.test/doku.php?id=start&do=revisions");
+    assert_eq!(view_kind(&wiki, &revisions).as_deref(), Some("w.test?do=revisions"));
+    assert_eq!(view_kind(&article, &article), None, "the page itself");
+    assert_eq!(
+        view_kind(&t("http://s.test/list?page=2"), &t("http://s.test/list?page=3")),
+        None,
+        "a listing's next page"
+    );
+    assert_eq!(view_kind(&t("http://s.test/about"), &t("http://s.test/contact?print=1")), None, "another path");
+    let (tree, blame) = (t("http://git.test/repo/tree/a.rs?id=1"), t("http://git.test/repo/blame/a.rs?id=1"));
+    assert_eq!(view_kind(&tree, &blame), None);
+}
+
+#[test]
+fn views_of_one_kind_are_judged_together_on_their_host() {
+    let mut y = Yields::default();
+    // Print views of articles in two sections: copies.
+    for (section, n) in [("news", 0), ("arts", 1), ("news", 2), ("arts", 3)] {
+        let page = format!("http://s.test/{section}/{n}-a");
+        y.record(&page, &[], Outcome::New);
+        y.record(&format!("{page}?print=1"), &via(&[&page]), Outcome::Copy);
+    }
+    // A third section's print view: no class of its own yet, judged by
+    // the host's print views.
+    let page = "http://s.test/travel/9-b";
+    let verdicts: Vec<Verdict> = (0..40).map(|i| y.decide(&format!("{page}?print={i}"), &via(&[page]), true)).collect();
+    assert!(verdicts.iter().all(|v| matches!(v, Verdict::Skip(_) | Verdict::Probe)), "{verdicts:?}");
+    // Another host's views are its own.
+    let other = "http://t.test/travel/9-b";
+    assert_eq!(y.decide(&format!("{other}?print=1"), &via(&[other]), true), Verdict::Cold);
+}
+
+#[test]
+fn counts_round_trip() {
+    let mut y = Yields::default();
+    y.record("http://s.test/a/b?x=1", &["s.test/a".to_string()], Outcome::New);
+    y.record("http://s.test/a/c", &[], Outcome::Error);
+    let rows = y.counts();
+    // Per page two classes (fine, coarse) and its template's two hub
+    // counts; the new page's credit to its source's two hub counts; one
+    // host.
+    assert_eq!(rows.len(), 4 + 4 + 2 + 1);
+    assert_eq!(counts_rows(&counts_batch(&rows).expect("batch")).expect("decode"), rows);
+    assert_eq!(Yields::from_counts(rows.clone()).counts(), rows);
+}
