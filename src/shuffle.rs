@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::Int32Type;
-use arrow_array::{Array, ArrayRef, BooleanArray, Int32Array, RecordBatch, StringArray};
+use arrow_array::types::{Int32Type, UInt64Type};
+use arrow_array::{Array, ArrayRef, BooleanArray, Int32Array, RecordBatch, StringArray, UInt64Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use futures::StreamExt;
 
@@ -40,6 +40,9 @@ pub struct Merged {
     /// smallest few: `denoise::yields::add_via`), which the noise filter's
     /// link classes start from.
     pub via: Vec<String>,
+    /// The links shards that link here, as bits ([`shard_bit`]): the noise
+    /// labels of a target are written into those shards only.
+    pub sources: u64,
 }
 
 /// One link (or an earlier merge of links) to a target, as merged.
@@ -54,6 +57,8 @@ struct Link<'a> {
     /// The link templates of its source pages (one for a link; a merge's
     /// set for an earlier merge).
     via: &'a [String],
+    /// The links shards it came from ([`shard_bit`]).
+    sources: u64,
 }
 
 impl Merged {
@@ -87,6 +92,7 @@ impl Merged {
             for t in l.via {
                 add_via(&mut e.via, t);
             }
+            e.sources |= l.sources;
             return false;
         }
         map.insert(
@@ -100,10 +106,29 @@ impl Merged {
                 score: l.best.map(|b| b.0),
                 anchor: l.best.map(|b| b.1.to_string()),
                 via: l.via.to_vec(),
+                sources: l.sources,
             },
         );
         true
     }
+}
+
+/// Every links shard, as bits: where a target's sources are not known.
+pub const ALL_SHARDS: u64 = u64::MAX;
+
+/// A links shard as one bit of a 64-bit set: bit `n % 64` of the number at
+/// the end of its file name (`part-00006.parquet`, a map task's shard, is
+/// bit 6; `data-00000.parquet`, a merged layer, bit 0), every bit when its
+/// name has none. Two shards may share a bit (a crawl of more than 64
+/// partitions): a set of bits then names a few shards more than it needs,
+/// never fewer. A site belongs to one partition, so the links to a page
+/// come from one shard or a few, and the noise labels of the optimise step
+/// are written into those only.
+#[must_use]
+pub fn shard_bit(path: &str) -> u64 {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.strip_suffix(".parquet").unwrap_or(name);
+    stem.rsplit('-').next().and_then(|n| n.parse::<u64>().ok()).map_or(ALL_SHARDS, |n| 1 << (n % 64))
 }
 
 /// Distinct targets a shuffle task merges in memory before it spills them
@@ -168,7 +193,7 @@ pub(crate) async fn shuffle_shard(
     suspects: Suspects,
     combine: usize,
 ) -> Result<ShuffleCounts, StageError> {
-    let mut state = ShardMerge::default();
+    let mut state = ShardMerge { source: shard_bit(path), ..ShardMerge::default() };
     let mut runs = 0u32;
     let mut batches =
         stream_batches(store, path, Some(&["src_url", "dst_url", "anchor", "depth", "noise", "block_ratio", "score"]))
@@ -200,6 +225,8 @@ struct ShardMerge {
     /// Runs that reached the combine limit, split by target partition,
     /// waiting to be spilled.
     full: Vec<Vec<Vec<(String, Merged)>>>,
+    /// The shard's own bit ([`shard_bit`]).
+    source: u64,
 }
 
 impl ShardMerge {
@@ -257,6 +284,7 @@ impl ShardMerge {
                 content: follows && !dom,
                 best: score.and_then(|s| (!s.is_null(i)).then(|| (s.value(i), anchor.value(i)))),
                 via: if follows { &source.1 } else { &[] },
+                sources: self.source,
             };
             let new = Merged::merge_into(&mut self.merged, dst.value(i), &link);
             if new && self.merged.len() >= combine {
@@ -313,6 +341,7 @@ fn shuffle_schema() -> SchemaRef {
             Field::new("anchor", DataType::Utf8, true),
             // The source templates, one a line.
             Field::new("via", DataType::Utf8, false),
+            Field::new("sources", DataType::UInt64, false),
         ]))
     }))
 }
@@ -332,6 +361,7 @@ fn shuffle_batch(rows: &[(String, Merged)], path: &str) -> Result<RecordBatch, S
         std::sync::Arc::new(rows.iter().map(|r| r.1.score).collect::<arrow_array::Float32Array>()),
         std::sync::Arc::new(rows.iter().map(|r| r.1.anchor.as_deref()).collect::<StringArray>()),
         std::sync::Arc::new(rows.iter().map(|r| Some(r.1.via.join("\n"))).collect::<StringArray>()),
+        std::sync::Arc::new(rows.iter().map(|r| Some(r.1.sources)).collect::<UInt64Array>()),
     ];
     RecordBatch::try_new(shuffle_schema(), cols)
         .map_err(|e| StoreError::Schema { path: path.to_string(), reason: e.to_string() })
@@ -372,6 +402,8 @@ fn merge_run(merged: &mut HashMap<String, Merged>, b: &RecordBatch, path: &str) 
     // Spills of an older version have no anchors.
     let anchor = b.column_by_name("anchor").and_then(|c| c.as_string_opt::<i32>());
     let via = b.column_by_name("via").and_then(|c| c.as_string_opt::<i32>());
+    // Spills of an older version do not say which shards they came from.
+    let sources = b.column_by_name("sources").and_then(|c| c.as_primitive_opt::<UInt64Type>());
     for i in 0..b.num_rows() {
         let templates: Vec<String> = via
             .map(|v| v.value(i).split('\n').filter(|t| !t.is_empty()).map(String::from).collect())
@@ -385,6 +417,7 @@ fn merge_run(merged: &mut HashMap<String, Merged>, b: &RecordBatch, path: &str) 
             // A merge with a score has its best link's anchor.
             best: score.and_then(|s| (!s.is_null(i)).then(|| (s.value(i), anchor.map_or("", |a| a.value(i))))),
             via: &templates,
+            sources: sources.map_or(ALL_SHARDS, |s| s.value(i)),
         };
         Merged::merge_into(merged, url.value(i), &link);
     }

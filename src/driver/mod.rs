@@ -6,7 +6,9 @@
 //! each layer `L` up to `--depth`: the executor runs every map task
 //! ([`map::map_task`]) that has no manifest yet; then, if another layer
 //! follows, every optimise task ([`optimise::optimise_task`]), and the
-//! driver seals the layer ([`optimise::seal_layer`]). After the last layer,
+//! driver seals the layer ([`optimise::seal_layer`]) and writes its noise
+//! labels into its links ([`optimise::apply_labels`]) beside the next
+//! layer's map tasks. After the last layer,
 //! the merge task compacts the output. Where tasks run is the executor's
 //! business ([`crate::exec`]). Every step is committed by a manifest, so
 //! re-running the same command resumes a killed run where it stopped.
@@ -286,6 +288,7 @@ async fn run_leased(
         (None, None) => None,
     };
     let mut left: Option<(u32, u64)> = None;
+    let mut labelling: Option<tokio::task::JoinHandle<Result<(), StageError>>> = None;
     let mut layer = 0;
     loop {
         let layer_start = Instant::now();
@@ -321,6 +324,7 @@ async fn run_leased(
         tracing::info!(layer, seconds = layer_start.elapsed().as_secs_f64(), "map done");
         if layer < cfg.depth || catch_up {
             let next_start = Instant::now();
+            labelled(labelling.take()).await?;
             let next = match store.get_json::<NextManifest>(&layout::input_manifest(layer + 1)).await? {
                 Some(n) => n,
                 None => {
@@ -341,6 +345,8 @@ async fn run_leased(
                 }
             };
             ls.set_next(&next);
+            let (optimiser, sealed) = (optimiser.clone(), layer);
+            labelling = Some(tokio::spawn(async move { optimise::apply_labels(&optimiser, sealed).await }));
             if catch_up && next.next > 0 {
                 if budget.is_some() {
                     left = Some((layer + 1, next.next));
@@ -365,6 +371,7 @@ async fn run_leased(
         layer += 1;
     }
     let merge_start = Instant::now();
+    labelled(labelling.take()).await?;
     check_lease(lease)?;
     // The merge task's layer is the last one: it merges layers 0 to it.
     executor.run(&PhaseRun { phase: Phase::Merge, layer, parts: vec![0] }).await?;
@@ -438,6 +445,15 @@ fn lost_or(lease: &Lease, e: ExecError) -> RunError {
         return RunError::Stage(StageError::LeaseLost);
     }
     e.into()
+}
+
+/// Waits for the noise labels of the layer before to be in its links
+/// ([`optimise::apply_labels`]), and says how that went.
+async fn labelled(labelling: Option<tokio::task::JoinHandle<Result<(), StageError>>>) -> Result<(), RunError> {
+    match labelling {
+        None => Ok(()),
+        Some(task) => Ok(task.await.map_err(|e| StageError::Internal(format!("relabelling links failed: {e}")))??),
+    }
 }
 
 fn check_lease(lease: &Lease) -> Result<(), RunError> {

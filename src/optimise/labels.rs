@@ -102,19 +102,25 @@ fn deep_path(path: &str) -> bool {
 
 /// Rewrites `links/layer=L` shards so that links to labelled targets carry
 /// their label: `lcs_cluster` and `barren` (followed only with `--denoise
-/// mark`) or `trap` (never followed). Each shard is replaced atomically;
-/// shards without such links are left alone. Shards are rewritten in
-/// parallel, one per core at a time; reading and writing are async, the
-/// per-row work (fingerprints, new columns) runs off the async threads.
+/// mark`) or `trap` (never followed). Only the shards among `sources` (the
+/// shards that link to a labelled target, `shuffle::shard_bit`) are read;
+/// each is replaced atomically, and those without such links are left
+/// alone. Shards are rewritten in parallel, one per core at a time; reading
+/// and writing are async, the per-row work (fingerprints, new columns) runs
+/// off the async threads. Returns how many shards were read.
 pub(super) async fn relabel_links(
     store: &Store,
     layer: u32,
     noise: HashMap<u64, NoiseLabel>,
+    sources: u64,
     mark: bool,
-) -> Result<(), StageError> {
+) -> Result<usize, StageError> {
     let noise = Arc::new(noise);
     let cores = crate::error::cores();
-    let mut shards = futures::stream::iter(link_shards(store, layer).await?)
+    let paths: Vec<String> =
+        link_shards(store, layer).await?.into_iter().filter(|p| crate::shuffle::shard_bit(p) & sources != 0).collect();
+    let read = paths.len();
+    let mut shards = futures::stream::iter(paths)
         .map(|path| {
             let (store, noise) = (store.clone(), Arc::clone(&noise));
             tokio::spawn(async move { relabel_shard(&store, &path, &noise, mark).await })
@@ -125,7 +131,7 @@ pub(super) async fn relabel_links(
             StageError::Internal(format!("relabelling {} failed: {e}", layout::layer_dir(LINKS.name, layer)))
         })??;
     }
-    Ok(())
+    Ok(read)
 }
 
 /// Rewrites one links shard if any of its links gets a label.
@@ -283,6 +289,7 @@ mod tests {
             dom: false,
             content: true,
             via: Vec::new(),
+            sources: 0,
         }
     }
 

@@ -17,7 +17,7 @@
 //!    clustering over the distinct targets; a cluster that matches the noise
 //!    samples (or a user's known noise URLs), and strong deviants inside a
 //!    cluster, are noise. Their links are relabelled `lcs_cluster` in
-//!    `links/layer=L` when the layer is sealed ([`seal_layer`]) and, with
+//!    `links/layer=L` once the layer is sealed ([`apply_labels`]) and, with
 //!    `--denoise drop`, not followed.
 //! 3. **Dedup**: each partition's weighted visit/cache list drops
 //!    repeats it remembers; the rest are checked against the visited store
@@ -139,6 +139,8 @@ pub(super) struct Candidate {
     pub(super) content: bool,
     /// The link templates of the pages whose followed links lead here.
     pub(super) via: Vec<String>,
+    /// The layer's links shards that link here (`shuffle::shard_bit`).
+    pub(super) sources: u64,
 }
 
 /// Writes layer 0's input from the seeds.
@@ -172,18 +174,22 @@ pub async fn seed_layer(ctx: &OptimiseCtx, seeds: &[Url]) -> Result<NextManifest
 /// Builds `in/layer=L+1` from layer `L`'s links and carried URLs, in this
 /// process: the optimise task of every target partition that is not
 /// committed yet (as many at once as there are cores, so memory stays
-/// bounded by a few partitions' targets), then [`seal_layer`].
+/// bounded by a few partitions' targets), then [`seal_layer`] and
+/// [`apply_labels`].
 ///
 /// # Errors
 /// On storage failures.
 pub async fn optimise_layer(ctx: &OptimiseCtx, layer: u32) -> Result<NextManifest, StageError> {
     if let Some(done) = ctx.store.get_json::<NextManifest>(&layout::input_manifest(layer + 1)).await? {
+        apply_labels(ctx, layer).await?;
         return Ok(done);
     }
     let all: Vec<u32> = (0..ctx.partitions).collect();
     ensure_shuffled(ctx, layer).await?;
     optimise_tasks(ctx, layer, &all).await?;
-    seal_layer(ctx, layer).await
+    let sealed = seal_layer(ctx, layer).await?;
+    apply_labels(ctx, layer).await?;
+    Ok(sealed)
 }
 
 /// Makes sure the links of `layer` are shuffled to their target
@@ -237,9 +243,10 @@ pub async fn optimise_tasks(ctx: &OptimiseCtx, layer: u32, parts: &[u32]) -> Res
 }
 
 /// Seals the optimise step of `layer` once every target partition's task
-/// has committed: the noise labels are applied to `links/layer=L`, the
-/// counts summed, and `in/layer=L+1` committed by its manifest; the
-/// shuffle's spills and the layer's attempt folders are then removed.
+/// has committed: the counts summed, and `in/layer=L+1` committed by its
+/// manifest; the shuffle's spills and the layer's attempt folders are then
+/// removed. The noise labels are written into `links/layer=L` after it
+/// ([`apply_labels`]).
 /// Idempotent: a sealed layer's manifest is returned as it is.
 ///
 /// # Errors
@@ -251,7 +258,6 @@ pub async fn seal_layer(ctx: &OptimiseCtx, layer: u32) -> Result<NextManifest, S
     }
     let mut m = NextManifest { layer: layer + 1, ..NextManifest::default() };
     let mut followed_targets = 0u64;
-    let mut labels: HashMap<u64, NoiseLabel> = HashMap::new();
     let respilled = store.get_json::<ShuffleManifest>(&layout::shuffle_manifest(layer)).await?;
     if let Some(r) = &respilled {
         (m.candidates, m.dom_noise) = (r.candidates, r.dom_noise);
@@ -272,9 +278,6 @@ pub async fn seal_layer(ctx: &OptimiseCtx, layer: u32) -> Result<NextManifest, S
         attempt::roll_forward(store, &layout::task_attempts(layer, "optimise", k), &part).await?;
         followed_targets += part.followed_targets;
         m.add_partition(&part.stats);
-        if part.labels > 0 {
-            labels.extend(labels::read_labels(store, &layout::labels(layer, k)).await?);
-        }
     }
     // Repeats within the round: every followable link to a target after its first.
     m.visit_hits += m.candidates.saturating_sub(followed_targets);
@@ -285,18 +288,50 @@ pub async fn seal_layer(ctx: &OptimiseCtx, layer: u32) -> Result<NextManifest, S
         }
         m.budget = layer_budget(ctx, ranks, m.next);
     }
-    if !labels.is_empty() {
-        let started = std::time::Instant::now();
-        let n = labels.len();
-        labels::relabel_links(store, layer, labels, ctx.cfg.denoise == Denoise::Mark).await?;
-        tracing::debug!(layer, seconds = started.elapsed().as_secs_f64(), labels = n, "links relabelled");
-    }
     commit_layer_input(ctx, layer + 1, &mut m).await?;
     crate::shuffle::clear(store, layer).await?;
-    attempt::discard(store, &layout::labels_dir(layer)).await?;
     attempt::discard(store, &layout::layer_attempts(layer)).await?;
     attempt::discard(store, &layout::layer_fences(layer)).await?;
     Ok(m)
+}
+
+/// Writes the noise labels the optimise tasks after `layer` gave their
+/// targets into the links of `links/layer=L` that lead there, then removes
+/// them (`state/labels/layer=L`). The driver runs it once the layer is
+/// sealed, beside the next layer's map tasks, which read no links of an
+/// earlier layer, and waits for it before the next seal and the merge: the
+/// rewrite of a large site's links shard costs as much as a layer's
+/// optimise step, and no fetch waits for it. Idempotent: done, it finds no
+/// labels; cut short, it is done again whole by the next run.
+///
+/// # Errors
+/// On storage failures.
+pub async fn apply_labels(ctx: &OptimiseCtx, layer: u32) -> Result<(), StageError> {
+    let store = &ctx.store;
+    if store.list(&layout::labels_dir(layer)).await?.is_empty() {
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    let mut labels: HashMap<u64, NoiseLabel> = HashMap::new();
+    let mut sources = 0u64;
+    for k in 0..ctx.partitions {
+        let Some(part) = store.get_json::<OptimiseManifest>(&layout::optimise_manifest(layer, k)).await? else {
+            continue;
+        };
+        if part.labels > 0 {
+            labels.extend(labels::read_labels(store, &layout::labels(layer, k)).await?);
+            sources |= part.label_sources;
+        }
+    }
+    let n = labels.len();
+    let shards = if labels.is_empty() {
+        0
+    } else {
+        labels::relabel_links(store, layer, labels, sources, ctx.cfg.denoise == Denoise::Mark).await?
+    };
+    attempt::discard(store, &layout::labels_dir(layer)).await?;
+    tracing::debug!(layer, seconds = started.elapsed().as_secs_f64(), labels = n, shards, "links relabelled");
+    Ok(())
 }
 
 /// Runs the optimise task of target partition `k` after `layer` unless it
@@ -328,6 +363,7 @@ pub async fn optimise_task(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<(Opt
         stats: part.stats,
         followed_targets: part.followed_targets,
         labels: n_labels,
+        label_sources: part.label_sources,
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     };
     Ok(attempt::commit(&ctx.store, &path, &attempt, manifest).await?)
@@ -338,6 +374,8 @@ struct PartitionNext {
     stats: NextManifest,
     /// Noise labels of this partition's targets, by URL fingerprint.
     labels: HashMap<u64, NoiseLabel>,
+    /// The links shards that link to them (`shuffle::shard_bit`).
+    label_sources: u64,
     followed_targets: u64,
 }
 
@@ -448,7 +486,16 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
     // The ant-colony and learned orders learn from the layer's pages first.
     let ranking = crate::focus::Ranking::learn(store, layer, k, opt.order).await?;
     write_partition_input(ctx, layer + 1, k, fresh, carried, &ranking, &mut m).await?;
-    Ok(PartitionNext { stats: m, labels, followed_targets })
+    // The links shards the seal rewrites for these labels.
+    let label_sources = if labels.is_empty() {
+        0
+    } else {
+        cands
+            .iter()
+            .filter(|c| labels.contains_key(&urlnorm::fingerprint_str(&c.row.url)))
+            .fold(0, |a, c| a | c.sources)
+    };
+    Ok(PartitionNext { stats: m, labels, label_sources, followed_targets })
 }
 
 /// The URLs partition `k` carried over unfetched from `layer`.

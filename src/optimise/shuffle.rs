@@ -70,6 +70,7 @@ fn candidates(merged: HashMap<String, Merged>) -> Vec<Candidate> {
             dom: m.dom,
             content: m.content,
             via: m.via,
+            sources: m.sources,
         })
         .collect();
     cands.sort_unstable_by(|a, b| a.row.url.cmp(&b.row.url));
@@ -184,5 +185,60 @@ mod tests {
         );
         let unscored = one.3.iter().flatten().find(|c| c.0 == "http://s2.test/p2").expect("p2");
         assert_eq!((unscored.6, unscored.7.as_deref()), (None, None), "no score, no anchor");
+    }
+}
+
+#[cfg(test)]
+mod sources {
+    use super::*;
+    use crate::shuffle::{shard_bit, Suspects, ALL_SHARDS};
+    use crate::store::dataset::LINKS;
+    use crate::store::{layout, ShardWriter, Store};
+
+    #[test]
+    fn a_shard_is_the_bit_of_its_number() {
+        assert_eq!(shard_bit("links/layer=2/part-00006.parquet"), 1 << 6);
+        assert_eq!(shard_bit("state/attempts/x/links/layer=2/part-00000.parquet"), 1);
+        assert_eq!(shard_bit("links/layer=2/data-00000.parquet"), 1);
+        // More than 64 partitions: shards share bits, so a set of bits names
+        // a few shards more, never fewer.
+        assert_eq!(shard_bit("links/layer=0/part-00070.parquet"), 1 << 6);
+        assert_eq!(shard_bit("links/layer=0/odd.parquet"), ALL_SHARDS);
+    }
+
+    /// A target's candidate knows which of the layer's links shards link
+    /// to it, through the spills and their merges.
+    #[tokio::test]
+    async fn candidates_know_the_shards_that_link_them() {
+        let store = Store::open("memory://").expect("store");
+        let row = |src: &str, dst: &str| crate::store::schema::LinkRow {
+            src_url: src.into(),
+            dst_url: dst.into(),
+            anchor: String::new(),
+            depth: 1,
+            noise: None,
+            followed: true,
+            block_ratio: 0.0,
+            score: None,
+        };
+        let shards = [
+            (1, vec![row("http://a.test/", "http://a.test/x"), row("http://a.test/", "http://c.test/shared")]),
+            (3, vec![row("http://b.test/", "http://b.test/y"), row("http://b.test/", "http://c.test/shared")]),
+        ];
+        for (part, rows) in &shards {
+            let path = layout::shard(LINKS.name, 0, *part);
+            let mut w = ShardWriter::create(&store, &path, crate::store::schema::links_schema(), 1 << 20).expect("w");
+            w.write(&crate::store::schema::links_batch(rows).expect("batch")).await.expect("write");
+            w.finish().await.expect("finish");
+            let suspects = Suspects { ratio: 0.25, followed: true };
+            // Combining two targets at a time: merges of merges too.
+            crate::shuffle::shuffle_shard(&store, &path, 0, *part as usize, 1, 2, suspects, 2).await.expect("shuffle");
+        }
+        let cands = read_partition(&store, 0, 0).await.expect("read");
+        let sources: Vec<(&str, u64)> = cands.iter().map(|c| (c.row.url.as_str(), c.sources)).collect();
+        assert_eq!(
+            sources,
+            [("http://a.test/x", 1 << 1), ("http://b.test/y", 1 << 3), ("http://c.test/shared", (1 << 1) | (1 << 3))]
+        );
     }
 }

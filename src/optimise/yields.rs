@@ -217,6 +217,9 @@ pub(super) async fn add_deferred(
                     dom: false,
                     content: true,
                     via: templates,
+                    // Its links are in the layer that deferred it, whose
+                    // shards keep their labels as they were.
+                    sources: 0,
                 }),
             }
         }

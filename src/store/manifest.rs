@@ -183,8 +183,17 @@ pub struct OptimiseManifest {
     pub followed_targets: u64,
     /// Targets given a noise label (`state/labels`).
     pub labels: u64,
+    /// The links shards that link to them, as bits (`shuffle::shard_bit`):
+    /// the seal rewrites those only. A manifest of an older version says
+    /// nothing, which is every shard.
+    #[serde(default = "every_shard")]
+    pub label_sources: u64,
     /// Wall time, milliseconds.
     pub elapsed_ms: u64,
+}
+
+fn every_shard() -> u64 {
+    u64::MAX
 }
 
 impl super::attempt::Committed for OptimiseManifest {

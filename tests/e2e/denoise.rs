@@ -11,7 +11,7 @@ mod score;
 
 use std::collections::BTreeSet;
 
-use common::{read_docs, read_links, Web};
+use common::{read_docs, read_links, read_skipped, Web};
 use testweb::FarmConfig;
 
 struct Run {
@@ -131,6 +131,18 @@ fn noise_filter_against_the_ground_truth() {
         .filter(|l| l.followed)
         .count();
     assert_eq!(barren_dropped, 0, "the default follows no link it labels barren");
+    // Every link to a URL the filter skipped carries the label, in every
+    // shard of its layer: the labels are written into the shards that link
+    // there, after the layer is sealed.
+    let skipped_urls: BTreeSet<(i32, String)> =
+        read_skipped(&default.data).into_iter().map(|s| (s.layer - 1, s.url)).collect();
+    assert!(!skipped_urls.is_empty());
+    let links = read_links(&default.data);
+    let to_skipped: Vec<&common::Link> =
+        links.iter().filter(|l| skipped_urls.contains(&(l.layer, l.dst_url.clone()))).collect();
+    assert!(!to_skipped.is_empty(), "the skipped URLs' links are found");
+    let unlabelled: Vec<_> = to_skipped.iter().filter(|l| l.followed).take(5).collect();
+    assert!(unlabelled.is_empty(), "links to skipped URLs still followed: {unlabelled:?}");
     // The literal method: far fewer fetches, and the content it loses.
     assert!(strict_saved >= 0.5, "strict fetches far fewer pages: {strict_saved:.3}");
     assert!(share(&strict) < 0.9, "strict misses content reached only through menus: {:.3}", share(&strict));

@@ -344,6 +344,8 @@ pub fn read_skipped(data: &Path) -> Vec<Skipped> {
 /// One `links` row.
 #[derive(Clone, Debug)]
 pub struct Link {
+    /// The layer of its source page.
+    pub layer: i32,
     pub src_url: String,
     pub dst_url: String,
     pub anchor: String,
@@ -355,9 +357,10 @@ pub struct Link {
 /// Reads every `links` row under `data/links`.
 pub fn read_links(data: &Path) -> Vec<Link> {
     let mut out = Vec::new();
-    for (_, b) in read_all(&data.join("links")) {
+    for (layer, b) in read_all(&data.join("links")) {
         for i in 0..b.num_rows() {
             out.push(Link {
+                layer,
                 src_url: s(&b, "src_url", i).expect("src"),
                 dst_url: s(&b, "dst_url", i).expect("dst"),
                 anchor: s(&b, "anchor", i).expect("anchor"),
