@@ -117,12 +117,13 @@ pub struct SeenTexts {
 }
 
 impl SeenTexts {
-    /// Remembers a page of an earlier layer; call [`Self::freeze`] after the last.
-    pub fn add(&mut self, s: &Sample) {
-        self.earlier.extend(s.text_hash);
+    /// Remembers the text fingerprints of an earlier layer's pages (their
+    /// samples' `text_hash` column); call [`Self::freeze`] after the last.
+    pub fn add_hashes(&mut self, hashes: impl Iterator<Item = u64>) {
+        self.earlier.extend(hashes);
     }
 
-    /// Sorts what [`Self::add`] gathered, for lookups.
+    /// Sorts what [`Self::add_hashes`] gathered, for lookups.
     pub fn freeze(&mut self) {
         self.earlier.sort_unstable();
         self.earlier.dedup();
@@ -346,7 +347,7 @@ mod tests {
     #[test]
     fn pages_of_earlier_layers_count_once_frozen() {
         let mut seen = SeenTexts::default();
-        seen.add(&page("http://s.test/a", "One text."));
+        seen.add_hashes(page("http://s.test/a", "One text.").text_hash.into_iter());
         seen.freeze();
         assert_eq!(seen.judge(&page("http://s.test/a?replytocom=7", "One   text.")), Outcome::Copy);
         assert_eq!(seen.judge(&page("http://s.test/b", "Another text.")), Outcome::New);

@@ -11,6 +11,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{Array, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use futures::StreamExt;
 
 use crate::denoise::evidence::{self, Sample, SeenTexts};
 use crate::denoise::yields::{
@@ -22,7 +23,7 @@ use crate::store::column::{Tuned, Tuning};
 use crate::store::dataset::SKIPPED;
 use crate::store::schema::skipped::skipped_schema;
 use crate::store::schema::InRow;
-use crate::store::{layout, read_if_exists, ShardWriter, Store, StoreError};
+use crate::store::{layout, read_if_exists, stream_batches, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
 use super::{missing, off_async, Candidate};
@@ -41,9 +42,7 @@ pub(super) async fn count(store: &Store, layer: u32, k: u32) -> Result<Yields, S
     }
     let mut seen = SeenTexts::default();
     for earlier in 0..layer {
-        for s in read_samples(store, earlier, k).await? {
-            seen.add(&s);
-        }
+        read_text_hashes(store, earlier, k, &mut seen).await?;
     }
     seen.freeze();
     let mut now = read_samples(store, layer, k).await?;
@@ -243,6 +242,25 @@ async fn read_samples(store: &Store, layer: u32, k: u32) -> Result<Vec<Sample>, 
         }
     }
     Ok(out)
+}
+
+/// The text fingerprints of the pages partition `k` fetched in an earlier
+/// `layer`: only that column is read (the samples of every layer before
+/// are read again after each layer).
+async fn read_text_hashes(store: &Store, layer: u32, k: u32, seen: &mut SeenTexts) -> Result<(), StoreError> {
+    let path = layout::samples(layer, k);
+    if !store.exists(&path).await? {
+        return Ok(());
+    }
+    let mut batches = stream_batches(store, &path, Some(&["text_hash"])).await?;
+    while let Some(b) = batches.next().await {
+        let b = b?;
+        match b.column_by_name("text_hash").and_then(|c| c.as_primitive_opt::<Int64Type>()) {
+            Some(h) => seen.add_hashes(h.iter().flatten().map(|v| u64::from_ne_bytes(v.to_ne_bytes()))),
+            None => tracing::debug!(path, "samples of another version: not read"),
+        }
+    }
+    Ok(())
 }
 
 fn via_schema() -> SchemaRef {
