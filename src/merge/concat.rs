@@ -11,19 +11,16 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use object_store::buffered::BufWriter;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt};
-use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
-use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::metadata::ParquetMetaData;
 use parquet::file::properties::{WriterProperties, WriterVersion};
-use parquet::file::reader::{ChunkReader, Length};
 use parquet::file::writer::SerializedFileWriter;
 use tokio::io::AsyncWriteExt;
 
-use super::groups::{check_schemas, chunk_range};
+use super::groups::check_schemas;
+use crate::store::chunks::{copy_column, drain, fetch_row_group, read_metadata, RangeChunk};
 use crate::store::{Access, SharedBuf, Store, StoreError};
 
 /// Writes `output` as the concatenation of the row groups of `inputs`
@@ -74,13 +71,7 @@ async fn concat_objects(store: &Store, inputs: &[String], output: &str) -> Resul
     let mut rows = 0u64;
     for (input, meta) in inputs.iter().zip(metas) {
         for rg in 0..meta.num_row_groups() {
-            let (start, end) = chunk_range(meta.row_group(rg));
-            let bytes = store
-                .backend()
-                .get_range(&Path::from(input.as_str()), start..end)
-                .await
-                .map_err(|e| StoreError::object(&Path::from(input.as_str()), e))?;
-            let chunk = RangeChunk { base: start, bytes };
+            let chunk = fetch_row_group(&*store.backend(), input, &meta, rg).await?;
             let mut w = writer.take().ok_or_else(|| perr(output, ParquetError::General("writer lost".into())))?;
             let meta = Arc::clone(&meta);
             let (w, result) = tokio::task::spawn_blocking(move || {
@@ -104,26 +95,6 @@ async fn concat_objects(store: &Store, inputs: &[String], output: &str) -> Resul
     Ok(rows)
 }
 
-/// Reads a file's footer and page indexes from a suffix of the file,
-/// widening the suffix until the parser has what it needs.
-async fn read_metadata(backend: &dyn ObjectStore, path: &str) -> Result<ParquetMetaData, StoreError> {
-    let p = Path::from(path);
-    let size = backend.head(&p).await.map_err(|e| StoreError::object(&p, e))?.size;
-    let mut reader = ParquetMetaDataReader::new().with_page_index_policy(PageIndexPolicy::Optional);
-    let mut want = size.min(64 * 1024);
-    loop {
-        let suffix = backend.get_range(&p, size - want..size).await.map_err(|e| StoreError::object(&p, e))?;
-        match reader.try_parse_sized(&suffix, size) {
-            Ok(()) => break,
-            Err(ParquetError::NeedMoreData(needed)) if (needed as u64) > want && (needed as u64) <= size => {
-                want = needed as u64;
-            }
-            Err(source) => return Err(StoreError::Parquet { path: path.to_string(), source }),
-        }
-    }
-    reader.finish().map_err(|source| StoreError::Parquet { path: path.to_string(), source })
-}
-
 /// Copies row group `rg` of `meta` (its bytes in `chunk`) into `w`.
 fn copy_row_group<W: Write + Send>(
     w: &mut SerializedFileWriter<W>,
@@ -133,70 +104,11 @@ fn copy_row_group<W: Write + Send>(
 ) -> Result<u64, ParquetError> {
     let group = meta.row_group(rg);
     let mut out = w.next_row_group()?;
-    for (col, column) in group.columns().iter().enumerate() {
-        let index = meta.page_index().and_then(|pi| pi.column_index(rg, col)).cloned();
-        let offsets = meta.page_index().and_then(|pi| pi.offset_index(rg, col)).cloned();
-        let close = ColumnCloseResult {
-            bytes_written: column.compressed_size().try_into().unwrap_or(0),
-            rows_written: group.num_rows().try_into().unwrap_or(0),
-            metadata: column.clone(),
-            bloom_filter: None,
-            column_index: index,
-            offset_index: offsets,
-        };
-        out.append_column(chunk, close)?;
+    for col in 0..group.num_columns() {
+        copy_column(&mut out, chunk, meta, rg, col)?;
     }
     out.close()?;
     Ok(u64::try_from(group.num_rows()).unwrap_or(0))
-}
-
-async fn drain(encoded: &SharedBuf, sink: &mut BufWriter, output: &str) -> Result<(), StoreError> {
-    let bytes = encoded.take();
-    if !bytes.is_empty() {
-        sink.write_all(&bytes).await.map_err(|e| StoreError::Parquet {
-            path: output.to_string(),
-            source: ParquetError::External(Box::new(e)),
-        })?;
-    }
-    Ok(())
-}
-
-/// A byte range of a file, addressed by the file's absolute offsets.
-struct RangeChunk {
-    base: u64,
-    bytes: Bytes,
-}
-
-impl Length for RangeChunk {
-    fn len(&self) -> u64 {
-        self.base + self.bytes.len() as u64
-    }
-}
-
-impl ChunkReader for RangeChunk {
-    type T = bytes::buf::Reader<Bytes>;
-
-    fn get_read(&self, start: u64) -> Result<Self::T, ParquetError> {
-        let at = self.offset(start, 0)?;
-        Ok(bytes::Buf::reader(self.bytes.slice(at..)))
-    }
-
-    fn get_bytes(&self, start: u64, length: usize) -> Result<Bytes, ParquetError> {
-        let at = self.offset(start, length)?;
-        Ok(self.bytes.slice(at..at + length))
-    }
-}
-
-impl RangeChunk {
-    fn offset(&self, start: u64, length: usize) -> Result<usize, ParquetError> {
-        start
-            .checked_sub(self.base)
-            .and_then(|o| usize::try_from(o).ok())
-            .filter(|&o| o + length <= self.bytes.len())
-            .ok_or_else(|| {
-                ParquetError::General(format!("read of {length} bytes at {start} outside the fetched range"))
-            })
-    }
 }
 
 #[cfg(test)]

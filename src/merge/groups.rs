@@ -2,7 +2,7 @@
 //! storage, [`super::splice`] in a local folder) read from the inputs'
 //! footers: that their schemas agree, and where a row group's bytes lie.
 
-use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
+use parquet::file::metadata::ParquetMetaData;
 
 use crate::store::StoreError;
 
@@ -23,11 +23,4 @@ pub(crate) fn check_schemas(inputs: &[String], metas: &[&ParquetMetaData], outpu
     Ok(())
 }
 
-/// The byte range of a row group's column chunks, which a writer puts one
-/// after another.
-pub(crate) fn chunk_range(group: &RowGroupMetaData) -> (u64, u64) {
-    group.columns().iter().fold((u64::MAX, 0u64), |(lo, hi), c| {
-        let (s, len) = c.byte_range();
-        (lo.min(s), hi.max(s + len))
-    })
-}
+pub(crate) use crate::store::chunks::chunk_range;

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use arrow_array::{BooleanArray, RecordBatch, StringArray};
+use arrow_array::{ArrayRef, BooleanArray, RecordBatch};
 use futures::StreamExt;
 use rayon::prelude::*;
 
@@ -12,10 +12,10 @@ use crate::denoise::{noise_by_cluster, BlockUrl, Method, NoiseLabel};
 use crate::error::StageError;
 use crate::store::dataset::LINKS;
 use crate::store::{layout, schema};
-use crate::store::{stream_batches, ShardWriter, Store, StoreError};
+use crate::store::{rewrite_columns, Store, StoreError};
 use crate::urlnorm;
 
-use super::{bool_col, link_shards, missing, off_async, str_col, Candidate};
+use super::{bool_col, link_shards, str_col, Candidate};
 
 /// The fingerprints of one partition's followed URLs that clustering
 /// judged noise, the clusters made and the comparisons done. Domain blocks
@@ -134,46 +134,18 @@ pub(super) async fn relabel_links(
     Ok(read)
 }
 
-/// Rewrites one links shard if any of its links gets a label.
+/// Writes the labels into one links shard, if any of its links gets one:
+/// only its `noise` and `followed` columns are encoded again, and only in
+/// the row groups where a link gets a label (`store::rewrite_columns`).
 async fn relabel_shard(
     store: &Store,
     path: &str,
     noise: &Arc<HashMap<u64, NoiseLabel>>,
     mark: bool,
 ) -> Result<(), StageError> {
-    // A first pass over two columns finds the shards to rewrite.
-    let mut any = false;
-    let mut batches = stream_batches(store, path, Some(&["dst_url", "noise"])).await?;
-    while let Some(b) = batches.next().await {
-        let (b, owned, noise) = (b?, path.to_string(), Arc::clone(noise));
-        let (_, hits) = off_async("finding links to relabel", move || new_labels(&b, &owned, &noise)).await??;
-        if hits.iter().any(Option::is_some) {
-            any = true;
-            break;
-        }
-    }
-    if !any {
-        return Ok(());
-    }
-    // The rewrite streams too; the new shard replaces the old one atomically on finish.
-    // The shard's own schema: a shard written by an older version may
-    // lack columns added since, and is rewritten as it is.
-    let mut batches = stream_batches(store, path, None).await?.peekable();
-    let own = match std::pin::Pin::new(&mut batches).peek().await {
-        Some(Ok(b)) => b.schema(),
-        _ => schema::links_schema(),
-    };
-    let mut w = ShardWriter::create(store, path, own, 32 << 20)?;
-    while let Some(b) = batches.next().await {
-        let (b, owned, noise) = (b?, path.to_string(), Arc::clone(noise));
-        let (b, new) = off_async("relabelling links", move || {
-            let new = relabel_batch(&b, &owned, &noise, mark);
-            (b, new)
-        })
+    let (noise, owned) = (Arc::clone(noise), path.to_string());
+    rewrite_columns(store, path, &["dst_url", "noise", "followed"], move |b| relabel_batch(b, &owned, &noise, mark))
         .await?;
-        w.write(&new?.unwrap_or(b)).await?;
-    }
-    w.finish().await?;
     Ok(())
 }
 
@@ -200,7 +172,8 @@ fn new_labels(
     Ok((now, hits))
 }
 
-/// A batch with its links' new labels, or `None` when no link gets one.
+/// The new `noise` and `followed` columns of a batch of links (with at
+/// least those and `dst_url`), or `None` when no link gets a label.
 fn relabel_batch(
     b: &RecordBatch,
     path: &str,
@@ -223,21 +196,11 @@ fn relabel_batch(
             })
         })
         .collect();
-    replace_columns(b, path, schema::noise_array(&labels), follows).map(Some)
-}
-
-fn replace_columns(
-    b: &RecordBatch,
-    path: &str,
-    noise: StringArray,
-    followed: BooleanArray,
-) -> Result<RecordBatch, StoreError> {
-    let schema = b.schema();
-    let mut cols = b.columns().to_vec();
-    let at = |name: &str| schema.index_of(name).map_err(|_| missing(path, name));
-    cols[at("noise")?] = std::sync::Arc::new(noise);
-    cols[at("followed")?] = std::sync::Arc::new(followed);
-    RecordBatch::try_new(schema, cols).map_err(|e| StoreError::Schema { path: path.to_string(), reason: e.to_string() })
+    let noise: ArrayRef = Arc::new(schema::noise_array(&labels));
+    let followed: ArrayRef = Arc::new(follows);
+    RecordBatch::try_from_iter([("noise", noise), ("followed", followed)])
+        .map(Some)
+        .map_err(|e| StoreError::Schema { path: path.to_string(), reason: e.to_string() })
 }
 
 /// Writes one target partition's labels for the seal: per target, its URL

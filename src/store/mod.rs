@@ -10,6 +10,7 @@
 //! [`manifest`]; the one-run-per-location lease in [`lease`].
 
 pub mod attempt;
+pub(crate) mod chunks;
 mod cloud;
 pub mod column;
 pub mod conformance;
@@ -20,6 +21,7 @@ pub mod lease;
 mod lock;
 pub mod manifest;
 mod parquet_io;
+mod rewrite;
 mod rows;
 pub mod schema;
 pub mod scratch;
@@ -33,6 +35,7 @@ use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
 pub use parquet_io::{read_batches, read_if_exists, shard_properties, stream_batches, ShardWriter};
 pub(crate) use parquet_io::{staging_path, SharedBuf};
+pub use rewrite::rewrite_columns;
 pub use rows::{stream_row_groups, RowsFile};
 
 /// Errors of the storage stage; each names the location at fault.
