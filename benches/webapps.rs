@@ -38,7 +38,8 @@
 //! history (60 commits, as the CI test crawls), `WEBAPPS_PEER=0` leaves
 //! Scrapy out, `WEBAPPS_BIN` names another layercrawl binary to measure
 //! (a release build, with the harness itself built by `cargo test --bench
-//! webapps`). Scrapy runs from `target/peers-venv`, which
+//! webapps`), `WEBAPPS_KEEP=DIR` keeps each crawl's data folder in `DIR`
+//! (on the temporary folder's file system) as `APP-DEPTH-CRAWL`. Scrapy runs from `target/peers-venv`, which
 //! `benches/peers/setup.sh` makes when it is missing.
 
 #[allow(unused_imports)]
@@ -96,7 +97,18 @@ fn layercrawl(apps: &Apps, truths: &BTreeMap<App, Truth>, app: App, depth: u32, 
             (d.status == 200 && d.error.is_none()).then_some(d.main_text).flatten().filter(|t| !t.trim().is_empty())
         })
         .collect();
-    let _ = std::fs::remove_dir_all(&data);
+    match std::env::var_os("WEBAPPS_KEEP") {
+        // Kept for a closer look, by application, depth and crawl.
+        Some(keep) => {
+            let to = Path::new(&keep).join(format!("{}-{depth}-{name}", app.name()));
+            let _ = std::fs::remove_dir_all(&to);
+            std::fs::create_dir_all(&keep).expect("WEBAPPS_KEEP folder");
+            std::fs::rename(&data, &to).expect("WEBAPPS_KEEP must be on the temporary folder's file system");
+        }
+        None => {
+            let _ = std::fs::remove_dir_all(&data);
+        }
+    }
     Crawl { score, texts, fewest, m, summary }
 }
 
