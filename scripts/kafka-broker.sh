@@ -14,9 +14,16 @@ set -euo pipefail
 version="0.2.3"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="$root/target/tools/kafka-broker"
+mkdir -p "$root/target/tools"
+# Tests that start at once wait for the one that installs.
+exec 9>"$venv.lock"
+flock 9
 where() { "$venv/bin/python" -c 'import os, noida_db; print(os.path.join(os.path.dirname(noida_db.__file__), "noida-db"))' 2>/dev/null; }
 bin="$(where || true)"
-if [ -z "$bin" ] || ! "$venv/bin/python" -m pip show noida-db 2>/dev/null | grep -qx "Version: $version"; then
+# (Its version, read whole: `| grep -q` under pipefail fails when grep
+# stops reading first.)
+said="$({ [ -n "$bin" ] && "$bin" version 2>/dev/null; } || true)"
+if [ "$said" != "noida-db $version" ]; then
   echo "kafka-broker: installing noida-db $version from PyPI into $venv" >&2
   python3 -m venv "$venv" >&2
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "noida-db==$version" >&2
