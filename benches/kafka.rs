@@ -12,7 +12,10 @@
 //! from its transaction's start to the last acknowledgement, from the
 //! records the tasks leave in `state/sink/`).
 //! Settings: `KAFKA_BENCH_SITES`, `KAFKA_BENCH_PAGES`, `KAFKA_BENCH_DEPTH`,
-//! `KAFKA_BENCH_PAIRS`, `KAFKA_BENCH_PAGE_KB`, `KAFKA_BENCH_PARTITIONS`.
+//! `KAFKA_BENCH_PAIRS`, `KAFKA_BENCH_PAGE_KB`, `KAFKA_BENCH_PARTITIONS`;
+//! `KAFKA_BENCH_BROKERS=HOST:PORT,…` publishes to those brokers instead of
+//! the mock (a broker started by hand, e.g. the tests' noida-db: see
+//! docs/src/kafka.md, "Building and testing").
 
 use std::path::Path;
 use std::process::Command;
@@ -80,13 +83,19 @@ fn main() {
     let partitions = env_u32("KAFKA_BENCH_PARTITIONS", 4);
     let farm = Farm::start_background(FarmConfig { sites, pages, faults: false, page_kb, ..FarmConfig::default() })
         .expect("start the test web");
-    let kafka = MockCluster::new(3).expect("librdkafka's mock cluster");
+    let given = std::env::var("KAFKA_BENCH_BROKERS").ok().filter(|b| !b.is_empty());
+    let mock = if given.is_some() { None } else { Some(MockCluster::new(3).expect("librdkafka's mock cluster")) };
+    let (brokers, what) = match (&given, &mock) {
+        (Some(b), _) => (b.clone(), format!("the brokers {b}")),
+        (None, Some(m)) => (m.bootstrap_servers(), "mock cluster of 3 brokers in the bench's process".to_string()),
+        (None, None) => unreachable!("a mock when no brokers are given"),
+    };
     let tmp = tempfile::tempdir().expect("tempdir");
     let seeds = tmp.path().join("seeds.txt");
     std::fs::write(&seeds, farm.start_urls().join("\n")).expect("write seeds");
     println!(
         "kafka bench: {sites} sites x {pages} pages, depth {depth}, ~{page_kb} KB pages, {partitions} partitions, \
-         {pairs} pairs, {} cores, mock cluster of 3 brokers in the bench's process",
+         {pairs} pairs, {} cores, {what}",
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     let args = |data: &Path, sink: Option<String>| {
@@ -124,7 +133,9 @@ fn main() {
     for pair in 0..pairs {
         let plain = tmp.path().join(format!("plain{pair}"));
         let sunk = tmp.path().join(format!("sink{pair}"));
-        let sink = format!("kafka://{}/bench{pair}", kafka.bootstrap_servers());
+        // A prefix of its own per run, so that a broker that outlives the
+        // bench does not mix runs.
+        let sink = format!("kafka://{brokers}/bench{}-{pair}", std::process::id());
         let (a, b) = if pair % 2 == 0 {
             let a = crawl(&args(&plain, None));
             (a, crawl(&args(&sunk, Some(sink))))

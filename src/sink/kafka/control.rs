@@ -111,7 +111,17 @@ pub(super) fn find(
     }
     committed.assign(&tpl).map_err(|e| failed(&ctx, e))?;
     let mut found: Option<Marker> = None;
+    // Since when the brokers have been unreachable while reading, and how.
+    let mut down: Option<(Instant, KafkaError)> = None;
     while !pending.is_empty() {
+        // A connection lost while reading (a broker restarting): the
+        // consumer reconnects by itself, and the brokers get the connect
+        // timeout to answer again, as when the task started.
+        if let Some((since, e)) = &down {
+            if since.elapsed() >= CONNECT_TIMEOUT {
+                return Err(SinkError::Unreachable { brokers: spec.bootstrap(), reason: ctx.0.explain(e) });
+            }
+        }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(failed(&ctx, KafkaError::MessageConsumption(RDKafkaErrorCode::OperationTimedOut)));
@@ -120,9 +130,18 @@ pub(super) fn find(
             None => {}
             Some(Err(KafkaError::PartitionEOF(p))) => {
                 pending.remove(&p);
+                down = None;
+            }
+            Some(Err(
+                e @ KafkaError::MessageConsumption(
+                    RDKafkaErrorCode::BrokerTransportFailure | RDKafkaErrorCode::AllBrokersDown,
+                ),
+            )) => {
+                down.get_or_insert((Instant::now(), e));
             }
             Some(Err(e)) => return Err(failed(&ctx, e)),
             Some(Ok(m)) => {
+                down = None;
                 if m.key() != Some(key.as_bytes()) {
                     continue;
                 }

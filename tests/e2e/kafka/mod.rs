@@ -1,11 +1,15 @@
 //! The Kafka sink end to end (docs/src/kafka.md): the real binary crawls the
 //! test web with `--sink` pointed at librdkafka's mock cluster, which this
-//! test process starts on loopback ports (no Kafka broker can be installed
-//! here), and an rdkafka consumer reads the topics back with
+//! test process starts on loopback ports (here, where a test needs what only
+//! the mock does: errors injected into the protocol; `broker` runs the same
+//! checks against a broker process that is killed and started again), and
+//! an rdkafka consumer reads the topics back with
 //! `read_committed`: one message per page with a response, keyed by URL,
 //! its JSON fields, topics by rule and by role; killed between layers and
 //! inside a partition's commit, the resumed crawl publishes every page
 //! once; bad sink URLs and an unreachable broker stop the run, saying why.
+
+mod broker;
 
 use crate::common;
 
@@ -44,58 +48,65 @@ impl Kafka {
     }
 
     fn read_as(&self, prefix: &str, isolation: &str) -> Vec<(String, String, serde_json::Value)> {
-        let c: BaseConsumer = ClientConfig::new()
-            .set("bootstrap.servers", self.0.bootstrap_servers())
-            .set("group.id", "kafka-test")
-            .set("enable.auto.commit", "false")
-            .set("enable.partition.eof", "true")
-            .set("isolation.level", isolation)
-            .create()
-            .expect("consumer");
-        let meta = c.fetch_metadata(None, Duration::from_secs(10)).expect("metadata");
-        let mut tpl = TopicPartitionList::new();
-        let mut pending = BTreeSet::new();
-        for t in meta.topics().iter().filter(|t| t.name().starts_with(&format!("{prefix}."))) {
-            for p in t.partitions() {
-                let (lo, hi) = c.fetch_watermarks(t.name(), p.id(), Duration::from_secs(10)).expect("watermarks");
-                if hi > lo {
-                    tpl.add_partition_offset(t.name(), p.id(), Offset::Beginning).expect("assign");
-                    pending.insert((t.name().to_string(), p.id()));
-                }
-            }
-        }
-        let mut out = Vec::new();
-        if pending.is_empty() {
-            return out;
-        }
-        c.assign(&tpl).expect("assign");
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !pending.is_empty() {
-            assert!(Instant::now() < deadline, "topics not read to their end: {pending:?}");
-            match c.poll(Duration::from_millis(500)) {
-                None => {}
-                Some(Err(KafkaError::PartitionEOF(p))) => {
-                    // The EOF names the partition, not the topic: a topic
-                    // is done when its partition's position is its end.
-                    let done: Vec<_> = pending
-                        .iter()
-                        .filter(|(t, q)| *q == p && c.position().ok().is_some_and(|pos| at_end(&c, &pos, t, *q)))
-                        .cloned()
-                        .collect();
-                    for d in done {
-                        pending.remove(&d);
-                    }
-                }
-                Some(Err(e)) => panic!("consuming: {e}"),
-                Some(Ok(m)) => {
-                    let key = String::from_utf8(m.key().expect("keyed").to_vec()).expect("UTF-8 key");
-                    let value = serde_json::from_slice(m.payload().expect("a payload")).expect("JSON value");
-                    out.push((m.topic().to_string(), key, value));
-                }
-            }
-        }
-        out
+        read_topics(&self.0.bootstrap_servers(), prefix, isolation)
     }
+}
+
+/// Every record of the topics `PREFIX.*` on the brokers `bootstrap`, read
+/// with `isolation` (`read_committed` or `read_uncommitted`): (topic, key,
+/// JSON value).
+fn read_topics(bootstrap: &str, prefix: &str, isolation: &str) -> Vec<(String, String, serde_json::Value)> {
+    let c: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", "kafka-test")
+        .set("enable.auto.commit", "false")
+        .set("enable.partition.eof", "true")
+        .set("isolation.level", isolation)
+        .create()
+        .expect("consumer");
+    let meta = c.fetch_metadata(None, Duration::from_secs(10)).expect("metadata");
+    let mut tpl = TopicPartitionList::new();
+    let mut pending = BTreeSet::new();
+    for t in meta.topics().iter().filter(|t| t.name().starts_with(&format!("{prefix}."))) {
+        for p in t.partitions() {
+            let (lo, hi) = c.fetch_watermarks(t.name(), p.id(), Duration::from_secs(10)).expect("watermarks");
+            if hi > lo {
+                tpl.add_partition_offset(t.name(), p.id(), Offset::Beginning).expect("assign");
+                pending.insert((t.name().to_string(), p.id()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if pending.is_empty() {
+        return out;
+    }
+    c.assign(&tpl).expect("assign");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !pending.is_empty() {
+        assert!(Instant::now() < deadline, "topics not read to their end: {pending:?}");
+        match c.poll(Duration::from_millis(500)) {
+            None => {}
+            Some(Err(KafkaError::PartitionEOF(p))) => {
+                // The EOF names the partition, not the topic: a topic
+                // is done when its partition's position is its end.
+                let done: Vec<_> = pending
+                    .iter()
+                    .filter(|(t, q)| *q == p && c.position().ok().is_some_and(|pos| at_end(&c, &pos, t, *q)))
+                    .cloned()
+                    .collect();
+                for d in done {
+                    pending.remove(&d);
+                }
+            }
+            Some(Err(e)) => panic!("consuming: {e}"),
+            Some(Ok(m)) => {
+                let key = String::from_utf8(m.key().expect("keyed").to_vec()).expect("UTF-8 key");
+                let value = serde_json::from_slice(m.payload().expect("a payload")).expect("JSON value");
+                out.push((m.topic().to_string(), key, value));
+            }
+        }
+    }
+    out
 }
 
 /// Whether the consumer's position in `topic` partition `p` is its end.
