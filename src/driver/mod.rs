@@ -206,6 +206,10 @@ async fn run_leased(
         seeds: seeds.urls.iter().map(ToString::to_string).collect(),
         strip_params: Some(cfg.urls.stripped().to_vec()),
     };
+    // From now on no merge of an older lease generation writes or deletes
+    // anything (`store/fencing.rs`): a driver stalled past its lease may
+    // have left one running.
+    crate::store::fencing::raise(store, layout::MERGE_FENCE, lease.generation()).await.map_err(StageError::from)?;
     check_state(store, &state).await?;
     refuse_deepening_catch_up(store, cfg.depth).await?;
     // What this run's units of work read (a unit run on its own included).
@@ -374,7 +378,7 @@ async fn run_leased(
     labelled(labelling.take()).await?;
     check_lease(lease)?;
     // The merge task's layer is the last one: it merges layers 0 to it.
-    executor.run(&PhaseRun { phase: Phase::Merge, layer, parts: vec![0] }).await?;
+    executor.run(&PhaseRun { phase: Phase::Merge, layer, parts: vec![0] }).await.map_err(|e| lost_or(lease, e))?;
     let merged = store.get_json::<MergeManifest>(layout::MERGE_MANIFEST).await?;
     if merged.as_ref().is_none_or(|m| m.layers != layer + 1) {
         return Err(RunError::Internal(format!(

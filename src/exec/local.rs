@@ -55,7 +55,7 @@ impl Executor for Local {
                     // land in: their URLs are carried (state/carry), as a
                     // layer out of time carries.
                     self.mapper.fetcher.handover.clear();
-                    merge::merge_layers(&self.mapper.store, run.layer + 1).await?;
+                    merge::merge_layers(&self.mapper.store, run.layer + 1, self.optimiser.fence.clone()).await?;
                     Ok(())
                 }
             }

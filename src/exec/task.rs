@@ -123,8 +123,9 @@ pub async fn run_task(
         }
         Phase::Merge => {
             // The merge task's layer is the crawl's last (catch-up layers
-            // included): it merges layers 0 to it.
-            merge::merge_layers(&store.with_compression(settings.compression), layer.max(settings.depth) + 1).await?;
+            // included): it merges layers 0 to it, fenced as the other tasks.
+            let store = store.with_compression(settings.compression);
+            merge::merge_layers(&store, layer.max(settings.depth) + 1, fence).await?;
             (Created::New, String::new())
         }
     };

@@ -20,6 +20,7 @@ use parquet::file::writer::SerializedFileWriter;
 use tokio::io::AsyncWriteExt;
 
 use super::groups::check_schemas;
+use crate::fence::Fence;
 use crate::store::chunks::{copy_column, drain, fetch_row_group, read_metadata, RangeChunk};
 use crate::store::{Access, SharedBuf, Store, StoreError};
 
@@ -31,22 +32,51 @@ use crate::store::{Access, SharedBuf, Store, StoreError};
 /// When an input is missing or not Parquet, the schemas differ, or the
 /// write fails.
 pub async fn concat_shards(store: &Store, inputs: &[String], output: &str) -> Result<u64, StoreError> {
+    concat_fenced(store, inputs, output, None).await
+}
+
+/// [`concat_shards`] under `fence`: the output appears only if the fence
+/// still holds once it is written (the merge's, `super::merge_layers`);
+/// otherwise nothing appears and the error is [`StoreError::Fenced`].
+///
+/// # Errors
+/// Those of [`concat_shards`], and the fence that ran out.
+pub(crate) async fn concat_fenced(
+    store: &Store,
+    inputs: &[String],
+    output: &str,
+    fence: Option<Arc<Fence>>,
+) -> Result<u64, StoreError> {
     let perr = |path: &str, source: ParquetError| StoreError::Parquet { path: path.to_string(), source };
     match store.access() {
         // Files in a folder: the kernel copies the row groups (splice.rs).
         Access::Folder(root) => {
             let (root, inputs, owned) = (root.to_path_buf(), inputs.to_vec(), output.to_string());
-            tokio::task::spawn_blocking(move || super::splice::concat_local(&root, &inputs, &owned))
+            tokio::task::spawn_blocking(move || super::splice::concat_local(&root, &inputs, &owned, fence.as_deref()))
                 .await
                 .map_err(|e| perr(output, ParquetError::General(format!("copy thread failed: {e}"))))?
         }
         // Objects: row groups fetched by range and uploaded.
-        Access::Objects => concat_objects(store, inputs, output).await,
+        Access::Objects => concat_objects(store, inputs, output, fence.as_deref()).await,
+    }
+}
+
+/// The error of an output not published because `fence` ran out.
+pub(crate) fn ran_out(output: &str, fence: &Fence) -> StoreError {
+    StoreError::Fenced {
+        path: output.to_string(),
+        ours: fence.generation(),
+        why: "its lease was not renewed in time, or was taken over, while the file was written".into(),
     }
 }
 
 /// [`concat_shards`] on an object store.
-async fn concat_objects(store: &Store, inputs: &[String], output: &str) -> Result<u64, StoreError> {
+async fn concat_objects(
+    store: &Store,
+    inputs: &[String],
+    output: &str,
+    fence: Option<&Fence>,
+) -> Result<u64, StoreError> {
     let perr = |path: &str, source: ParquetError| StoreError::Parquet { path: path.to_string(), source };
     let mut metas: Vec<Arc<ParquetMetaData>> = Vec::with_capacity(inputs.len());
     for input in inputs {
@@ -91,6 +121,11 @@ async fn concat_objects(store: &Store, inputs: &[String], output: &str) -> Resul
         .map_err(|e| perr(output, ParquetError::General(format!("copy thread failed: {e}"))))?
         .map_err(|e| perr(output, e))?;
     drain(&encoded, &mut sink, output).await?;
+    // The upload completes (the object appears) only under the fence.
+    if let Some(f) = fence.filter(|f| !f.holds()) {
+        let _ = sink.abort().await;
+        return Err(ran_out(output, f));
+    }
     sink.shutdown().await.map_err(|e| perr(output, ParquetError::External(Box::new(e))))?;
     Ok(rows)
 }

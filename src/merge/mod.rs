@@ -11,8 +11,20 @@
 //! read as well as bigger ones, and the merge costs I/O instead of a third
 //! of the run. The merge manifest is written before the shards are
 //! deleted; a re-run after a kill finishes whichever step was cut.
+//!
+//! Run under a driver's lease, the merge is fenced like every task
+//! (docs/src/cluster.md, "One run per data location"): it passes the
+//! merge's claim (`store/fencing.rs`, `layout::MERGE_FENCE`) with its lease
+//! generation before each of its writes: each merged file (which appears
+//! only if its fence still holds once written), the manifest, and the
+//! deletion of the shards (its fence checked again before each one). A
+//! merge of a driver stalled past its lease's expiry then writes and
+//! deletes nothing once a successor took over: it could otherwise delete
+//! shards the successor is merging, or replace a deeper run's manifest
+//! with its own.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
 
@@ -24,18 +36,24 @@ mod splice;
 pub use concat::concat_shards;
 
 use crate::error::{cores, StageError};
+use crate::fence::Fence;
+use crate::store::attempt::Attempt;
 use crate::store::dataset::{self, Dataset, Merge};
 use crate::store::manifest::MergeManifest;
 use crate::store::{layout, read_batches, Store, StoreError};
 
-/// Merges layers `0..layers` of each merged dataset (`store::dataset`).
+/// Merges layers `0..layers` of each merged dataset (`store::dataset`),
+/// under `fence` when a driver's lease holds it (see the module's header).
 ///
 /// # Errors
-/// On storage failures.
-pub async fn merge_layers(store: &Store, layers: u32) -> Result<MergeManifest, StageError> {
+/// On storage failures; [`StoreError::Fenced`] when the fence ran out or a
+/// newer lease generation holds the merge's claim.
+pub async fn merge_layers(store: &Store, layers: u32, fence: Option<Arc<Fence>>) -> Result<MergeManifest, StageError> {
+    let attempt = Attempt::start(layout::MERGE_ATTEMPTS).fenced_by(layout::MERGE_FENCE.into(), fence);
+    attempt.pass_fence(store).await?;
     if let Some(done) = store.get_json::<MergeManifest>(layout::MERGE_MANIFEST).await? {
         if done.layers == layers {
-            delete_shards(store, layers).await?;
+            delete_shards(store, layers, &attempt).await?;
             return Ok(done);
         }
     }
@@ -48,8 +66,9 @@ pub async fn merge_layers(store: &Store, layers: u32) -> Result<MergeManifest, S
     // the compiler's lifetime checks).
     let jobs: Vec<(String, u32)> = datasets.keys().flat_map(|d| (0..layers).map(move |l| (d.clone(), l))).collect();
     let cores = cores();
+    let attempt = &attempt;
     let mut done: Vec<(String, u32, Merged)> = futures::stream::iter(jobs)
-        .map(|(d, layer)| async move { merge_one(store, &d, layer).await.map(|r| (d, layer, r)) })
+        .map(|(d, layer)| async move { merge_one(store, &d, layer, attempt).await.map(|r| (d, layer, r)) })
         .buffer_unordered(cores)
         .try_collect()
         .await?;
@@ -61,13 +80,15 @@ pub async fn merge_layers(store: &Store, layers: u32) -> Result<MergeManifest, S
         m.files.entry(name).or_default().push(path);
     }
     // A manifest of an earlier, shallower merge is replaced (a deepened
-    // crawl merges again); otherwise it is written only if absent.
+    // crawl merges again); otherwise it is written only if absent. Either
+    // only under the claim: a stale merge must not replace a deeper run's.
+    attempt.pass_fence(store).await?;
     if store.exists(layout::MERGE_MANIFEST).await? {
         store.put_json(layout::MERGE_MANIFEST, &m).await?;
     } else {
         store.put_json_new(layout::MERGE_MANIFEST, &m).await?;
     }
-    delete_shards(store, layers).await?;
+    delete_shards(store, layers, attempt).await?;
     Ok(m)
 }
 
@@ -75,8 +96,8 @@ pub async fn merge_layers(store: &Store, layers: u32) -> Result<MergeManifest, S
 /// when the layer has no rows at all.
 type Merged = Option<(String, u64)>;
 
-/// Merges one layer of one dataset.
-async fn merge_one(store: &Store, dataset: &str, layer: u32) -> Result<Merged, StoreError> {
+/// Merges one layer of one dataset, as `attempt`.
+async fn merge_one(store: &Store, dataset: &str, layer: u32, attempt: &Attempt) -> Result<Merged, StoreError> {
     let shards = shards_of(store, dataset, layer).await?;
     let merged = layout::merged(dataset, layer);
     if shards.is_empty() {
@@ -86,7 +107,9 @@ async fn merge_one(store: &Store, dataset: &str, layer: u32) -> Result<Merged, S
         }
         return Ok(Some((merged.clone(), count_rows(store, &merged).await?)));
     }
-    Ok(Some((merged.clone(), concat_shards(store, &shards, &merged).await?)))
+    attempt.pass_fence(store).await?;
+    let fence = attempt.fence.as_ref().map(|(_, f)| Arc::clone(f));
+    Ok(Some((merged.clone(), concat::concat_fenced(store, &shards, &merged, fence).await?)))
 }
 
 async fn shards_of(store: &Store, dataset: &str, layer: u32) -> Result<Vec<String>, StoreError> {
@@ -130,11 +153,15 @@ async fn datasets(store: &Store) -> Result<BTreeMap<String, &'static Dataset>, S
     Ok(out)
 }
 
-async fn delete_shards(store: &Store, layers: u32) -> Result<(), StoreError> {
+/// Deletes the merged layers' shards, as `attempt`: after it passed the
+/// claim, and each while its fence holds.
+async fn delete_shards(store: &Store, layers: u32, attempt: &Attempt) -> Result<(), StoreError> {
+    attempt.pass_fence(store).await?;
     for dataset in datasets(store).await?.into_keys() {
         let dataset = dataset.as_str();
         for layer in 0..layers {
             for shard in shards_of(store, dataset, layer).await? {
+                attempt.fence_holds()?;
                 store.delete(&shard).await?;
             }
         }
@@ -145,3 +172,6 @@ async fn delete_shards(store: &Store, layers: u32) -> Result<(), StoreError> {
 async fn count_rows(store: &Store, path: &str) -> Result<u64, StoreError> {
     Ok(read_batches(store, path, Some(&[])).await?.iter().map(|b| b.num_rows() as u64).sum())
 }
+
+#[cfg(test)]
+mod tests;

@@ -27,17 +27,25 @@ use parquet::file::page_index::offset_index::OffsetIndexMetaData;
 use parquet::file::writer::TrackedWrite;
 
 use super::groups::{check_schemas, chunk_range};
+use crate::fence::Fence;
 use crate::store::{staging_path, StoreError};
 
 /// Writes `output` (under `root`) as the concatenation of the row groups of
 /// `inputs`; returns the row count. Blocking: call it off the async threads.
 /// The output is written to a hidden staging file renamed into place, so
-/// it appears whole or not at all.
+/// it appears whole or not at all; under `fence`, only if the fence still
+/// holds when it is written.
 ///
 /// # Errors
 /// When an input is missing or not Parquet, the schemas differ, or a read
-/// or write fails (e.g. a full disk); the error names the file.
-pub(crate) fn concat_local(root: &Path, inputs: &[String], output: &str) -> Result<u64, StoreError> {
+/// or write fails (e.g. a full disk); the error names the file. The
+/// fence that ran out ([`StoreError::Fenced`]).
+pub(crate) fn concat_local(
+    root: &Path,
+    inputs: &[String],
+    output: &str,
+    fence: Option<&Fence>,
+) -> Result<u64, StoreError> {
     let mut files = Vec::with_capacity(inputs.len());
     for input in inputs {
         let file = File::open(root.join(input)).map_err(|e| ioerr(input, e))?;
@@ -57,6 +65,11 @@ pub(crate) fn concat_local(root: &Path, inputs: &[String], output: &str) -> Resu
         .and_then(|()| File::create(&staged))
         .map_err(|e| ioerr(output, e))
         .and_then(|mut out| splice_all(&mut out, inputs, &mut files, output));
+    // Renamed into place only while the fence holds (the merge's).
+    let written = written.and_then(|rows| match fence {
+        Some(f) if !f.holds() => Err(super::concat::ran_out(output, f)),
+        _ => Ok(rows),
+    });
     let rows = match written {
         Ok(rows) => rows,
         Err(e) => {

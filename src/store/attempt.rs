@@ -75,17 +75,29 @@ impl Attempt {
     /// [`StoreError::Fenced`] when this attempt must not commit; a storage
     /// failure.
     pub async fn pass_fence(&self, base: &Store) -> Result<(), StoreError> {
-        let Some((claim, fence)) = &self.fence else { return Ok(()) };
-        if !fence.holds() {
-            return Err(StoreError::Fenced {
+        self.fence_holds()?;
+        match &self.fence {
+            Some((claim, fence)) if fence.generation() > 0 => {
+                fencing::pass(base, claim, fence.generation(), &self.id).await
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether this attempt's fence still holds, read in memory only: the
+    /// check before each of many small steps (the merge's deletions) that
+    /// follow one [`Self::pass_fence`].
+    ///
+    /// # Errors
+    /// [`StoreError::Fenced`] once it ran out or was revoked.
+    pub fn fence_holds(&self) -> Result<(), StoreError> {
+        match &self.fence {
+            Some((claim, fence)) if !fence.holds() => Err(StoreError::Fenced {
                 path: claim.clone(),
                 ours: fence.generation(),
                 why: "its lease was not renewed in time, or was taken over".into(),
-            });
-        }
-        match fence.generation() {
-            0 => Ok(()),
-            generation => fencing::pass(base, claim, generation, &self.id).await,
+            }),
+            _ => Ok(()),
         }
     }
 

@@ -21,6 +21,15 @@
 //!   are thus ordered by the store itself, on every backend
 //!   ([`Store::put_if_unchanged`]).
 //!
+//! The merge (after the last layer) has one claim for every depth,
+//! `state/fence/merge.json` (`layout::MERGE_FENCE`): a merge of a shallower
+//! run must not land after a deeper one took over. A driver raises it as
+//! soon as it holds the lease, and a merge passes it before each of its
+//! writes: each merged file, its manifest, and the deletion of the shards
+//! (`merge/mod.rs`). One merge passes it many times; a pass that finds the
+//! claim already naming its generation and attempt writes nothing: what it
+//! read orders it before any later raise as a write would.
+//!
 //! What the claim cannot order is a commit whose pass came before the
 //! successor's raise: the attempt then commits the work it finished under
 //! its own, still valid, generation. Its own fence (`crate::fence`) makes
@@ -82,7 +91,9 @@ async fn write(store: &Store, path: &str, generation: u64, attempt: Option<&str>
                     why: format!("lease generation {} fenced this task", c.generation),
                 });
             }
-            Some((c, _)) if attempt.is_none() && c.generation == generation => return Ok(()),
+            Some((c, _)) if c.generation == generation && (attempt.is_none() || c.attempt.as_deref() == attempt) => {
+                return Ok(());
+            }
             Some((_, version)) => {
                 if replace(store, path, &next, version).await? {
                     return Ok(());

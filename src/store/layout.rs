@@ -101,6 +101,9 @@ pub fn layer_attempts(layer: u32) -> String {
 pub fn task_attempts(layer: u32, phase: &str, part: u32) -> String {
     format!("{}/{phase}-{part:05}", layer_attempts(layer))
 }
+/// The merge's attempts: each names itself when it passes the merge's
+/// claim ([`MERGE_FENCE`]); the merge writes in place, nothing here.
+pub const MERGE_ATTEMPTS: &str = "state/attempts/merge";
 /// The fencing claims of the tasks of one layer (see `store::fencing`).
 #[must_use]
 pub fn layer_fences(layer: u32) -> String {
@@ -112,6 +115,10 @@ pub fn layer_fences(layer: u32) -> String {
 pub fn task_fence(layer: u32, phase: &str, part: u32) -> String {
     format!("{}/{phase}-{part:05}.json", layer_fences(layer))
 }
+/// The fencing claim of the merge, one for every depth: a merge of an
+/// older lease generation must not land after a newer run's (see
+/// `store::fencing`).
+pub const MERGE_FENCE: &str = "state/fence/merge.json";
 /// The crawl's id for its sink (docs/src/kafka.md): random, made by the
 /// first map task that publishes, the same for every resumed run.
 pub const SINK_RUN: &str = "state/sink/run.json";

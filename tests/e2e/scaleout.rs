@@ -473,6 +473,219 @@ fn a_driver_stopped_past_its_lease_has_its_workers_fenced_off_before_a_takeover(
     assert_eq!(crawl_of(&data), want, "the rows are those of a clean run");
 }
 
+/// The children of `pid` that have not ended (from each thread's
+/// `children`, quicker than a scan of /proc), with their command lines.
+fn live_children(pid: u32) -> Vec<(u32, Vec<u8>)> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).into_iter().flatten().flatten() {
+        let list = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        for child in list.split_whitespace().filter_map(|c| c.parse::<u32>().ok()) {
+            if runs(child) {
+                out.push((child, std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default()));
+            }
+        }
+    }
+    out
+}
+
+/// Sends `sig` to `pid` at once (a `kill` process would take milliseconds).
+fn send(pid: u32, sig: libc::c_int) {
+    let pid = libc::pid_t::try_from(pid).expect("a pid");
+    // SAFETY: kill(2) touches no memory of this process.
+    unsafe { libc::kill(pid, sig) };
+}
+
+/// Waits until every thread of `pid` is stopped; `false` if it ended.
+fn wait_stopped(pid: u32) -> bool {
+    loop {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return false };
+        let states: Vec<String> = tasks
+            .flatten()
+            .filter_map(|t| std::fs::read_to_string(t.path().join("stat")).ok())
+            .filter_map(|s| s.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().next().map(str::to_string)))
+            .collect();
+        if states.is_empty() || states.iter().any(|s| s == "Z" || s == "X") {
+            return false;
+        }
+        if states.iter().all(|s| s == "T" || s == "t") {
+            return true;
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// Whether process `pid` has a Parquet file under `data` open (the merge
+/// reading the shards it copies).
+fn reads_parquet(pid: u32, data: &Path) -> bool {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return false };
+    fds.flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .any(|target| target.starts_with(data) && target.extension().is_some_and(|e| e == "parquet"))
+}
+
+/// Every data file (not `state/`) under `data` of layers 0 and 1, with
+/// when it was last written if it is a merged file (the second driver's
+/// seal rewrites layer 1's links shards in place).
+fn layer_files(data: &Path) -> BTreeMap<String, Option<std::time::SystemTime>> {
+    fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<String, Option<std::time::SystemTime>>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let rel = path.strip_prefix(root).expect("under the root").display().to_string();
+            if rel == "state" || rel.contains("layer=2") {
+                continue;
+            }
+            if path.is_dir() {
+                walk(&path, root, out);
+            } else if rel.contains("layer=") {
+                let merged = !rel.contains("/part-");
+                out.insert(rel, merged.then(|| entry.metadata().and_then(|m| m.modified()).expect("mtime")));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(data, data, &mut out);
+    out
+}
+
+/// The merge is fenced like every task (docs/src/cluster.md, "One run per
+/// data location"). A driver is stopped (SIGSTOP, with its merge task) in
+/// the middle of its merge, after the task checked the lease; a second
+/// driver (`--wait`, one layer deeper) takes the lease over; the first is
+/// resumed while the second still crawls. Its merge must land nothing:
+/// no manifest (it wrote one of two layers, which the deeper run's would
+/// have to replace), no merged file, no shard deleted; the first exits
+/// with code 2, and the rows are those of a clean run of the deeper crawl.
+#[test]
+fn a_driver_stopped_in_its_merge_past_its_lease_merges_nothing_after_a_takeover() {
+    let web = web((0, 0));
+    let want = local_reference(&web, 2);
+    let data = web.dir("stale-merge");
+    let mut first_args = web.run_args(&data, 1, &ARGS);
+    first_args.extend(["--executor", "processes", "--workers", "2"].map(String::from));
+    let logs = web.dir("logs");
+    std::fs::create_dir_all(&logs).expect("logs folder");
+    let first = Command::new(env!("CARGO_BIN_EXE_layercrawl"))
+        .args(&first_args)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(logs.join("first.err")).expect("log file"))
+        .spawn()
+        .expect("start the first driver");
+    // Killed (stopped or not), should an assertion below fail.
+    let mut first = KillOnDrop(Some(first));
+    let first_pid = first.0.as_ref().expect("the first driver").id();
+    let signal = |pid: u32, sig: &str| {
+        let ok = Command::new("kill").args([sig, &pid.to_string()]).status().expect("kill").success();
+        assert!(ok, "kill {sig} {pid}");
+    };
+    // Its merge task is caught once it reads a shard: past its start (where
+    // it checked the lease), before its manifest. Looked for without a
+    // pause once layer 1's map tasks are done.
+    let layer1_done = || {
+        std::fs::read_dir(data.join("state/manifest/layer=1"))
+            .map(|d| d.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("map-")).count() == 6)
+            .unwrap_or(false)
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !layer1_done() {
+        assert!(Instant::now() < deadline, "the first driver did not finish layer 1");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The first child after layer 1's map tasks that is not one of them is
+    // the merge task: stopped at once (before or just after its exec), then
+    // let run a fraction of a millisecond at a time until it reads a shard
+    // or has written a merged file.
+    let merge = loop {
+        let found = live_children(first_pid).into_iter().find(|(_, cmd)| {
+            let args: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
+            !args.iter().any(|a| *a == b"map")
+        });
+        if let Some((pid, _)) = found {
+            send(pid, libc::SIGSTOP);
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the first driver started no merge task");
+    };
+    let merged_any = || {
+        ["doc", "links"].iter().any(|d| (0..2).any(|l| data.join(format!("{d}/layer={l}/data-00000.parquet")).exists()))
+    };
+    loop {
+        assert!(wait_stopped(merge), "the merge task ended before it was caught in its merge");
+        assert!(
+            !data.join("state/manifest/merge.json").exists(),
+            "the merge was caught too late: its manifest is written already"
+        );
+        if reads_parquet(merge, &data) || merged_any() {
+            break;
+        }
+        send(merge, libc::SIGCONT);
+        std::thread::sleep(Duration::from_micros(300));
+        send(merge, libc::SIGSTOP);
+    }
+    signal(first_pid, "-STOP");
+    assert!(
+        !data.join("state/manifest/merge.json").exists(),
+        "the merge was caught too late: its manifest is written already"
+    );
+    let at_stop = layer_files(&data);
+    assert!(at_stop.keys().any(|f| f.contains("/part-")), "the shards are there: {at_stop:?}");
+
+    let lease = data.join("state/lease.json");
+    let token_of = |path: &Path| -> String {
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).expect("lease")).expect("lease JSON");
+        v["token"].as_str().expect("token").to_string()
+    };
+    let first_token = token_of(&lease);
+    // One layer deeper, and slow enough (a page every 0.3 s per host) that
+    // its own merge comes well after the first driver is resumed.
+    let mut second_args = web.run_args(&data, 2, &["--partitions", "6", "--delay", "300"]);
+    second_args.extend(["--executor", "processes", "--workers", "2", "--wait"].map(String::from));
+    let second = Command::new(env!("CARGO_BIN_EXE_layercrawl"))
+        .args(&second_args)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the second driver");
+    let mut second = KillOnDrop(Some(second));
+    let deadline = Instant::now() + Duration::from_secs(240);
+    while token_of(&lease) == first_token {
+        assert!(Instant::now() < deadline, "the second driver never took the lease over");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    signal(merge, "-CONT");
+    signal(first_pid, "-CONT");
+    let status = first.0.take().expect("the first driver").wait().expect("wait for the first driver");
+    let first_err = std::fs::read_to_string(logs.join("first.err")).unwrap_or_default();
+    let layer2_maps = std::fs::read_dir(data.join("state/manifest/layer=2"))
+        .map(|d| d.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("map-")).count())
+        .unwrap_or(0);
+    assert!(layer2_maps < 6, "the second driver's layer 2 was done before the first ended: slow it more");
+
+    assert!(
+        !data.join("state/manifest/merge.json").exists(),
+        "the first driver's merge wrote its manifest after the takeover: {first_err}"
+    );
+    let now = layer_files(&data);
+    let changed: Vec<_> = now.iter().filter(|(f, t)| at_stop.get(*f) != Some(t)).collect();
+    let gone: Vec<_> = at_stop.keys().filter(|f| !now.contains_key(*f)).collect();
+    assert!(
+        changed.is_empty() && gone.is_empty(),
+        "the first driver's merge wrote {changed:?} and deleted {gone:?} after the takeover"
+    );
+    assert_eq!(status.code(), Some(2), "the resumed first driver stops, saying why: {first_err}");
+    assert!(first_err.contains("lease"), "{first_err}");
+
+    let second = second.0.take().expect("the second driver");
+    let s = ok(&second.wait_with_output().expect("wait for the second driver"), "the second driver");
+    assert_eq!(s["merged"]["layers"], 3, "the second driver merged its three layers: {s}");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(data.join("state/manifest/merge.json")).expect("manifest"))
+            .expect("JSON");
+    assert_eq!(manifest["layers"], 3, "the manifest is the deeper run's");
+    assert_eq!(crawl_of(&data), want, "the rows are those of a clean run");
+}
+
 /// A child process killed when dropped (a test that fails half-way leaves
 /// no driver behind).
 struct KillOnDrop(Option<std::process::Child>);
