@@ -142,6 +142,17 @@ fn plan(c: &mut Criterion) {
             }
         });
     });
+    // The same texts with a space in front, which sends them the general
+    // way (split into words): the main texts' white space is collapsed
+    // already, which the short way reads as it is.
+    let spaced: Vec<String> = mains.iter().map(|m| format!(" {m}")).collect();
+    g.bench_function(format!("the same, split into words, {} pages", spaced.len()), |b| {
+        b.iter(|| {
+            for m in &spaced {
+                black_box(layercrawl::denoise::evidence::text_hash(m));
+            }
+        });
+    });
     g.bench_function(format!("the same, hashed word by word, {} pages", mains.len()), |b| {
         b.iter(|| {
             for m in &mains {

@@ -57,14 +57,62 @@ pub struct Sample {
 /// word it cost more than the filter saved on sites with little noise; see
 /// the `stages` benchmark). An ASCII text is split on ASCII white space,
 /// which is faster and the same words (a vertical tab, white space to
-/// `char::is_whitespace` only, sends a text the general way).
+/// `char::is_whitespace` only, sends a text the general way). A text whose
+/// white space is collapsed already, as the `main_text` column's is, takes
+/// a shorter way still ([`hash_collapsed`]).
 #[must_use]
 pub fn text_hash(text: &str) -> Option<u64> {
-    if text.is_ascii() && !text.contains('\u{b}') {
+    if let Some(h) = hash_collapsed(text) {
+        h
+    } else if text.is_ascii() && !text.contains('\u{b}') {
         hash_words(text.split_ascii_whitespace())
     } else {
         hash_words(text.split_whitespace())
     }
+}
+
+/// [`text_hash`] of a text whose words are separated by one space or one
+/// line break, with nothing before the first or after the last: its words
+/// joined by single spaces are its own bytes with each line break read as
+/// a space, so they go to the hasher as they are, a few kilobytes at a
+/// time, with no splitting. Any other white space (two in a row, a tab,
+/// white space outside ASCII) gives `None`, for the general way. Each test
+/// is a pass of the `memchr` crate's vector search; a byte that may start
+/// white space outside ASCII only sends the text to an exact check.
+fn hash_collapsed(text: &str) -> Option<Option<u64>> {
+    const CHUNK: usize = 4096;
+    let bytes = text.as_bytes();
+    let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
+        return None;
+    };
+    if first.is_ascii_whitespace()
+        || last.is_ascii_whitespace()
+        || memchr::memchr3(b'\t', b'\r', 0x0b, bytes).is_some()
+        || memchr::memchr(0x0c, bytes).is_some()
+    {
+        return None;
+    }
+    if (memchr::memchr3(0xc2, 0xe1, 0xe2, bytes).is_some() || memchr::memchr(0xe3, bytes).is_some())
+        && text.chars().any(|c| !c.is_ascii() && c.is_whitespace())
+    {
+        return None;
+    }
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut buf = [0u8; CHUNK];
+    let mut after_space = false;
+    for chunk in bytes.chunks(CHUNK) {
+        let out = &mut buf[..chunk.len()];
+        for (o, &b) in out.iter_mut().zip(chunk) {
+            *o = if b == b'\n' { b' ' } else { b };
+        }
+        // Two separators in a row, within the chunk or across its edge.
+        if (after_space && out[0] == b' ') || memchr::memmem::find(out, b"  ").is_some() {
+            return None;
+        }
+        after_space = out[out.len() - 1] == b' ';
+        h.update(out);
+    }
+    Some(Some(h.digest()))
 }
 
 fn hash_words<'a>(words: impl Iterator<Item = &'a str>) -> Option<u64> {
@@ -311,11 +359,33 @@ mod tests {
             format!("a {long} b"),
             long.clone(),
             format!("{} {long} {}", words.join(" "), words.join("  ")),
+            // Collapsed already, as main texts are: the short way.
+            words.join(" "),
+            words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| format!("{w}{}", if i % 7 == 0 { '\n' } else { ' ' }))
+                .collect::<String>()
+                .trim_end()
+                .to_string(),
+            format!("{long}\n{long} {long}"),
+            "caf\u{e9} na\u{ef}ve \u{2014} \u{201c}quoted\u{201d}\nnext line".to_string(),
+            // Collapsed but for one white space outside ASCII, or a tab.
+            "caf\u{e9} na\u{ef}ve\u{a0}x".to_string(),
+            "one two\u{2003}three".to_string(),
+            "one two\tthree".to_string(),
+            "one two \nthree".to_string(),
         ] {
             let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
             assert_eq!(text_hash(&text), Some(xxhash_rust::xxh3::xxh3_64(joined.as_bytes())), "{}", text.len());
         }
         assert_eq!(text_hash(" \n\t "), None);
+        // Which texts take the short way.
+        assert!(hash_collapsed(&words.join(" ")).is_some());
+        assert!(hash_collapsed("caf\u{e9} \u{2014} na\u{ef}ve\nx").is_some());
+        for other in ["one  two", "one\ttwo", " one", "one\n", "one\u{a0}two", "one\u{3000}two", ""] {
+            assert!(hash_collapsed(other).is_none(), "{other:?}");
+        }
     }
 
     #[test]
