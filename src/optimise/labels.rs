@@ -144,8 +144,10 @@ async fn relabel_shard(
     mark: bool,
 ) -> Result<(), StageError> {
     let (noise, owned) = (Arc::clone(noise), path.to_string());
-    rewrite_columns(store, path, &["dst_url", "noise", "followed"], move |b| relabel_batch(b, &owned, &noise, mark))
-        .await?;
+    rewrite_columns(store, path, &["dst_url", "noise", "followed"], &["noise", "followed"], move |b| {
+        relabel_batch(b, &owned, &noise, mark)
+    })
+    .await?;
     Ok(())
 }
 

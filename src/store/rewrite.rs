@@ -13,6 +13,7 @@
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
+use arrow_schema::{ArrowError, SchemaRef};
 use arrow_select::concat::concat_batches;
 use futures::TryStreamExt;
 use object_store::buffered::BufWriter;
@@ -29,69 +30,93 @@ use super::chunks::{copy_column, drain, fetch_row_group, read_metadata};
 use super::parquet_io::StoreReader;
 use super::{shard_properties, SharedBuf, Store, StoreError};
 
-/// Rewrites the Parquet file at `path` with some columns changed. For each
-/// row group, `change` gets its columns named in `read` and returns either
-/// nothing (the row group stays as it is) or a batch of new columns, by
-/// name, for the same rows; every other column is copied as it is. The file
-/// is replaced atomically, and only when some row group changed. Returns
-/// whether it was. `change` runs off the async threads.
+/// Rewrites the Parquet file at `path` with new values in its columns named
+/// in `write`. `change` gets each batch of the file's columns named in
+/// `read` (which includes `write`), a few thousand rows at a time, and
+/// returns either nothing (those rows keep their values) or a batch of the
+/// `write` columns for the same rows. A row group without a change is
+/// copied as it is; in one with a change, only the `write` columns are
+/// encoded again, the others copied as they are. The file is replaced
+/// atomically, and only when some row group changed; returns whether it
+/// was. Memory holds one batch of the `read` columns, the `write` columns
+/// of a row group, and one row group's bytes. `change` runs off the async
+/// threads.
 ///
 /// # Errors
 /// When the file cannot be read, a change fails or does not fit the file's
 /// schema (a nested schema is refused), or the write fails.
-pub async fn rewrite_columns<F>(store: &Store, path: &str, read: &[&str], change: F) -> Result<bool, StoreError>
+pub async fn rewrite_columns<F>(
+    store: &Store,
+    path: &str,
+    read: &[&str],
+    write: &[&str],
+    change: F,
+) -> Result<bool, StoreError>
 where
     F: FnMut(&RecordBatch) -> Result<Option<RecordBatch>, StoreError> + Send + 'static,
 {
     let perr = |source: ParquetError| StoreError::Parquet { path: path.to_string(), source };
+    let bad = |reason: String| StoreError::Schema { path: path.to_string(), reason };
     let backend = store.backend();
     let meta = Arc::new(read_metadata(&*backend, path).await?);
     let reader_meta = ArrowReaderMetadata::try_new(Arc::clone(&meta), ArrowReaderOptions::new()).map_err(perr)?;
     let arrow_schema = Arc::clone(reader_meta.schema());
     let descr = meta.file_metadata().schema_descr();
     if descr.num_columns() != arrow_schema.fields().len() {
-        return Err(StoreError::Schema {
-            path: path.to_string(),
-            reason: "a nested schema cannot be rewritten by column".into(),
-        });
+        return Err(bad("a nested schema cannot be rewritten by column".into()));
     }
-    // What changes, row group by row group: only the columns read are fetched.
+    if let Some(w) = write.iter().find(|w| !read.contains(w) || arrow_schema.field_with_name(w).is_err()) {
+        return Err(bad(format!("column `{w}` cannot be rewritten: it is not read, or not in the file")));
+    }
+    let out_schema = Arc::new(
+        arrow_schema
+            .project(&write.iter().filter_map(|w| arrow_schema.index_of(w).ok()).collect::<Vec<_>>())
+            .map_err(|e| bad(e.to_string()))?,
+    );
+    // What changes, row group by row group: only the columns read are
+    // fetched, and decoded a batch at a time.
     let mut change = change;
     let mut changes: Vec<Option<RecordBatch>> = Vec::with_capacity(meta.num_row_groups());
     for rg in 0..meta.num_row_groups() {
         let reader = StoreReader { store: Arc::clone(&backend), path: Path::from(path) };
         let mask = ProjectionMask::columns(descr, read.iter().copied());
-        let batches: Vec<RecordBatch> = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, reader_meta.clone())
+        let mut batches = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, reader_meta.clone())
             .with_projection(mask)
             .with_row_groups(vec![rg])
             .with_batch_size(8192)
             .build()
-            .map_err(perr)?
-            .try_collect()
-            .await
             .map_err(perr)?;
-        let owned = path.to_string();
-        let (back, changed) = tokio::task::spawn_blocking(move || {
-            let changed = match batches.first() {
-                None => Ok(None),
-                Some(first) => concat_batches(&first.schema(), &batches)
-                    .map_err(|e| StoreError::Schema { path: owned, reason: e.to_string() })
-                    .and_then(|b| change(&b)),
-            };
-            (change, changed)
-        })
-        .await
-        .map_err(|e| perr(ParquetError::General(format!("rewrite thread failed: {e}"))))?;
-        change = back;
-        let changed = changed?;
-        let rows = usize::try_from(meta.row_group(rg).num_rows()).unwrap_or(0);
-        if let Some(b) = changed.as_ref().filter(|b| b.num_rows() != rows) {
-            return Err(StoreError::Schema {
-                path: path.to_string(),
-                reason: format!("a change of {} rows for a row group of {rows}", b.num_rows()),
-            });
+        let (mut parts, mut changed) = (Vec::new(), false);
+        while let Some(b) = batches.try_next().await.map_err(perr)? {
+            let (owned, out_schema) = (path.to_string(), Arc::clone(&out_schema));
+            let (back, part) = tokio::task::spawn_blocking(move || {
+                let part = change(&b).and_then(|new| {
+                    let rows = new.as_ref().map_or(b.num_rows(), RecordBatch::num_rows);
+                    if rows != b.num_rows() {
+                        return Err(StoreError::Schema {
+                            path: owned,
+                            reason: format!("a change of {rows} rows for a batch of {}", b.num_rows()),
+                        });
+                    }
+                    columns_of(new.as_ref().unwrap_or(&b), &out_schema)
+                        .map(|n| (n, new.is_some()))
+                        .map_err(|e| StoreError::Schema { path: owned, reason: e.to_string() })
+                });
+                (change, part)
+            })
+            .await
+            .map_err(|e| perr(ParquetError::General(format!("rewrite thread failed: {e}"))))?;
+            change = back;
+            let (part, new) = part?;
+            changed |= new;
+            parts.push(part);
         }
-        changes.push(changed);
+        let rows = usize::try_from(meta.row_group(rg).num_rows()).unwrap_or(usize::MAX);
+        changes.push(match concat_batches(&out_schema, &parts).map_err(|e| bad(e.to_string()))? {
+            _ if !changed => None,
+            new if new.num_rows() == rows => Some(new),
+            new => return Err(bad(format!("row group {rg} read as {} rows of {rows}", new.num_rows()))),
+        });
     }
     if changes.iter().all(Option::is_none) {
         return Ok(false);
@@ -156,6 +181,20 @@ where
     Ok(true)
 }
 
+/// The columns of `from` named in `schema`, in its order.
+fn columns_of(from: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, ArrowError> {
+    let columns = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            from.column_by_name(f.name())
+                .cloned()
+                .ok_or_else(|| ArrowError::SchemaError(format!("the change has no column `{}`", f.name())))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    RecordBatch::try_new(Arc::clone(schema), columns)
+}
+
 #[cfg(test)]
 mod tests {
     use arrow_array::cast::AsArray;
@@ -209,7 +248,7 @@ mod tests {
             let before = read_metadata(&*store.backend(), path).await.expect("meta");
             assert!(before.num_row_groups() > 3, "{} row groups", before.num_row_groups());
 
-            assert!(rewrite_columns(&store, path, &["url", "depth"], deepen).await.expect("rewrite"));
+            assert!(rewrite_columns(&store, path, &["url", "depth"], &["depth"], deepen).await.expect("rewrite"));
             let back: Vec<InRow> = read_batches(&store, path, None)
                 .await
                 .expect("read")
@@ -233,18 +272,63 @@ mod tests {
                 let _ = b;
                 Ok(None)
             };
-            assert!(!rewrite_columns(&store, path, &["url"], again).await.expect("nothing"));
+            assert!(!rewrite_columns(&store, path, &["url", "depth"], &["depth"], again).await.expect("nothing"));
             // A change of another length is refused, and the file kept.
             let short = |_: &RecordBatch| -> Result<Option<RecordBatch>, StoreError> {
                 let one: ArrayRef = Arc::new(Int32Array::from(vec![1]));
                 Ok(Some(RecordBatch::try_from_iter([("depth", one)]).expect("batch")))
             };
-            let e = rewrite_columns(&store, path, &["url"], short).await.expect_err("wrong length");
-            assert!(e.to_string().contains("rows for a row group"), "{e}");
+            let e =
+                rewrite_columns(&store, path, &["url", "depth"], &["depth"], short).await.expect_err("wrong length");
+            assert!(e.to_string().contains("rows for a batch"), "{e}");
             assert_eq!(
                 read_batches(&store, path, None).await.expect("read").iter().map(RecordBatch::num_rows).sum::<usize>(),
                 3000
             );
         }
+    }
+
+    /// A row group of many batches: the change of one batch keeps the
+    /// others' values, and a column not written keeps its bytes.
+    #[tokio::test]
+    async fn a_row_group_of_many_batches_changes_where_its_batch_says() {
+        let store = Store::open("memory://").expect("memory");
+        let path = "in/layer=0/part-00000.parquet";
+        let rows: Vec<InRow> = (0..20_000)
+            .map(|i| InRow {
+                url: format!("http://s.test/{i}"),
+                depth: i % 3,
+                referrer: None,
+                priority: None,
+                anchor: None,
+                retries: 0,
+            })
+            .collect();
+        let mut w = ShardWriter::create(&store, path, input_schema(), 64 << 20).expect("writer");
+        w.write(&input_batch(&rows).expect("batch")).await.expect("write");
+        w.finish().await.expect("finish");
+        assert_eq!(read_metadata(&*store.backend(), path).await.expect("meta").num_row_groups(), 1);
+        let seventeen = |b: &RecordBatch| -> Result<Option<RecordBatch>, StoreError> {
+            let url = b.column_by_name("url").expect("url").as_string::<i32>();
+            let depth = b.column_by_name("depth").expect("depth").as_primitive::<Int32Type>();
+            if !url.iter().flatten().any(|u| u == "http://s.test/17000") {
+                return Ok(None);
+            }
+            let new: Int32Array = (0..b.num_rows())
+                .map(|i| Some(if url.value(i) == "http://s.test/17000" { 17 } else { depth.value(i) }))
+                .collect();
+            let new: ArrayRef = Arc::new(new);
+            Ok(Some(RecordBatch::try_from_iter([("depth", new)]).expect("batch")))
+        };
+        assert!(rewrite_columns(&store, path, &["url", "depth"], &["depth"], seventeen).await.expect("rewrite"));
+        let back: Vec<InRow> = read_batches(&store, path, None)
+            .await
+            .expect("read")
+            .iter()
+            .flat_map(|b| input_rows(b, path).expect("rows"))
+            .collect();
+        let mut want = rows;
+        want[17_000].depth = 17;
+        assert_eq!(back, want);
     }
 }
