@@ -1,6 +1,6 @@
 //! The backend conformance suite (`store::conformance`: plain objects,
-//! create-if-absent under a race, shards, attempts and their one commit;
-//! `merge::conformance`: concatenation) against real object stores on loopback: moto's S3
+//! create-if-absent under a race, shards, attempts and their one commit,
+//! concatenation by ranged reads) against real object stores on loopback: moto's S3
 //! server and Azurite. One test in this binary, so that the environment
 //! that configures the stores (AWS_*, AZURE_*) is set once, before any
 //! store is opened, as a user would set it.
@@ -24,7 +24,6 @@ fn object_stores_keep_every_guarantee_of_a_local_folder() {
     for (url, at_once) in urls.into_iter().zip([false, true]) {
         let store = Store::open(&url).unwrap_or_else(|e| panic!("open {url}: {e}"));
         runtime.block_on(conformance::check(&store, at_once));
-        runtime.block_on(layercrawl::merge::conformance::check(&store));
         eprintln!("{url}: ok");
     }
 }

@@ -6,7 +6,7 @@
 //! layer, the `part-*.parquet` shards are
 //! concatenated into one `data-00000.parquet` in the same `layer=L` folder,
 //! so one glob still reads the whole crawl exactly once. Row groups are
-//! copied, not re-encoded (see [`concat_shards`]): they stay as the map
+//! copied, not re-encoded (see [`crate::store::concat_shards`]): they stay as the map
 //! tasks cut them, up to 4 MiB each as encoded, which analytics engines
 //! read as well as bigger ones, and the merge costs I/O instead of a third
 //! of the run. The merge manifest is written before the shards are
@@ -28,18 +28,13 @@ use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
 
-mod concat;
-pub mod conformance;
-mod groups;
-mod splice;
-
-pub use concat::concat_shards;
 
 use crate::error::{cores, StageError};
 use crate::fence::Fence;
 use crate::store::attempt::Attempt;
 use crate::store::dataset::{self, Dataset, Merge};
 use crate::store::manifest::MergeManifest;
+use crate::store::concat::concat_fenced;
 use crate::store::{layout, read_batches, Store, StoreError};
 
 /// Merges layers `0..layers` of each merged dataset (`store::dataset`),
@@ -109,7 +104,7 @@ async fn merge_one(store: &Store, dataset: &str, layer: u32, attempt: &Attempt) 
     }
     attempt.pass_fence(store).await?;
     let fence = attempt.fence.as_ref().map(|(_, f)| Arc::clone(f));
-    Ok(Some((merged.clone(), concat::concat_fenced(store, &shards, &merged, fence).await?)))
+    Ok(Some((merged.clone(), concat_fenced(store, &shards, &merged, fence).await?)))
 }
 
 async fn shards_of(store: &Store, dataset: &str, layer: u32) -> Result<Vec<String>, StoreError> {

@@ -9,7 +9,7 @@ use crate::store::conformance::rows;
 use crate::store::dataset::{DOC, LINKS};
 use crate::store::fencing;
 use crate::store::schema::{input_batch, input_schema};
-use crate::store::ShardWriter;
+use crate::store::{concat_shards, ShardWriter};
 
 /// Rows of each shard: `n` for partition `part` of `layer` (each shard
 /// tells its layer and partition apart by its URLs).
@@ -153,7 +153,7 @@ async fn a_merge_whose_fence_ran_out_writes_and_deletes_nothing() {
 
         let inputs = [layout::shard(DOC.name, 0, 0), layout::shard(DOC.name, 0, 1)];
         let out = layout::merged(DOC.name, 0);
-        let e = concat::concat_fenced(&store, &inputs, &out, Some(fence)).await.expect_err("not published");
+        let e = concat_fenced(&store, &inputs, &out, Some(fence)).await.expect_err("not published");
         assert!(matches!(e, StoreError::Fenced { ours: 1, .. }), "{e}");
         assert!(
             store.list("doc").await.expect("list").iter().all(|(p, _)| layout::is_shard(p)),

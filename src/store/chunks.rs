@@ -1,8 +1,8 @@
 //! Parquet files read and written by the column chunk, without decoding:
 //! where a row group's bytes lie, a fetched byte range that parquet's
 //! readers and writers can address by the file's own offsets, and a column
-//! chunk copied byte for byte into a new row group. The final merge copies
-//! whole row groups this way on object storage (`merge::concat_shards`);
+//! chunk copied byte for byte into a new row group. [`super::concat`]
+//! copies whole row groups this way on object storage, and
 //! [`super::rewrite`] replaces a few columns of a shard and copies the rest.
 
 use bytes::Bytes;
@@ -25,6 +25,23 @@ pub(crate) fn chunk_range(group: &RowGroupMetaData) -> (u64, u64) {
         let (s, len) = c.byte_range();
         (lo.min(s), hi.max(s + len))
     })
+}
+
+/// Refuses inputs whose schemas differ from the first one's (or no inputs).
+pub(crate) fn check_schemas(inputs: &[String], metas: &[&ParquetMetaData], output: &str) -> Result<(), StoreError> {
+    let Some(first) = metas.first() else {
+        return Err(StoreError::Schema { path: output.to_string(), reason: "nothing to concatenate".into() });
+    };
+    let schema = first.file_metadata().schema_descr().root_schema_ptr();
+    for (input, meta) in inputs.iter().zip(metas) {
+        if meta.file_metadata().schema_descr().root_schema_ptr() != schema {
+            return Err(StoreError::Schema {
+                path: input.clone(),
+                reason: format!("its schema differs from {}'s", inputs[0]),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Reads a file's footer and page indexes from a suffix of the file,

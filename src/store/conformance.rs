@@ -4,8 +4,6 @@
 //! object_store tests its own stores: whatever the backend, a crawl's
 //! guarantees are the same (ARCHITECTURE.md,
 //! "Invariants"). [`check`] panics at the first guarantee a store breaks.
-//! A stage that needs more of a backend keeps its part of the suite
-//! (`merge::conformance`), as the store names no stage.
 
 use bytes::Bytes;
 use futures::StreamExt;
@@ -31,6 +29,7 @@ pub async fn check(store: &Store, at_once: bool) {
     attempts(store).await;
     conditional_replace(store, at_once).await;
     lease(store, at_once).await;
+    concatenation(store).await;
 }
 
 /// Runs `tries` at once, or one after the other.
@@ -46,7 +45,7 @@ async fn run_all<F: std::future::Future>(tries: impl Iterator<Item = F>, at_once
 }
 
 /// `n` input rows on the site `prefix`.test, in URL order: test data for
-/// this suite and the stages' own parts of it (`merge::conformance`).
+/// this suite and the stages' tests.
 #[must_use]
 pub fn rows(prefix: &str, n: usize) -> Vec<InRow> {
     (0..n)
@@ -236,6 +235,30 @@ async fn shards(store: &Store) {
     assert_eq!(urls.iter().map(|b| b.num_rows()).sum::<usize>(), 3000);
 }
 
+/// Shards concatenate into one file with every row, in order.
+///
+/// # Panics
+/// When a row is lost, added or out of order.
+async fn concatenation(store: &Store) {
+    let (a, b) = (rows("a", 1200), rows("b", 10));
+    let mut inputs = Vec::new();
+    for (k, part) in [&a, &b].into_iter().enumerate() {
+        let path = layout::shard(IN.name, 5, u32::try_from(k).expect("small"));
+        let mut w = ShardWriter::create(store, &path, input_schema(), 8 << 10).expect("writer");
+        w.write(&input_batch(part).expect("batch")).await.expect("write");
+        w.finish().await.expect("finish");
+        inputs.push(path);
+    }
+    let out = layout::merged(IN.name, 5);
+    assert_eq!(super::concat_shards(store, &inputs, &out).await.expect("concat"), 1210);
+    let mut got = Vec::new();
+    for batch in read_batches(store, &out, None).await.expect("read") {
+        got.extend(input_rows(&batch, &out).expect("rows"));
+    }
+    let want: Vec<InRow> = a.into_iter().chain(b).collect();
+    assert_eq!(got, want);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,7 +271,6 @@ mod tests {
         let memory = Store::open("memory://").expect("open memory://");
         for store in [local, file_url, memory] {
             check(&store, true).await;
-            crate::merge::conformance::check(&store).await;
             eprintln!("backend {}: ok", store.location());
         }
     }

@@ -11,6 +11,7 @@
 
 pub mod attempt;
 pub(crate) mod chunks;
+pub mod concat;
 mod cloud;
 pub mod column;
 pub mod conformance;
@@ -22,6 +23,7 @@ mod lock;
 pub mod manifest;
 mod parquet_io;
 mod rewrite;
+mod splice;
 mod rows;
 pub mod schema;
 pub mod scratch;
@@ -35,6 +37,7 @@ use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
 pub use parquet_io::{read_batches, read_if_exists, shard_properties, stream_batches, ShardWriter};
 pub(crate) use parquet_io::{staging_path, SharedBuf};
+pub use concat::concat_shards;
 pub use rewrite::rewrite_columns;
 pub use rows::{stream_row_groups, RowsFile};
 

@@ -26,7 +26,7 @@ use parquet::file::page_index::column_index::ColumnIndexMetaData;
 use parquet::file::page_index::offset_index::OffsetIndexMetaData;
 use parquet::file::writer::TrackedWrite;
 
-use super::groups::{check_schemas, chunk_range};
+use super::chunks::{check_schemas, chunk_range};
 use crate::fence::Fence;
 use crate::store::{staging_path, StoreError};
 
@@ -276,7 +276,7 @@ impl PageIndexProvider for Copied {
 
 #[cfg(test)]
 mod tests {
-    use crate::merge::concat_shards;
+    use crate::store::concat_shards;
     use crate::store::schema::{input_batch, input_rows, input_schema, InRow};
     use crate::store::{read_batches, ShardWriter, Store};
 

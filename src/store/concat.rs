@@ -1,4 +1,5 @@
-//! Concatenating Parquet shards without re-encoding them (the final merge).
+//! Concatenating Parquet shards without re-encoding them (what the final
+//! merge does to each dataset's layer).
 //!
 //! Each shard's row groups are copied into the output byte for byte, column
 //! chunk by column chunk (what parquet's own `parquet-concat` does), so the
@@ -19,7 +20,7 @@ use parquet::file::properties::{WriterProperties, WriterVersion};
 use parquet::file::writer::SerializedFileWriter;
 use tokio::io::AsyncWriteExt;
 
-use super::groups::check_schemas;
+use super::chunks::check_schemas;
 use crate::fence::Fence;
 use crate::store::chunks::{copy_column, drain, fetch_row_group, read_metadata, RangeChunk};
 use crate::store::{Access, SharedBuf, Store, StoreError};
@@ -36,7 +37,7 @@ pub async fn concat_shards(store: &Store, inputs: &[String], output: &str) -> Re
 }
 
 /// [`concat_shards`] under `fence`: the output appears only if the fence
-/// still holds once it is written (the merge's, `super::merge_layers`);
+/// still holds once it is written (the final merge's);
 /// otherwise nothing appears and the error is [`StoreError::Fenced`].
 ///
 /// # Errors
