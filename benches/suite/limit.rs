@@ -15,8 +15,8 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int32Type;
 use arrow_array::{Array, RecordBatch, UInt32Array};
 use layercrawl::map::{BATCH_BYTES, BATCH_ROWS, SHARD_ROW_GROUP_BYTES};
-use layercrawl::store::concat_shards;
 use layercrawl::parse::{parse_html, ParseConfig};
+use layercrawl::store::concat_shards;
 use layercrawl::store::{schema::doc_schema, ShardWriter, Store};
 use url::Url;
 

@@ -28,13 +28,12 @@ use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
 
-
 use crate::error::{cores, StageError};
 use crate::fence::Fence;
 use crate::store::attempt::Attempt;
+use crate::store::concat::concat_fenced;
 use crate::store::dataset::{self, Dataset, Merge};
 use crate::store::manifest::MergeManifest;
-use crate::store::concat::concat_fenced;
 use crate::store::{layout, read_batches, Store, StoreError};
 
 /// Merges layers `0..layers` of each merged dataset (`store::dataset`),

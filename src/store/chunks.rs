@@ -17,6 +17,7 @@ use parquet::file::writer::SerializedRowGroupWriter;
 use tokio::io::AsyncWriteExt;
 
 use super::{SharedBuf, StoreError};
+use crate::fence::Fence;
 
 /// The byte range of a row group's column chunks, which a writer puts one
 /// after another.
@@ -97,6 +98,15 @@ pub(crate) fn copy_column<W: std::io::Write + Send>(
         offset_index: meta.page_index().and_then(|pi| pi.offset_index(rg, col)).cloned(),
     };
     out.append_column(chunk, close)
+}
+
+/// The error of an output not published because `fence` ran out.
+pub(crate) fn ran_out(output: &str, fence: &Fence) -> StoreError {
+    StoreError::Fenced {
+        path: output.to_string(),
+        ours: fence.generation(),
+        why: "its lease was not renewed in time, or was taken over, while the file was written".into(),
+    }
 }
 
 /// Moves what a file writer encoded so far into the upload.

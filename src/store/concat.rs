@@ -22,7 +22,7 @@ use tokio::io::AsyncWriteExt;
 
 use super::chunks::check_schemas;
 use crate::fence::Fence;
-use crate::store::chunks::{copy_column, drain, fetch_row_group, read_metadata, RangeChunk};
+use crate::store::chunks::{copy_column, drain, fetch_row_group, ran_out, read_metadata, RangeChunk};
 use crate::store::{Access, SharedBuf, Store, StoreError};
 
 /// Writes `output` as the concatenation of the row groups of `inputs`
@@ -59,15 +59,6 @@ pub(crate) async fn concat_fenced(
         }
         // Objects: row groups fetched by range and uploaded.
         Access::Objects => concat_objects(store, inputs, output, fence.as_deref()).await,
-    }
-}
-
-/// The error of an output not published because `fence` ran out.
-pub(crate) fn ran_out(output: &str, fence: &Fence) -> StoreError {
-    StoreError::Fenced {
-        path: output.to_string(),
-        ours: fence.generation(),
-        why: "its lease was not renewed in time, or was taken over, while the file was written".into(),
     }
 }
 

@@ -11,9 +11,9 @@
 
 pub mod attempt;
 pub(crate) mod chunks;
-pub mod concat;
 mod cloud;
 pub mod column;
+pub mod concat;
 pub mod conformance;
 pub mod dataset;
 pub mod fencing;
@@ -23,10 +23,10 @@ mod lock;
 pub mod manifest;
 mod parquet_io;
 mod rewrite;
-mod splice;
 mod rows;
 pub mod schema;
 pub mod scratch;
+mod splice;
 
 use std::sync::Arc;
 
@@ -35,9 +35,9 @@ use futures::TryStreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
+pub use concat::concat_shards;
 pub use parquet_io::{read_batches, read_if_exists, shard_properties, stream_batches, ShardWriter};
 pub(crate) use parquet_io::{staging_path, SharedBuf};
-pub use concat::concat_shards;
 pub use rewrite::rewrite_columns;
 pub use rows::{stream_row_groups, RowsFile};
 

@@ -67,7 +67,7 @@ pub(crate) fn concat_local(
         .and_then(|mut out| splice_all(&mut out, inputs, &mut files, output));
     // Renamed into place only while the fence holds (the merge's).
     let written = written.and_then(|rows| match fence {
-        Some(f) if !f.holds() => Err(super::concat::ran_out(output, f)),
+        Some(f) if !f.holds() => Err(super::chunks::ran_out(output, f)),
         _ => Ok(rows),
     });
     let rows = match written {
