@@ -31,9 +31,11 @@
 
 mod budget;
 mod labels;
+mod seal;
 mod shuffle;
 mod yields;
 
+pub use seal::{apply_labels, seal_layer};
 pub use yields::{skipped_classes, SkippedClass};
 
 use std::collections::HashMap;
@@ -51,7 +53,7 @@ use crate::denoise::yields::{ClassCount, Verdict};
 use crate::denoise::{Method, NoiseLabel};
 use crate::store::attempt::{self, Attempt};
 use crate::store::dataset::{IN, LINKS};
-use crate::store::manifest::{LayerBudget, MapManifest, NextManifest, OptimiseManifest, ShuffleManifest, SkipCounts};
+use crate::store::manifest::{MapManifest, NextManifest, OptimiseManifest, ShuffleManifest, SkipCounts};
 use crate::store::schema::{self, InRow};
 use crate::store::{layout, stream_batches, Created, ShardWriter, Store, StoreError};
 use crate::urlnorm;
@@ -166,7 +168,7 @@ pub async fn seed_layer(ctx: &OptimiseCtx, seeds: &[Url]) -> Result<NextManifest
         let plain = crate::focus::Ranking::Plain(ctx.cfg.order);
         ranks.push(write_partition_input(ctx, 0, k, rows, Vec::new(), &plain, &mut m).await?);
     }
-    m.budget = layer_budget(ctx, ranks.into_iter().map(Option::unwrap_or_default).collect(), m.next);
+    m.budget = seal::layer_budget(ctx, ranks.into_iter().map(Option::unwrap_or_default).collect(), m.next);
     commit_layer_input(ctx, 0, &mut m).await?;
     Ok(m)
 }
@@ -239,98 +241,6 @@ pub async fn optimise_tasks(ctx: &OptimiseCtx, layer: u32, parts: &[u32]) -> Res
         joined.map_err(|e| StageError::Internal(format!("optimise task failed: {e}")))??;
     }
     tracing::debug!(layer, seconds = started.elapsed().as_secs_f64(), "partitions labelled and de-duplicated");
-    Ok(())
-}
-
-/// Seals the optimise step of `layer` once every target partition's task
-/// has committed: the counts summed, and `in/layer=L+1` committed by its
-/// manifest; the shuffle's spills and the layer's attempt folders are then
-/// removed. The noise labels are written into `links/layer=L` after it
-/// ([`apply_labels`]).
-/// Idempotent: a sealed layer's manifest is returned as it is.
-///
-/// # Errors
-/// When a partition's task has not committed, or on storage failures.
-pub async fn seal_layer(ctx: &OptimiseCtx, layer: u32) -> Result<NextManifest, StageError> {
-    let store = &ctx.store;
-    if let Some(done) = store.get_json::<NextManifest>(&layout::input_manifest(layer + 1)).await? {
-        return Ok(done);
-    }
-    let mut m = NextManifest { layer: layer + 1, ..NextManifest::default() };
-    let mut followed_targets = 0u64;
-    let respilled = store.get_json::<ShuffleManifest>(&layout::shuffle_manifest(layer)).await?;
-    if let Some(r) = &respilled {
-        (m.candidates, m.dom_noise) = (r.candidates, r.dom_noise);
-    }
-    for k in 0..ctx.partitions {
-        if let Some(map) = store.get_json::<MapManifest>(&layout::map_manifest(layer, k)).await? {
-            if respilled.is_none() {
-                m.candidates += map.candidates;
-                m.dom_noise += map.dom_noise;
-            }
-        }
-        let path = layout::optimise_manifest(layer, k);
-        let part: OptimiseManifest = store.get_json(&path).await?.ok_or_else(|| {
-            StageError::Internal(format!(
-                "layer {layer} cannot be sealed: the optimise task of partition {k} has not committed ({path} is missing)"
-            ))
-        })?;
-        attempt::roll_forward(store, &layout::task_attempts(layer, "optimise", k), &part).await?;
-        followed_targets += part.followed_targets;
-        m.add_partition(&part.stats);
-    }
-    // Repeats within the round: every followable link to a target after its first.
-    m.visit_hits += m.candidates.saturating_sub(followed_targets);
-    if ctx.budget.max_pages.is_some() && ctx.cfg.order.ranks() {
-        let mut ranks = Vec::with_capacity(ctx.partitions as usize);
-        for k in 0..ctx.partitions {
-            ranks.push(budget::Ranks::read(store, &layout::ranks(layer + 1, k)).await?.unwrap_or_default());
-        }
-        m.budget = layer_budget(ctx, ranks, m.next);
-    }
-    commit_layer_input(ctx, layer + 1, &mut m).await?;
-    crate::shuffle::clear(store, layer).await?;
-    attempt::discard(store, &layout::layer_attempts(layer)).await?;
-    attempt::discard(store, &layout::layer_fences(layer)).await?;
-    Ok(m)
-}
-
-/// Writes the noise labels the optimise tasks after `layer` gave their
-/// targets into the links of `links/layer=L` that lead there, then removes
-/// them (`state/labels/layer=L`). The driver runs it once the layer is
-/// sealed, beside the next layer's map tasks, which read no links of an
-/// earlier layer, and waits for it before the next seal and the merge: the
-/// rewrite of a large site's links shard costs as much as a layer's
-/// optimise step, and no fetch waits for it. Idempotent: done, it finds no
-/// labels; cut short, it is done again whole by the next run.
-///
-/// # Errors
-/// On storage failures.
-pub async fn apply_labels(ctx: &OptimiseCtx, layer: u32) -> Result<(), StageError> {
-    let store = &ctx.store;
-    if store.list(&layout::labels_dir(layer)).await?.is_empty() {
-        return Ok(());
-    }
-    let started = std::time::Instant::now();
-    let mut labels: HashMap<u64, NoiseLabel> = HashMap::new();
-    let mut sources = 0u64;
-    for k in 0..ctx.partitions {
-        let Some(part) = store.get_json::<OptimiseManifest>(&layout::optimise_manifest(layer, k)).await? else {
-            continue;
-        };
-        if part.labels > 0 {
-            labels.extend(labels::read_labels(store, &layout::labels(layer, k)).await?);
-            sources |= part.label_sources;
-        }
-    }
-    let n = labels.len();
-    let shards = if labels.is_empty() {
-        0
-    } else {
-        labels::relabel_links(store, layer, labels, sources, ctx.cfg.denoise == Denoise::Mark).await?
-    };
-    attempt::discard(store, &layout::labels_dir(layer)).await?;
-    tracing::debug!(layer, seconds = started.elapsed().as_secs_f64(), labels = n, shards, "links relabelled");
     Ok(())
 }
 
@@ -568,26 +478,8 @@ async fn write_partition_input(
     Ok(Some(ranks))
 }
 
-/// The page budget of a layer whose partitions' inputs rank as `ranks`
-/// (`next` URLs in all), when the run has one and its order ranks URLs;
-/// none when the histograms do not count the whole input (a share written
-/// by an older version: the map tasks then share the budget in proportion).
-fn layer_budget(ctx: &OptimiseCtx, ranks: Vec<budget::Ranks>, next: u64) -> Option<LayerBudget> {
-    let max = ctx.budget.max_pages.filter(|_| ctx.cfg.order.ranks())?;
-    let counted: u64 = ranks.iter().map(budget::Ranks::total).sum();
-    if counted != next {
-        tracing::warn!(
-            counted,
-            next,
-            "the layer's ranks do not count its whole input; its budget is shared in proportion"
-        );
-        return None;
-    }
-    budget::split(&ranks, max)
-}
-
 /// Commits layer `target`'s input: its manifest is what makes it exist.
-async fn commit_layer_input(ctx: &OptimiseCtx, target: u32, m: &mut NextManifest) -> Result<(), StageError> {
+pub(super) async fn commit_layer_input(ctx: &OptimiseCtx, target: u32, m: &mut NextManifest) -> Result<(), StageError> {
     m.seen = m.visit_hits + m.cache_hits + m.store_hits;
     // Written only if absent: a second attempt leaves the first's commit.
     ctx.store.put_json_new(&layout::input_manifest(target), m).await?;

@@ -218,17 +218,29 @@ mod tests {
             .collect()
     }
 
-    /// A change of `depth` to 9 for the URLs ending in "/1234".
-    fn deepen(b: &RecordBatch) -> Result<Option<RecordBatch>, StoreError> {
-        let url = b.column_by_name("url").expect("url").as_string::<i32>();
-        let depth = b.column_by_name("depth").expect("depth").as_primitive::<Int32Type>();
-        if !url.iter().flatten().any(|u| u.ends_with("/1234")) {
-            return Ok(None);
+    /// A change of `depth` to `to` for the row of URL `url`, in the batch
+    /// that has it.
+    fn set_depth(url: &'static str, to: i32) -> impl FnMut(&RecordBatch) -> Result<Option<RecordBatch>, StoreError> {
+        move |b: &RecordBatch| {
+            let urls = b.column_by_name("url").expect("url").as_string::<i32>();
+            let depth = b.column_by_name("depth").expect("depth").as_primitive::<Int32Type>();
+            if !urls.iter().flatten().any(|u| u == url) {
+                return Ok(None);
+            }
+            let new: Int32Array =
+                (0..b.num_rows()).map(|i| Some(if urls.value(i) == url { to } else { depth.value(i) })).collect();
+            let new: ArrayRef = Arc::new(new);
+            Ok(Some(RecordBatch::try_from_iter([("depth", new)]).expect("batch")))
         }
-        let new: Int32Array =
-            (0..b.num_rows()).map(|i| Some(if url.value(i).ends_with("/1234") { 9 } else { depth.value(i) })).collect();
-        let new: ArrayRef = Arc::new(new);
-        Ok(Some(RecordBatch::try_from_iter([("depth", new)]).expect("batch")))
+    }
+
+    async fn read_rows(store: &Store, path: &str) -> Vec<InRow> {
+        read_batches(store, path, None)
+            .await
+            .expect("read")
+            .iter()
+            .flat_map(|b| input_rows(b, path).expect("rows"))
+            .collect()
     }
 
     #[tokio::test]
@@ -248,13 +260,10 @@ mod tests {
             let before = read_metadata(&*store.backend(), path).await.expect("meta");
             assert!(before.num_row_groups() > 3, "{} row groups", before.num_row_groups());
 
-            assert!(rewrite_columns(&store, path, &["url", "depth"], &["depth"], deepen).await.expect("rewrite"));
-            let back: Vec<InRow> = read_batches(&store, path, None)
+            assert!(rewrite_columns(&store, path, &["url", "depth"], &["depth"], set_depth("http://s.test/1234", 9))
                 .await
-                .expect("read")
-                .iter()
-                .flat_map(|b| input_rows(b, path).expect("rows"))
-                .collect();
+                .expect("rewrite"));
+            let back = read_rows(&store, path).await;
             let mut want = rows();
             want[1234].depth = 9;
             assert_eq!(back, want);
@@ -308,25 +317,9 @@ mod tests {
         w.write(&input_batch(&rows).expect("batch")).await.expect("write");
         w.finish().await.expect("finish");
         assert_eq!(read_metadata(&*store.backend(), path).await.expect("meta").num_row_groups(), 1);
-        let seventeen = |b: &RecordBatch| -> Result<Option<RecordBatch>, StoreError> {
-            let url = b.column_by_name("url").expect("url").as_string::<i32>();
-            let depth = b.column_by_name("depth").expect("depth").as_primitive::<Int32Type>();
-            if !url.iter().flatten().any(|u| u == "http://s.test/17000") {
-                return Ok(None);
-            }
-            let new: Int32Array = (0..b.num_rows())
-                .map(|i| Some(if url.value(i) == "http://s.test/17000" { 17 } else { depth.value(i) }))
-                .collect();
-            let new: ArrayRef = Arc::new(new);
-            Ok(Some(RecordBatch::try_from_iter([("depth", new)]).expect("batch")))
-        };
+        let seventeen = set_depth("http://s.test/17000", 17);
         assert!(rewrite_columns(&store, path, &["url", "depth"], &["depth"], seventeen).await.expect("rewrite"));
-        let back: Vec<InRow> = read_batches(&store, path, None)
-            .await
-            .expect("read")
-            .iter()
-            .flat_map(|b| input_rows(b, path).expect("rows"))
-            .collect();
+        let back = read_rows(&store, path).await;
         let mut want = rows;
         want[17_000].depth = 17;
         assert_eq!(back, want);
