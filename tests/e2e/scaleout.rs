@@ -591,20 +591,42 @@ fn a_driver_stopped_in_its_merge_past_its_lease_merges_nothing_after_a_takeover(
         assert!(Instant::now() < deadline, "the first driver did not finish layer 1");
         std::thread::sleep(Duration::from_millis(20));
     }
-    // The first child after layer 1's map tasks that is not one of them is
-    // the merge task: stopped at once (before or just after its exec), then
-    // let run a fraction of a millisecond at a time until it reads a shard
-    // or has written a merged file.
-    let merge = loop {
-        let found = live_children(first_pid).into_iter().find(|(_, cmd)| {
-            let args: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
-            !args.iter().any(|a| *a == b"map")
-        });
-        if let Some((pid, _)) = found {
-            send(pid, libc::SIGSTOP);
-            break pid;
-        }
+    // The merge task is caught as early as it can be seen: as a child that
+    // runs `task merge`, or as a child not yet past its exec (its command
+    // line is still the driver's). Anything else (a map task on its way out,
+    // whose command line is already empty) is let go. Once stopped, it runs
+    // a fraction of a millisecond at a time until it reads a shard or has
+    // written a merged file.
+    let driver_cmd = std::fs::read(format!("/proc/{first_pid}/cmdline")).expect("the driver's command line");
+    let is_merge = |cmd: &[u8]| cmd.split(|&b| b == 0).any(|a| a == b"merge");
+    let merge = 'find: loop {
         assert!(Instant::now() < deadline, "the first driver started no merge task");
+        for (pid, cmd) in live_children(first_pid) {
+            if !is_merge(&cmd) && cmd != driver_cmd {
+                continue;
+            }
+            send(pid, libc::SIGSTOP);
+            if !wait_stopped(pid) {
+                continue;
+            }
+            // Stopped before its exec: stepped until it shows what it runs.
+            loop {
+                let now = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                if is_merge(&now) {
+                    break 'find pid;
+                }
+                if now != driver_cmd {
+                    send(pid, libc::SIGCONT);
+                    break;
+                }
+                send(pid, libc::SIGCONT);
+                std::thread::sleep(Duration::from_micros(100));
+                send(pid, libc::SIGSTOP);
+                if !wait_stopped(pid) {
+                    break;
+                }
+            }
+        }
     };
     let merged_any = || {
         ["doc", "links"].iter().any(|d| (0..2).any(|l| data.join(format!("{d}/layer={l}/data-00000.parquet")).exists()))
