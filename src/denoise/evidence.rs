@@ -330,6 +330,27 @@ pub fn samples_rows(b: &RecordBatch) -> Option<Vec<Sample>> {
 mod tests {
     use super::*;
 
+    /// The noise filter's own files keep the store's column tuning: a
+    /// URL has no dictionary, a status is stored uncompressed, the rest
+    /// is dictionary-encoded and compressed, with statistics.
+    #[test]
+    fn the_filters_files_keep_their_column_tuning() {
+        use crate::denoise::yields::counts_schema;
+        use crate::store::{shard_properties, Compression};
+        use parquet::file::properties::EnabledStatistics;
+        let zstd = Compression::Zstd(1).codec();
+        for schema in [samples_schema(), counts_schema()] {
+            let props = shard_properties(zstd, &schema, 1 << 20);
+            for f in schema.fields() {
+                let col = parquet::schema::types::ColumnPath::from(f.name().as_str());
+                assert_eq!(props.dictionary_enabled(&col), f.name() != "url", "{}", f.name());
+                let plain = props.compression(&col) == parquet::basic::Compression::UNCOMPRESSED;
+                assert_eq!(plain, f.name() == "status", "{}", f.name());
+                assert_ne!(props.statistics_enabled(&col), EnabledStatistics::None, "{}", f.name());
+            }
+        }
+    }
+
     fn page(url: &str, text: &str) -> Sample {
         Sample {
             url: url.into(),

@@ -83,16 +83,14 @@ pub fn batch(rule: &Rule, schema: &SchemaRef, rows: &[ItemRow]) -> Result<Record
 
 pub use crate::store::manifest::RuleCounts;
 
-impl RuleCounts {
-    /// Counts `items` of `rule` from one page.
-    pub fn add_page(&mut self, rule: &Rule, items: &[Item]) {
-        self.pages += 1;
-        self.items += items.len() as u64;
-        for item in items {
-            self.items_with_errors += u64::from(!item.errors.is_empty());
-            for (f, v) in rule.fields.iter().zip(&item.values) {
-                *self.filled.entry(f.name.clone()).or_default() += u64::from(!matches!(v, Value::Null));
-            }
+/// Counts `items` of `rule` from one page into `counts`.
+pub fn count_page(counts: &mut RuleCounts, rule: &Rule, items: &[Item]) {
+    counts.pages += 1;
+    counts.items += items.len() as u64;
+    for item in items {
+        counts.items_with_errors += u64::from(!item.errors.is_empty());
+        for (f, v) in rule.fields.iter().zip(&item.values) {
+            *counts.filled.entry(f.name.clone()).or_default() += u64::from(!matches!(v, Value::Null));
         }
     }
 }

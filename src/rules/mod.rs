@@ -30,6 +30,7 @@ pub use convert::FieldType;
 pub use file::{parse_rules, RulesError};
 
 use crate::store::column::Value;
+pub use crate::urlnorm::Pattern;
 
 /// A compiled rules file. Cheap to share (`Arc`), used by every parse worker.
 #[derive(Debug)]
@@ -202,63 +203,6 @@ pub struct LinkRules {
     pub scopes: Vec<Arc<scraper::Selector>>,
     /// Links of pages at this depth or deeper are not followed.
     pub max_depth: Option<u32>,
-}
-
-/// A URL pattern: a glob, where `*` is any run of characters but `/` and
-/// `**` any run at all, everything else literal (`?` too: URLs have
-/// queries); or, written `re:…`, a regular expression. Either must match
-/// the whole URL.
-#[derive(Clone, Debug)]
-pub struct Pattern {
-    pub text: String,
-    re: Regex,
-}
-
-impl Pattern {
-    /// Compiles `text`.
-    ///
-    /// # Errors
-    /// A `re:` pattern that is not a valid regular expression, or an empty
-    /// pattern.
-    pub fn new(text: &str) -> Result<Self, String> {
-        if text.is_empty() {
-            return Err("an empty URL pattern: write a glob like `https://example.com/product/*`".into());
-        }
-        let source = if let Some(re) = text.strip_prefix("re:") {
-            format!("^(?:{re})$")
-        } else {
-            let mut out = String::from("^");
-            let mut rest = text;
-            while !rest.is_empty() {
-                if let Some(r) = rest.strip_prefix("**") {
-                    out.push_str(".*");
-                    rest = r;
-                } else if let Some(r) = rest.strip_prefix('*') {
-                    out.push_str("[^/]*");
-                    rest = r;
-                } else {
-                    let end = rest.find('*').unwrap_or(rest.len());
-                    out.push_str(&regex::escape(&rest[..end]));
-                    rest = &rest[end..];
-                }
-            }
-            out.push('$');
-            out
-        };
-        let re = Regex::new(&source).map_err(|e| {
-            format!(
-                "URL pattern `{text}`: {}",
-                e.to_string().lines().last().unwrap_or_default().trim().trim_start_matches("error: ")
-            )
-        })?;
-        Ok(Self { text: text.to_string(), re })
-    }
-
-    /// Whether `url` matches as a whole.
-    #[must_use]
-    pub fn matches(&self, url: &str) -> bool {
-        self.re.is_match(url)
-    }
 }
 
 /// The list value of a `multiple` field of `kind` holding `values`.
