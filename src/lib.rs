@@ -45,26 +45,24 @@
 //! ```
 
 pub mod config;
-pub mod dedup;
-pub mod denoise;
 pub mod driver;
 pub mod exec;
 pub mod export;
-pub mod extract;
-pub mod focus;
 pub mod map;
 pub mod merge;
 pub mod optimise;
 pub mod report;
-pub mod rules;
 pub mod shuffle;
-pub mod sink;
 pub mod studio;
-pub mod warc;
 
 // The layers below the stages, each its own crate (ARCHITECTURE.md, "Layers
 // point one way"): the compiler refuses an import from them up into a stage.
 pub use layercrawl_fetch as fetch;
+pub use layercrawl_warc as warc;
+pub use layercrawl_sink as sink;
+pub use layercrawl_extract::{extract, rules, focus};
+pub use layercrawl_dedup as dedup;
+pub use layercrawl_denoise as denoise;
 pub use layercrawl_parse as parse;
 pub use layercrawl_store::{self as store, error};
 pub use layercrawl_vocab::{self as vocab, fence, partition, scope, seeds, urlnorm};

@@ -16,6 +16,10 @@
 //! per data location, by the first map task that writes an archive
 //! ([`TaskArchive::open`]).
 
+// The layers below, under the names this crate's files use.
+pub(crate) use layercrawl_fetch as fetch;
+pub(crate) use layercrawl_store::{self as store, error};
+
 mod cdxj;
 mod http;
 mod index;

@@ -3,6 +3,9 @@
 //! fingerprint runs ([`visited`]); and the first URL of each page content
 //! ([`content`]), for `duplicate_of`.
 
+// The layers below, under the names this crate's files use.
+pub(crate) use layercrawl_store as store;
+
 pub mod cache;
 pub mod content;
 pub mod visited;

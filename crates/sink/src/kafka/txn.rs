@@ -13,7 +13,7 @@ use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer};
 
 use super::clients::{self, Ctx, CALL_TIMEOUT};
 use super::message::{self, Topics};
-use crate::sink::{SinkError, SinkSpec};
+use crate::{SinkError, SinkSpec};
 
 /// What a partition's transaction sent.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]

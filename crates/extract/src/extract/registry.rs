@@ -19,7 +19,6 @@ use crate::focus::{PlanError, PlanSource};
 
 /// Why a run's extractors cannot be made from its settings.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum RunExtractorsError {
     /// The plan no longer compiles.
     #[error("the run's plan: {0}")]

@@ -11,7 +11,7 @@ use arrow_array::{Array, RecordBatch, StringArray};
 use serde::Serialize;
 
 use crate::rules::Rules;
-use crate::sink::SinkSpec;
+use crate::SinkSpec;
 
 /// The largest message sent, key and all: librdkafka's and Kafka's
 /// default limit (1,000,000 and 1,048,588 bytes). A page whose message

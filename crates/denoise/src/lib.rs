@@ -2,7 +2,7 @@
 //!
 //! Three parts, in pipeline order:
 //! * the DOM link-text-ratio prefilter runs at parse time (see
-//!   [`crate::parse`]): every link carries its block's ratio, and links in
+//!   `layercrawl-parse`): every link carries its block's ratio, and links in
 //!   blocks above the ratio are *suspects* (`dom_ratio`);
 //! * [`evidence`] judges every fetched page (copies, client errors and
 //!   redirects off the site are barren) and counts the outcomes per URL
@@ -16,6 +16,10 @@
 //! says otherwise: where a link sits decides nothing. [`Method::Strict`]
 //! is the literal method: suspects are dropped, and so are clusters made
 //! mostly of suspects and strong deviants of a cluster.
+
+// The layers below, under the names this crate's files use.
+pub(crate) use layercrawl_store as store;
+pub(crate) use layercrawl_vocab as vocab;
 
 pub mod cluster;
 pub mod evidence;

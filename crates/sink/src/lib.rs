@@ -11,6 +11,10 @@
 //! that published it ([`TaskSink`]). So the topics and the data store hold
 //! the same pages, each once, whenever the crawl is killed.
 
+// The layers below, under the names this crate's files use.
+pub(crate) use layercrawl_extract::rules;
+pub(crate) use layercrawl_store::{self as store, error};
+
 use std::fmt;
 
 use crate::store::StoreError;

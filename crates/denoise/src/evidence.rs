@@ -335,7 +335,7 @@ mod tests {
     /// is dictionary-encoded and compressed, with statistics.
     #[test]
     fn the_filters_files_keep_their_column_tuning() {
-        use crate::denoise::yields::counts_schema;
+        use crate::yields::counts_schema;
         use crate::store::{shard_properties, Compression};
         use parquet::file::properties::EnabledStatistics;
         let zstd = Compression::Zstd(1).codec();

@@ -15,7 +15,7 @@ use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
 
 use super::clients::{self, Ctx, CALL_TIMEOUT, CONNECT_TIMEOUT, TRANSACTION_TIMEOUT};
-use crate::sink::{SinkError, SinkSpec};
+use crate::{SinkError, SinkSpec};
 
 /// What a partition's transaction records besides its pages.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]

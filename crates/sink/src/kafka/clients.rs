@@ -14,7 +14,7 @@ use rdkafka::error::KafkaError;
 use rdkafka::message::{DeliveryResult, Message};
 use rdkafka::producer::{ProducerContext, ThreadedProducer};
 
-use crate::sink::SinkSpec;
+use crate::SinkSpec;
 
 /// How long a partition's transaction may stay open (librdkafka's
 /// `transaction.timeout.ms`; brokers allow up to 15 minutes by default):

@@ -4,10 +4,10 @@
 //! An [`Extractor`] is one capability (main text, page metadata, a user's
 //! CSS-selector rules, entities, ...) that adds its own columns to the
 //! `doc` dataset. The extractors of a run form its [`Extractors`] registry,
-//! which the map stage holds ([`crate::map::MapCtx::extract`]; the run's
+//! which the map stage holds (`map::MapCtx::extract` in the crawler; the run's
 //! settings record its column names, so that a map task run on its own with
 //! other extractors is refused); for every URL
-//! with a response, [`crate::map::process`] builds the page's parsed form
+//! with a response, `map::process` in the crawler builds the page's parsed form
 //! once, a [`ParsedPage`], and each extractor fills its values of the row
 //! from it. The `doc` schema is the core columns (docs/src/output.md), then
 //! each registered extractor's columns in registration order. With no
@@ -26,7 +26,7 @@
 //! registered with [`Extractors::with_rows`], run right after the `doc`
 //! extractors on the same [`ParsedPage`]; [`entities`] is one.
 //!
-//! Extraction is CPU work and runs where [`crate::map::process`] runs: on
+//! Extraction is CPU work and runs where `map::process` in the crawler runs: on
 //! the rayon pool, never on an async thread. An extractor that panics on a
 //! hostile page loses only its own values (null), never the row.
 //!
@@ -49,7 +49,7 @@
 //!    a line in [`Extractors::of_run`] ([`registry`]), which the run's
 //!    config and a map task run on its own both call; a library caller's
 //!    own goes in as `Extractors::new(vec![Arc::new(MyExtractor::new(..))])`
-//!    into [`crate::config::CrawlConfig::extractors`]; the driver hands
+//!    into `config::CrawlConfig::extractors` in the crawler; the driver hands
 //!    the list to the map stage.
 //! 5. Document its columns in the book's output page (docs/src/output.md).
 //!

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::rules::Rules;
-use crate::sink::{SinkError, SinkSpec};
+use crate::{SinkError, SinkSpec};
 use crate::store::attempt::Attempt;
 use crate::store::manifest::MapManifest;
 use crate::store::Store;

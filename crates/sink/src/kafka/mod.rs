@@ -39,7 +39,7 @@ use std::time::Instant;
 use futures::StreamExt;
 
 use crate::rules::Rules;
-use crate::sink::{SinkError, SinkSpec};
+use crate::{SinkError, SinkSpec};
 use crate::store::attempt::{self, Attempt};
 use crate::store::dataset::DOC;
 use crate::store::manifest::MapManifest;

@@ -4,7 +4,7 @@
 //!
 //! A [`RowExtractor`] declares its datasets (a name, the folder under the
 //! data location, and columns) and pushes a page's rows of each; it runs
-//! on the rayon pool in [`crate::map::process`] right after the `doc`
+//! on the rayon pool in `map::process` in the crawler right after the `doc`
 //! extractors, on the same [`super::ParsedPage`] (its main text computed
 //! once for all). The rows ride on the page's `Processed` to the map
 //! task's writers (`map/output/extracted.rs`: one shard per dataset and partition,
