@@ -57,12 +57,12 @@ pub mod studio;
 
 // The layers below the stages, each its own crate (ARCHITECTURE.md, "Layers
 // point one way"): the compiler refuses an import from them up into a stage.
-pub use layercrawl_fetch as fetch;
-pub use layercrawl_warc as warc;
-pub use layercrawl_sink as sink;
-pub use layercrawl_extract::{extract, rules, focus};
 pub use layercrawl_dedup as dedup;
 pub use layercrawl_denoise as denoise;
+pub use layercrawl_extract::{extract, focus, rules};
+pub use layercrawl_fetch as fetch;
 pub use layercrawl_parse as parse;
+pub use layercrawl_sink as sink;
 pub use layercrawl_store::{self as store, error};
 pub use layercrawl_vocab::{self as vocab, fence, partition, scope, seeds, urlnorm};
+pub use layercrawl_warc as warc;

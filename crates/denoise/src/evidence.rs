@@ -335,8 +335,8 @@ mod tests {
     /// is dictionary-encoded and compressed, with statistics.
     #[test]
     fn the_filters_files_keep_their_column_tuning() {
-        use crate::yields::counts_schema;
         use crate::store::{shard_properties, Compression};
+        use crate::yields::counts_schema;
         use parquet::file::properties::EnabledStatistics;
         let zstd = Compression::Zstd(1).codec();
         for schema in [samples_schema(), counts_schema()] {

@@ -7,6 +7,5 @@ pub(crate) use layercrawl_store::{self as store, error};
 pub(crate) use layercrawl_vocab::urlnorm;
 
 pub mod extract;
-pub mod rules;
 pub mod focus;
-
+pub mod rules;

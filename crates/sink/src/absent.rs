@@ -6,10 +6,10 @@
 use std::sync::Arc;
 
 use crate::rules::Rules;
-use crate::{SinkError, SinkSpec};
 use crate::store::attempt::Attempt;
 use crate::store::manifest::MapManifest;
 use crate::store::Store;
+use crate::{SinkError, SinkSpec};
 
 /// This build has no Kafka sink.
 pub const BUILT: bool = false;

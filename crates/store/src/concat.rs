@@ -21,8 +21,8 @@ use parquet::file::writer::SerializedFileWriter;
 use tokio::io::AsyncWriteExt;
 
 use super::chunks::check_schemas;
-use crate::fence::Fence;
 use crate::chunks::{copy_column, drain, fetch_row_group, ran_out, read_metadata, RangeChunk};
+use crate::fence::Fence;
 use crate::{Access, SharedBuf, Store, StoreError};
 
 /// Writes `output` as the concatenation of the row groups of `inputs`
@@ -199,8 +199,7 @@ mod tests {
         .await
         .expect("w");
         w.finish().await.expect("f");
-        let mut w =
-            ShardWriter::create(&store, "b.parquet", crate::schema::content_schema(), 1 << 20).expect("w");
+        let mut w = ShardWriter::create(&store, "b.parquet", crate::schema::content_schema(), 1 << 20).expect("w");
         w.write(&crate::schema::content_batch(&[(1, "u".into())]).expect("b")).await.expect("w");
         w.finish().await.expect("f");
         let e =

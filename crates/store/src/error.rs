@@ -36,7 +36,7 @@ pub enum StageError {
     /// archive's `warc::WarcError`, last night's crawl's
     /// `map::previous::PreviousError`, the sink's `sink::SinkError`). Each
     /// stage converts its error with `From`: this module names no stage,
-    /// as it sits below them (ARCHITECTURE.md, "Layers point one way").
+    /// as it sits below them (ARCHITECTURE.md, "Layers, bottom to top").
     #[error(transparent)]
     Stage(Box<dyn std::error::Error + Send + Sync + 'static>),
     /// The run's settings ask for a capability this build lacks (they

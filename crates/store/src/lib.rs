@@ -10,13 +10,13 @@
 //! [`manifest`]; the one-run-per-location lease in [`lease`].
 
 pub mod attempt;
-pub mod error;
 pub mod chunks;
 mod cloud;
 pub mod column;
 pub mod concat;
 pub mod conformance;
 pub mod dataset;
+pub mod error;
 pub mod fencing;
 pub mod layout;
 pub mod lease;

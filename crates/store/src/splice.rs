@@ -40,12 +40,7 @@ use crate::{staging_path, StoreError};
 /// When an input is missing or not Parquet, the schemas differ, or a read
 /// or write fails (e.g. a full disk); the error names the file. The
 /// fence that ran out ([`StoreError::Fenced`]).
-pub fn concat_local(
-    root: &Path,
-    inputs: &[String],
-    output: &str,
-    fence: Option<&Fence>,
-) -> Result<u64, StoreError> {
+pub fn concat_local(root: &Path, inputs: &[String], output: &str, fence: Option<&Fence>) -> Result<u64, StoreError> {
     let mut files = Vec::with_capacity(inputs.len());
     for input in inputs {
         let file = File::open(root.join(input)).map_err(|e| ioerr(input, e))?;

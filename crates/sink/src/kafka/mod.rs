@@ -39,11 +39,11 @@ use std::time::Instant;
 use futures::StreamExt;
 
 use crate::rules::Rules;
-use crate::{SinkError, SinkSpec};
 use crate::store::attempt::{self, Attempt};
 use crate::store::dataset::DOC;
 use crate::store::manifest::MapManifest;
 use crate::store::{layout, stream_batches, Created, Store};
+use crate::{SinkError, SinkSpec};
 
 use control::{Marker, Reach};
 use message::Topics;
