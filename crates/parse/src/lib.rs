@@ -2,7 +2,7 @@
 //!
 //! CPU work, called from the rayon pool (never on an async thread). One
 //! pass: [`charset`] picks the encoding (BOM, header, `<meta>`, detection)
-//! and decodes to UTF-8; [`extract`] runs html5ever's tokenizer once and
+//! and decodes to UTF-8; [`tokens`] runs html5ever's tokenizer once and
 //! yields the title, the text runs and links per DOM block. The block's
 //! link-text ratio (docs/src/noise-filter.md) rides along on every link, and the
 //! main text keeps only blocks at or under the noise ratio, so navigation
@@ -21,7 +21,7 @@
 //! ```
 
 pub mod charset;
-pub mod extract;
+pub mod tokens;
 
 use encoding_rs::Encoding;
 use url::Url;
@@ -94,9 +94,9 @@ pub struct Page {
 pub struct Structure {
     /// All the page's visible text; runs are slices of it.
     pub text: String,
-    pub segments: Vec<extract::Segment>,
-    pub blocks: Vec<extract::Block>,
-    pub meta: extract::Meta,
+    pub segments: Vec<tokens::Segment>,
+    pub blocks: Vec<tokens::Block>,
+    pub meta: tokens::Meta,
 }
 
 /// Whether a response is HTML: by its declared type, sniffing the body when
@@ -172,7 +172,7 @@ pub fn parse_html_keeping_source<'a>(
 }
 
 /// [`parse_html_keeping_source`], and the page's DOM built by the same
-/// tokenizer pass ([`extract::extract_with_dom`]) when `dom` is set.
+/// tokenizer pass ([`tokens::tokenize_with_dom`]) when `dom` is set.
 #[must_use]
 pub fn parse_source<'a>(
     body: &'a [u8],
@@ -184,10 +184,10 @@ pub fn parse_source<'a>(
     let (encoding, encoding_source, bom) = charset::sniff(body, content_type);
     let (html, encoding, encoding_source) = charset::decode_checked(body, encoding, encoding_source, bom);
     let (ex, tree) = if dom {
-        let (ex, tree) = extract::extract_with_dom(&html, cfg.max_links, cfg.max_text);
+        let (ex, tree) = tokens::tokenize_with_dom(&html, cfg.max_links, cfg.max_text);
         (ex, Some(tree))
     } else {
-        (extract::extract(&html, cfg.max_links, cfg.max_text), None)
+        (tokens::tokenize(&html, cfg.max_links, cfg.max_text), None)
     };
     let base = ex
         .base

@@ -176,8 +176,8 @@ fn the_dom_built_in_the_same_pass_equals_a_parse_of_its_own() {
         "",
     ];
     for html in pages {
-        let alone = extract::extract(html, 100, 1 << 20);
-        let (with, dom) = extract::extract_with_dom(html, 100, 1 << 20);
+        let alone = tokens::tokenize(html, 100, 1 << 20);
+        let (with, dom) = tokens::tokenize_with_dom(html, 100, 1 << 20);
         let reference = scraper::Html::parse_document(html);
         assert_eq!(dom.html(), reference.html(), "{html}");
         // The pass is the same where the two agree on raw text (not on

@@ -46,7 +46,7 @@
 //! items, quotes and code.
 
 use super::{Column, ColumnType, Extractor, PageInput, Tuning, Value};
-use crate::parse::extract::{Block, BlockTag, SegKind, Segment};
+use crate::parse::tokens::{Block, BlockTag, SegKind, Segment};
 use crate::parse::Structure;
 
 mod options;

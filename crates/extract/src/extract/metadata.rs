@@ -2,7 +2,7 @@
 //! page's language, description, author, publication time, canonical URL,
 //! robots directives, Open Graph title and image, and its raw JSON-LD.
 //! Everything comes from the crawl's single tokenizer pass
-//! ([`crate::parse::extract::Meta`]): `<meta>` tags, `<link
+//! ([`crate::parse::tokens::Meta`]): `<meta>` tags, `<link
 //! rel=canonical>`, `<html lang>`, the first `<time datetime>`, and the
 //! `application/ld+json` scripts. Where a value can come from several
 //! places, the page's own `<meta>` tags win, then JSON-LD, then the markup.
@@ -10,7 +10,7 @@
 use serde_json::Value as Json;
 
 use super::{Column, ColumnType, Extractor, PageInput, Tuning, Value};
-use crate::parse::extract::Meta;
+use crate::parse::tokens::Meta;
 
 /// The metadata columns.
 #[derive(Default)]

@@ -12,7 +12,7 @@ use tokio::time::Instant;
 use url::Url;
 
 use super::queue::Queued;
-use super::task::{spawn_request, wait_for_slot, NEVER};
+use super::request::{spawn_request, wait_for_slot, NEVER};
 use super::{robots_delay, Done, Job, State};
 use crate::ErrorKind;
 

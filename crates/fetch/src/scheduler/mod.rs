@@ -32,7 +32,7 @@ mod pace;
 mod queue;
 mod tail;
 mod tally;
-mod task;
+mod request;
 #[cfg(test)]
 mod tests;
 
@@ -43,7 +43,7 @@ pub(crate) use pace::Pace;
 use queue::HostQueue;
 use tail::Tracked;
 pub use tail::{Handover, LayerTail, TailSeat};
-pub(crate) use task::SendClock;
+pub(crate) use request::SendClock;
 
 /// Longest Retry-After waited for; a server asking for more is answered
 /// with the failure (and the URL's row says so).

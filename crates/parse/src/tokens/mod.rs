@@ -25,7 +25,7 @@ mod dom;
 mod structure;
 mod words;
 
-pub use dom::extract_with_dom;
+pub use dom::tokenize_with_dom;
 use structure::{hint, FIRM, KIND_ELEMENTS};
 pub use structure::{Block, BlockTag, Meta, SegKind, Segment};
 use words::{collapse_ascii, is_ascii_space, truncate_chars, Words};
@@ -111,7 +111,7 @@ pub struct RawLink {
 
 /// What one pass produced.
 #[derive(Debug, Default)]
-pub struct Extracted {
+pub struct Tokenized {
     pub title: Option<String>,
     pub base: Option<String>,
     pub meta_nofollow: bool,
@@ -131,7 +131,7 @@ struct Anchor {
 }
 
 struct State {
-    out: Extracted,
+    out: Tokenized,
     max_links: usize,
     max_text: usize,
     /// Open blocks: (element name, block index). Index 0 is the document.
@@ -563,7 +563,7 @@ fn collapse(s: &str, max: usize) -> String {
 impl State {
     fn new(max_links: usize, max_text: usize) -> Self {
         Self {
-            out: Extracted { blocks: vec![Block::default()], ..Extracted::default() },
+            out: Tokenized { blocks: vec![Block::default()], ..Tokenized::default() },
             max_links,
             max_text,
             stack: vec![(String::new(), 0)],
@@ -583,7 +583,7 @@ impl State {
     }
 
     /// What the pass found, once the input is done.
-    fn finish(mut self) -> Extracted {
+    fn finish(mut self) -> Tokenized {
         self.end_anchor();
         if self.in_title {
             self.out.title = Some(collapse(&self.title, MAX_TITLE)).filter(|t| !t.is_empty());
@@ -592,9 +592,9 @@ impl State {
     }
 }
 
-struct Sink(RefCell<State>);
+struct Collector(RefCell<State>);
 
-impl Sink {
+impl Collector {
     /// The pass's share of one token; the tokenizer state it asks for.
     fn take(&self, token: &Token) -> TokenSinkResult<()> {
         let mut st = self.0.borrow_mut();
@@ -610,7 +610,7 @@ impl Sink {
     }
 }
 
-impl TokenSink for Sink {
+impl TokenSink for Collector {
     type Handle = ();
 
     fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
@@ -620,8 +620,8 @@ impl TokenSink for Sink {
 
 /// Tokenizes `html` once and collects everything [`super::Page`] needs.
 #[must_use]
-pub fn extract(html: &str, max_links: usize, max_text: usize) -> Extracted {
-    let tok = Tokenizer::new(Sink(RefCell::new(State::new(max_links, max_text))), TokenizerOpts::default());
+pub fn tokenize(html: &str, max_links: usize, max_text: usize) -> Tokenized {
+    let tok = Tokenizer::new(Collector(RefCell::new(State::new(max_links, max_text))), TokenizerOpts::default());
     let input = BufferQueue::default();
     input.push_back(StrTendril::from_slice(html));
     let _ = tok.feed(&input);

@@ -7,9 +7,9 @@ use std::cell::RefCell;
 use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::{BufferQueue, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts};
 
-use super::{Extracted, Sink, State};
+use super::{Collector, State, Tokenized};
 
-/// [`extract`], and the page's DOM built from the same tokens: one
+/// [`tokenize`], and the page's DOM built from the same tokens: one
 /// tokenizer pass feeds both the pass's state and html5ever's tree builder
 /// (scraper's tree), instead of a second tokenization of the page for the
 /// DOM. Rules that need a DOM take this path (docs/src/rules.md).
@@ -20,11 +20,11 @@ use super::{Extracted, Sink, State};
 /// as alone except on pages where the two disagree on a raw-text element
 /// (e.g. a self-closing `<title/>`, or `<style>` inside `<svg>`).
 #[must_use]
-pub fn extract_with_dom(html: &str, max_links: usize, max_text: usize) -> (Extracted, scraper::Html) {
+pub fn tokenize_with_dom(html: &str, max_links: usize, max_text: usize) -> (Tokenized, scraper::Html) {
     use html5ever::tree_builder::{TreeBuilder, TreeBuilderOpts, TreeSink};
     use html5ever::TokenizerResult;
     let tree = TreeBuilder::new(scraper::HtmlTreeSink::new(scraper::Html::new_document()), TreeBuilderOpts::default());
-    let both = Both { pass: Sink(RefCell::new(State::new(max_links, max_text))), tree };
+    let both = Both { pass: Collector(RefCell::new(State::new(max_links, max_text))), tree };
     let tok = Tokenizer::new(both, TokenizerOpts::default());
     let input = BufferQueue::default();
     input.push_back(StrTendril::from_slice(html));
@@ -40,7 +40,7 @@ pub fn extract_with_dom(html: &str, max_links: usize, max_text: usize) -> (Extra
 
 /// The tokenizer's sink when the DOM is built in the same pass.
 struct Both {
-    pass: Sink,
+    pass: Collector,
     tree: html5ever::tree_builder::TreeBuilder<
         <scraper::HtmlTreeSink as html5ever::tree_builder::TreeSink>::Handle,
         scraper::HtmlTreeSink,
