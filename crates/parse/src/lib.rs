@@ -9,7 +9,7 @@
 //! bars, sidebars and footers stay out of `text`.
 //!
 //! ```
-//! use layercrawl::parse::{parse_html, ParseConfig};
+//! use layercrawl_parse::{parse_html, ParseConfig};
 //! let html = b"<title>Hi</title><nav><a href=/a>Home</a> <a href=/b>About</a></nav>\
 //!              <p>Some article text with <a href='/c?utm_source=x'>a link</a> inside.</p>";
 //! let base = url::Url::parse("http://s001.test/x/").expect("an absolute URL");

@@ -10,7 +10,7 @@
 //! stripped. Only `http` and `https` survive.
 //!
 //! ```
-//! use layercrawl::urlnorm::resolve_link;
+//! use layercrawl_vocab::urlnorm::resolve_link;
 //! let base = url::Url::parse("http://Example.COM:80/a/b.html").expect("an absolute URL");
 //! let u = resolve_link(&base, "../c/%7euser/?utm_source=x#top").expect("an http link");
 //! assert_eq!(u.as_str(), "http://example.com/c/~user/");

@@ -55,7 +55,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use layercrawl::extract::{Column, ColumnType, Extractor, Extractors, PageInput, Value};
+//! use layercrawl_extract::extract::{Column, ColumnType, Extractor, Extractors, PageInput, Value};
 //!
 //! /// The number of outlinks the tokenizer pass found.
 //! struct LinkCount;

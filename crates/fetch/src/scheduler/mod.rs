@@ -30,9 +30,9 @@ mod leftover;
 mod outcome;
 mod pace;
 mod queue;
+mod request;
 mod tail;
 mod tally;
-mod request;
 #[cfg(test)]
 mod tests;
 
@@ -41,9 +41,9 @@ use super::{ErrorKind, Fetched, Fetcher, Response};
 pub(crate) use breaker::Breaker;
 pub(crate) use pace::Pace;
 use queue::HostQueue;
+pub(crate) use request::SendClock;
 use tail::Tracked;
 pub use tail::{Handover, LayerTail, TailSeat};
-pub(crate) use request::SendClock;
 
 /// Longest Retry-After waited for; a server asking for more is answered
 /// with the failure (and the URL's row says so).
