@@ -101,7 +101,7 @@ fn host_of(url: &str) -> Option<String> {
 }
 
 /// The page's site (see the module's comment).
-fn site_of(key: &str, file: &str, meta: &layercrawl::parse::extract::Meta) -> String {
+fn site_of(key: &str, file: &str, meta: &layercrawl::parse::tokens::Meta) -> String {
     let og = meta.tags.iter().find(|(k, _)| k == "og:url").map(|(_, v)| v.as_str());
     let host = host_of(key)
         .or_else(|| meta.canonical.as_deref().and_then(host_of))

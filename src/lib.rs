@@ -45,29 +45,24 @@
 //! ```
 
 pub mod config;
-pub mod dedup;
-pub mod denoise;
 pub mod driver;
-pub mod error;
 pub mod exec;
 pub mod export;
-pub mod extract;
-pub mod fence;
-pub mod fetch;
-pub mod focus;
 pub mod map;
 pub mod merge;
 pub mod optimise;
-pub mod parse;
-pub mod partition;
 pub mod report;
-pub mod rules;
-pub mod scope;
-pub mod seeds;
 pub mod shuffle;
-pub mod sink;
-pub mod store;
 pub mod studio;
-pub mod urlnorm;
-pub mod vocab;
-pub mod warc;
+
+// The layers below the stages, each its own crate (ARCHITECTURE.md, "Layers
+// point one way"): the compiler refuses an import from them up into a stage.
+pub use layercrawl_dedup as dedup;
+pub use layercrawl_denoise as denoise;
+pub use layercrawl_extract::{extract, focus, rules};
+pub use layercrawl_fetch as fetch;
+pub use layercrawl_parse as parse;
+pub use layercrawl_sink as sink;
+pub use layercrawl_store::{self as store, error};
+pub use layercrawl_vocab::{self as vocab, fence, partition, scope, seeds, urlnorm};
+pub use layercrawl_warc as warc;

@@ -2,7 +2,7 @@
 //! merged per target, spilled to their target's partition
 //! (`state/shuffle/layer=L/part-T/`), and each partition's spills merged
 //! back for the optimise step. Both stages use it and it names neither,
-//! so they do not call each other (ARCHITECTURE.md, "Layers point one way").
+//! so they do not call each other (ARCHITECTURE.md, "Layers, bottom to top").
 
 use std::collections::HashMap;
 

@@ -8,7 +8,7 @@ use layercrawl::fetch::resolve::ranges::{self, Range};
 
 const HEAD: &str = "\
 # Generated from the crawler's list of blocked address ranges
-# (src/fetch/resolve/ranges.rs): do not edit the except lists by hand. After
+# (crates/fetch/src/resolve/ranges.rs): do not edit the except lists by hand. After
 # changing the list, run
 #   cargo run -- docs network-policy > jobs/k8s/networkpolicy.yaml
 # (tests/e2e/docs.rs checks this file).

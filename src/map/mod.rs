@@ -238,7 +238,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     }
     let started = Instant::now();
     let attempt =
-        Attempt::start(&task_dir).fenced_by(layout::task_fence(layer, "map", part), ctx.fetcher.fence.clone());
+        Attempt::start(&task_dir).fenced_by(layout::task_fence(layer, "map", part), ctx.fetcher.fence().cloned());
     let store = &attempt.store(&ctx.store);
     let rules = match &ctx.pages.rules {
         Some(src) => Some(Arc::new(src.compile().map_err(|e| StageError::Internal(format!("the run's rules: {e}")))?)),

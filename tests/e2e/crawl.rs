@@ -167,7 +167,7 @@ fn a_depth_3_crawl_finds_every_reachable_page_once_and_stays_polite() {
             h.disallowed_requests
         );
         // The crawler sends no two requests of a host closer than the
-        // delay (src/fetch/scheduler/task.rs); the server's clock sees
+        // delay (crates/fetch/src/scheduler/request.rs); the server's clock sees
         // them late by varying amounts on a loaded machine, so the check
         // is over runs of requests with one lag (testweb's `spacing`).
         #[allow(clippy::cast_precision_loss)]

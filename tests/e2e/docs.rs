@@ -106,9 +106,9 @@ fn the_readmes_option_table_agrees_with_the_options_reference() {
 }
 
 /// ARCHITECTURE.md is a one-page map: at most 80 lines, and every file or
-/// folder it names in backticks (`store/`, `layout.rs`, `tests/e2e/...`)
-/// exists: from the repository's root, under `src/`, or anywhere under
-/// `src/` or `tests/` for a bare file name.
+/// folder it names in backticks (`crates/store/`, `layout.rs`,
+/// `tests/e2e/...`) exists: from the repository's root, under `src/`, or
+/// anywhere under `src/`, `crates/` or `tests/` for a bare file name.
 #[test]
 fn the_architecture_page_is_one_page_and_names_files_that_exist() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -123,9 +123,9 @@ fn the_architecture_page_is_one_page_and_names_files_that_exist() {
         .collect();
     assert!(named.len() >= 20, "{named:?}");
     // A bare file name (`layout.rs`, `units.rs`) is found anywhere under
-    // src/ or tests/.
+    // src/, crates/ or tests/.
     let mut everywhere = Vec::new();
-    let mut folders = vec![root.join("src"), root.join("tests")];
+    let mut folders = vec![root.join("src"), root.join("crates"), root.join("tests")];
     while let Some(dir) = folders.pop() {
         for entry in std::fs::read_dir(&dir).expect("read a folder") {
             let path = entry.expect("entry").path();

@@ -49,7 +49,7 @@ impl Output for Items<'_> {
             let Some((page_items, dropped)) = page.rule.take() else { return Ok(()) };
             let r = &self.rules.list[page_items.rule];
             let counts = manifest.rules.entry(r.name.clone()).or_default();
-            counts.add_page(r, &page_items.items);
+            crate::rules::items::count_page(counts, r, &page_items.items);
             counts.links_dropped += dropped;
             let (shard, buf) = &mut self.shards[page_items.rule];
             let doc = &page.doc;

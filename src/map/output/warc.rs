@@ -31,7 +31,7 @@ impl<'a> Warc<'a> {
             return Ok(None);
         }
         let archive =
-            Arc::new(TaskArchive::open(&at.ctx.store, at.layer, at.part, &at.ctx.fetcher.cfg.user_agent).await?);
+            Arc::new(TaskArchive::open(&at.ctx.store, at.layer, at.part, &at.ctx.fetcher.settings().user_agent).await?);
         Ok(Some(Self { file: Some(WarcFile::new(at.staged, Arc::clone(&archive))), archive }))
     }
 
