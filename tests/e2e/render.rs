@@ -108,7 +108,7 @@ fn a_page_that_never_stops_changing_is_taken_before_the_render_timeout() {
     let data = web.dir("data");
     let extra = ["--delay", "0", "--delay-factor", "0", "--render", "always", "--render-timeout", "30s"];
     let args = web.run_args(&data, 0, &[&extra[..], &["--chromium", &browser]].concat());
-    let out = common::layercrawl_env(&[("RUST_LOG", "layercrawl::fetch::render=debug")], &args);
+    let out = common::layercrawl_env(&[("RUST_LOG", "layercrawl_fetch::render=debug")], &args);
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{log}");
     for site in ["s000", "s001"] {

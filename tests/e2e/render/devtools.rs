@@ -57,7 +57,7 @@ fn chromium_listens_on_no_tcp_port_and_the_devtools_bridge_takes_one_connection(
     let args = web.run_args(&data, 1, &["--delay", "0", "--render", "always", "--chromium", &browser]);
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_layercrawl"))
         .args(&args)
-        .env("RUST_LOG", "layercrawl::fetch::render=debug")
+        .env("RUST_LOG", "layercrawl_fetch::render=debug")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
