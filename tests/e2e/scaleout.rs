@@ -525,13 +525,16 @@ fn reads_parquet(pid: u32, data: &Path) -> bool {
 
 /// Every data file (not `state/`) under `data` of layers 0 and 1, with
 /// when it was last written if it is a merged file (the second driver's
-/// seal rewrites layer 1's links shards in place).
+/// seal rewrites layer 1's links shards in place). A merge's staging
+/// files (`.NAME.staged`, which every reader skips) are no data: a merge
+/// stopped by its fence removes its own.
 fn layer_files(data: &Path) -> BTreeMap<String, Option<std::time::SystemTime>> {
     fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<String, Option<std::time::SystemTime>>) {
         for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             let path = entry.path();
             let rel = path.strip_prefix(root).expect("under the root").display().to_string();
-            if rel == "state" || rel.contains("layer=2") {
+            let staging = entry.file_name().to_string_lossy().starts_with('.');
+            if rel == "state" || rel.contains("layer=2") || staging {
                 continue;
             }
             if path.is_dir() {
