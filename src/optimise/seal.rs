@@ -80,7 +80,8 @@ pub async fn seal_layer(ctx: &OptimiseCtx, layer: u32) -> Result<NextManifest, S
 /// On storage failures.
 pub async fn apply_labels(ctx: &OptimiseCtx, layer: u32) -> Result<(), StageError> {
     let store = &ctx.store;
-    if store.list(&layout::labels_dir(layer)).await?.is_empty() {
+    let present = store.list(&layout::labels_dir(layer)).await?;
+    if present.is_empty() {
         return Ok(());
     }
     let started = std::time::Instant::now();
@@ -91,7 +92,15 @@ pub async fn apply_labels(ctx: &OptimiseCtx, layer: u32) -> Result<(), StageErro
             continue;
         };
         if part.labels > 0 {
-            labels.extend(labels::read_labels(store, &layout::labels(layer, k)).await?);
+            let path = layout::labels(layer, k);
+            if !present.iter().any(|(p, _)| p.ends_with(&path)) {
+                // The files are removed only once every links shard has
+                // its labels (below): one gone means a run stopped while
+                // removing them. What is left is removed.
+                attempt::discard(store, &layout::labels_dir(layer)).await?;
+                return Ok(());
+            }
+            labels.extend(labels::read_labels(store, &path).await?);
             sources |= part.label_sources;
         }
     }
