@@ -105,6 +105,54 @@ fn killed_again_and_again_the_crawl_ends_exactly_like_an_uninterrupted_one() {
     assert!(whole < Duration::from_secs(120));
 }
 
+/// A run stopped while it removed a layer's noise-label files (they go
+/// one by one, once every links shard of the layer has its labels): the
+/// same command finishes, and the labels left behind are not applied a
+/// second time. The state is made as the stop leaves it, after a finished
+/// crawl: of the files of the layer's labelled partitions the first and
+/// the last are left and those between are gone. Each file left names a
+/// link that has no label, so a file applied again would show in the links.
+#[test]
+fn stopped_while_removing_a_layers_noise_labels_the_same_command_finishes_and_applies_nothing_twice() {
+    let web = Web::start(FarmConfig { sites: 6, pages: 80, faults: false, seed: 37, ..FarmConfig::default() });
+    let data = web.dir("data");
+    let args = web.run_args(&data, 3, &["--delay", "0", "--per-host", "4", "--partitions", "4"]);
+    crawl_ok(&args);
+    let (rows, links) = snapshot(&data);
+    let labelled = |layer: u32| -> Vec<u32> {
+        (0..4)
+            .filter(|k| {
+                let path = data.join(format!("state/manifest/layer={layer}/optimise-{k:05}.json"));
+                let m: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(&path).expect("optimise manifest")).expect("JSON");
+                m["labels"].as_u64().expect("labels count") > 0
+            })
+            .collect()
+    };
+    let (layer, parts) = (0..3)
+        .map(|l| (l, labelled(l)))
+        .find(|(_, parts)| parts.len() >= 3)
+        .expect("a layer with three partitions that had labels");
+    let unlabelled = read_links(&data)
+        .into_iter()
+        .find(|l| l.layer == i32::try_from(layer).expect("layer") && l.noise.is_none())
+        .expect("a link without a label");
+    // One entry: the link's URL fingerprint and the first label.
+    let mut entry = layercrawl::urlnorm::fingerprint_str(&unlabelled.dst_url).to_le_bytes().to_vec();
+    entry.push(0);
+    let dir = data.join(format!("state/labels/layer={layer}"));
+    std::fs::create_dir_all(&dir).expect("labels folder");
+    for part in [parts[0], parts[parts.len() - 1]] {
+        std::fs::write(dir.join(format!("part-{part:05}.bin")), &entry).expect("labels file");
+    }
+
+    crawl_ok(&args);
+    assert!(std::fs::read_dir(&dir).map_or(true, |mut d| d.next().is_none()), "the files left are removed");
+    let (rows_after, links_after) = snapshot(&data);
+    assert_eq!(rows_after, rows, "the same pages");
+    assert_eq!(links_after, links, "the same links, with the same labels: none applied twice");
+}
+
 #[test]
 fn traps_stay_bounded() {
     let web = Web::start(FarmConfig { sites: 4, pages: 20, faults: false, seed: 2, ..FarmConfig::default() });
