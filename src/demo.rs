@@ -58,7 +58,8 @@ pub async fn demo(args: DemoArgs) -> Result<(), RunError> {
     };
     options.network.addresses.resolve = vec![farm.resolve_rule().parse().map_err(RunError::Internal)?];
     options.network.addresses.allow_private = layercrawl::fetch::resolve::AllowPrivate::All;
-    (options.politeness.delay, options.politeness.per_host) = (10, 4);
+    (options.politeness.delay, options.politeness.per_host) =
+        (layercrawl::config::values::Millis(std::time::Duration::from_millis(10)), 4);
     options.limits.timeout = layercrawl::config::values::Span(std::time::Duration::from_secs(5));
     options.noise.denoise = args.denoise;
     let cfg = CrawlConfig::from_options(&options).map_err(|e| RunError::Internal(e.to_string()))?;

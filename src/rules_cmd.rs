@@ -134,7 +134,7 @@ fn test(args: &TestArgs) -> anyhow::Result<()> {
     if let Some(data) = &args.data {
         pages = rt.block_on(stored_pages(data, &rules, args.limit))?;
     } else {
-        let cfg = args.politeness.single_pages(&args.addresses);
+        let cfg = layercrawl::config::single_pages(&args.politeness, &args.addresses);
         let fetcher = Fetcher::new(&cfg).context("building the HTTP client")?;
         for u in &args.urls {
             let url = Url::parse(u).map_err(|e| BadRules(format!("`{u}` is not a URL: {e}")))?;

@@ -11,18 +11,20 @@ mod capabilities;
 mod limits;
 mod options;
 mod settings;
-pub mod values;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use limits::{parse_percent, parse_size};
+// The value types of options, in the vocabulary (the fetch stage's
+// settings use them too).
+pub use crate::vocab::values;
 pub use options::{
-    Addresses, ExecutorKind, Executors, Focus, Given, Limits, Network, Noise, Output, PageBudget, Politeness,
-    Rendering, RunOptions,
+    single_pages, Addresses, ExecutorKind, Executors, Focus, Given, Limits, Network, Noise, Output, PageBudget,
+    Politeness, Rendering, RunOptions,
 };
 pub use settings::{load_run, PageSettings, RulesSource, RunSettings};
 pub use values::parse_duration;
+pub use values::{parse_percent, parse_size};
 
 use capabilities::{entity_settings, proxy_config, render_config};
 
@@ -334,7 +336,7 @@ impl CrawlConfig {
         let urls = std::sync::Arc::new(crate::urlnorm::UrlPolicy::new(noise.strip_params.0.iter().cloned()));
         check("cache-entries", noise.cache_entries, 1024..=1 << 30)?;
         check("max-query-variants", noise.max_query_variants, 1..=usize::MAX)?;
-        let user_agent = politeness.user_agent.clone();
+        let user_agent = &politeness.user_agent;
         if user_agent.trim().is_empty() || user_agent.contains(['\r', '\n']) {
             return Err(bad("user-agent", "must be a non-empty single line"));
         }
@@ -392,12 +394,7 @@ impl CrawlConfig {
             store_body: output.store_body,
             compression: output.compression,
             fetch: FetchConfig {
-                concurrency: politeness.concurrency,
-                per_host: politeness.per_host,
-                delay: Duration::from_millis(politeness.delay),
-                delay_factor,
-                max_delay: politeness.max_delay.0,
-                user_agent,
+                politeness: politeness.clone(),
                 connect_timeout: timeout.min(Duration::from_secs(10)),
                 timeout,
                 max_body: limits.max_body,

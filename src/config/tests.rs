@@ -49,7 +49,7 @@ fn flags_win_over_job_and_defaults_apply() {
     .expect("write");
     let c = command_line(&["run", "--job", job_path.to_str().expect("utf-8"), "--depth", "1"]).expect("config");
     assert_eq!(c.depth, 1, "flag wins");
-    assert_eq!(c.fetch.per_host, 4, "job value used");
+    assert_eq!(c.fetch.politeness.per_host, 4, "job value used");
     assert_eq!(c.scope, Scope::Any);
     assert_eq!(c.seeds, dir.path().join("seeds.txt"), "relative to the job file");
     assert_eq!(c.data, dir.path().join("out").display().to_string(), "relative to the job file");
@@ -68,7 +68,10 @@ fn the_shipped_nightly_job_is_valid() {
     let dir = job_path.parent().expect("jobs/");
     assert_eq!(c.seeds, dir.join("nightly-seeds.txt"));
     assert_eq!(c.data, dir.join("../data").display().to_string());
-    assert_eq!((c.depth, c.fetch.per_host, c.fetch.delay), (3, 2, Duration::from_millis(1000)));
+    assert_eq!(
+        (c.depth, c.fetch.politeness.per_host, c.fetch.politeness.min_delay()),
+        (3, 2, Duration::from_millis(1000))
+    );
     assert!(crate::seeds::read_seeds(&c.seeds, &c.urls).is_ok_and(|s| !s.urls.is_empty()));
 }
 

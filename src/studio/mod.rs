@@ -126,7 +126,7 @@ pub enum StudioError {
 /// # Errors
 /// A data location that cannot be read, a port in use.
 pub async fn serve(args: StudioArgs, ready: impl FnOnce(&str)) -> Result<(), StudioError> {
-    let cfg = args.politeness.single_pages(&args.addresses);
+    let cfg = crate::config::single_pages(&args.politeness, &args.addresses);
     let fetcher = Fetcher::new(&cfg).map_err(|e| StudioError::Setup(format!("cannot build the HTTP client: {e}")))?;
     let (data, stored) = match &args.data {
         Some(d) => {
@@ -155,8 +155,8 @@ pub async fn serve(args: StudioArgs, ready: impl FnOnce(&str)) -> Result<(), Stu
         stored_in,
         pages: Mutex::new(Vec::new()),
         fetcher,
-        agent: crate::fetch::robots::product_token(&cfg.user_agent),
-        delay: cfg.delay,
+        agent: crate::fetch::robots::product_token(&cfg.politeness.user_agent),
+        delay: cfg.politeness.min_delay(),
         robots: tokio::sync::Mutex::default(),
         next: tokio::sync::Mutex::default(),
     });

@@ -173,7 +173,7 @@ mod tests {
     }
 
     fn studio(store: crate::store::Store) -> Studio {
-        let cfg = crate::fetch::FetchConfig::single_pages(Vec::new(), false, Duration::ZERO);
+        let cfg = crate::fetch::FetchConfig::single_pages(Vec::new(), false, crate::fetch::Politeness::unpaced());
         Studio {
             file: "rules.toml".into(),
             token: String::new(),

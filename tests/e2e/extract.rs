@@ -87,7 +87,7 @@ fn an_extractor_column_holds_every_pages_real_h1() {
     };
     options.network.addresses.resolve = vec![web.rule.parse().expect("resolve rule")];
     options.network.addresses.allow_private = AllowPrivate::All;
-    options.politeness.delay = 10;
+    options.politeness.delay = layercrawl::config::values::Millis(std::time::Duration::from_millis(10));
     // Generous: the fault host's slow pages (1 s) must still be parsed
     // on a loaded machine, they are the pages without an h1.
     options.limits.timeout = Span(Duration::from_secs(5));

@@ -81,20 +81,20 @@ impl Exchange for HttpExchange {
 
 /// The user agent to capture exchanges with, when `cfg` asks for captures.
 pub(super) fn capturing(cfg: &FetchConfig) -> Option<Arc<str>> {
-    cfg.capture.then(|| Arc::from(cfg.user_agent.as_str()))
+    cfg.capture.then(|| Arc::from(cfg.politeness.user_agent.as_str()))
 }
 
 /// The client settings every exchange shares: no redirects followed,
 /// timeouts, the keep-alive pool, the user agent.
 pub(super) fn builder(cfg: &FetchConfig) -> reqwest::ClientBuilder {
     reqwest::Client::builder()
-        .user_agent(cfg.user_agent.clone())
+        .user_agent(cfg.politeness.user_agent.clone())
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(cfg.connect_timeout)
         .timeout(cfg.timeout)
         .read_timeout(cfg.timeout.min(Duration::from_secs(20)))
-        .pool_max_idle_per_host(cfg.per_host.max(1))
-        .pool_idle_timeout(idle_timeout(cfg.delay))
+        .pool_max_idle_per_host(cfg.politeness.per_host.max(1))
+        .pool_idle_timeout(idle_timeout(cfg.politeness.min_delay()))
         .tcp_nodelay(true)
 }
 

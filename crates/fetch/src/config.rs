@@ -6,24 +6,77 @@
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use super::resolve::ResolveRule;
+use crate::vocab::values::{Millis, Span};
+
+/// How hard one host and all hosts are pressed (docs/src/politeness.md):
+/// declared once, as the command line's options (clap), the job file's
+/// keys and the settings the scheduler reads (serde), for `run`, `studio`
+/// and `rules test` alike.
+#[derive(Clone, Debug, PartialEq, clap::Args, Serialize, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+#[command(next_help_heading = "Politeness")]
+pub struct Politeness {
+    /// Requests in flight at once, over all hosts.
+    #[arg(long, value_name = "C", default_value_t = 256)]
+    pub concurrency: usize,
+    /// Connections at once to one host.
+    #[arg(long, value_name = "K", default_value_t = DEFAULT_PER_HOST)]
+    pub per_host: usize,
+    /// Minimum delay between two requests to one host, in ms (robots.txt
+    /// Crawl-delay raises it).
+    #[arg(long, value_name = "MS", default_value_t = Millis(Duration::from_millis(DEFAULT_DELAY_MS)))]
+    pub delay: Millis,
+    /// Adaptive politeness: a host's delay is at least F times the mean time
+    /// of its last 8 responses (0: off); 429s, 503s and timeouts cut its
+    /// rate at once, calm answers raise it again.
+    #[arg(long, value_name = "F", default_value_t = DEFAULT_DELAY_FACTOR)]
+    pub delay_factor: f64,
+    /// Longest delay adaptive politeness sets (never lowers --delay or a
+    /// robots.txt Crawl-delay).
+    #[arg(long, value_name = "DURATION", default_value_t = Span(DEFAULT_MAX_DELAY))]
+    pub max_delay: Span,
+    /// User-Agent header (its first word is the robots.txt product token).
+    #[arg(long, value_name = "UA", default_value = DEFAULT_USER_AGENT)]
+    pub user_agent: String,
+}
+
+impl Default for Politeness {
+    /// What an empty command line parses to: the defaults above, said once.
+    fn default() -> Self {
+        #[derive(clap::Parser)]
+        struct Empty {
+            #[command(flatten)]
+            politeness: Politeness,
+        }
+        <Empty as clap::Parser>::parse_from(["layercrawl"]).politeness
+    }
+}
+
+impl Politeness {
+    /// A few requests at a time, no delay and no adaptive politeness: for a
+    /// program that fetches a few pages of its own server.
+    #[must_use]
+    pub fn unpaced() -> Self {
+        Self { concurrency: 8, delay: Millis(Duration::ZERO), delay_factor: 0.0, ..Self::default() }
+    }
+
+    /// The least time between two requests to one host.
+    #[must_use]
+    pub fn min_delay(&self) -> Duration {
+        self.delay.0
+    }
+}
 
 /// Fetch-stage settings.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct FetchConfig {
-    pub concurrency: usize,
-    pub per_host: usize,
-    pub delay: Duration,
-    /// A host's delay is at least this many times the mean time of its
-    /// latest responses (adaptive politeness; 0: response times do not
-    /// count). See `scheduler/pace.rs`.
-    #[serde(default = "default_delay_factor")]
-    pub delay_factor: f64,
-    /// Longest delay adaptive politeness sets (never lowers `delay` or a
-    /// robots.txt Crawl-delay).
-    #[serde(default = "default_max_delay")]
-    pub max_delay: Duration,
-    pub user_agent: String,
+    /// Connections, delays and the user agent (adaptive politeness:
+    /// `scheduler/pace.rs`).
+    #[serde(flatten)]
+    pub politeness: Politeness,
     pub connect_timeout: Duration,
     pub timeout: Duration,
     pub max_body: u64,
@@ -106,29 +159,15 @@ fn default_speed_time() -> Duration {
     DEFAULT_SPEED_TIME
 }
 
-fn default_delay_factor() -> f64 {
-    DEFAULT_DELAY_FACTOR
-}
-
-fn default_max_delay() -> Duration {
-    DEFAULT_MAX_DELAY
-}
-
 impl FetchConfig {
     /// Settings for fetching single pages outside a crawl (`layercrawl
-    /// rules test`, the rule editor): the crawl's defaults for timeouts,
-    /// body size, user agent and connections per host, no retries, `delay`
-    /// between two requests to one host. The commands set the politeness
-    /// options they share with `run` over it (`config::single_pages`).
+    /// rules test`, the rule editor): the crawl's defaults for timeouts and
+    /// body size, no retries, and the politeness given (the options those
+    /// commands share with `run`, or [`Politeness::unpaced`]).
     #[must_use]
-    pub fn single_pages(resolve: Vec<ResolveRule>, allow_private: bool, delay: Duration) -> Self {
+    pub fn single_pages(resolve: Vec<ResolveRule>, allow_private: bool, politeness: Politeness) -> Self {
         Self {
-            concurrency: 8,
-            per_host: DEFAULT_PER_HOST,
-            delay,
-            delay_factor: 0.0,
-            max_delay: DEFAULT_MAX_DELAY,
-            user_agent: DEFAULT_USER_AGENT.to_string(),
+            politeness,
             connect_timeout: Duration::from_secs(10),
             timeout: DEFAULT_TIMEOUT,
             max_body: DEFAULT_MAX_BODY,

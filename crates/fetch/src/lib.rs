@@ -39,8 +39,8 @@ use robots::RobotsCache;
 pub use capture::Capture;
 pub use client::HttpExchange;
 pub use config::{
-    FetchConfig, DEFAULT_DELAY_FACTOR, DEFAULT_DELAY_MS, DEFAULT_HOST_DOWN_AFTER, DEFAULT_MAX_BODY, DEFAULT_MAX_DELAY,
-    DEFAULT_PER_HOST, DEFAULT_SPEED_LIMIT, DEFAULT_SPEED_TIME, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT,
+    FetchConfig, Politeness, DEFAULT_DELAY_FACTOR, DEFAULT_DELAY_MS, DEFAULT_HOST_DOWN_AFTER, DEFAULT_MAX_BODY,
+    DEFAULT_MAX_DELAY, DEFAULT_PER_HOST, DEFAULT_SPEED_LIMIT, DEFAULT_SPEED_TIME, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT,
 };
 pub use exchange::{Exchange, Request, Validators};
 pub use scheduler::{Handover, LayerTail, PartitionFetch, TailSeat, UrlSource};
@@ -198,8 +198,14 @@ impl Fetcher {
             let resolver = resolve::PolicyResolver::new(cfg.resolve.clone(), policy).with_cache(dns.clone());
             let relay = relay::Relay::bind(resolver, proxy::first_upstream(cfg)?, cfg.connect_timeout)
                 .map_err(|e| FetchError::Client(format!("cannot bind Chromium's relay on loopback: {e}")))?;
-            let r = render::RenderExchange::new(inner, f.robots.clone(), cfg.render.clone(), cfg.delay, relay)
-                .map_err(FetchError::Client)?;
+            let r = render::RenderExchange::new(
+                inner,
+                f.robots.clone(),
+                cfg.render.clone(),
+                cfg.politeness.min_delay(),
+                relay,
+            )
+            .map_err(FetchError::Client)?;
             f.exchange = Arc::new(r);
         }
         f.dns = dns;
@@ -212,9 +218,9 @@ impl Fetcher {
     /// current runtime.
     #[must_use]
     pub fn with_exchange(cfg: &FetchConfig, exchange: Arc<dyn Exchange>) -> Self {
-        let global = Arc::new(Semaphore::new(cfg.concurrency));
+        let global = Arc::new(Semaphore::new(cfg.politeness.concurrency));
         let governor = cfg.governor.active().then(|| {
-            let g = Arc::new(governor::Governor::new(cfg.governor, Arc::clone(&global), cfg.concurrency));
+            let g = Arc::new(governor::Governor::new(cfg.governor, Arc::clone(&global), cfg.politeness.concurrency));
             g.start();
             g
         });
@@ -233,7 +239,7 @@ impl Fetcher {
             fence: None,
             dns: None,
             proxies: None,
-            agent: robots::product_token(&cfg.user_agent),
+            agent: robots::product_token(&cfg.politeness.user_agent),
             cfg: Arc::new(cfg.clone()),
         }
     }

@@ -6,56 +6,21 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::config::values::{DnsServer, Percent, Size, Span, SpanOrOff};
+// The fetch stage's own settings struct is also its options (declared
+// once, in the fetch crate).
 use crate::fetch::render::RenderMode;
 use crate::fetch::resolve::{AllowPrivate, ResolveRule};
+pub use crate::fetch::Politeness;
 
-/// How hard one host and all hosts are pressed (docs/src/politeness.md).
-#[derive(Clone, Debug, PartialEq, clap::Args, Serialize, Deserialize)]
-#[serde(default, rename_all = "kebab-case")]
-#[command(next_help_heading = "Politeness")]
-pub struct Politeness {
-    /// Requests in flight at once, over all hosts.
-    #[arg(long, value_name = "C", default_value_t = 256)]
-    pub concurrency: usize,
-    /// Connections at once to one host.
-    #[arg(long, value_name = "K", default_value_t = crate::fetch::DEFAULT_PER_HOST)]
-    pub per_host: usize,
-    /// Minimum delay between two requests to one host, in ms (robots.txt
-    /// Crawl-delay raises it).
-    #[arg(long, value_name = "MS", default_value_t = crate::fetch::DEFAULT_DELAY_MS)]
-    pub delay: u64,
-    /// Adaptive politeness: a host's delay is at least F times the mean time
-    /// of its last 8 responses (0: off); 429s, 503s and timeouts cut its
-    /// rate at once, calm answers raise it again.
-    #[arg(long, value_name = "F", default_value_t = crate::fetch::DEFAULT_DELAY_FACTOR)]
-    pub delay_factor: f64,
-    /// Longest delay adaptive politeness sets (never lowers --delay or a
-    /// robots.txt Crawl-delay).
-    #[arg(long, value_name = "DURATION", default_value_t = Span(crate::fetch::DEFAULT_MAX_DELAY))]
-    pub max_delay: Span,
-    /// User-Agent header (its first word is the robots.txt product token).
-    #[arg(long, value_name = "UA", default_value = crate::fetch::DEFAULT_USER_AGENT)]
-    pub user_agent: String,
-}
-
-impl Politeness {
-    /// The fetch settings of the commands that fetch single pages outside
-    /// a crawl (`studio`, `rules test`): these options and `addresses`,
-    /// declared once for them and `run`, over the fetch stage's settings
-    /// for single pages (no retries).
-    #[must_use]
-    pub fn single_pages(&self, addresses: &Addresses) -> crate::fetch::FetchConfig {
-        let mut cfg = crate::fetch::FetchConfig::single_pages(
-            addresses.resolve.clone(),
-            false,
-            std::time::Duration::from_millis(self.delay),
-        );
-        cfg.allow_private = addresses.allow_private.clone();
-        (cfg.concurrency, cfg.per_host) = (self.concurrency, self.per_host);
-        (cfg.delay_factor, cfg.max_delay) = (self.delay_factor, self.max_delay.0);
-        cfg.user_agent.clone_from(&self.user_agent);
-        cfg
-    }
+/// The fetch settings of the commands that fetch single pages outside a
+/// crawl (`studio`, `rules test`): their politeness and addresses,
+/// declared once for them and `run`, over the fetch stage's settings for
+/// single pages (no retries).
+#[must_use]
+pub fn single_pages(politeness: &Politeness, addresses: &Addresses) -> crate::fetch::FetchConfig {
+    let mut cfg = crate::fetch::FetchConfig::single_pages(addresses.resolve.clone(), false, politeness.clone());
+    cfg.allow_private = addresses.allow_private.clone();
+    cfg
 }
 
 /// What a run may spend, and when a request or a host has failed

@@ -8,6 +8,11 @@
 //! into the same structs; [`RunOptions::with_job`] lays the flags given
 //! over it. [`super::CrawlConfig::from_options`] then checks what needs
 //! more than one value, files or the features built.
+//!
+//! Where a stage's settings are exactly a concern's options, the struct
+//! lives with the stage and is flattened here: [`Politeness`] is the fetch
+//! crate's, and its `FetchConfig` holds it as it is (`--per-host`,
+//! `--delay` and their defaults are said there, once).
 
 mod exec;
 mod fetching;
@@ -19,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use exec::{ExecutorKind, Executors};
-pub use fetching::{Addresses, Limits, Network, PageBudget, Politeness, Rendering};
+pub use fetching::{single_pages, Addresses, Limits, Network, PageBudget, Politeness, Rendering};
 pub use pages::{Focus, Noise, Output};
 
 use super::ConfigError;
@@ -102,7 +107,7 @@ macro_rules! defaults_from_clap {
     )*};
 }
 
-defaults_from_clap!(RunOptions, Politeness, Limits, Addresses, Network, Rendering, Output, Noise, Focus, Executors);
+defaults_from_clap!(RunOptions, Limits, Addresses, Network, Rendering, Output, Noise, Focus, Executors);
 
 /// Which options the command line gave: the rest come from the job file,
 /// or else their defaults.
@@ -288,7 +293,7 @@ mod tests {
         let flags = RunOptions::from_arg_matches(&matches).expect("flags");
         let o = flags.with_job(&Given::Matches(&matches)).expect("merged");
         assert_eq!(o.politeness.per_host, 2, "given on the command line, though it is the default");
-        assert_eq!(o.politeness.delay, 900, "from the job file");
+        assert_eq!(o.politeness.delay.0, std::time::Duration::from_millis(900), "from the job file");
         assert_eq!(o.limits.timeout.0, std::time::Duration::from_secs(5), "a number of seconds");
         assert_eq!(o.network.addresses.resolve.len(), 2, "both lists");
         assert_eq!(o.seeds, Some(dir.path().join("s.txt")), "relative to the job file");

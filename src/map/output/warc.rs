@@ -30,8 +30,10 @@ impl<'a> Warc<'a> {
         if !at.ctx.pages.warc {
             return Ok(None);
         }
-        let archive =
-            Arc::new(TaskArchive::open(&at.ctx.store, at.layer, at.part, &at.ctx.fetcher.settings().user_agent).await?);
+        let archive = Arc::new(
+            TaskArchive::open(&at.ctx.store, at.layer, at.part, &at.ctx.fetcher.settings().politeness.user_agent)
+                .await?,
+        );
         Ok(Some(Self { file: Some(WarcFile::new(at.staged, Arc::clone(&archive))), archive }))
     }
 

@@ -364,7 +364,7 @@ mod tests {
         let target = Url::parse("http://site.test/").expect("url");
         let bare = format!("http://{addr}");
         let status = |auth: ProxyAuth| {
-            let mut cfg = FetchConfig::single_pages(vec![rule.clone()], true, Duration::ZERO);
+            let mut cfg = FetchConfig::single_pages(vec![rule.clone()], true, crate::Politeness::unpaced());
             cfg.proxy.urls = vec![bare.clone()];
             cfg.proxy.auth = auth;
             let target = &target;
@@ -451,7 +451,7 @@ mod tests {
         let mut cfg = FetchConfig::single_pages(
             vec![ResolveRule::parse(&format!("site.test={site}")).expect("rule")],
             false,
-            Duration::ZERO,
+            crate::Politeness::unpaced(),
         );
         cfg.allow_private = AllowPrivate::parse_list("127.0.0.17").expect("list");
         cfg.proxy.urls = vec![format!("http://{proxy}")];

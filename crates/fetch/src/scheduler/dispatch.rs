@@ -54,7 +54,7 @@ impl State<'_> {
     /// (see [`Self::live`]).
     pub(super) fn reschedule(&mut self, h: usize, now: Instant) {
         let host = &self.hosts[h];
-        let room = host.breaker.has_room(host.in_flight, self.f.cfg.per_host);
+        let room = host.breaker.has_room(host.in_flight, self.f.cfg.politeness.per_host);
         if host.queue.is_empty() || host.robots_pending || !room {
             return;
         }
@@ -88,12 +88,12 @@ impl State<'_> {
             return Some(permit);
         }
         let host = &mut self.hosts[h];
-        if !host.breaker.allows(host.in_flight, f.cfg.per_host, now) {
+        if !host.breaker.allows(host.in_flight, f.cfg.politeness.per_host, now) {
             return Some(permit);
         }
         if self.hosts[h].robots.is_none() {
             if let Some(cached) = f.robots.get(&self.hosts[h].origin) {
-                self.hosts[h].floor = robots_delay(f.cfg.delay, Some(&cached));
+                self.hosts[h].floor = robots_delay(f.cfg.politeness.min_delay(), Some(&cached));
                 self.repace(h);
                 let host = &mut self.hosts[h];
                 host.robots = Some(cached);

@@ -403,7 +403,7 @@ impl State<'_> {
             return h;
         }
         let robots = self.f.robots.get(&origin);
-        let floor = robots_delay(self.f.cfg.delay, robots.as_deref());
+        let floor = robots_delay(self.f.cfg.politeness.min_delay(), robots.as_deref());
         let pace = self.f.paces.lock().ok().and_then(|m| m.get(&origin).cloned()).unwrap_or_default();
         let mut breaker = self.f.breakers.lock().ok().and_then(|m| m.get(&origin).cloned()).unwrap_or_default();
         breaker.retest();
@@ -526,9 +526,9 @@ impl State<'_> {
     fn limits(&self, floor: Duration) -> pace::Limits {
         pace::Limits {
             floor,
-            factor: self.f.cfg.delay_factor,
-            cap: self.f.cfg.max_delay.max(floor),
-            connections: u32::try_from(self.f.cfg.per_host).unwrap_or(u32::MAX),
+            factor: self.f.cfg.politeness.delay_factor,
+            cap: self.f.cfg.politeness.max_delay.0.max(floor),
+            connections: u32::try_from(self.f.cfg.politeness.per_host).unwrap_or(u32::MAX),
         }
     }
 

@@ -24,7 +24,7 @@ impl State<'_> {
             Done::Robots { host: h, resp } => {
                 let rules = Arc::new(RobotsRules::from_exchange(resp.as_ref(), &self.f.agent));
                 self.f.robots.insert(self.hosts[h].origin.clone(), Arc::clone(&rules));
-                self.hosts[h].floor = robots_delay(self.f.cfg.delay, Some(&rules));
+                self.hosts[h].floor = robots_delay(self.f.cfg.politeness.min_delay(), Some(&rules));
                 self.repace(h);
                 let host = &mut self.hosts[h];
                 // From the answer, not from the dispatch: robots.txt opens the
@@ -257,7 +257,7 @@ impl State<'_> {
         if let Some(secs) = retry_after {
             return (secs <= MAX_RETRY_AFTER_SECS).then(|| Duration::from_secs(secs));
         }
-        let base = self.f.cfg.backoff.max(self.f.cfg.delay);
+        let base = self.f.cfg.backoff.max(self.f.cfg.politeness.min_delay());
         // Jitter in [0.75, 1.25), derived from the URL so runs are repeatable.
         let h = crate::urlnorm::fingerprint(&job.url) ^ u64::from(spent);
         #[allow(clippy::cast_precision_loss)]

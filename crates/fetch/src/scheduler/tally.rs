@@ -38,7 +38,7 @@ impl State<'_> {
     /// most [`HOST_PACES`], the slowest first), and the host whose last
     /// answer came last.
     pub(super) fn host_paces(&self) -> (Vec<HostPace>, Option<LateHost>) {
-        let base = self.f.cfg.delay;
+        let base = self.f.cfg.politeness.min_delay();
         let worth = |h: &&super::Host| {
             let above = h.pace.delay(self.limits(h.floor)).saturating_sub(base) >= Duration::from_millis(1);
             above || h.floor > base || h.tally.too_many + h.tally.retry_after + h.tally.cuts > 0

@@ -15,6 +15,7 @@ use url::Url;
 
 use super::UrlSource;
 use crate::robots::origin_of;
+use crate::vocab::values::{Millis, Span};
 use crate::{ErrorKind, Exchange, FetchConfig, Fetched, Fetcher, Request, Response};
 
 mod paced;
@@ -99,14 +100,25 @@ impl UrlSource for Urls {
     }
 }
 
+/// [`config`] with `concurrency` requests at once, `per_host` per host
+/// and `delay` between two to one host.
+fn polite(concurrency: usize, per_host: usize, delay: Duration) -> FetchConfig {
+    let mut cfg = config();
+    let p = &mut cfg.politeness;
+    (p.concurrency, p.per_host, p.delay) = (concurrency, per_host, Millis(delay));
+    cfg
+}
+
 fn config() -> FetchConfig {
     FetchConfig {
-        concurrency: 8,
-        per_host: 1,
-        delay: DELAY,
-        delay_factor: crate::DEFAULT_DELAY_FACTOR,
-        max_delay: crate::DEFAULT_MAX_DELAY,
-        user_agent: "layercrawl-test/1".into(),
+        politeness: crate::Politeness {
+            concurrency: 8,
+            per_host: 1,
+            delay: Millis(DELAY),
+            delay_factor: crate::DEFAULT_DELAY_FACTOR,
+            max_delay: Span(crate::DEFAULT_MAX_DELAY),
+            user_agent: "layercrawl-test/1".into(),
+        },
         connect_timeout: Duration::from_secs(1),
         timeout: Duration::from_secs(1),
         max_body: 1 << 20,
@@ -311,7 +323,7 @@ async fn through_an_outage(outage: Duration, n: usize) -> (Vec<Fetched>, super::
         _ if since < outage => status(500, None),
         _ => status(200, None),
     });
-    let cfg = FetchConfig { retries: 2, per_host: 2, backoff: Duration::from_millis(500), ..config() };
+    let cfg = FetchConfig { retries: 2, backoff: Duration::from_millis(500), ..polite(8, 2, DELAY) };
     let fetcher = Fetcher::with_exchange(&cfg, Arc::clone(&web) as Arc<dyn Exchange>);
     let (fetched, report) = crawl(&fetcher, &pages(n, &[])).await;
     let calls = web.calls.lock().expect("calls");
@@ -357,7 +369,7 @@ async fn a_host_that_never_recovers_is_down_and_each_of_its_urls_ends_as_a_row()
         "/robots.txt" => status(404, None),
         _ => status(502, None),
     });
-    let cfg = FetchConfig { retries: 2, per_host: 2, host_down_after: Duration::from_secs(40), ..config() };
+    let cfg = FetchConfig { retries: 2, host_down_after: Duration::from_secs(40), ..polite(8, 2, DELAY) };
     let fetcher = Fetcher::with_exchange(&cfg, Arc::clone(&web) as Arc<dyn Exchange>);
     let input = pages(50, &[]);
     let t = Instant::now();
@@ -412,7 +424,7 @@ impl Exchange for Silent {
 #[tokio::test(start_paused = true)]
 async fn a_silent_url_is_retried_once_unless_its_host_answered_others_meanwhile() {
     let web = Arc::new(Silent::default());
-    let cfg = FetchConfig { retries: 2, per_host: 2, ..config() };
+    let cfg = FetchConfig { retries: 2, ..polite(8, 2, DELAY) };
     let fetcher = Fetcher::with_exchange(&cfg, Arc::clone(&web) as Arc<dyn Exchange>);
     let input = Urls(vec![
         "http://a.test/silent".into(),
@@ -436,7 +448,7 @@ async fn a_silent_url_is_retried_once_unless_its_host_answered_others_meanwhile(
 #[tokio::test(start_paused = true)]
 async fn a_host_that_answers_nothing_opens_its_breaker() {
     let web = Arc::new(Silent::default());
-    let cfg = FetchConfig { retries: 1, per_host: 2, ..config() };
+    let cfg = FetchConfig { retries: 1, ..polite(8, 2, DELAY) };
     let fetcher = Fetcher::with_exchange(&cfg, Arc::clone(&web) as Arc<dyn Exchange>);
     let input = Urls((0..20).map(|i| format!("http://mute.test/p/{i}")).collect());
     let (fetched, report) = crawl(&fetcher, &input).await;

@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use tokio::time::Instant;
 use url::Url;
 
-use super::{config, pages, status, Carried, Scripted};
+use super::{pages, polite, status, Carried, Scripted};
 use crate::scheduler::{LayerTail, PartitionFetch};
 use crate::{ErrorKind, Exchange, FetchConfig, Fetched, Fetcher, Request, Response, UrlSource};
 
@@ -87,7 +87,7 @@ async fn a_host_limited_to_ten_requests_a_second_is_crawled_at_that_rate_with_fe
     let web = Arc::new(Limited::default());
     // The run's default backoff (500 ms), which a 429 without Retry-After does not wait.
     let backoff = Duration::from_millis(500);
-    let cfg = FetchConfig { concurrency: 64, per_host: 16, delay: Duration::ZERO, retries: 2, backoff, ..config() };
+    let cfg = FetchConfig { retries: 2, backoff, ..polite(64, 16, Duration::ZERO) };
     let fetcher = Fetcher::with_exchange(&cfg, Arc::clone(&web) as Arc<dyn Exchange>);
     let input = pages(300, &[]);
     let t = Instant::now();
@@ -121,7 +121,7 @@ async fn a_429_without_retry_after_is_retried_at_its_hosts_pace_and_not_handed_o
     for n in [12, 24, 40] {
         let web = Arc::new(Limited::default());
         let backoff = Duration::from_millis(500);
-        let cfg = FetchConfig { concurrency: 64, per_host: 16, delay: Duration::ZERO, retries: 2, backoff, ..config() };
+        let cfg = FetchConfig { retries: 2, backoff, ..polite(64, 16, Duration::ZERO) };
         let fetcher = Fetcher::with_exchange(&cfg, Arc::clone(&web) as Arc<dyn Exchange>);
         let (fetched, report) = crawl_in_a_layer(&fetcher, &pages(n, &[]), Duration::from_millis(300)).await;
         assert!(web.refused.load(Ordering::SeqCst) > 0, "{n} URLs: the limit was met");
@@ -143,7 +143,7 @@ async fn urls_waiting_for_their_hosts_pace_are_no_stragglers_but_a_retry_after_i
         (Some("a.test"), "/bad") => status(503, Some(5)),
         _ => status(200, None),
     });
-    let cfg = FetchConfig { per_host: 2, delay: Duration::ZERO, retries: 2, ..config() };
+    let cfg = FetchConfig { retries: 2, ..polite(8, 2, Duration::ZERO) };
     let fetcher = Fetcher::with_exchange(&cfg, Arc::clone(&web) as Arc<dyn Exchange>);
     let mut urls: Vec<(String, u32)> = vec![("http://a.test/bad".into(), 0)];
     urls.extend((0..3).map(|i| (format!("http://slow.test/p/{i}"), 0)));
@@ -199,7 +199,7 @@ async fn a_retry_at_the_hosts_next_turn_is_not_held_by_another_urls_retry_after(
         }
     }
     let web = Arc::new(Two(Mutex::new(Vec::new())));
-    let cfg = FetchConfig { per_host: 2, delay: Duration::ZERO, retries: 2, ..config() };
+    let cfg = FetchConfig { retries: 2, ..polite(8, 2, Duration::ZERO) };
     let fetcher = Fetcher::with_exchange(&cfg, Arc::clone(&web) as Arc<dyn Exchange>);
     let input = Carried(vec![("http://a.test/ask".into(), 0), ("http://a.test/refused".into(), 0)]);
     let (fetched, _) = super::crawl(&fetcher, &input).await;

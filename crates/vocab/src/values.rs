@@ -92,6 +92,26 @@ impl fmt::Display for Span {
     }
 }
 
+/// A duration given as a whole number of milliseconds (`--delay 250`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Millis(pub Duration);
+
+impl FromStr for Millis {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        s.trim()
+            .parse::<u64>()
+            .map(|ms| Self(Duration::from_millis(ms)))
+            .map_err(|_| format!("{s:?} is not a whole number of milliseconds (e.g. 250)"))
+    }
+}
+
+impl fmt::Display for Millis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0.as_millis())
+    }
+}
+
 /// A duration, or `off`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SpanOrOff(pub Option<Duration>);
@@ -123,7 +143,7 @@ pub struct Size(pub u64);
 impl FromStr for Size {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        super::limits::parse_size(s).map(Self)
+        parse_size(s).map(Self)
     }
 }
 
@@ -140,7 +160,7 @@ pub struct Percent(pub u8);
 impl FromStr for Percent {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        super::limits::parse_percent(s).map(Self)
+        parse_percent(s).map(Self)
     }
 }
 
@@ -171,7 +191,7 @@ impl fmt::Display for DnsServer {
     }
 }
 
-serde_as_text!(Span, SpanOrOff, Size, Percent, DnsServer);
+serde_as_text!(Span, Millis, SpanOrOff, Size, Percent, DnsServer);
 
 /// A capability on or off.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
@@ -262,6 +282,54 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// Least `--max-memory`: below it, a crawler's own runtime would not fit.
+const MIN_MEMORY: u64 = 16 << 20;
+
+/// Parses a memory size: `512M`, `2G`, `1.5GiB`, `300MB`, `65536K`, or a
+/// bare number of bytes. K, M, G and T are powers of 1024 with or without
+/// `B` or `iB` (as `free -h` and `ps` count); case does not matter.
+///
+/// # Errors
+/// A message naming the value and the accepted forms, or the range.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let forms = "use e.g. 512M, 2G, 1.5GiB";
+    let n: f64 = num.parse().map_err(|_| format!("{s:?} is not a size; {forms}"))?;
+    let unit = unit.trim().to_ascii_lowercase();
+    let unit = unit.strip_suffix("ib").or_else(|| unit.strip_suffix('b')).unwrap_or(&unit);
+    let shift = match unit {
+        "" => 0,
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        "t" => 40,
+        _ => return Err(format!("{s:?}: unknown unit; {forms} (K, M, G, T: powers of 1024)")),
+    };
+    #[allow(clippy::cast_precision_loss)]
+    let bytes = n * (1u64 << shift) as f64;
+    #[allow(clippy::cast_precision_loss)]
+    if !bytes.is_finite() || bytes < MIN_MEMORY as f64 || bytes > (1u64 << 50) as f64 {
+        return Err(format!("{s:?} is out of range; allowed 16M to 1024T"));
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Ok(bytes as u64)
+}
+
+/// Parses a percentage of all cores, 1 to 100, with or without `%`.
+///
+/// # Errors
+/// A message naming the value and the range.
+pub fn parse_percent(s: &str) -> Result<u8, String> {
+    let t = s.trim();
+    let t = t.strip_suffix('%').unwrap_or(t).trim();
+    match t.parse::<u8>() {
+        Ok(n @ 1..=100) => Ok(n),
+        _ => Err(format!("{s:?} is not a percentage of all cores; allowed 1 to 100")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,5 +379,42 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(e.contains("\"soon\" is not a duration"), "{e}");
+    }
+
+    #[test]
+    fn sizes_in_every_form() {
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("2G"), Ok(2 << 30));
+        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
+        assert_eq!(parse_size("300mb"), Ok(300 << 20));
+        assert_eq!(parse_size(" 65536 K "), Ok(64 << 20));
+        assert_eq!(parse_size("1t"), Ok(1 << 40));
+        assert_eq!(parse_size("134217728"), Ok(128 << 20));
+    }
+
+    #[test]
+    fn bad_sizes_are_named() {
+        for (v, says) in [
+            ("lots", "not a size"),
+            ("", "not a size"),
+            ("2X", "unknown unit"),
+            ("5M", "out of range"),
+            ("-1G", "not a size"),
+            ("9999999T", "out of range"),
+        ] {
+            let e = parse_size(v).expect_err(v);
+            assert!(e.contains(says) && e.contains(&format!("{v:?}")), "{v}: {e}");
+        }
+    }
+
+    #[test]
+    fn percentages() {
+        assert_eq!(parse_percent("80"), Ok(80));
+        assert_eq!(parse_percent("50%"), Ok(50));
+        assert_eq!(parse_percent("100"), Ok(100));
+        for v in ["0", "101", "-5", "half", "12.5"] {
+            let e = parse_percent(v).expect_err(v);
+            assert!(e.contains("1 to 100") && e.contains(&format!("{v:?}")), "{v}: {e}");
+        }
     }
 }
