@@ -163,62 +163,21 @@ mod tests {
             let e = SinkUrl::parse(url).expect_err(url);
             let UrlError::Unknown { known, .. } = &e else { panic!("{url}: {e:?}") };
             let said = e.to_string();
-            assert!(said.starts_with(&format!("{url:?} is not a sink URL: ")), "{said}");
+            assert!(said.starts_with(&format!("{url:?} is not a sink URL: the ")), "{said}");
             for kind in crate::KINDS {
-                assert!(known.contains(&format!("{}:// ({}", kind.scheme, kind.form)), "{said}");
+                let listed = match kind.parse {
+                    Some(_) => format!("{}:// ({})", kind.scheme, kind.form),
+                    None => {
+                        format!(
+                            "{}:// ({}; not in this build: cargo feature \"{}\")",
+                            kind.scheme, kind.form, kind.feature
+                        )
+                    }
+                };
+                assert!(known.contains(&listed), "{listed}: {said}");
             }
         }
-        #[cfg(not(feature = "kafka"))]
-        assert!(
-            Kind::known().contains(
-                "kafka:// (kafka://HOST:PORT[,HOST:PORT…]/TOPIC-PREFIX; not in this build: cargo feature \"kafka\")"
-            ),
-            "{}",
-            Kind::known()
-        );
-        #[cfg(feature = "kafka")]
-        assert_eq!(
-            Kind::known(),
-            "the one scheme this build knows is kafka:// (kafka://HOST:PORT[,HOST:PORT…]/TOPIC-PREFIX)"
-        );
-    }
-
-    #[cfg(not(feature = "kafka"))]
-    #[test]
-    fn without_the_feature_a_kafka_sink_is_refused_naming_the_feature() {
-        let e = SinkUrl::parse("kafka://k1:9092/crawl").expect_err("not built");
-        assert_eq!(e, UrlError::NotBuilt(NotBuilt::new("--sink", "kafka")));
-        assert_eq!(
-            e.to_string(),
-            "--sink needs the \"kafka\" feature: cargo build --release --features kafka (or --features full)"
-        );
-    }
-
-    /// A run's settings written by a build with the Kafka sink, as its URL
-    /// or in the form from before sinks had kinds, still load; a task of a
-    /// build without it refuses to start, naming the feature.
-    #[tokio::test]
-    async fn a_runs_saved_sink_loads_in_either_form_and_a_build_without_it_refuses_its_tasks() {
-        let older: SinkUrl =
-            serde_json::from_str(r#"{"brokers":["k1:9093","k2:9092"],"prefix":"crawl.nightly"}"#).expect("older form");
-        let url: SinkUrl = serde_json::from_str(r#""kafka://k1:9093,k2:9092/crawl.nightly""#).expect("URL");
-        assert_eq!(older, url);
-        assert_eq!(older.as_str(), "kafka://k1:9093,k2:9092/crawl.nightly");
-        assert_eq!(serde_json::to_string(&older).expect("json"), r#""kafka://k1:9093,k2:9092/crawl.nightly""#);
-        assert_eq!(older.kind().name, "Kafka");
-        for bad in [r#""ftp://k1/crawl""#, r#"{"hosts":["k1"]}"#] {
-            let e = serde_json::from_str::<SinkUrl>(bad).expect_err(bad).to_string();
-            assert!(e.contains("the run's sink"), "{bad}: {e}");
-        }
-        if cfg!(feature = "kafka") {
-            return;
-        }
-        let store = Store::open("memory://").expect("memory store");
-        let e = url.open(&store, 1, 0).await.err().expect("not built");
-        assert_eq!(
-            e.to_string(),
-            "the run publishes to Kafka (--sink), but this layercrawl was built without the Kafka sink \
-             (cargo feature `kafka`): run it with a build that has it"
-        );
+        let saved = serde_json::from_str::<SinkUrl>(r#""ftp://k1/crawl""#).expect_err("unknown").to_string();
+        assert!(saved.contains("the run's sink: \"ftp://k1/crawl\" is not a sink URL"), "{saved}");
     }
 }
