@@ -20,7 +20,7 @@
 //! | map | [`map`] over [`fetch`] and [`parse`] | [`map::map_task`]: one partition of one layer |
 //! | optimise | [`optimise`] over [`denoise`] and [`dedup`] | [`optimise::optimise_task`]: one target partition's share of the next layer's input |
 //! | merge | [`merge`] | [`merge::merge_layers`]: one file per dataset and layer |
-//! | sink | [`sink`] | each map task's pages to Kafka, in one transaction tied to its commit |
+//! | sink | [`sink`] | each map task's pages to the run's sink, a kind by its URL's scheme (Kafka: one transaction tied to its commit) |
 //! | storage | [`store`] | the data store, object paths ([`store::layout`]), schemas, shards, manifests |
 //! | sequencing | [`driver`] | [`driver::run`]: layers in order, each stage's units of work |
 //! | executors | [`exec`] | where units of work run: this process, child processes, Kubernetes Jobs |

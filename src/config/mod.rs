@@ -187,7 +187,7 @@ pub struct CrawlConfig {
     /// `--warc`: every exchange as WARC records beside `doc`.
     pub warc: bool,
     /// Where the pages are published as they are committed (`--sink`).
-    pub sink: Option<crate::sink::SinkSpec>,
+    pub sink: Option<crate::sink::SinkUrl>,
 }
 
 /// A configuration problem, naming the option and what is allowed.
@@ -270,11 +270,15 @@ impl CrawlConfig {
             return Err(bad("noise-ratio", format!("{}; allowed 0 < r <= 1", noise.noise_ratio)));
         }
         let (text_format, store_text) = (output.text_format, output.store_text);
-        if output.sink.is_some() && !crate::sink::BUILT {
-            return Err(crate::error::NotBuilt::new("--sink", "kafka").into());
-        }
-        let sink = output.sink.as_deref().map(|u| crate::sink::SinkSpec::parse(u).map_err(|e| bad("sink", e)));
-        let sink = sink.transpose()?;
+        let sink = match output.sink.as_deref() {
+            // Its scheme names the kind of sink, which checks the rest.
+            Some(url) => Some(crate::sink::SinkUrl::parse(url).map_err(|e| match e {
+                // A kind this build lacks: refused as any flag whose feature is off.
+                crate::sink::UrlError::NotBuilt(e) => ConfigError::NotBuilt(e),
+                e => bad("sink", e.to_string()),
+            })?),
+            None => None,
+        };
         let rules = match &focus.rules {
             Some(path) => {
                 let text = std::fs::read_to_string(path)

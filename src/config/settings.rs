@@ -138,9 +138,11 @@ pub struct PageSettings {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub warc: bool,
     /// Where each task publishes its pages (`--sink`) as part of its
-    /// commit (docs/src/kafka.md).
+    /// commit (docs/src/kafka.md), kept as its URL; the settings of a run
+    /// that an older build started, which kept the sink's parts instead,
+    /// still load (`crate::sink::SinkUrl`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sink: Option<crate::sink::SinkSpec>,
+    pub sink: Option<crate::sink::SinkUrl>,
 }
 
 /// A rules file as the run's settings carry it.

@@ -1,50 +1,10 @@
-//! The Kafka sink's place in a build without the cargo feature `kafka`:
-//! `--sink` is refused when the run starts ([`BUILT`] is false), and a
-//! task whose run's settings ask for a sink (written by another build)
-//! refuses to start, so that no page is left unpublished unnoticed.
+//! What a build without a kind of sink's cargo feature has of the part
+//! that feature builds: nothing that checks its URLs. Each kind's module
+//! puts this file in that part's place (`#[path]`), so the kind is still
+//! listed by its scheme: `--sink` with it is refused when the run starts,
+//! naming the feature, and a task whose run's settings ask for it (written
+//! by a build that has it) refuses to start, so that no page is left
+//! unpublished unnoticed (`SinkUrl::open`).
 
-use std::sync::Arc;
-
-use crate::rules::Rules;
-use crate::store::attempt::Attempt;
-use crate::store::manifest::MapManifest;
-use crate::store::Store;
-use crate::{SinkError, SinkSpec};
-
-/// This build has no Kafka sink.
-pub const BUILT: bool = false;
-
-/// The sink of one map task: none can be made in this build.
-pub enum TaskSink {}
-
-impl TaskSink {
-    /// # Errors
-    /// Always: [`SinkError::NotBuilt`].
-    pub async fn open(_: &SinkSpec, _: &Store, _: u32, _: u32) -> Result<Self, SinkError> {
-        Err(SinkError::NotBuilt)
-    }
-
-    /// # Errors
-    /// None: no `TaskSink` exists in this build.
-    pub async fn published_earlier(&self, _: &Store) -> Result<Option<MapManifest>, SinkError> {
-        match *self {}
-    }
-
-    /// # Errors
-    /// None: no `TaskSink` exists in this build.
-    pub async fn publish(
-        &self,
-        _: &Store,
-        _: &Attempt,
-        _: &MapManifest,
-        _: Option<Arc<Rules>>,
-    ) -> Result<Option<MapManifest>, SinkError> {
-        match *self {}
-    }
-
-    /// # Errors
-    /// None: no `TaskSink` exists in this build.
-    pub fn accept(&self, _: &str, _: &MapManifest) -> Result<(), SinkError> {
-        match *self {}
-    }
-}
+/// This build cannot check the kind's URLs.
+pub(crate) const PARSE: Option<crate::Parse> = None;

@@ -1,9 +1,9 @@
 //! A map task's outputs, as Vector has sinks: each is one [`Output`] in a
 //! module of its own (`doc`, `links`, the noise filter's `samples`, the
 //! rules' `items`, the row extractors' datasets such as `entities` and
-//! `relations`, the `warc` archive, the `kafka` sink, the main texts'
-//! `site_lines`), and
-//! [`Outputs::open`] is the one place they are registered.
+//! `relations`, the `warc` archive, the run's `sink` (any kind: Kafka…),
+//! the main texts' `site_lines`), and [`Outputs::open`] is the one place
+//! they are registered.
 //!
 //! An output is opened when the task starts (it may look for an earlier
 //! attempt's publication then: [`Output::published_earlier`]), takes every
@@ -13,27 +13,30 @@
 //! 1. every output writes what it holds and closes its files, which are
 //!    staged in the attempt's folder (`Store::staged_in`);
 //! 2. every output may publish before the manifest ([`Output::publish`]):
-//!    an output that must hold exactly what the data store holds (Kafka)
-//!    sends the staged pages in its transaction there, or finds that an
-//!    earlier attempt did and commits that attempt instead;
+//!    an output that must hold exactly what the data store holds (a sink:
+//!    Kafka sends the staged pages in one transaction) publishes them
+//!    there, or finds that an earlier attempt did and commits that attempt
+//!    instead;
 //! 3. the manifest is written create-if-absent; the attempt that wrote it
 //!    publishes its folder; an attempt that finds another's manifest asks
 //!    each output whether it accepts it ([`Output::accept`]), drops its own
 //!    folder and finishes the other's publish (`attempt::roll_forward`).
 //!
-//! So a new dataset or sink is a module here and a line in
-//! [`Outputs::open`]. Its CPU part (building a record, recognising
-//! entities) runs in [`super::process`] on the rayon pool and rides on
-//! [`Processed`], which the output takes its share of; its paths live in
-//! `store/layout.rs`.
+//! So a new dataset is a module here and a line in [`Outputs::open`]. Its
+//! CPU part (building a record, recognising entities) runs in
+//! [`super::process`] on the rayon pool and rides on [`Processed`], which
+//! the output takes its share of; its paths live in `store/layout.rs`. A
+//! new kind of sink changes nothing here: `sink.rs` takes every kind
+//! through `crate::sink::Sink` (the crate docs of `crates/sink/` list the
+//! places a kind touches).
 
 mod doc;
 mod extracted;
 mod items;
-mod kafka;
 mod links;
 mod samples;
 mod shard;
+mod sink;
 mod site_lines;
 mod warc;
 
@@ -157,7 +160,7 @@ impl<'a> Outputs<'a> {
         let mut list: Vec<Box<dyn Output + 'a>> = Vec::new();
         // The sink first: a partition an earlier attempt published is
         // committed from that attempt's outputs, not fetched again.
-        if let Some(sink) = kafka::Kafka::open(at).await? {
+        if let Some(sink) = sink::SinkOutput::open(at).await? {
             list.push(Box::new(sink));
         }
         let warc = warc::Warc::open(at).await?;

@@ -1,8 +1,9 @@
-//! The Kafka sink (`--sink`) as a map task's output: no writer of its own,
-//! it takes part in the commit. Its pages are read back from the attempt's
-//! staged `doc` shard and published in one transaction before the manifest
-//! is written; a task whose partition an earlier attempt published commits
-//! that attempt instead (`crate::sink::TaskSink`; the book, "Kafka").
+//! The run's sink (`--sink`, any kind: `crate::sink::SinkUrl`) as a map
+//! task's output: no writer of its own, it takes part in the commit. Its
+//! pages are read back from the attempt's staged `doc` shard and published
+//! before the manifest is written; a task whose partition an earlier
+//! attempt published commits that attempt instead (`crate::sink::Sink`;
+//! the book's page of the kind, as "Kafka").
 
 use std::sync::Arc;
 
@@ -12,32 +13,34 @@ use super::{Opening, Output};
 use crate::error::StageError;
 use crate::map::Processed;
 use crate::rules::Rules;
-use crate::sink::TaskSink;
+use crate::sink::Sink;
 use crate::store::attempt::Attempt;
 use crate::store::manifest::MapManifest;
 use crate::store::Store;
 
 /// The sink of one map task.
-pub(super) struct Kafka {
-    sink: TaskSink,
-    /// A page's topic is its rule's, its role's, or `pages`.
+pub(super) struct SinkOutput {
+    sink: Box<dyn Sink>,
+    /// The run's rules, which a sink may route pages by (Kafka: a page's
+    /// topic is its rule's, its role's, or `pages`).
     rules: Option<Arc<Rules>>,
 }
 
-impl Kafka {
-    /// The sink of a run with `--sink`, its brokers reached and the
-    /// partition's marker looked for; none without.
+impl SinkOutput {
+    /// The sink of a run with `--sink`, opened for the task's partition
+    /// (it reaches its destination and looks for an earlier attempt's
+    /// publication); none without.
     ///
     /// # Errors
-    /// When no broker answers, or this build has no Kafka sink.
+    /// When the sink cannot be reached, or this build lacks its kind.
     pub(super) async fn open(at: &Opening<'_>) -> Result<Option<Self>, StageError> {
-        let Some(spec) = &at.ctx.pages.sink else { return Ok(None) };
-        let sink = TaskSink::open(spec, &at.ctx.store, at.layer, at.part).await?;
+        let Some(url) = &at.ctx.pages.sink else { return Ok(None) };
+        let sink = url.open(&at.ctx.store, at.layer, at.part).await?;
         Ok(Some(Self { sink, rules: at.rules.cloned() }))
     }
 }
 
-impl Output for Kafka {
+impl Output for SinkOutput {
     /// Nothing: the pages are read back from the staged `doc` shard when
     /// the task commits.
     fn add<'s>(

@@ -12,8 +12,10 @@ use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer};
 
 use super::clients::{self, Ctx, CALL_TIMEOUT};
+use super::error::KafkaSinkError;
 use super::message::{self, Topics};
-use crate::{SinkError, SinkSpec};
+use super::url::KafkaUrl;
+use crate::SinkError;
 
 /// What a partition's transaction sent.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -35,7 +37,7 @@ pub struct Sent {
 pub(super) struct Txn {
     producer: Arc<ThreadedProducer<Ctx>>,
     ctx: Ctx,
-    spec: SinkSpec,
+    spec: KafkaUrl,
     layer: u32,
     part: u32,
 }
@@ -45,28 +47,30 @@ impl Txn {
     ///
     /// # Errors
     /// When no broker answers, or the coordinator refuses.
-    pub(super) fn init(spec: &SinkSpec, transactional_id: &str, layer: u32, part: u32) -> Result<Self, SinkError> {
+    pub(super) fn init(spec: &KafkaUrl, transactional_id: &str, layer: u32, part: u32) -> Result<Self, SinkError> {
         let ctx = Ctx::default();
-        let producer = clients::producer(spec, transactional_id, ctx.clone()).map_err(|e| SinkError::Transaction {
-            brokers: spec.bootstrap(),
-            layer,
-            part,
-            step: "making the producer",
-            reason: e.to_string(),
-        })?;
+        let producer =
+            clients::producer(spec, transactional_id, ctx.clone()).map_err(|e| KafkaSinkError::Transaction {
+                brokers: spec.bootstrap(),
+                layer,
+                part,
+                step: "making the producer",
+                reason: e.to_string(),
+            })?;
         let txn = Self { producer: Arc::new(producer), ctx, spec: spec.clone(), layer, part };
         txn.producer.init_transactions(CALL_TIMEOUT).map_err(|e| txn.failed("initialising transactions", &e))?;
         Ok(txn)
     }
 
     fn failed(&self, step: &'static str, e: &KafkaError) -> SinkError {
-        SinkError::Transaction {
+        KafkaSinkError::Transaction {
             brokers: self.spec.bootstrap(),
             layer: self.layer,
             part: self.part,
             step,
             reason: self.ctx.0.explain(e),
         }
+        .into()
     }
 
     /// Starts the transaction.
@@ -91,12 +95,13 @@ impl Txn {
                     std::thread::sleep(Duration::from_millis(5));
                 }
                 Err((e, _)) => {
-                    return Err(SinkError::Delivery {
+                    return Err(KafkaSinkError::Delivery {
                         brokers: self.spec.bootstrap(),
                         topic: topic.to_string(),
                         url: key.to_string(),
                         reason: self.ctx.0.explain(&e),
-                    })
+                    }
+                    .into())
                 }
             }
         }
@@ -112,7 +117,7 @@ impl Txn {
         topics: &Topics,
         sent: &mut Sent,
     ) -> Result<(), SinkError> {
-        let messages = message::messages(batch, topics).map_err(|reason| SinkError::Transaction {
+        let messages = message::messages(batch, topics).map_err(|reason| KafkaSinkError::Transaction {
             brokers: self.spec.bootstrap(),
             layer: self.layer,
             part: self.part,
@@ -140,12 +145,13 @@ impl Txn {
     pub(super) fn flush(&self) -> Result<(), SinkError> {
         let flushed = self.producer.flush(clients::TRANSACTION_TIMEOUT);
         if let Some(f) = self.ctx.0.take_failed() {
-            return Err(SinkError::Delivery {
+            return Err(KafkaSinkError::Delivery {
                 brokers: self.spec.bootstrap(),
                 topic: f.topic,
                 url: f.key,
                 reason: f.reason,
-            });
+            }
+            .into());
         }
         flushed.map_err(|e| self.failed("delivering the messages", &e))
     }

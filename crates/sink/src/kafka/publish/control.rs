@@ -15,7 +15,9 @@ use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
 
 use super::clients::{self, Ctx, CALL_TIMEOUT, CONNECT_TIMEOUT, TRANSACTION_TIMEOUT};
-use crate::{SinkError, SinkSpec};
+use super::error::KafkaSinkError;
+use super::url::KafkaUrl;
+use crate::SinkError;
 
 /// What a partition's transaction records besides its pages.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -49,21 +51,25 @@ pub(super) enum Reach {
 /// The first marker with `key` in the control topic, if any.
 ///
 /// # Errors
-/// [`SinkError::Unreachable`] when no broker answers within the connect
-/// timeout; [`SinkError::Transaction`] when the topic cannot be read.
+/// [`KafkaSinkError::Unreachable`] when no broker answers within the
+/// connect timeout; [`KafkaSinkError::Transaction`] when the topic cannot
+/// be read.
 pub(super) fn find(
-    spec: &SinkSpec,
+    spec: &KafkaUrl,
     key: &str,
     reach: Reach,
     (layer, part): (u32, u32),
 ) -> Result<Option<Marker>, SinkError> {
     let ctx = Ctx::default();
-    let failed = |ctx: &Ctx, e: KafkaError| SinkError::Transaction {
-        brokers: spec.bootstrap(),
-        layer,
-        part,
-        step: "reading the control topic",
-        reason: ctx.0.explain(&e),
+    let failed = |ctx: &Ctx, e: KafkaError| -> SinkError {
+        KafkaSinkError::Transaction {
+            brokers: spec.bootstrap(),
+            layer,
+            part,
+            step: "reading the control topic",
+            reason: ctx.0.explain(&e),
+        }
+        .into()
     };
     let committed = clients::consumer(spec, true, ctx.clone()).map_err(|e| failed(&ctx, e))?;
     let topic = spec.control_topic();
@@ -74,7 +80,7 @@ pub(super) fn find(
         match committed.fetch_metadata(Some(&topic), connect_by.saturating_duration_since(Instant::now())) {
             Ok(meta) => break meta,
             Err(e) if Instant::now() >= connect_by => {
-                return Err(SinkError::Unreachable { brokers: spec.bootstrap(), reason: ctx.0.explain(&e) })
+                return Err(KafkaSinkError::Unreachable { brokers: spec.bootstrap(), reason: ctx.0.explain(&e) }.into())
             }
             Err(_) => std::thread::sleep(Duration::from_millis(250)),
         }
@@ -119,7 +125,7 @@ pub(super) fn find(
         // timeout to answer again, as when the task started.
         if let Some((since, e)) = &down {
             if since.elapsed() >= CONNECT_TIMEOUT {
-                return Err(SinkError::Unreachable { brokers: spec.bootstrap(), reason: ctx.0.explain(e) });
+                return Err(KafkaSinkError::Unreachable { brokers: spec.bootstrap(), reason: ctx.0.explain(e) }.into());
             }
         }
         let left = deadline.saturating_duration_since(Instant::now());

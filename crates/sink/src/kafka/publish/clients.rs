@@ -14,7 +14,7 @@ use rdkafka::error::KafkaError;
 use rdkafka::message::{DeliveryResult, Message};
 use rdkafka::producer::{ProducerContext, ThreadedProducer};
 
-use crate::SinkSpec;
+use super::url::KafkaUrl;
 
 /// How long a partition's transaction may stay open (librdkafka's
 /// `transaction.timeout.ms`; brokers allow up to 15 minutes by default):
@@ -102,7 +102,7 @@ impl ProducerContext for Ctx {
     }
 }
 
-fn base(spec: &SinkSpec) -> ClientConfig {
+fn base(spec: &KafkaUrl) -> ClientConfig {
     let mut c = ClientConfig::new();
     c.set("bootstrap.servers", spec.bootstrap())
         .set("client.id", concat!("layercrawl/", env!("CARGO_PKG_VERSION")))
@@ -117,7 +117,7 @@ fn base(spec: &SinkSpec) -> ClientConfig {
 ///
 /// # Errors
 /// When librdkafka refuses the configuration.
-pub(super) fn producer(spec: &SinkSpec, transactional_id: &str, ctx: Ctx) -> Result<ThreadedProducer<Ctx>, KafkaError> {
+pub(super) fn producer(spec: &KafkaUrl, transactional_id: &str, ctx: Ctx) -> Result<ThreadedProducer<Ctx>, KafkaError> {
     base(spec)
         .set("enable.idempotence", "true")
         .set("transactional.id", transactional_id)
@@ -135,7 +135,7 @@ pub(super) fn producer(spec: &SinkSpec, transactional_id: &str, ctx: Ctx) -> Res
 ///
 /// # Errors
 /// When librdkafka refuses the configuration.
-pub(super) fn consumer(spec: &SinkSpec, committed: bool, ctx: Ctx) -> Result<BaseConsumer<Ctx>, KafkaError> {
+pub(super) fn consumer(spec: &KafkaUrl, committed: bool, ctx: Ctx) -> Result<BaseConsumer<Ctx>, KafkaError> {
     base(spec)
         // Partitions are assigned, never subscribed to, and no offset is
         // committed: the group id only satisfies librdkafka.

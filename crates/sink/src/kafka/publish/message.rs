@@ -10,8 +10,8 @@ use arrow_array::types::{Int32Type, TimestampMicrosecondType};
 use arrow_array::{Array, RecordBatch, StringArray};
 use serde::Serialize;
 
+use super::url::KafkaUrl;
 use crate::rules::Rules;
-use crate::SinkSpec;
 
 /// The largest message sent, key and all: librdkafka's and Kafka's
 /// default limit (1,000,000 and 1,048,588 bytes). A page whose message
@@ -57,7 +57,7 @@ const CONTENT: usize = 2;
 const FIXED: usize = 3;
 
 impl Topics {
-    pub(super) fn new(spec: &SinkSpec, rules: Option<Arc<Rules>>) -> Self {
+    pub(super) fn new(spec: &KafkaUrl, rules: Option<Arc<Rules>>) -> Self {
         let mut names = vec![spec.topic("pages"), spec.topic("nav"), spec.topic("content")];
         names.extend(rules.iter().flat_map(|r| r.list.iter()).map(|r| spec.topic(&r.name)));
         Self { rules, names }
@@ -194,8 +194,8 @@ mod tests {
 
     use super::*;
 
-    fn spec() -> SinkSpec {
-        SinkSpec { brokers: vec!["k:9092".into()], prefix: "crawl".into() }
+    fn spec() -> KafkaUrl {
+        KafkaUrl { brokers: vec!["k:9092".into()], prefix: "crawl".into() }
     }
 
     /// (url, status, text, main_text, role) per row.
