@@ -15,7 +15,7 @@ mod settings;
 use std::path::PathBuf;
 use std::time::Duration;
 
-// The value types of options, in the vocabulary (the fetch stage's
+// The value types of options, in the vocabulary (the fetcher's
 // settings use them too).
 pub use crate::vocab::values;
 pub use options::{
@@ -134,7 +134,7 @@ pub enum ExecutorChoice {
     /// Child processes of this program, `workers` at a time.
     Processes { workers: usize },
     /// Kubernetes Indexed Jobs.
-    Kubernetes(crate::exec::KubeSettings),
+    Kubernetes(crate::exec::KubeConfig),
 }
 
 /// Everything a run needs, validated.
@@ -167,7 +167,7 @@ pub struct CrawlConfig {
     pub dry_run: bool,
     pub json: bool,
     pub quiet: bool,
-    /// The extract stage's extractors, whose columns follow the core
+    /// The extractors, whose columns follow the core
     /// columns of `doc`; none unless a library caller registers some.
     pub extractors: crate::extract::Extractors,
     /// The rules file (`--rules`), checked.
@@ -353,7 +353,7 @@ impl CrawlConfig {
             ExecutorKind::Kubernetes if !crate::exec::KUBERNETES_BUILT => {
                 return Err(crate::error::NotBuilt::new("--executor kubernetes", "kubernetes").into());
             }
-            ExecutorKind::Kubernetes => ExecutorChoice::Kubernetes(crate::exec::KubeSettings {
+            ExecutorKind::Kubernetes => ExecutorChoice::Kubernetes(crate::exec::KubeConfig {
                 workers,
                 image: ex.image.clone().ok_or_else(|| {
                     bad("image", "--executor kubernetes needs the task pods' image (--image, or LAYERCRAWL_IMAGE)")

@@ -181,3 +181,48 @@ pub async fn load_run(store: &Store) -> Result<(RunState, RunSettings), StageErr
     let settings = RunSettings::load(store).await?.ok_or_else(|| not_started(layout::SETTINGS))?;
     Ok((state, settings))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    /// Every `.rs` file under `dir`.
+    fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("source folder").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// One word per thing (Contributing, "Names"): a component's settings
+    /// are its `…Config`; `…Settings` names only what a run keeps in its
+    /// data location for its units of work, which is this file.
+    #[test]
+    fn settings_are_only_what_a_run_keeps() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        sources(&root.join("src"), &mut files);
+        sources(&root.join("crates"), &mut files);
+        let here = root.join(file!());
+        let mut elsewhere = Vec::new();
+        for file in files.iter().filter(|f| **f != here) {
+            let text = std::fs::read_to_string(file).expect("source file");
+            for (n, line) in text.lines().enumerate() {
+                let Some(rest) = line.split("struct ").nth(1) else { continue };
+                let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                if name.ends_with("Settings") && line.trim_start().starts_with("pub") {
+                    elsewhere.push(format!("{}:{}: {name}", file.display(), n + 1));
+                }
+            }
+        }
+        assert!(
+            elsewhere.is_empty(),
+            "settings types outside config/settings.rs; name a component's settings …Config: {elsewhere:?}"
+        );
+        assert!(files.len() > 100, "the scan read {} files", files.len());
+    }
+}

@@ -21,7 +21,7 @@ pub mod task;
 
 use futures::future::BoxFuture;
 
-pub use kubernetes::{job_object, KubeSettings, Kubernetes, OwnerPod, BUILT as KUBERNETES_BUILT};
+pub use kubernetes::{job_object, KubeConfig, Kubernetes, OwnerPod, BUILT as KUBERNETES_BUILT};
 pub use local::Local;
 pub use processes::Processes;
 

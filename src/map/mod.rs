@@ -90,7 +90,7 @@ pub struct MapCtx {
     /// stragglers are left in every partition, the layer ends.
     pub tail: Option<Arc<LayerTail>>,
     pub progress: Arc<dyn MapProgress>,
-    /// The extract stage's extractors, whose columns follow the core
+    /// The extractors, whose columns follow the core
     /// columns of `doc`: code, not settings, so a caller that registered
     /// its own for the run sets them here too (`open` sets those the run's
     /// settings make, [`Extractors::of_run`]).

@@ -166,7 +166,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
                 ParsedPage::parse(body, ct, &f.final_url, &ctx.parse)
             }
         });
-        // The extract stage: every registered extractor reads the one
+        // Extraction: every registered extractor reads the one
         // parsed form of the page (ARCHITECTURE.md, "Where to plug in"); then
         // the row extractors, on the same parse and main text.
         let input = PageInput {

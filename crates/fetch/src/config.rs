@@ -1,4 +1,4 @@
-//! The fetch stage's settings. They live here, not in `crate::config`,
+//! The fetcher's settings. They live here, not in `crate::config`,
 //! so that `fetch/` depends on nothing above it: `config/` builds a
 //! [`FetchConfig`] from flags and the job file, and the fetcher (and any
 //! other program driving it) needs only this module (ARCHITECTURE.md,

@@ -1,4 +1,4 @@
-//! Fetch stage (the map step's network side): polite async HTTP for one partition.
+//! Fetching (the map stage's network side): polite async HTTP for one partition.
 //!
 //! [`Fetcher`] is shared by a whole run: one [`Exchange`] that performs
 //! each request (the HTTP client, [`HttpExchange`], unless another is
@@ -97,7 +97,7 @@ pub struct Fetched {
     pub elapsed: Duration,
 }
 
-/// Errors that stop the fetch stage itself (not a URL's failure).
+/// Errors that stop the fetcher itself (not a URL's failure).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum FetchError {

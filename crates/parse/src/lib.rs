@@ -1,4 +1,4 @@
-//! Parse stage: a fetched body becomes title, main text and outlinks.
+//! Parsing: a fetched body becomes title, main text and outlinks.
 //!
 //! CPU work, called from the rayon pool (never on an async thread). One
 //! pass: [`charset`] picks the encoding (BOM, header, `<meta>`, detection)
@@ -28,7 +28,7 @@ use url::Url;
 
 use layercrawl_vocab::urlnorm;
 
-/// Settings of the parse stage.
+/// Settings of the parse.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ParseConfig {
     /// Link-text ratio above which a block is navigation (default 1/4, `--noise-ratio`).
@@ -84,7 +84,7 @@ pub struct Page {
     /// `<meta name=robots content=nofollow>`: no link of the page is followed.
     pub meta_nofollow: bool,
     /// The page's text structure and meta data, from the same pass, for
-    /// the extract stage (main text, metadata).
+    /// extraction (main text, metadata).
     pub structure: Structure,
 }
 
@@ -158,7 +158,7 @@ pub fn parse_html(body: &[u8], content_type: Option<&str>, url: &Url, cfg: &Pars
 }
 
 /// [`parse_html`], handing back the decoded HTML too (borrowed from `body`
-/// when it was UTF-8 already): the extract stage's extractors read it
+/// when it was UTF-8 already): the extractors read it
 /// (the crawler's `extract::ParsedPage`) without decoding the body a second time.
 #[must_use]
 pub fn parse_html_keeping_source<'a>(

@@ -1,4 +1,4 @@
-//! Unit tests of the parse stage on whole pages: block link-text ratios and
+//! Unit tests of the parse on whole pages: block link-text ratios and
 //! what stays out of the text, link resolution and filtering, malformed
 //! HTML, caps, legacy charsets and HTML sniffing.
 

@@ -1,5 +1,5 @@
 //! Why a URL has no usable response: the `doc` table's `error` column
-//! (docs/src/output.md). The fetch stage sets it; the store writes and
+//! (docs/src/output.md). The fetcher sets it; the store writes and
 //! reads it.
 
 /// Why a URL has no usable response; the `error` column's vocabulary.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::config::values::{DnsServer, Percent, Size, Span, SpanOrOff};
-// The fetch stage's own settings struct is also its options (declared
+// The fetcher's own settings struct is also its options (declared
 // once, in the fetch crate).
 use crate::fetch::render::RenderMode;
 use crate::fetch::resolve::{AllowPrivate, ResolveRule};
@@ -14,7 +14,7 @@ pub use crate::fetch::Politeness;
 
 /// The fetch settings of the commands that fetch single pages outside a
 /// crawl (`studio`, `rules test`): their politeness and addresses,
-/// declared once for them and `run`, over the fetch stage's settings for
+/// declared once for them and `run`, over the fetcher's settings for
 /// single pages (no retries).
 #[must_use]
 pub fn single_pages(politeness: &Politeness, addresses: &Addresses) -> crate::fetch::FetchConfig {

@@ -5,7 +5,7 @@
 use futures::future::BoxFuture;
 
 use super::super::{ExecError, Executor, PhaseRun};
-use super::KubeSettings;
+use super::KubeConfig;
 use crate::error::NotBuilt;
 
 /// This build has no Kubernetes executor.
@@ -17,7 +17,7 @@ pub enum Kubernetes {}
 impl Kubernetes {
     /// # Errors
     /// Always: this build has no Kubernetes client.
-    pub async fn connect(_: KubeSettings, _: &str, _: u32) -> Result<Self, ExecError> {
+    pub async fn connect(_: KubeConfig, _: &str, _: u32) -> Result<Self, ExecError> {
         Err(ExecError::Setup(NotBuilt::new("--executor kubernetes", "kubernetes").to_string()))
     }
 

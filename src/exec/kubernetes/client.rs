@@ -10,7 +10,7 @@ use kube::api::{Api, DeleteParams, ListParams, LogParams, PostParams, Propagatio
 use serde_json::Value;
 
 use super::super::{ExecError, Executor, PhaseRun};
-use super::{job_name, job_object, KubeSettings};
+use super::{job_name, job_object, KubeConfig};
 
 /// This build has the Kubernetes executor.
 pub const BUILT: bool = true;
@@ -20,7 +20,7 @@ const LOG_LINES: i64 = 5;
 
 /// Runs each phase as an Indexed Job.
 pub struct Kubernetes {
-    settings: KubeSettings,
+    settings: KubeConfig,
     data: String,
     partitions: u32,
     client: kube::Client,
@@ -36,7 +36,7 @@ impl Kubernetes {
     ///
     /// # Errors
     /// When no cluster configuration is found or it is unusable.
-    pub async fn connect(settings: KubeSettings, data: &str, partitions: u32) -> Result<Self, ExecError> {
+    pub async fn connect(settings: KubeConfig, data: &str, partitions: u32) -> Result<Self, ExecError> {
         let client = kube::Client::try_default().await.map_err(|e| {
             ExecError::Setup(format!(
                 "cannot reach the Kubernetes API ({e}): run the driver in a pod with the layercrawl-driver ServiceAccount (jobs/k8s/), or with a kubeconfig"

@@ -48,7 +48,7 @@ const CONTAINER: &str = "task";
 
 /// How the task pods are made.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct KubeSettings {
+pub struct KubeConfig {
     /// Pods of one Job at once.
     pub workers: usize,
     /// The task pods' image (layercrawl's; `jobs/k8s/Dockerfile`).
@@ -95,7 +95,7 @@ impl OwnerPod {
 
 /// The Job of one phase of one layer, as the driver creates it.
 #[must_use]
-pub fn job_object(s: &KubeSettings, data: &str, partitions: u32, phase: Phase, layer: u32) -> Value {
+pub fn job_object(s: &KubeConfig, data: &str, partitions: u32, phase: Phase, layer: u32) -> Value {
     let name = job_name(data, phase, layer);
     let mut args = vec!["task".to_string(), phase.as_str().to_string(), "--data".into(), data.to_string()];
     // The merge's layer is the crawl's last, catch-up layers included.
@@ -201,8 +201,8 @@ pub fn job_name(data: &str, phase: Phase, layer: u32) -> String {
 mod tests {
     use super::*;
 
-    pub(super) fn settings() -> KubeSettings {
-        KubeSettings {
+    pub(super) fn settings() -> KubeConfig {
+        KubeConfig {
             workers: 4,
             image: "registry.example/layercrawl:1".into(),
             namespace: Some("crawl".into()),
@@ -216,11 +216,11 @@ mod tests {
     #[test]
     fn jobs_are_owned_by_the_driver_s_pod_in_its_namespace() {
         let owner = OwnerPod { name: "driver-abc".into(), uid: "1234-uid".into(), namespace: Some("crawl".into()) };
-        let s = KubeSettings { owner: Some(owner.clone()), ..settings() };
+        let s = KubeConfig { owner: Some(owner.clone()), ..settings() };
         let v = job_object(&s, "s3://b/crawl", 4, Phase::Map, 0);
         let refs = &v["metadata"]["ownerReferences"];
         assert_eq!((refs[0]["kind"].as_str(), refs[0]["uid"].as_str()), (Some("Pod"), Some("1234-uid")), "{v}");
-        let elsewhere = KubeSettings { namespace: Some("other".into()), ..s };
+        let elsewhere = KubeConfig { namespace: Some("other".into()), ..s };
         let v = job_object(&elsewhere, "s3://b/crawl", 4, Phase::Map, 0);
         assert!(v["metadata"].get("ownerReferences").is_none(), "an owner in another namespace is not one");
     }

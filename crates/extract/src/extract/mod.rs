@@ -1,5 +1,5 @@
-//! The extract stage: columns of `doc` computed from a fetched page, after
-//! the parse stage (ARCHITECTURE.md, "Where to plug in").
+//! Extraction: columns of `doc` computed from a fetched page, after
+//! the parse (ARCHITECTURE.md, "Where to plug in").
 //!
 //! An [`Extractor`] is one capability (main text, page metadata, a user's
 //! CSS-selector rules, entities, ...) that adds its own columns to the
@@ -235,7 +235,7 @@ pub struct PageInput<'a> {
     pub anchor: Option<&'a str>,
 }
 
-/// One capability of the extract stage: columns of `doc` and how to fill
+/// One capability of extraction: columns of `doc` and how to fill
 /// them from a page. Object-safe; one instance serves every parse worker.
 pub trait Extractor: Send + Sync {
     /// A short name, for logs and errors.
@@ -280,7 +280,7 @@ struct Registry {
 }
 
 impl Extractors {
-    /// No extractor: the core `doc` schema, as without an extract stage.
+    /// No extractor: the core `doc` schema, as without extraction.
     #[must_use]
     pub fn none() -> Self {
         Self(Arc::new(Registry {

@@ -1,4 +1,4 @@
-//! Unit tests of the extract stage: a CSS-selector extractor on the lazily
+//! Unit tests of extraction: a CSS-selector extractor on the lazily
 //! built DOM, the DOM built only when asked for, a panicking extractor
 //! losing only its own values, and the registry's name checks.
 

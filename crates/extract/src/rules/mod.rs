@@ -9,7 +9,7 @@
 //! pages only lead to others. Either may say which of the page's links are
 //! followed ([`LinkRules`]).
 //!
-//! Rules run in the extract stage, on the page's one parse: the selectors
+//! Rules run in extraction, on the page's one parse: the selectors
 //! read the DOM that extractors share (built once per page, and only for
 //! pages a rule matches), the regexes the pass's text, the JSON-LD paths
 //! the pass's JSON-LD.

@@ -1,6 +1,6 @@
 //! One pass of html5ever's tokenizer over a decoded page: title, text,
 //! links with anchor text, the DOM blocks of the link-text-ratio prefilter,
-//! and what the extract stage reads from the same pass: each block's
+//! and what extraction reads from the same pass: each block's
 //! element, parent and class/id hint, each text run's kind (paragraph,
 //! heading, list item, code, quote, cell), the page's meta tags and its
 //! JSON-LD (docs/src/main-text.md).

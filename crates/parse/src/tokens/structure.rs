@@ -1,4 +1,4 @@
-//! What the tokenizer pass records for the extract stage besides text and
+//! What the tokenizer pass records for extraction besides text and
 //! links: each block's element, parent and class/id hint, each text run's
 //! kind, and the page's meta data (docs/src/main-text.md).
 
@@ -95,7 +95,7 @@ pub struct Segment {
     pub kind: SegKind,
 }
 
-/// The page's meta data as found (raw; the extract stage interprets it).
+/// The page's meta data as found (raw; extraction interprets it).
 #[derive(Clone, Debug, Default)]
 pub struct Meta {
     /// `<html lang>`.
