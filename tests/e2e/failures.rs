@@ -78,14 +78,21 @@ fn killed_again_and_again_the_crawl_ends_exactly_like_an_uninterrupted_one() {
     let whole = t.elapsed();
 
     // Kill at spread-out points of the run (fetch, reduce, optimise and merge
-    // all take part of it), each time resuming the same data folder.
+    // all take part of it), each time resuming the same data folder: each
+    // run is killed a little after a tenth of the crawl's tasks more have
+    // committed, then once more after the last task (in the seal, the
+    // labels or the merge).
+    let tasks = common::committed_tasks(&reference);
     let killed = web.dir("killed");
     let mut kills = 0;
-    for fraction in [0.12, 0.25, 0.18, 0.3, 0.22, 0.35, 0.15, 0.4] {
-        kills += usize::from(common::kill_after(&args(&killed), whole.mul_f64(fraction)));
+    for then_ms in [0, 40, 10, 80, 20, 120, 5, 60] {
+        let then = Duration::from_millis(then_ms);
+        kills += usize::from(common::kill_after_tasks(&args(&killed), &killed, (tasks / 10).max(1), then));
     }
-    eprintln!("reference crawl {:.2} s; {kills} runs killed", whole.as_secs_f64());
-    assert!(kills >= 5, "only {kills} of the runs were still going when killed");
+    let left = tasks.saturating_sub(common::committed_tasks(&killed));
+    kills += usize::from(common::kill_after_tasks(&args(&killed), &killed, left, Duration::from_millis(5)));
+    eprintln!("reference crawl {:.2} s, {tasks} tasks; {kills} runs killed", whole.as_secs_f64());
+    assert!(kills >= 6, "only {kills} of the runs were still going when killed");
     let summary = crawl_ok(&args(&killed));
     assert!(summary["merged"]["doc_rows"].as_u64().is_some());
 

@@ -8,7 +8,7 @@ use crate::common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -226,12 +226,19 @@ fn killed_and_resumed_the_archive_has_every_record_once_and_none_cut() {
     crawl_ok(&args(&reference));
     let whole = t.elapsed();
 
+    // Each run is killed a little after an eighth of the crawl's tasks more
+    // have committed (the archive is written as the pages are), then once
+    // more after the last task.
+    let tasks = common::committed_tasks(&reference);
     let killed = web.dir("killed");
     let mut kills = 0;
-    for fraction in [0.15, 0.3, 0.2, 0.45, 0.25, 0.6] {
-        kills += usize::from(common::kill_after(&args(&killed), whole.mul_f64(fraction)));
+    for then_ms in [0, 60, 15, 100, 30, 5] {
+        let then = Duration::from_millis(then_ms);
+        kills += usize::from(common::kill_after_tasks(&args(&killed), &killed, (tasks / 8).max(1), then));
     }
-    assert!(kills >= 3, "only {kills} runs were still going when killed (reference took {:.1} s)", whole.as_secs_f64());
+    let left = tasks.saturating_sub(common::committed_tasks(&killed));
+    kills += usize::from(common::kill_after_tasks(&args(&killed), &killed, left, Duration::from_millis(5)));
+    assert!(kills >= 5, "only {kills} runs were still going when killed (reference took {:.1} s)", whole.as_secs_f64());
     crawl_ok(&args(&killed));
 
     let (want, got) = (inspect(&reference, None), inspect(&killed, None));

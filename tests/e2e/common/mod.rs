@@ -56,6 +56,52 @@ pub fn kill_after<S: AsRef<std::ffi::OsStr>>(args: &[S], after: std::time::Durat
     killed
 }
 
+/// The task manifests committed under the data folder `data`
+/// (`state/manifest/layer=L/map-K.json`, `optimise-K.json`): how far a
+/// crawl has come, counted the same on a quick machine and a loaded one.
+pub fn committed_tasks(data: &Path) -> usize {
+    let Ok(layers) = std::fs::read_dir(data.join("state/manifest")) else { return 0 };
+    layers
+        .flatten()
+        .filter_map(|layer| std::fs::read_dir(layer.path()).ok())
+        .flatten()
+        .flatten()
+        .filter(|f| {
+            let name = f.file_name();
+            let name = name.to_string_lossy();
+            (name.starts_with("map-") || name.starts_with("optimise-")) && name.ends_with(".json")
+        })
+        .count()
+}
+
+/// Runs `layercrawl ARGS` on the data folder `data` until `more` tasks
+/// more than when it started have committed, waits `then`, and kills it
+/// (SIGKILL) if it is still going; true when it was killed, false when it
+/// had ended. The kill lands at a point of the crawl's own progress, not
+/// of the clock, so a loaded machine moves it no more than a quick one.
+pub fn kill_after_tasks<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    data: &Path,
+    more: usize,
+    then: std::time::Duration,
+) -> bool {
+    let goal = committed_tasks(data) + more;
+    let mut child = spawn_quiet(args);
+    while committed_tasks(data) < goal {
+        if child.try_wait().expect("wait").is_some() {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    std::thread::sleep(then);
+    let killed = child.try_wait().expect("wait").is_none();
+    if killed {
+        child.kill().expect("SIGKILL");
+    }
+    let _ = child.wait();
+    killed
+}
+
 /// A checkout holding the project's nightly job (`jobs/nightly.sh` and its
 /// files) in a folder of `web`, run as cron would run it.
 pub struct Nightly<'a> {
