@@ -163,6 +163,8 @@ pub struct CrawlConfig {
     pub executor: ExecutorChoice,
     /// Wait for another run holding the data location (`--wait`).
     pub wait: bool,
+    /// The run's lease expiry (`--lease-expiry`).
+    pub lease_expiry: Duration,
     /// Print the Kubernetes Jobs and exit (`--dry-run`).
     pub dry_run: bool,
     pub json: bool,
@@ -346,6 +348,10 @@ impl CrawlConfig {
         }
         let ex = &o.executors;
         let workers = ex.workers.unwrap_or_else(crate::error::cores);
+        let lease_expiry = ex.lease_expiry.0;
+        if lease_expiry < crate::store::lease::MIN_EXPIRY || lease_expiry > Duration::from_secs(3600) {
+            return Err(bad("lease-expiry", format!("{}; allowed 6s to 1h", ex.lease_expiry)));
+        }
         check("workers", workers, 1..=10_000)?;
         let executor = match ex.executor {
             ExecutorKind::Local => ExecutorChoice::Local,
@@ -440,6 +446,7 @@ impl CrawlConfig {
             },
             executor,
             wait: ex.wait,
+            lease_expiry: ex.lease_expiry.0,
             dry_run: ex.dry_run,
             json: o.json,
             quiet: o.quiet,

@@ -262,3 +262,17 @@ async fn each_setting_is_written_once_and_read_back_into_every_stage() {
     assert_eq!(back.fetch.urls.stripped(), ["sessionid", "ref_*"], "the fetcher's redirects'");
     assert!(back.fetch.capture && back.pages.warc, "the fetcher captures for the archive");
 }
+
+#[test]
+fn the_lease_expiry_is_kept_within_its_range() {
+    use crate::config::values::Span;
+    let mut a = args();
+    assert_eq!(CrawlConfig::from_sources(&a).expect("ok").lease_expiry, crate::store::lease::EXPIRY);
+    a.executors.lease_expiry = Span(Duration::from_secs(12));
+    assert_eq!(CrawlConfig::from_sources(&a).expect("ok").lease_expiry, Duration::from_secs(12));
+    for bad in [Duration::from_secs(5), Duration::from_secs(3601)] {
+        a.executors.lease_expiry = Span(bad);
+        let e = CrawlConfig::from_sources(&a).expect_err("out of range").to_string();
+        assert!(e.contains("lease-expiry") && e.contains("6s to 1h"), "{e}");
+    }
+}

@@ -46,7 +46,7 @@ pub async fn forget(data: &str, urls: &[String]) -> Result<ForgetReport, RunErro
         report.urls.push(url.to_string());
     }
     // Not while a run uses the store: its optimise step reads these runs.
-    let lease = super::take_lease(&store, false).await?;
+    let lease = super::take_lease(&store, false, crate::store::lease::EXPIRY).await?;
     let visited = VisitedStore::new(store);
     let mut result = Ok(());
     for (part, mut fps) in by_part {

@@ -125,7 +125,7 @@ pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
     let store = Store::open(&cfg.data)?.with_compression(cfg.compression);
     check_rendering(&cfg).await?;
     // One run per data location: before anything is written.
-    let lease = take_lease(&store, cfg.wait).await?;
+    let lease = take_lease(&store, cfg.wait, cfg.lease_expiry).await?;
     // SIGTERM stops the run where it is (uncommitted tasks are redone by
     // the next run) and gives the lease back, so that the next driver
     // need not wait for it to expire.
@@ -416,8 +416,8 @@ async fn refuse_deepening_catch_up(store: &Store, depth: u32) -> Result<(), RunE
 }
 
 /// Takes the data location's lease (see [`Lease`]).
-async fn take_lease(store: &Store, wait: bool) -> Result<Lease, RunError> {
-    Lease::acquire(store, wait).await.map_err(|e| match e {
+async fn take_lease(store: &Store, wait: bool, expiry: std::time::Duration) -> Result<Lease, RunError> {
+    Lease::acquire_for(store, wait, expiry).await.map_err(|e| match e {
         LeaseError::Store(e) => RunError::Store(e),
         held @ LeaseError::Held { .. } => RunError::Busy(held.to_string()),
     })

@@ -356,8 +356,12 @@ fn a_driver_stopped_past_its_lease_has_its_workers_fenced_off_before_a_takeover(
     // The first driver's layer 1 is slow (a page every 30 s per host): its
     // workers still have minutes of work when it is stopped.
     let mut first_args = web.run_args(&data, 1, &["--partitions", "6", "--delay", "30000"]);
-    first_args
-        .extend(["--executor", "processes", "--workers", "2", "--user-agent", "first-driver/1"].map(String::from));
+    // A 12 s lease (heartbeat 2 s, fence 8 s): the same protocol as the
+    // default 60 s, five times quicker to wait out.
+    first_args.extend(
+        ["--executor", "processes", "--workers", "2", "--user-agent", "first-driver/1", "--lease-expiry", "12s"]
+            .map(String::from),
+    );
     let logs = web.dir("logs");
     std::fs::create_dir_all(&logs).expect("logs folder");
     let file = |name: &str| std::fs::File::create(logs.join(name)).expect("log file");
@@ -392,7 +396,18 @@ fn a_driver_stopped_past_its_lease_has_its_workers_fenced_off_before_a_takeover(
     let stopped = Instant::now();
     let mut second_args = web.run_args(&data, 1, &["--partitions", "6", "--delay", "0"]);
     second_args.extend(
-        ["--executor", "processes", "--workers", "2", "--user-agent", "second-driver/1", "--wait"].map(String::from),
+        [
+            "--executor",
+            "processes",
+            "--workers",
+            "2",
+            "--user-agent",
+            "second-driver/1",
+            "--wait",
+            "--lease-expiry",
+            "12s",
+        ]
+        .map(String::from),
     );
     let second = Command::new(env!("CARGO_BIN_EXE_layercrawl"))
         .args(&second_args)
@@ -405,15 +420,16 @@ fn a_driver_stopped_past_its_lease_has_its_workers_fenced_off_before_a_takeover(
     let mut second = KillOnDrop(Some(second));
 
     // The stopped driver's workers see no renewal: they stop within its
-    // fence (40 s after its last renewal, at most 40 s before the stop)
-    // and a little more, long before a takeover (60 s after the last
-    // renewal at the earliest).
-    let fenced_by = stopped + Duration::from_secs(45);
+    // fence (8 s after its last renewal, at most 8 s before the stop) and a
+    // look at the lease (2 s) more, long before a takeover (12 s after the
+    // last renewal at the earliest, and only once the successor has watched
+    // the heartbeat stand still for 12 s).
+    let fenced_by = stopped + Duration::from_secs(20);
     while workers.iter().any(|&pid| runs(pid)) {
         if Instant::now() > fenced_by {
             signal(first.id(), "-CONT");
             let _ = first.kill();
-            panic!("the stopped driver's workers {workers:?} still run 45 s after it was stopped: nothing fences them");
+            panic!("the stopped driver's workers {workers:?} still run 20 s after it was stopped: nothing fences them");
         }
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -564,7 +580,8 @@ fn a_driver_stopped_in_its_merge_past_its_lease_merges_nothing_after_a_takeover(
     let want = local_reference(&web, 2);
     let data = web.dir("stale-merge");
     let mut first_args = web.run_args(&data, 1, &ARGS);
-    first_args.extend(["--executor", "processes", "--workers", "2"].map(String::from));
+    // A 12 s lease, as above: the takeover comes five times sooner.
+    first_args.extend(["--executor", "processes", "--workers", "2", "--lease-expiry", "12s"].map(String::from));
     let logs = web.dir("logs");
     std::fs::create_dir_all(&logs).expect("logs folder");
     let first = Command::new(env!("CARGO_BIN_EXE_layercrawl"))
@@ -664,7 +681,8 @@ fn a_driver_stopped_in_its_merge_past_its_lease_merges_nothing_after_a_takeover(
     // One layer deeper, and slow enough (a page every 0.3 s per host) that
     // its own merge comes well after the first driver is resumed.
     let mut second_args = web.run_args(&data, 2, &["--partitions", "6", "--delay", "300"]);
-    second_args.extend(["--executor", "processes", "--workers", "2", "--wait"].map(String::from));
+    second_args
+        .extend(["--executor", "processes", "--workers", "2", "--wait", "--lease-expiry", "12s"].map(String::from));
     let second = Command::new(env!("CARGO_BIN_EXE_layercrawl"))
         .args(&second_args)
         .env("RUST_LOG", "warn")

@@ -194,7 +194,7 @@ async fn lease(store: &Store, at_once: bool) {
     // Drivers that find the lease of a dead process of this host take it
     // over at once: one of them.
     for round in 0..5 {
-        let dead = Holder { token: format!("dead-{round}"), pid: u32::MAX, ..Holder::me() };
+        let dead = Holder { token: format!("dead-{round}"), pid: u32::MAX, ..Holder::me(crate::lease::EXPIRY) };
         store.put_json(layout::LEASE, &dead).await.expect("put");
         let drivers = (0..4).map(|_| Lease::acquire(store, false));
         let got = run_all(drivers, at_once).await;

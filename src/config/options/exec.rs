@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::values::Span;
+
 /// The executor named by `--executor`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -51,6 +53,13 @@ pub struct Executors {
     /// instead of refusing (exit code 2).
     #[arg(long)]
     pub wait: bool,
+    /// How long the run's lease on the data location may go unrenewed
+    /// before another run takes it over (6s to 1h; the run renews it every
+    /// sixth of this and stops its requests at two thirds). Shorter: a
+    /// stalled driver's location is free sooner; longer: a store that
+    /// answers slowly stops no run (docs/src/cluster.md).
+    #[arg(long, value_name = "DURATION", default_value_t = Span(crate::store::lease::EXPIRY))]
+    pub lease_expiry: Span,
     /// Print the Kubernetes Jobs the run would create (for the first layer
     /// and the merge), and exit.
     #[arg(long)]

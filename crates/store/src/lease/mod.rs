@@ -32,6 +32,14 @@
 //! waits), so a driver that cannot renew (a failing store, a process that
 //! was stopped and resumed) stops its requests and commits nothing before
 //! another driver may take over.
+//!
+//! These three times are the defaults for an expiry of 60 s. A run may
+//! choose another expiry (`--lease-expiry`); the heartbeat is then a sixth
+//! of it and the fence two thirds. The holder writes its expiry into the
+//! lease ([`Holder::expiry`]), and whoever judges the lease (a driver that
+//! waits to take it over, a task that watches its driver's) goes by the
+//! expiry written there, not by its own: a successor keeps to what the
+//! holder promised.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -42,13 +50,18 @@ use serde::{Deserialize, Serialize};
 use super::{layout, Created, Store, StoreError, Version};
 use crate::fence::Fence;
 
-/// How often the holder renews its heartbeat.
+/// How often the holder renews its heartbeat, with the default expiry (a
+/// sixth of the expiry: [`Holder::heartbeat_every`]).
 pub const HEARTBEAT: Duration = Duration::from_secs(10);
-/// A heartbeat older than this means the holder is gone.
+/// A heartbeat older than this means the holder is gone: the default
+/// expiry (`--lease-expiry`).
 pub const EXPIRY: Duration = Duration::from_secs(60);
-/// How long a renewal lets the holder act: two heartbeats short of the
-/// expiry, so it stops before a successor may take over.
+/// How long a renewal lets the holder act, with the default expiry: two
+/// heartbeats short of the expiry, so it stops before a successor may take
+/// over ([`Holder::fence_for`]).
 pub const FENCE: Duration = Duration::from_secs(40);
+/// The shortest expiry a run may choose: its heartbeat is then 1 s.
+pub const MIN_EXPIRY: Duration = Duration::from_secs(6);
 /// How often a driver that waits (`--wait`), or watches a heartbeat that
 /// looks stale, looks again; and how often a task run on its own looks at
 /// its driver's lease ([`watch`]).
@@ -79,11 +92,20 @@ pub struct Holder {
     /// (`store/fencing.rs`).
     #[serde(default)]
     pub generation: u64,
+    /// Seconds without a heartbeat after which the holder is gone, as its
+    /// run chose (`--lease-expiry`); a lease written before the expiry was
+    /// a setting has none, and the default.
+    #[serde(default = "default_expiry_secs")]
+    pub expiry: u64,
+}
+
+fn default_expiry_secs() -> u64 {
+    EXPIRY.as_secs()
 }
 
 impl Holder {
-    /// A new holding by this process.
-    pub(crate) fn me() -> Self {
+    /// A new holding by this process, with `expiry` (at least [`MIN_EXPIRY`]).
+    pub(crate) fn me(expiry: Duration) -> Self {
         let now = unix_now();
         let token = crate::attempt::Attempt::start("lease").id;
         Self {
@@ -95,7 +117,29 @@ impl Holder {
             pid_ns: pid_namespace(),
             released: false,
             generation: 1,
+            expiry: expiry.max(MIN_EXPIRY).as_secs(),
         }
+    }
+
+    /// How long the heartbeat may stand still before the holder counts as
+    /// gone.
+    #[must_use]
+    pub fn expiry(&self) -> Duration {
+        Duration::from_secs(self.expiry.max(MIN_EXPIRY.as_secs()))
+    }
+
+    /// How often the holder renews: a sixth of the expiry.
+    #[must_use]
+    pub fn heartbeat_every(&self) -> Duration {
+        self.expiry() / 6
+    }
+
+    /// How long one renewal lets the holder (and its tasks) act: two
+    /// heartbeats short of the expiry, so they stop before a successor may
+    /// take over.
+    #[must_use]
+    pub fn fence_for(&self) -> Duration {
+        self.expiry() - self.heartbeat_every() * 2
     }
 
     /// This holding, as the successor of `before` (one generation on).
@@ -115,7 +159,7 @@ impl Holder {
     /// wall clock: only a reason to watch it (see [`Lease::acquire`]).
     #[must_use]
     pub fn looks_stale(&self, now: u64) -> bool {
-        now.saturating_sub(self.heartbeat) > EXPIRY.as_secs()
+        now.saturating_sub(self.heartbeat) > self.expiry().as_secs()
     }
 
     /// The holder, for messages.
@@ -137,7 +181,7 @@ pub enum LeaseError {
     #[error(transparent)]
     Store(#[from] StoreError),
     /// Another driver holds it.
-    #[error("another run is using data location {data}: {}. Wait for it (add --wait), or, if it is gone, run again once its heartbeat is {} s old (a run of this host that no longer runs is taken over at once)", holder.describe(), EXPIRY.as_secs())]
+    #[error("another run is using data location {data}: {}. Wait for it (add --wait), or, if it is gone, run again once its heartbeat is {} s old (a run of this host that no longer runs is taken over at once)", holder.describe(), holder.expiry().as_secs())]
     Held { data: String, holder: Holder },
 }
 
@@ -152,24 +196,38 @@ pub struct Lease {
 }
 
 impl Lease {
-    /// Takes the lease of `store`'s location; with `wait`, waits for a
-    /// holder to finish instead of refusing.
+    /// Takes the lease of `store`'s location, with the default expiry;
+    /// with `wait`, waits for a holder to finish instead of refusing.
     ///
     /// # Errors
     /// [`LeaseError::Held`] when another live driver holds it (and not
     /// `wait`); a storage failure.
     pub async fn acquire(store: &Store, wait: bool) -> Result<Self, LeaseError> {
-        Self::acquire_with_clock(store, wait, unix_now).await
+        Self::acquire_with_clock(store, wait, EXPIRY, unix_now).await
+    }
+
+    /// [`Self::acquire`] with the expiry this run promises (`--lease-expiry`,
+    /// at least [`MIN_EXPIRY`]): its heartbeat and fence follow from it.
+    ///
+    /// # Errors
+    /// As [`Self::acquire`].
+    pub async fn acquire_for(store: &Store, wait: bool, expiry: Duration) -> Result<Self, LeaseError> {
+        Self::acquire_with_clock(store, wait, expiry, unix_now).await
     }
 
     /// [`Self::acquire`] with this machine's wall clock given (a test skews it).
-    async fn acquire_with_clock(store: &Store, wait: bool, clock: fn() -> u64) -> Result<Self, LeaseError> {
+    async fn acquire_with_clock(
+        store: &Store,
+        wait: bool,
+        expiry: Duration,
+        clock: fn() -> u64,
+    ) -> Result<Self, LeaseError> {
         let mut told = false;
         // A heartbeat that looked stale: (token, heartbeat) and since when
         // it has not moved, on this driver's monotonic clock.
         let mut watched: Option<(String, u64, tokio::time::Instant)> = None;
         loop {
-            let me = Holder::me();
+            let me = Holder::me(expiry);
             if store.put_json_new(layout::LEASE, &me).await? == Created::New {
                 return Ok(Self::hold(store.clone(), me));
             }
@@ -190,7 +248,7 @@ impl Lease {
                 match &watched {
                     // Unchanged since we first saw it: gone after the expiry.
                     Some((t, h, since)) if same(t, *h) => {
-                        if since.elapsed() >= EXPIRY {
+                        if since.elapsed() >= holder.expiry() {
                             if take_over(store, &read, &me).await? {
                                 return Ok(Self::hold(store.clone(), me));
                             }
@@ -208,7 +266,7 @@ impl Lease {
                         tracing::warn!(
                             "the lease of {} looks stale; watching its heartbeat for {} s before taking it over",
                             holder.describe(),
-                            EXPIRY.as_secs()
+                            holder.expiry().as_secs()
                         );
                         watched = Some((holder.token.clone(), holder.heartbeat, now));
                         tokio::time::sleep(WAIT_POLL).await;
@@ -231,7 +289,7 @@ impl Lease {
 
     fn hold(store: Store, me: Holder) -> Self {
         let lost = Arc::new(AtomicBool::new(false));
-        let fence = Fence::of_generation(FENCE, me.generation);
+        let fence = Fence::of_generation(me.fence_for(), me.generation);
         let (token, generation) = (me.token.clone(), me.generation);
         let renewer = tokio::spawn(renew(store.clone(), me, Arc::clone(&lost), Arc::clone(&fence)));
         Self { store, token, generation, lost, fence, renewer }
@@ -334,11 +392,13 @@ enum Renewal {
 
 /// Renews the heartbeat until aborted, or until the lease turns out to be
 /// someone else's. A renewal that fails is not taken for a success: when
-/// none has succeeded for [`FENCE`], the fence runs out and the run stops.
+/// none has succeeded for the fence's time ([`Holder::fence_for`]), the
+/// fence runs out and the run stops.
 async fn renew(store: Store, mut me: Holder, lost: Arc<AtomicBool>, fence: Arc<Fence>) {
     let mut warned = false;
+    let (every, lasts) = (me.heartbeat_every(), me.fence_for());
     loop {
-        tokio::time::sleep(HEARTBEAT).await;
+        tokio::time::sleep(every).await;
         let started = tokio::time::Instant::now();
         let outcome = match current(&store).await {
             Ok(Some(read)) => renew_read(&store, &read, &mut me).await,
@@ -347,19 +407,19 @@ async fn renew(store: Store, mut me: Holder, lost: Arc<AtomicBool>, fence: Arc<F
         };
         match outcome {
             Renewal::Renewed => {
-                fence.extend(started, FENCE);
+                fence.extend(started, lasts);
                 warned = false;
             }
             Renewal::Failed(why) if fence.holds() => {
                 if !warned {
-                    tracing::warn!("{why}; the run stops if it cannot renew it within {} s", FENCE.as_secs());
+                    tracing::warn!("{why}; the run stops if it cannot renew it within {} s", lasts.as_secs());
                     warned = true;
                 }
             }
             Renewal::Failed(why) => {
                 tracing::error!(
                     "{why}: not renewed for {} s, so this run stops before another may take the lease over",
-                    FENCE.as_secs()
+                    lasts.as_secs()
                 );
                 lost.store(true, Ordering::Relaxed);
                 return;
@@ -409,9 +469,10 @@ pub use super::attempt::host_name;
 /// The task does not hold the lease; it watches it every [`WAIT_POLL`].
 /// It may act for `given` from now (what was left of its driver's fence
 /// when the driver started it), and each renewal it sees lets it act for
-/// [`FENCE`] from the start of the look before, the last one that saw the
-/// lease unrenewed: the renewal was written after that, so no successor may
-/// take over until [`EXPIRY`] after it. A renewal it cannot see (its driver
+/// its driver's fence time ([`Holder::fence_for`], from the expiry written
+/// in the lease) from the start of the look before, the last one that saw
+/// the lease unrenewed: the renewal was written after that, so no
+/// successor may take over until the expiry after it. A renewal it cannot see (its driver
 /// stopped, the store failing) runs its fence out as the driver's own runs
 /// out, 20 s before a successor may take over; a lease of another
 /// generation, or released, revokes it at once. Without `given` (a pod
@@ -419,7 +480,7 @@ pub use super::attempt::host_name;
 ///
 /// # Errors
 /// [`StoreError::Fenced`] when the lease is not of `generation` (another
-/// run holds it, or none), or is not seen renewed within [`EXPIRY`]; a
+/// run holds it, or none), or is not seen renewed within the expiry; a
 /// storage failure.
 pub async fn watch(store: &Store, generation: u64, given: Option<Duration>) -> Result<Arc<Fence>, StoreError> {
     let fence = Fence::of_generation(given.unwrap_or(Duration::ZERO), generation);
@@ -433,12 +494,13 @@ pub async fn watch(store: &Store, generation: u64, given: Option<Duration>) -> R
             if read.holder.released { ", released" } else { "" }
         )));
     }
-    let mut watch = Watch { store: store.clone(), version: read.version, since, fence: Arc::clone(&fence) };
+    let (expiry, lasts) = (read.holder.expiry(), read.holder.fence_for());
+    let mut watch = Watch { store: store.clone(), version: read.version, since, fence: Arc::clone(&fence), lasts };
     if given.is_none() {
         let waited = tokio::time::Instant::now();
         while !fence.holds() {
-            if waited.elapsed() >= EXPIRY {
-                return Err(fenced(format!("its lease was not renewed for {} s", EXPIRY.as_secs())));
+            if waited.elapsed() >= expiry {
+                return Err(fenced(format!("its lease was not renewed for {} s", expiry.as_secs())));
             }
             tokio::time::sleep(WAIT_POLL).await;
             if !watch.look().await {
@@ -465,6 +527,8 @@ struct Watch {
     /// When the last look that saw `version` started.
     since: tokio::time::Instant,
     fence: Arc<Fence>,
+    /// How long a renewal lets the driver act ([`Holder::fence_for`]).
+    lasts: Duration,
 }
 
 impl Watch {
@@ -475,7 +539,7 @@ impl Watch {
             Ok(Some(read)) if read.holder.generation == self.fence.generation() && !read.holder.released => {
                 if !read.version.same(&self.version) {
                     // Renewed after the look at `since` read it unrenewed.
-                    self.fence.extend(self.since, FENCE);
+                    self.fence.extend(self.since, self.lasts);
                     self.version = read.version;
                 }
                 self.since = started;

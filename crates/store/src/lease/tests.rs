@@ -13,6 +13,7 @@ fn elsewhere(token: &str, heartbeat: u64) -> Holder {
         pid_ns: None,
         released: false,
         generation: 1,
+        expiry: EXPIRY.as_secs(),
     }
 }
 
@@ -58,15 +59,51 @@ async fn a_skewed_clock_does_not_take_a_live_lease() {
             }
         })
     };
-    match Lease::acquire_with_clock(&store, false, two_minutes_ahead).await {
+    match Lease::acquire_with_clock(&store, false, EXPIRY, two_minutes_ahead).await {
         Err(LeaseError::Held { holder, .. }) => assert_eq!(holder.token, "live"),
         other => panic!("a live lease was taken: {:?}", other.map(|_| ())),
     }
     // Once it stops moving, it is gone: taken over after the expiry.
     renewer.abort();
     let started = tokio::time::Instant::now();
-    let lease = Lease::acquire_with_clock(&store, false, two_minutes_ahead).await.expect("taken over");
+    let lease = Lease::acquire_with_clock(&store, false, EXPIRY, two_minutes_ahead).await.expect("taken over");
     assert!(started.elapsed() >= EXPIRY, "watched for the expiry first");
+    lease.release().await.expect("release");
+}
+
+/// A run's expiry is the holder's promise: its heartbeat and fence follow
+/// from it (the defaults from the default), it is written in the lease (a
+/// lease written before it was has the default), and a successor waits the
+/// holder's expiry, not its own.
+#[tokio::test(start_paused = true)]
+async fn a_successor_waits_the_expiry_the_holder_wrote() {
+    let default = Holder::me(EXPIRY);
+    assert_eq!((default.heartbeat_every(), default.fence_for()), (HEARTBEAT, FENCE));
+    let short = Holder::me(Duration::from_secs(12));
+    assert_eq!((short.heartbeat_every(), short.fence_for()), (Duration::from_secs(2), Duration::from_secs(8)));
+    assert_eq!(Holder::me(Duration::from_secs(1)).expiry(), MIN_EXPIRY, "at least the shortest expiry");
+    let mut old = serde_json::to_value(&short).expect("JSON");
+    old.as_object_mut().expect("object").remove("expiry");
+    assert_eq!(serde_json::from_value::<Holder>(old).expect("an older lease").expiry(), EXPIRY);
+
+    let store = Store::open("memory://").expect("open");
+    let quick = Holder { expiry: 12, ..elsewhere("quick", unix_now()) };
+    store.put_json(layout::LEASE, &quick).await.expect("put");
+    // Stale by this machine's clock once its 12 s are past; then watched
+    // for 12 s more (not the successor's own 60 s) and taken over.
+    fn a_minute_ahead() -> u64 {
+        unix_now() + 60
+    }
+    let started = tokio::time::Instant::now();
+    let lease = Lease::acquire_with_clock(&store, false, EXPIRY, a_minute_ahead).await.expect("taken over");
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_secs(12) && waited < EXPIRY, "watched {waited:?}");
+    let now = current(&store).await.expect("read").expect("a lease");
+    assert_eq!(
+        (now.holder.expiry(), now.holder.generation),
+        (EXPIRY, 2),
+        "the successor's own expiry, one generation on"
+    );
     lease.release().await.expect("release");
 }
 
@@ -79,7 +116,7 @@ async fn a_stalled_holder_that_wakes_after_a_takeover_stops() {
     let lease = Lease::acquire(&store, false).await.expect("free");
     let fence = lease.fence();
     assert!(!lease.lost() && fence.holds());
-    let other = Holder { token: "other".into(), ..Holder::me() };
+    let other = Holder { token: "other".into(), ..Holder::me(EXPIRY) };
     store.put_json(layout::LEASE, &other).await.expect("taken over meanwhile");
     tokio::time::sleep(HEARTBEAT + Duration::from_secs(1)).await;
     assert!(lease.lost() && !fence.holds(), "lost and fenced");
@@ -100,7 +137,7 @@ async fn a_stalled_holder_cannot_overwrite_its_successor_in_a_local_folder() {
     let mut me = read.holder.clone();
     // The holder stalls here; its heartbeat is seen stale and a
     // successor takes over from the same version.
-    let successor = Holder { token: "successor".into(), ..Holder::me() };
+    let successor = Holder { token: "successor".into(), ..Holder::me(EXPIRY) };
     assert!(take_over(&store, &read, &successor).await.expect("take over"), "the successor takes it");
     assert_eq!(renew_read(&store, &read, &mut me).await, Renewal::Taken, "the woken holder finds it taken");
     let now = current(&store).await.expect("read").expect("lease");
@@ -122,7 +159,7 @@ async fn a_renewal_sent_twice_is_not_taken_for_a_takeover() {
     let mut me = Holder { heartbeat: read.holder.heartbeat + 10, ..read.holder.clone() };
     assert!(replace(&store, &read, &me).await.expect("replace"), "the first sending lands");
     assert!(replace(&store, &read, &me).await.expect("replace"), "the second finds its own write");
-    let successor = Holder { token: "successor".into(), ..Holder::me() };
+    let successor = Holder { token: "successor".into(), ..Holder::me(EXPIRY) };
     let now = current(&store).await.expect("read").expect("held");
     assert!(replace(&store, &now, &successor).await.expect("replace"), "taken over");
     assert!(!replace(&store, &now, &me).await.expect("replace"), "a write from before the takeover is refused");
@@ -140,7 +177,7 @@ fn racing_takeovers_in_a_local_folder_have_one_winner() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().to_str().expect("utf-8").to_string();
     for round in 0..40 {
-        let dead = Holder { token: format!("dead-{round}"), pid: u32::MAX, ..Holder::me() };
+        let dead = Holder { token: format!("dead-{round}"), pid: u32::MAX, ..Holder::me(EXPIRY) };
         assert!(dead.is_dead_here());
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
         let store = Store::open(&root).expect("open");
@@ -236,7 +273,7 @@ async fn a_task_acts_while_it_sees_its_drivers_lease_renewed_and_never_after_a_t
     let driver = Lease::acquire(&fresh, false).await.expect("free");
     let task = watch(&fresh, 1, Some(FENCE)).await.expect("its generation");
     let read = current(&fresh).await.expect("read").expect("lease");
-    let successor = Holder { token: "successor".into(), ..Holder::me() }.after(&read.holder);
+    let successor = Holder { token: "successor".into(), ..Holder::me(EXPIRY) }.after(&read.holder);
     assert!(replace(&fresh, &read, &successor).await.expect("take over"));
     tokio::time::sleep(WAIT_POLL * 2).await;
     assert!(!task.holds(), "revoked at its next look");
