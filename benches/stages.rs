@@ -25,6 +25,7 @@ fn sample_pages(n: usize) -> Vec<(Url, Vec<u8>)> {
         Farm::start_background(FarmConfig { sites: 4, pages: 400, faults: false, page_kb, ..FarmConfig::default() })
             .expect("start the test web");
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    layercrawl::store::tls::install_provider();
     let client =
         reqwest::Client::builder().no_proxy().resolve_to_addrs("s000.test", &[farm.addr()]).build().expect("client");
     let mut out = Vec::new();

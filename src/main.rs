@@ -273,16 +273,19 @@ fn dry_run(cfg: &CrawlConfig) -> anyhow::Result<()> {
 
 fn studio(args: layercrawl::studio::StudioArgs) -> anyhow::Result<()> {
     let json = args.json;
-    runtime()?.block_on(layercrawl::studio::serve(args, |url| {
-        if json {
-            println!("{}", serde_json::json!({ "url": url }));
-        } else {
-            println!("layercrawl studio: open {url}");
-            println!("(127.0.0.1 only; the token in the address is required; Ctrl-C to stop)");
-        }
-        use std::io::Write as _;
-        let _ = std::io::stdout().flush();
-    }))?;
+    runtime()?.block_on(layercrawl::studio::serve(
+        args,
+        Box::new(move |url| {
+            if json {
+                println!("{}", serde_json::json!({ "url": url }));
+            } else {
+                println!("layercrawl studio: open {url}");
+                println!("(127.0.0.1 only; the token in the address is required; Ctrl-C to stop)");
+            }
+            use std::io::Write as _;
+            let _ = std::io::stdout().flush();
+        }),
+    ))?;
     Ok(())
 }
 

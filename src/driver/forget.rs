@@ -2,6 +2,7 @@
 //! their fingerprints from the visited store (a crawl must be able to forget
 //! a URL, which a Bloom filter cannot do).
 
+use futures::future::LocalBoxFuture;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -27,7 +28,13 @@ pub struct ForgetReport {
 /// # Errors
 /// When `data` holds no crawl, a URL is not a valid http(s) URL (named), or
 /// storage fails.
-pub async fn forget(data: &str, urls: &[String]) -> Result<ForgetReport, RunError> {
+pub fn forget<'a>(data: &'a str, urls: &'a [String]) -> LocalBoxFuture<'a, Result<ForgetReport, RunError>> {
+    // Boxed here, so a caller in another crate (the binary) does not compile
+    // this whole async call tree again (Contributing, "Builds").
+    Box::pin(remove(data, urls))
+}
+
+async fn remove(data: &str, urls: &[String]) -> Result<ForgetReport, RunError> {
     let store = Store::open(data)?;
     let state: RunState = store.get_json(layout::RUN).await?.ok_or_else(|| RunError::Incompatible {
         data: store.location().to_string(),

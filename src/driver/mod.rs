@@ -19,6 +19,7 @@ mod progress;
 mod sequencer;
 mod summary;
 
+use futures::future::LocalBoxFuture;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -113,7 +114,13 @@ impl From<ExecError> for RunError {
 /// # Errors
 /// Bad seeds, an incompatible data location, another run holding it, a
 /// failed task, or a storage failure.
-pub async fn run(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
+pub fn run(cfg: CrawlConfig) -> LocalBoxFuture<'static, Result<RunSummary, RunError>> {
+    // Boxed here, so a caller in another crate (the binary) does not compile
+    // this whole async call tree again (Contributing, "Builds").
+    Box::pin(crawl(cfg))
+}
+
+async fn crawl(cfg: CrawlConfig) -> Result<RunSummary, RunError> {
     let started = Instant::now();
     let mut seeds = read_seeds(&cfg.seeds, &cfg.urls)?;
     for p in &seeds.problems {

@@ -8,6 +8,7 @@
 //! and its commit is refused once a newer generation fenced it
 //! (`store/fencing.rs`; docs/src/cluster.md, "One run per data location").
 
+use futures::future::LocalBoxFuture;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -70,7 +71,19 @@ pub struct Fencing {
 /// # Errors
 /// A layer or partition outside the crawl's, the lease of another
 /// generation, or the task's failure.
-pub async fn run_task(
+pub fn run_task(
+    data: &str,
+    phase: Phase,
+    layer: u32,
+    part: u32,
+    fencing: Option<Fencing>,
+) -> LocalBoxFuture<'_, Result<TaskReport, TaskError>> {
+    // Boxed here, so a caller in another crate (the binary) does not compile
+    // this whole async call tree again (Contributing, "Builds").
+    Box::pin(task(data, phase, layer, part, fencing))
+}
+
+async fn task(
     data: &str,
     phase: Phase,
     layer: u32,

@@ -33,6 +33,7 @@ pub const BUILT: bool = cfg!(feature = "sql");
 use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 
+use futures::future::LocalBoxFuture;
 use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -284,7 +285,13 @@ struct ReadState {
 /// # Errors
 /// When the data location holds no crawl or cannot be read, the database
 /// cannot be reached, or it refuses a statement; nothing is then written.
-pub async fn export(cfg: &ExportConfig, progress: bool) -> Result<ExportSummary, ExportError> {
+pub fn export(cfg: &ExportConfig, progress: bool) -> LocalBoxFuture<'_, Result<ExportSummary, ExportError>> {
+    // Boxed here, so a caller in another crate (the binary) does not compile
+    // this whole async call tree again (Contributing, "Builds").
+    Box::pin(export_crawl(cfg, progress))
+}
+
+async fn export_crawl(cfg: &ExportConfig, progress: bool) -> Result<ExportSummary, ExportError> {
     let started = Instant::now();
     let local = !cfg.data.contains("://") || cfg.data.starts_with("file://");
     let folder = cfg.data.strip_prefix("file://").unwrap_or(&cfg.data);

@@ -16,6 +16,7 @@ mod history;
 mod html;
 mod rows;
 
+use futures::future::LocalBoxFuture;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -124,7 +125,16 @@ pub struct Written {
 /// When the data location holds no crawl, a history file is unreadable or
 /// not a summary, the crawl's files cannot be read, or the HTML file cannot
 /// be written.
-pub async fn report(args: &ReportArgs, progress: &(dyn Fn(&str) + Sync)) -> Result<Written, ReportError> {
+pub fn report<'a>(
+    args: &'a ReportArgs,
+    progress: &'a (dyn Fn(&str) + Sync),
+) -> LocalBoxFuture<'a, Result<Written, ReportError>> {
+    // Boxed here, so a caller in another crate (the binary) does not compile
+    // this whole async call tree again (Contributing, "Builds").
+    Box::pin(write_report(args, progress))
+}
+
+async fn write_report(args: &ReportArgs, progress: &(dyn Fn(&str) + Sync)) -> Result<Written, ReportError> {
     let started = Instant::now();
     // History first: a bad file is refused before the crawl is read.
     let paths = args.history.clone();

@@ -16,6 +16,7 @@
 //! forbids scripts), so a page's own code never runs in the editor; the
 //! editor's code reaches into the frame's DOM to pick elements.
 
+use futures::future::LocalBoxFuture;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -125,7 +126,13 @@ pub enum StudioError {
 ///
 /// # Errors
 /// A data location that cannot be read, a port in use.
-pub async fn serve(args: StudioArgs, ready: impl FnOnce(&str)) -> Result<(), StudioError> {
+pub fn serve<'a>(args: StudioArgs, ready: Box<dyn FnOnce(&str) + 'a>) -> LocalBoxFuture<'a, Result<(), StudioError>> {
+    // Boxed here, so a caller in another crate (the binary) does not compile
+    // this whole async call tree again (Contributing, "Builds").
+    Box::pin(listen(args, ready))
+}
+
+async fn listen(args: StudioArgs, ready: Box<dyn FnOnce(&str) + '_>) -> Result<(), StudioError> {
     let cfg = crate::config::single_pages(&args.politeness, &args.addresses);
     let fetcher = Fetcher::new(&cfg).map_err(|e| StudioError::Setup(format!("cannot build the HTTP client: {e}")))?;
     let (data, stored) = match &args.data {

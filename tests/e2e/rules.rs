@@ -311,6 +311,7 @@ fn the_editor_server_is_private_polite_and_saves_only_valid_rules() {
     let (base, token) = (base.to_string(), token.to_string());
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(async {
+        layercrawl::store::tls::install_provider();
         let http = reqwest::Client::new();
         let post = |path: &str, body: serde_json::Value| {
             http.post(format!("{base}{path}"))
@@ -457,6 +458,7 @@ fn the_editor_takes_its_samples_from_a_crawl_without_fetching_them_again() {
     web.farm.reset_stats();
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(async {
+        layercrawl::store::tls::install_provider();
         let http = reqwest::Client::new();
         let state = http.get(format!("{base}/api/state")).header("X-Studio-Token", token).send().await.expect("state");
         let state = json_of(&state.text().await.expect("body"));

@@ -16,6 +16,7 @@ fn client(farm: &Farm, follow: bool, timeout: Duration) -> reqwest::Client {
         farm.start_urls().iter().map(|u| u.trim_start_matches("http://").trim_end_matches('/').to_string()).collect();
     hosts.extend(hosts.clone().iter().filter(|h| h.starts_with('s')).map(|h| format!("blog.{h}")));
     hosts.push("ext.test".into());
+    layercrawl::store::tls::install_provider();
     let mut b = reqwest::Client::builder().no_proxy().timeout(timeout).redirect(if follow {
         reqwest::redirect::Policy::limited(10)
     } else {

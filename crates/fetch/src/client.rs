@@ -87,6 +87,7 @@ pub(super) fn capturing(cfg: &FetchConfig) -> Option<Arc<str>> {
 /// The client settings every exchange shares: no redirects followed,
 /// timeouts, the keep-alive pool, the user agent.
 pub(super) fn builder(cfg: &FetchConfig) -> reqwest::ClientBuilder {
+    layercrawl_store::tls::install_provider();
     reqwest::Client::builder()
         .user_agent(cfg.politeness.user_agent.clone())
         .redirect(reqwest::redirect::Policy::none())

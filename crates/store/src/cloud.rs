@@ -42,6 +42,7 @@ pub(super) fn open(location: &str) -> Result<Arc<dyn ObjectStore>, StoreError> {
         .host_str()
         .filter(|b| !b.is_empty())
         .ok_or_else(|| err(format!("no bucket or container after `{scheme}://` (e.g. {scheme}://bucket/prefix)")))?;
+    super::tls::install_provider();
     let built: Result<Arc<dyn ObjectStore>, object_store::Error> = match scheme {
         "s3" => {
             let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket);

@@ -28,6 +28,7 @@ mod rows;
 pub mod schema;
 pub mod scratch;
 mod splice;
+pub mod tls;
 
 // The vocabulary below the store, under the names the store's files use.
 pub(crate) use layercrawl_vocab::{self as vocab, fence, scope};

@@ -115,7 +115,7 @@ async fn direct(addr: SocketAddr, timeout: Duration) -> Result<Box<dyn Io>, Stri
 /// TLS to a proxy, its certificate checked as the HTTP client checks a
 /// server's (the platform's verifier and roots).
 fn connector() -> Result<tokio_rustls::TlsConnector, String> {
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let provider = layercrawl_store::tls::provider();
     let verifier = rustls_platform_verifier::Verifier::new(Arc::clone(&provider)).map_err(|e| e.to_string())?;
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
