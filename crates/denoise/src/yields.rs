@@ -29,7 +29,11 @@
 //! 3. a URL whose every class yields less is skipped, except one in
 //!    [`PROBE_EVERY`] (by a hash of the URL, the same on every run), which
 //!    is fetched as a probe: its outcome keeps the class's yield current, so
-//!    a class whose later pages turn fruitful is followed again.
+//!    a class whose later pages turn fruitful is followed again. The rate
+//!    falls as the evidence grows ([`probe_every`]): a class judged on `n`
+//!    fetches is probed once in `n` (from 16 to 64), the decaying
+//!    exploration of an ε-greedy choice with ε ∝ 1/n, which keeps probing
+//!    a class forever but spends less on one whose yield is well known.
 //!
 //! The DOM prefilter and the LCS clusters are inputs, not the decision: a
 //! link in a navigation block is a suspect that this evidence confirms or
@@ -67,8 +71,12 @@ pub const DEFER_BELOW: f32 = 0.75;
 const SITE_EVIDENCE: u64 = 20;
 /// New texts per fetch under which a class is not followed.
 pub const MIN_YIELD: f32 = 0.1;
-/// A URL of a class that yields little is still fetched once in this many.
+/// A URL of a class that yields little is still fetched once in this many
+/// while the class has at most this many judged fetches...
 pub const PROBE_EVERY: u64 = 16;
+/// ...then once in as many as its judged fetches, up to this many: the
+/// more evidence a class of copies has, the less a probe can change it.
+pub const PROBE_EVERY_MOST: u64 = 64;
 /// Source templates kept per candidate URL.
 pub const MAX_VIA: usize = 4;
 /// Query values up to this long, without digits or separators, name a kind
@@ -365,11 +373,19 @@ impl Yields {
             }
         }
         let Some(best) = best else { return Verdict::Cold };
-        if xxhash_rust::xxh3::xxh3_64(url.as_bytes()).is_multiple_of(PROBE_EVERY) {
+        if xxhash_rust::xxh3::xxh3_64(url.as_bytes()).is_multiple_of(probe_every(best)) {
             return Verdict::Probe;
         }
         Verdict::Skip(best.clone())
     }
+}
+
+/// One URL in how many of a class that yields little is fetched as its
+/// probe: [`PROBE_EVERY`], or as many as the class's judged fetches once it
+/// has more, at most [`PROBE_EVERY_MOST`].
+#[must_use]
+pub fn probe_every(class: &ClassCount) -> u64 {
+    class.fetched.clamp(PROBE_EVERY, PROBE_EVERY_MOST)
 }
 
 /// The kind of view a link template `target` is of pages of template

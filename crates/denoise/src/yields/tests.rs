@@ -58,7 +58,7 @@ fn a_class_of_copies_is_skipped_and_a_class_of_new_texts_is_followed() {
         (100..140).map(|i| y.decide(&format!("http://git.test/repo/tree/src/lib.rs?id=e{i}"), &tree, true)).collect();
     let probes = skipped.iter().filter(|v| **v == Verdict::Probe).count();
     assert!(skipped.iter().all(|v| matches!(v, Verdict::Probe | Verdict::Skip(_))), "{skipped:?}");
-    assert!((1..=6).contains(&probes), "about one in {PROBE_EVERY} is a probe: {probes}");
+    assert!((1..=6).contains(&probes), "about one in 20 (its fetches) is a probe: {probes}");
     let Some(Verdict::Skip(evidence)) = skipped.iter().find(|v| matches!(v, Verdict::Skip(_))) else {
         panic!("{skipped:?}")
     };
@@ -196,4 +196,30 @@ fn counts_round_trip() {
     assert_eq!(rows.len(), 4 + 4 + 2 + 1);
     assert_eq!(counts_rows(&counts_batch(&rows).expect("batch")).expect("decode"), rows);
     assert_eq!(Yields::from_counts(rows.clone()).counts(), rows);
+}
+
+#[test]
+fn the_more_a_class_of_copies_was_judged_the_fewer_probes_it_gets() {
+    let class = |fetched| ClassCount { fetched, ..ClassCount::default() };
+    assert_eq!(probe_every(&class(4)), PROBE_EVERY, "little evidence: the base rate");
+    assert_eq!(probe_every(&class(16)), 16);
+    assert_eq!(probe_every(&class(40)), 40, "one in as many as its fetches");
+    assert_eq!(probe_every(&class(5_000)), PROBE_EVERY_MOST, "never fewer than one in {PROBE_EVERY_MOST}");
+    // Measured on decisions: a class of 400 judged copies gets a quarter
+    // of the probes a class of 16 does, over the same 4,000 URLs.
+    let probes = |fetched: u64| {
+        let mut y = Yields::default();
+        let tree = via(&["http://git.test/repo/tree/src/?id=c0"]);
+        for i in 0..fetched {
+            y.record(&format!("http://git.test/repo/tree/src/lib.rs?id=c{i}"), &tree, Outcome::Copy);
+        }
+        (0..4_000)
+            .filter(|i| {
+                y.decide(&format!("http://git.test/repo/tree/src/lib.rs?id=p{i}"), &tree, true) == Verdict::Probe
+            })
+            .count()
+    };
+    let (few, many) = (probes(16), probes(400));
+    assert!((180..=320).contains(&few), "about 4,000 / 16: {few}");
+    assert!((40..=90).contains(&many), "about 4,000 / 64: {many}");
 }
