@@ -6,6 +6,7 @@
 
 mod common;
 
+mod backends;
 mod crawl;
 mod dedup;
 mod denoise;

@@ -353,8 +353,12 @@ fn a_driver_stopped_past_its_lease_has_its_workers_fenced_off_before_a_takeover(
     let farm_started = Instant::now();
     let want = local_reference(&web, 1);
     let data = web.dir("fenced");
-    // The first driver's layer 1 is slow (a page every 30 s per host): its
-    // workers still have minutes of work when it is stopped.
+    // Layer 0 first, at full speed (a run one layer shallower, resumed
+    // below: `--delay` is not part of a crawl's settings). Then the first
+    // driver's layer 1 is slow (a page every 30 s per host): its workers
+    // still have minutes of work when it is stopped.
+    let seeds_only = common::layercrawl(&web.run_args(&data, 0, &["--partitions", "6", "--delay", "0"]));
+    ok(&seeds_only, "layer 0");
     let mut first_args = web.run_args(&data, 1, &["--partitions", "6", "--delay", "30000"]);
     // A 12 s lease (heartbeat 2 s, fence 8 s): the same protocol as the
     // default 60 s, five times quicker to wait out.
@@ -678,9 +682,10 @@ fn a_driver_stopped_in_its_merge_past_its_lease_merges_nothing_after_a_takeover(
         v["token"].as_str().expect("token").to_string()
     };
     let first_token = token_of(&lease);
-    // One layer deeper, and slow enough (a page every 0.3 s per host) that
-    // its own merge comes well after the first driver is resumed.
-    let mut second_args = web.run_args(&data, 2, &["--partitions", "6", "--delay", "300"]);
+    // One layer deeper, and slow enough (a page every 60 ms per host, its
+    // layer 2 about 20 s) that its own merge comes well after the first
+    // driver is resumed, a second after the takeover.
+    let mut second_args = web.run_args(&data, 2, &["--partitions", "6", "--delay", "60"]);
     second_args
         .extend(["--executor", "processes", "--workers", "2", "--wait", "--lease-expiry", "12s"].map(String::from));
     let second = Command::new(env!("CARGO_BIN_EXE_layercrawl"))

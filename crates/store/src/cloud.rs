@@ -20,7 +20,7 @@
 
 use std::sync::Arc;
 
-use object_store::aws::AmazonS3Builder;
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::azure::MicrosoftAzureBuilder;
 use object_store::gcp::GoogleCloudStorageBuilder;
 use object_store::prefix::PrefixStore;
@@ -29,8 +29,12 @@ use object_store::ObjectStore;
 use super::StoreError;
 
 /// The object store behind `location` (a URL whose scheme is not `file`
-/// or `memory`), rooted at its prefix.
-pub(super) fn open(location: &str) -> Result<Arc<dyn ObjectStore>, StoreError> {
+/// or `memory`), rooted at its prefix, configured from the environment and
+/// then from `options`, which win: each a setting named as its environment
+/// variable is (`AWS_ENDPOINT_URL`, `AZURE_STORAGE_ACCOUNT_KEY`, in any
+/// case) or as the object store library's own key (`endpoint`,
+/// `allow_http`).
+pub(super) fn open(location: &str, options: &[(String, String)]) -> Result<Arc<dyn ObjectStore>, StoreError> {
     let err = |reason: String| StoreError::Open { location: location.to_string(), reason };
     let url = url::Url::parse(location).map_err(|e| err(format!("not a URL: {e}")))?;
     let scheme = url.scheme();
@@ -42,24 +46,34 @@ pub(super) fn open(location: &str) -> Result<Arc<dyn ObjectStore>, StoreError> {
         .host_str()
         .filter(|b| !b.is_empty())
         .ok_or_else(|| err(format!("no bucket or container after `{scheme}://` (e.g. {scheme}://bucket/prefix)")))?;
+    let unknown = |key: &str| err(format!("`{key}` is no setting of {scheme}:// (docs/src/cluster.md)"));
     super::tls::install_provider();
     let built: Result<Arc<dyn ObjectStore>, object_store::Error> = match scheme {
         "s3" => {
             let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket);
-            let endpoint = std::env::var("AWS_ENDPOINT_URL").or_else(|_| std::env::var("AWS_ENDPOINT"));
-            if endpoint.is_ok_and(|e| e.starts_with("http://")) {
+            for (key, value) in options {
+                b = b.with_config(key.to_ascii_lowercase().parse().map_err(|_| unknown(key))?, value);
+            }
+            // An endpoint given as `http://` is taken as given.
+            if b.get_config_value(&AmazonS3ConfigKey::Endpoint).is_some_and(|e| e.starts_with("http://")) {
                 b = b.with_allow_http(true);
             }
             b.build().map(|s| Arc::new(s) as Arc<dyn ObjectStore>)
         }
-        "gs" => GoogleCloudStorageBuilder::from_env()
-            .with_bucket_name(bucket)
-            .build()
-            .map(|s| Arc::new(s) as Arc<dyn ObjectStore>),
-        _ => MicrosoftAzureBuilder::from_env()
-            .with_container_name(bucket)
-            .build()
-            .map(|s| Arc::new(s) as Arc<dyn ObjectStore>),
+        "gs" => {
+            let mut b = GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket);
+            for (key, value) in options {
+                b = b.with_config(key.to_ascii_lowercase().parse().map_err(|_| unknown(key))?, value);
+            }
+            b.build().map(|s| Arc::new(s) as Arc<dyn ObjectStore>)
+        }
+        _ => {
+            let mut b = MicrosoftAzureBuilder::from_env().with_container_name(bucket);
+            for (key, value) in options {
+                b = b.with_config(key.to_ascii_lowercase().parse().map_err(|_| unknown(key))?, value);
+            }
+            b.build().map(|s| Arc::new(s) as Arc<dyn ObjectStore>)
+        }
     };
     let store =
         built.map_err(|e| err(format!("{e}. Check the {} settings (docs/src/cluster.md)", env_family(scheme))))?;
@@ -81,9 +95,16 @@ mod tests {
 
     #[test]
     fn a_location_without_a_bucket_is_refused_by_name() {
-        let err = open("s3:///prefix").expect_err("no bucket");
+        let err = open("s3:///prefix", &[]).expect_err("no bucket");
         assert!(err.to_string().contains("no bucket"), "{err}");
-        let err = open("ftp://host/x").expect_err("unknown scheme");
+        let err = open("ftp://host/x", &[]).expect_err("unknown scheme");
         assert!(err.to_string().contains("`ftp://`"), "{err}");
+    }
+
+    #[test]
+    fn a_setting_no_store_knows_is_refused_by_name() {
+        let options = [("AWS_ENDPOINT_URLL".to_string(), "http://127.0.0.1:9".to_string())];
+        let err = open("s3://bucket/prefix", &options).expect_err("unknown setting");
+        assert!(err.to_string().contains("`AWS_ENDPOINT_URLL` is no setting of s3://"), "{err}");
     }
 }

@@ -232,6 +232,20 @@ impl Store {
     /// When the folder cannot be created, the cloud store's settings are
     /// incomplete, or the URL scheme is unknown.
     pub fn open(location: &str) -> Result<Self, StoreError> {
+        Self::open_with(location, &[])
+    }
+
+    /// Opens `location` as [`Store::open`] does, with a cloud store's
+    /// settings given here rather than only in the environment (a
+    /// notebook's or an embedding program's own credentials): each is
+    /// named as its environment variable is (`AWS_ENDPOINT_URL`,
+    /// `AZURE_STORAGE_ACCOUNT_KEY`, in any case) and wins over it. A local
+    /// folder takes none.
+    ///
+    /// # Errors
+    /// As [`Store::open`], and when a setting is unknown to the location's
+    /// kind of store (named in the error).
+    pub fn open_with(location: &str, options: &[(String, String)]) -> Result<Self, StoreError> {
         let open_err = |reason: String| StoreError::Open { location: location.to_string(), reason };
         if location == "memory://" || location.starts_with("memory://") {
             return Ok(Self::from_object_store(Arc::new(object_store::memory::InMemory::new()), location));
@@ -239,7 +253,7 @@ impl Store {
         let dir = if let Some(rest) = location.strip_prefix("file://") {
             std::path::PathBuf::from(rest)
         } else if location.contains("://") {
-            return cloud::open(location).map(|inner| Self::from_object_store(inner, location));
+            return cloud::open(location, options).map(|inner| Self::from_object_store(inner, location));
         } else {
             std::path::PathBuf::from(location)
         };

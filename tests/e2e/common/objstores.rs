@@ -142,6 +142,28 @@ impl Server {
         }
     }
 
+    /// The same store's settings as given to `Store::open_with`: S3's are
+    /// its environment's; Azurite is addressed as any Azure-compatible
+    /// endpoint is (its account, key and URL), not as the emulator.
+    pub fn options(&self) -> Vec<(String, String)> {
+        match self.kind {
+            Kind::S3 => self.env().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            Kind::Azure => [
+                ("AZURE_STORAGE_ACCOUNT_NAME", "devstoreaccount1".to_string()),
+                // Azurite's published development key.
+                (
+                    "AZURE_STORAGE_ACCOUNT_KEY",
+                    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==".into(),
+                ),
+                ("AZURE_STORAGE_ENDPOINT", format!("{}/devstoreaccount1", self.endpoint)),
+                ("AZURE_ALLOW_HTTP", "true".into()),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        }
+    }
+
     /// Copies every object under `bucket/prefix` into the folder `dest`.
     pub fn download(&self, bucket: &str, prefix: &str, dest: &Path) {
         self.py(&[
