@@ -1,6 +1,6 @@
 //! The guarantees every backend must keep, as one suite run against each
 //! (a local folder, `file://`, `memory://` in this crate's unit tests; an
-//! S3 API server and Azure's storage emulator in `tests/backends.rs`), as
+//! S3 API server and Azure's storage emulator in `tests/e2e/backends.rs`), as
 //! object_store tests its own stores: whatever the backend, a crawl's
 //! guarantees are the same (ARCHITECTURE.md,
 //! "Invariants"). [`check`] panics at the first guarantee a store breaks.
