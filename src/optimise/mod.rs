@@ -294,13 +294,16 @@ struct PartitionNext {
 async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<PartitionNext, StageError> {
     let (store, opt) = (&ctx.store, &*ctx.cfg);
     let mut m = NextManifest::default();
+    // The filter's counts are read and judged while the candidates are
+    // read and labelled: neither needs the other.
+    let counting = (opt.denoise != Denoise::Off).then(|| tokio::spawn(yields::count(store.clone(), layer, k)));
     let mut cands = shuffle::read_partition(store, layer, k).await?;
     let followed_targets = cands.iter().filter(|c| c.followed).count() as u64;
     // Candidates the filter deferred here are decided with this layer's.
     let again = if opt.denoise == Denoise::Off {
         std::collections::HashSet::new()
     } else {
-        yields::add_deferred(store, layer, k, &mut cands).await?
+        yields::add_deferred(store, layer, k, &mut cands, layer >= ctx.depth).await?
     };
     // Traps first: they are never followed, whatever --denoise says.
     let mut labels = labels::find_traps(&cands, opt.max_query_variants);
@@ -309,6 +312,7 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
     let mut skipped = SkipCounts::default();
     let mut verdicts: Vec<Option<Verdict>> = Vec::new();
     let mut deferred: Vec<usize> = Vec::new();
+    let mut counts_written = None;
     if opt.denoise != Denoise::Off {
         let known: Vec<String> = opt.noise_patterns.clone();
         let method = opt.denoise.method();
@@ -330,7 +334,12 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
                 labels.entry(fp).or_insert(NoiseLabel::LcsCluster);
             }
         }
-        let evidence = yields::count(store, layer, k).await?;
+        let counted = counting
+            .ok_or_else(|| StageError::Internal("the filter's counts were not started".into()))?
+            .await
+            .map_err(|e| StageError::Internal(format!("counting the link classes failed: {e}")))??;
+        counts_written = Some(counted.written);
+        let evidence = counted.yields;
         let depth = i32::try_from(ctx.depth).unwrap_or(i32::MAX);
         let (back, decided) = off_async("deciding by yield", move || {
             let decided = yields::decide(&evidence, &cands, depth, &again);
@@ -390,6 +399,9 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
         yields::write_via(store, layer + 1, k, &via).await?;
         yields::write_skipped(store, layer + 1, k, &skips).await?;
         yields::write_deferred(store, layer + 1, k, &held).await?;
+    }
+    if let Some(written) = counts_written {
+        written.await.map_err(|e| StageError::Internal(format!("writing the link classes' counts failed: {e}")))??;
     }
     m.skipped = skipped;
     let carried = read_carried(store, layer, k).await?;

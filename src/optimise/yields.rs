@@ -12,6 +12,7 @@ use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{Array, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use futures::StreamExt;
+use rayon::prelude::*;
 
 use crate::denoise::evidence::{self, Sample, SeenTexts};
 use crate::denoise::yields::{
@@ -30,50 +31,63 @@ use super::{missing, off_async, Candidate};
 
 /// The class counts of partition `k` after `layer`: those up to the layer
 /// before, plus this layer's pages judged against every text the partition
-/// fetched before them. Written to the data store, so that the next layer
-/// starts from them; re-running the step rewrites the same file.
-pub(super) async fn count(store: &Store, layer: u32, k: u32) -> Result<Yields, StageError> {
+/// fetched before them, with their file on its way to the data store (the
+/// next layer starts from it; re-running the step rewrites the same file).
+pub(super) struct Counted {
+    pub yields: Yields,
+    /// The counts' file being written, beside the rest of the partition's
+    /// step: awaited before the step commits.
+    pub written: tokio::task::JoinHandle<Result<(), StoreError>>,
+}
+
+/// Counts partition `k`'s classes after `layer` ([`Counted`]).
+pub(super) async fn count(store: Store, layer: u32, k: u32) -> Result<Counted, StageError> {
     let mut before: Vec<ClassCount> = Vec::new();
     if layer > 0 {
         let path = layout::yields(layer - 1, k);
-        for b in read_if_exists(store, &path).await? {
+        for b in read_if_exists(&store, &path).await? {
             before.extend(counts_rows(&b).ok_or_else(|| missing(&path, "level, source, target, fetched, new"))?);
         }
     }
     let mut seen = SeenTexts::default();
     for earlier in 0..layer {
-        read_text_hashes(store, earlier, k, &mut seen).await?;
+        read_text_hashes(&store, earlier, k, &mut seen).await?;
     }
     seen.freeze();
-    let mut now = read_samples(store, layer, k).await?;
+    let mut now = read_samples(&store, layer, k).await?;
     evidence::judging_order(&mut now);
-    let via = read_via(store, layer, k).await?;
-    let yields = off_async("judging the layer's pages", move || {
+    let via = read_via(&store, layer, k).await?;
+    let (yields, rows) = off_async("judging the layer's pages", move || {
         let mut y = Yields::from_counts(before);
         for s in &now {
             let outcome = seen.judge(s);
             let classes = via.get(&urlnorm::fingerprint_str(&s.url)).map_or(&[][..], Vec::as_slice);
             y.record(&s.url, classes, outcome);
         }
-        y
+        let rows = y.counts();
+        (y, rows)
     })
     .await?;
-    let path = layout::yields(layer, k);
-    let rows = yields.counts();
-    if rows.is_empty() {
-        store.delete(&path).await?;
-    } else {
-        let mut w = ShardWriter::create(store, &path, counts_schema(), 8 << 20)?;
+    let written = tokio::spawn(async move {
+        let path = layout::yields(layer, k);
+        if rows.is_empty() {
+            return store.delete(&path).await;
+        }
+        let mut w = ShardWriter::create(&store, &path, counts_schema(), 8 << 20)?;
         for chunk in rows.chunks(8192) {
             w.write(
                 &counts_batch(chunk).map_err(|e| StoreError::Schema { path: path.clone(), reason: e.to_string() })?,
             )
             .await?;
         }
-        w.finish().await?;
-    }
-    Ok(yields)
+        w.finish().await.map(|_| ())
+    });
+    Ok(Counted { yields, written })
 }
+
+/// The group a cold candidate waits in: its first source's coarse
+/// template and its own, or, for a view, "" and the view's kind.
+type ColdGroup = (String, String);
 
 /// What the filter decided for a partition's candidates.
 pub(super) struct Decisions {
@@ -95,32 +109,44 @@ pub(super) struct Decisions {
 /// and kind, [`VIEW_BATCH`] of each fetched, and wait on every host before
 /// the crawl's depth.
 pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &HashSet<u64>) -> Decisions {
-    let mut probes = 0;
-    let mut cold: BTreeMap<(String, String), Vec<(u64, usize)>> = BTreeMap::new();
-    let verdicts = cands
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
+    // Each candidate's verdict, and the group it waits in, on every core:
+    // a large site's partition is the last one the step waits for.
+    let decided: Vec<Option<(Verdict, Option<ColdGroup>)>> = cands
+        .par_iter()
+        .map(|c| {
             c.followed.then(|| {
                 let last = c.row.depth >= depth;
                 let v = yields.decide(&c.row.url, &c.via, last);
-                probes += u64::from(v == Verdict::Probe);
                 let target = link_template(&c.row.url);
                 let view = c.via.iter().find_map(|s| view_kind(s, &target));
                 // Views wait on every host, but at the crawl's depth only
                 // where other cold classes do: waiting there costs a layer.
                 let waits = v == Verdict::Cold && ((view.is_some() && !last) || yields.defers_cold(&c.row.url));
-                if waits && !again.contains(&urlnorm::fingerprint_str(&c.row.url)) {
+                let group = (waits && !again.contains(&urlnorm::fingerprint_str(&c.row.url))).then(|| {
                     // The class its probes will give evidence of: the
                     // host's views of that kind, or the coarse class.
                     // At the crawl's depth a view waits as any cold
                     // target does (by its coarse class): a smaller batch
                     // there would cost a catch-up layer.
-                    let key = match view.filter(|_| !last) {
+                    match view.filter(|_| !last) {
                         Some(kind) => (String::new(), kind),
                         None => (c.via.first().map_or(String::new(), |s| coarse_of(s)), coarse_of(&target)),
-                    };
-                    cold.entry(key).or_default().push((xxhash_rust::xxh3::xxh3_64(c.row.url.as_bytes()), i));
+                    }
+                });
+                (v, group)
+            })
+        })
+        .collect();
+    let mut probes = 0;
+    let mut cold: BTreeMap<ColdGroup, Vec<(u64, usize)>> = BTreeMap::new();
+    let verdicts = decided
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| {
+            d.map(|(v, group)| {
+                probes += u64::from(v == Verdict::Probe);
+                if let Some(key) = group {
+                    cold.entry(key).or_default().push((xxhash_rust::xxh3::xxh3_64(cands[i].row.url.as_bytes()), i));
                 }
                 v
             })
@@ -173,12 +199,15 @@ pub(super) async fn write_deferred(store: &Store, layer: u32, k: u32, rows: &[&C
 
 /// Adds partition `k`'s candidates deferred into `layer` to `cands` (a
 /// candidate found again takes the smaller depth and both link classes),
-/// keeping URL order; returns their fingerprints.
+/// keeping URL order; returns their fingerprints. `unshuffled`: some of the
+/// layer's links were not shuffled (a layer at or past the crawl's depth),
+/// so a deferred candidate not among `cands` may still be linked from it.
 pub(super) async fn add_deferred(
     store: &Store,
     layer: u32,
     k: u32,
     cands: &mut Vec<Candidate>,
+    unshuffled: bool,
 ) -> Result<HashSet<u64>, StoreError> {
     let path = layout::deferred(layer, k);
     let mut again = HashSet::new();
@@ -216,9 +245,11 @@ pub(super) async fn add_deferred(
                     dom: false,
                     content: true,
                     via: templates,
-                    // Its links are in the layer that deferred it, whose
-                    // shards keep their labels as they were.
-                    sources: 0,
+                    // Its links in the layer that deferred it keep their
+                    // labels as they were. Where this layer's links were
+                    // not all read here, its pages may link it too: should
+                    // it be skipped, every shard of the layer is looked at.
+                    sources: if unshuffled { u64::MAX } else { 0 },
                 }),
             }
         }
