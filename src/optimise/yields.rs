@@ -116,12 +116,12 @@ pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &H
         .map(|c| {
             c.followed.then(|| {
                 let last = c.row.depth >= depth;
-                let v = yields.decide(&c.row.url, &c.via, last);
                 let target = link_template(&c.row.url);
+                let v = yields.decide_template(&c.row.url, &target, &c.via, last);
                 let view = c.via.iter().find_map(|s| view_kind(s, &target));
                 // Views wait on every host, but at the crawl's depth only
                 // where other cold classes do: waiting there costs a layer.
-                let waits = v == Verdict::Cold && ((view.is_some() && !last) || yields.defers_cold(&c.row.url));
+                let waits = v == Verdict::Cold && ((view.is_some() && !last) || yields.defers_cold(&target));
                 let group = (waits && !again.contains(&urlnorm::fingerprint_str(&c.row.url))).then(|| {
                     // The class its probes will give evidence of: the
                     // host's views of that kind, or the coarse class.

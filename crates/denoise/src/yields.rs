@@ -361,12 +361,12 @@ impl Yields {
         self.get(Level::View, "", &kind).filter(|c| c.evident())
     }
 
-    /// Whether the cold classes of `url`'s host wait for their probes: its
-    /// judged pages were mostly not new ([`DEFER_BELOW`]).
+    /// Whether the cold classes of a host wait for their probes, for a URL
+    /// of link template `target`: the host's judged pages were mostly not
+    /// new ([`DEFER_BELOW`]).
     #[must_use]
-    pub fn defers_cold(&self, url: &str) -> bool {
-        let template = link_template(url);
-        let host = template.split('/').next().unwrap_or_default();
+    pub fn defers_cold(&self, target: &str) -> bool {
+        let host = target.split('/').next().unwrap_or_default();
         self.get(Level::Site, "", host).is_some_and(|c| c.fetched >= SITE_EVIDENCE && c.share() < DEFER_BELOW)
     }
 
@@ -375,16 +375,22 @@ impl Yields {
     /// so only its own text counts.
     #[must_use]
     pub fn decide(&self, url: &str, via: &[String], last: bool) -> Verdict {
+        self.decide_template(url, &link_template(url), via, last)
+    }
+
+    /// [`Self::decide`] for a URL whose link template the caller has
+    /// already made (`target`).
+    #[must_use]
+    pub fn decide_template(&self, url: &str, target: &str, via: &[String], last: bool) -> Verdict {
         if via.is_empty() || self.classes.is_empty() {
             return Verdict::Explore;
         }
-        let target = link_template(url);
-        let coarse_target = coarse_of(&target);
+        let coarse_target = coarse_of(target);
         // A view of a page leads where the page does: it is judged by what
         // views of its kind brought, never followed as a hub.
-        let view = via.iter().any(|s| view_kind(s, &target).is_some());
+        let view = via.iter().any(|s| view_kind(s, target).is_some());
         if !last && !view {
-            match self.hub(&target, &coarse_target) {
+            match self.hub(target, &coarse_target) {
                 None => return Verdict::Explore,
                 Some(h) if h >= MIN_HUB => return Verdict::Hub,
                 Some(_) => {}
@@ -392,7 +398,7 @@ impl Yields {
         }
         let mut best: Option<&ClassCount> = None;
         for s in via {
-            match self.evidence(s, &target, &coarse_target) {
+            match self.evidence(s, target, &coarse_target) {
                 // A source of no evidence yet does not outweigh the others'.
                 None => {}
                 Some(c) if c.yields() => return Verdict::Yields,

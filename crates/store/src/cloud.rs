@@ -50,10 +50,9 @@ pub(super) fn open(location: &str, options: &[(String, String)]) -> Result<Arc<d
     super::tls::install_provider();
     let built: Result<Arc<dyn ObjectStore>, object_store::Error> = match scheme {
         "s3" => {
-            let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket);
-            for (key, value) in options {
-                b = b.with_config(key.to_ascii_lowercase().parse().map_err(|_| unknown(key))?, value);
-            }
+            let mut b =
+                configured(AmazonS3Builder::from_env().with_bucket_name(bucket), options, AmazonS3Builder::with_config)
+                    .map_err(|key| unknown(&key))?;
             // An endpoint given as `http://` is taken as given.
             if b.get_config_value(&AmazonS3ConfigKey::Endpoint).is_some_and(|e| e.starts_with("http://")) {
                 b = b.with_allow_http(true);
@@ -61,17 +60,21 @@ pub(super) fn open(location: &str, options: &[(String, String)]) -> Result<Arc<d
             b.build().map(|s| Arc::new(s) as Arc<dyn ObjectStore>)
         }
         "gs" => {
-            let mut b = GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket);
-            for (key, value) in options {
-                b = b.with_config(key.to_ascii_lowercase().parse().map_err(|_| unknown(key))?, value);
-            }
+            let b = configured(
+                GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket),
+                options,
+                GoogleCloudStorageBuilder::with_config,
+            )
+            .map_err(|key| unknown(&key))?;
             b.build().map(|s| Arc::new(s) as Arc<dyn ObjectStore>)
         }
         _ => {
-            let mut b = MicrosoftAzureBuilder::from_env().with_container_name(bucket);
-            for (key, value) in options {
-                b = b.with_config(key.to_ascii_lowercase().parse().map_err(|_| unknown(key))?, value);
-            }
+            let b = configured(
+                MicrosoftAzureBuilder::from_env().with_container_name(bucket),
+                options,
+                MicrosoftAzureBuilder::with_config,
+            )
+            .map_err(|key| unknown(&key))?;
             b.build().map(|s| Arc::new(s) as Arc<dyn ObjectStore>)
         }
     };
@@ -79,6 +82,21 @@ pub(super) fn open(location: &str, options: &[(String, String)]) -> Result<Arc<d
         built.map_err(|e| err(format!("{e}. Check the {} settings (docs/src/cluster.md)", env_family(scheme))))?;
     let prefix = url.path().trim_matches('/');
     Ok(if prefix.is_empty() { store } else { Arc::new(PrefixStore::new(store, prefix)) })
+}
+
+/// `builder` with each of `options` set through `set`, its key parsed as
+/// the store's own (lowercase, as its environment variable's name is); the
+/// first key the store does not know, as given, is the error.
+fn configured<B, K: std::str::FromStr>(
+    mut builder: B,
+    options: &[(String, String)],
+    set: impl Fn(B, K, String) -> B,
+) -> Result<B, String> {
+    for (key, value) in options {
+        let parsed = key.to_ascii_lowercase().parse().map_err(|_| key.clone())?;
+        builder = set(builder, parsed, value.clone());
+    }
+    Ok(builder)
 }
 
 fn env_family(scheme: &str) -> &'static str {

@@ -135,13 +135,19 @@ fn cold_classes_wait_only_on_a_host_whose_pages_were_mostly_copies() {
     for i in 0..30 {
         y.record(&format!("http://docs.test/lib/m{i}.html"), &start, Outcome::New);
     }
-    assert!(!y.defers_cold("http://docs.test/api/x.html"), "every page new: cold classes are fetched at once");
+    assert!(
+        !y.defers_cold(&link_template("http://docs.test/api/x.html")),
+        "every page new: cold classes are fetched at once"
+    );
     for i in 0..30 {
         let outcome = if i % 4 == 0 { Outcome::New } else { Outcome::Copy };
         y.record(&format!("http://git.test/repo/tree/f{i}?id=1"), &start, outcome);
     }
-    assert!(y.defers_cold("http://git.test/repo/blame/x?id=2"), "a quarter new: cold classes wait for probes");
-    assert!(!y.defers_cold("http://new.test/"), "a host never judged does not wait");
+    assert!(
+        y.defers_cold(&link_template("http://git.test/repo/blame/x?id=2")),
+        "a quarter new: cold classes wait for probes"
+    );
+    assert!(!y.defers_cold(&link_template("http://new.test/")), "a host never judged does not wait");
 }
 
 #[test]
