@@ -14,7 +14,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use futures::StreamExt;
 use rayon::prelude::*;
 
-use crate::denoise::evidence::{self, Sample, SeenTexts};
+use crate::denoise::evidence::{self, Outcome, Sample, SeenTexts};
 use crate::denoise::yields::{
     add_via, coarse_of, counts_batch, counts_rows, counts_schema, link_template, view_kind, ClassCount, Verdict,
     Yields, COLD_BATCH, VIEW_BATCH,
@@ -34,42 +34,51 @@ use super::{missing, off_async, Candidate};
 /// fetched before them, with their file on its way to the data store (the
 /// next layer starts from it; re-running the step rewrites the same file).
 pub(super) struct Counted {
-    pub yields: Yields,
-    /// The counts' file being written, beside the rest of the partition's
-    /// step: awaited before the step commits.
+    /// Shared with the task writing them.
+    pub yields: Arc<Yields>,
+    /// The counts' file being sorted and written, beside the rest of the
+    /// partition's step: awaited before the step commits.
     pub written: tokio::task::JoinHandle<Result<(), StoreError>>,
 }
 
-/// Counts partition `k`'s classes after `layer` ([`Counted`]).
+/// Counts partition `k`'s classes after `layer` ([`Counted`]). The pages
+/// are judged in their order (whether a text is new depends on the pages
+/// before it), then their outcomes counted on every core: counts are sums,
+/// so parts counted apart and merged are the counts of the whole.
 pub(super) async fn count(store: Store, layer: u32, k: u32) -> Result<Counted, StageError> {
-    let mut before: Vec<ClassCount> = Vec::new();
-    if layer > 0 {
-        let path = layout::yields(layer - 1, k);
-        for b in read_if_exists(&store, &path).await? {
-            before.extend(counts_rows(&b).ok_or_else(|| missing(&path, "level, source, target, fetched, new"))?);
-        }
-    }
-    let mut seen = SeenTexts::default();
-    for earlier in 0..layer {
-        read_text_hashes(&store, earlier, k, &mut seen).await?;
-    }
-    seen.freeze();
-    let mut now = read_samples(&store, layer, k).await?;
+    let (before, mut seen, mut now, via) = tokio::try_join!(
+        read_counts(&store, layer, k),
+        read_seen(&store, layer, k),
+        read_samples(&store, layer, k),
+        read_via(&store, layer, k),
+    )?;
     evidence::judging_order(&mut now);
-    let via = read_via(&store, layer, k).await?;
-    let (yields, rows) = off_async("judging the layer's pages", move || {
+    let yields = off_async("judging the layer's pages", move || {
+        let outcomes: Vec<Outcome> = now.iter().map(|s| seen.judge(s)).collect();
+        let no_via: &[String] = &[];
+        let recorded = now
+            .par_iter()
+            .zip(outcomes)
+            .with_min_len(1024)
+            .fold(Yields::default, |mut part, (s, outcome)| {
+                let classes = via.get(&urlnorm::fingerprint_str(&s.url)).map_or(no_via, Vec::as_slice);
+                part.record(&s.url, classes, outcome);
+                part
+            })
+            .reduce(Yields::default, |mut a, b| {
+                a.merge(b);
+                a
+            });
         let mut y = Yields::from_counts(before);
-        for s in &now {
-            let outcome = seen.judge(s);
-            let classes = via.get(&urlnorm::fingerprint_str(&s.url)).map_or(&[][..], Vec::as_slice);
-            y.record(&s.url, classes, outcome);
-        }
-        let rows = y.counts();
-        (y, rows)
+        y.merge(recorded);
+        y
     })
     .await?;
+    let yields = Arc::new(yields);
+    let counts = Arc::clone(&yields);
     let written = tokio::spawn(async move {
         let path = layout::yields(layer, k);
+        let rows = counts.sorted();
         if rows.is_empty() {
             return store.delete(&path).await;
         }
@@ -83,6 +92,28 @@ pub(super) async fn count(store: Store, layer: u32, k: u32) -> Result<Counted, S
         w.finish().await.map(|_| ())
     });
     Ok(Counted { yields, written })
+}
+
+/// Partition `k`'s class counts after the layer before `layer`.
+async fn read_counts(store: &Store, layer: u32, k: u32) -> Result<Vec<ClassCount>, StoreError> {
+    let mut before: Vec<ClassCount> = Vec::new();
+    if layer > 0 {
+        let path = layout::yields(layer - 1, k);
+        for b in read_if_exists(store, &path).await? {
+            before.extend(counts_rows(&b).ok_or_else(|| missing(&path, "level, source, target, fetched, new"))?);
+        }
+    }
+    Ok(before)
+}
+
+/// The texts partition `k` fetched before `layer`.
+async fn read_seen(store: &Store, layer: u32, k: u32) -> Result<SeenTexts, StoreError> {
+    let mut seen = SeenTexts::default();
+    for earlier in 0..layer {
+        read_text_hashes(store, earlier, k, &mut seen).await?;
+    }
+    seen.freeze();
+    Ok(seen)
 }
 
 /// The group a cold candidate waits in: its first source's coarse

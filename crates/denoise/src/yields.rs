@@ -33,7 +33,12 @@
 //!    falls as the evidence grows ([`probe_every`]): a class judged on `n`
 //!    fetches is probed once in `n` (from 32 to 64), the decaying
 //!    exploration of an ε-greedy choice with ε ∝ 1/n, which keeps probing
-//!    a class forever but spends less on one whose yield is well known.
+//!    a class forever but spends less on one whose yield is well known;
+//! 4. a URL none of whose classes has evidence, in a section of its site
+//!    whose files of its kind were mostly answered with errors
+//!    ([`resource_kind`]), is judged by those fetches as in 3, and is not
+//!    followed as a hub in 0: a site's broken links are most often broken
+//!    the same way (relative links to files it does not serve).
 //!
 //! The DOM prefilter and the LCS clusters are inputs, not the decision: a
 //! link in a navigation block is a suspect that this evidence confirms or
@@ -83,6 +88,8 @@ pub const PROBE_EVERY: u64 = 32;
 pub const PROBE_EVERY_MOST: u64 = 64;
 /// Source templates kept per candidate URL.
 pub const MAX_VIA: usize = 4;
+/// A file extension is at most this long ([`resource_kind`]).
+const MAX_EXTENSION: usize = 8;
 /// Query values up to this long, without digits or separators, name a kind
 /// of view (`do=diff`, `s=name`) and stay in a link template.
 const MAX_LITERAL_VALUE: usize = 12;
@@ -158,6 +165,9 @@ pub enum Level {
     /// The views of pages on one host that add the same query keys
     /// ([`view_kind`]): every print view, every reply form.
     View = 5,
+    /// The pages of one section of a host whose file has one extension
+    /// ([`resource_kind`]): every `.hpp` under `/boost/`.
+    Resource = 6,
 }
 
 impl Level {
@@ -168,6 +178,7 @@ impl Level {
             2 => Self::HubFine,
             3 => Self::HubCoarse,
             5 => Self::View,
+            6 => Self::Resource,
             _ => Self::Site,
         }
     }
@@ -205,6 +216,19 @@ impl ClassCount {
 
     fn yields(&self) -> bool {
         self.share() >= MIN_YIELD
+    }
+
+    /// New texts per judged fetch that brought a page: errors left out.
+    #[must_use]
+    pub fn text_share(&self) -> f32 {
+        #[allow(clippy::cast_precision_loss)]
+        let s = self.new as f32 / self.fetched.saturating_sub(self.errors).max(1) as f32;
+        s
+    }
+
+    /// Most of its judged fetches were errors.
+    fn broken(&self) -> bool {
+        self.evident() && self.errors * 2 > self.fetched
     }
 }
 
@@ -268,9 +292,37 @@ impl Yields {
     /// The counts to store, sorted (the same file on every run).
     #[must_use]
     pub fn counts(&self) -> Vec<ClassCount> {
-        let mut v: Vec<ClassCount> = self.classes.values().cloned().collect();
-        v.sort();
+        self.sorted().into_iter().cloned().collect()
+    }
+
+    /// [`Self::counts`] without copying them.
+    #[must_use]
+    pub fn sorted(&self) -> Vec<&ClassCount> {
+        let mut v: Vec<&ClassCount> = self.classes.values().collect();
+        v.sort_unstable();
         v
+    }
+
+    /// Adds `other`'s counts to these: the counts of pages recorded apart
+    /// (on several cores) are those of the pages recorded together.
+    pub fn merge(&mut self, other: Self) {
+        if self.classes.is_empty() {
+            self.classes = other.classes;
+            return;
+        }
+        for (key, c) in other.classes {
+            match self.classes.entry(key) {
+                std::collections::hash_map::Entry::Occupied(mut e) => {
+                    let e = e.get_mut();
+                    e.fetched += c.fetched;
+                    e.new += c.new;
+                    e.errors += c.errors;
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(c);
+                }
+            }
+        }
     }
 
     /// Counts the outcome of a page fetched at `url`, reached from pages of
@@ -308,6 +360,13 @@ impl Yields {
         let site = self.entry(class_key(Level::Site, "", host), Level::Site, "", host);
         site.fetched += 1;
         site.new += new;
+        site.errors += error;
+        if let Some(kind) = resource_kind(url) {
+            let e = self.entry(class_key(Level::Resource, "", &kind), Level::Resource, "", &kind);
+            e.fetched += 1;
+            e.new += new;
+            e.errors += error;
+        }
         // As a hub: a page of its template, and a new text for the templates
         // whose links led here.
         self.entry(class_key(Level::HubFine, "", &target), Level::HubFine, "", &target).fetched += 1;
@@ -362,12 +421,20 @@ impl Yields {
     }
 
     /// Whether the cold classes of a host wait for their probes, for a URL
-    /// of link template `target`: the host's judged pages were mostly not
-    /// new ([`DEFER_BELOW`]).
+    /// of link template `target`: the pages the host served were mostly not
+    /// new ([`DEFER_BELOW`]). Its errors are left out: a site's broken links
+    /// say nothing of whether its views are copies.
     #[must_use]
     pub fn defers_cold(&self, target: &str) -> bool {
         let host = target.split('/').next().unwrap_or_default();
-        self.get(Level::Site, "", host).is_some_and(|c| c.fetched >= SITE_EVIDENCE && c.share() < DEFER_BELOW)
+        self.get(Level::Site, "", host)
+            .is_some_and(|c| c.fetched.saturating_sub(c.errors) >= SITE_EVIDENCE && c.text_share() < DEFER_BELOW)
+    }
+
+    /// The fetches of `url`'s kind of file in its section of the site,
+    /// when most of them were errors ([`resource_kind`]).
+    fn broken_kind(&self, url: &str) -> Option<&ClassCount> {
+        self.get(Level::Resource, "", &resource_kind(url)?).filter(|c| c.broken())
     }
 
     /// Whether to fetch `url`, reached from pages of the templates `via`;
@@ -386,10 +453,14 @@ impl Yields {
             return Verdict::Explore;
         }
         let coarse_target = coarse_of(target);
+        // A kind of file its host mostly answers with errors (a site's
+        // broken links to its header files) leads nowhere: only the URL's
+        // own classes' evidence can clear it.
+        let broken = self.broken_kind(url);
         // A view of a page leads where the page does: it is judged by what
         // views of its kind brought, never followed as a hub.
         let view = via.iter().any(|s| view_kind(s, target).is_some());
-        if !last && !view {
+        if !last && !view && broken.is_none() {
             match self.hub(target, &coarse_target) {
                 None => return Verdict::Explore,
                 Some(h) if h >= MIN_HUB => return Verdict::Hub,
@@ -406,7 +477,7 @@ impl Yields {
                 Some(_) => {}
             }
         }
-        let Some(best) = best else { return Verdict::Cold };
+        let Some(best) = best.or(broken) else { return Verdict::Cold };
         if xxhash_rust::xxh3::xxh3_64(url.as_bytes()).is_multiple_of(probe_every(best)) {
             return Verdict::Probe;
         }
@@ -449,6 +520,31 @@ pub fn view_kind(source: &str, target: &str) -> Option<String> {
     Some(format!("{host}?{}", added.join("&")))
 }
 
+/// The kind of file `url` names, in its site's section: its host, its
+/// first path segment (`*` when it names a single thing, as in
+/// [`link_template`]; none for a file at the root) and its last segment's
+/// extension (`s.test:8080/boost .hpp`), when it has one: up to
+/// [`MAX_EXTENSION`] letters or digits after a dot, in any case. A
+/// section's files of one kind are most often linked the same way, and so
+/// found, or broken, together; another section's files of the same kind
+/// are their own (a wiki's `docs/*.md` links broken, its `doc/*.md` pages
+/// served).
+#[must_use]
+pub fn resource_kind(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    let (host, path) = rest.split_once('/')?;
+    let (section, last) = match path.split_once('/') {
+        Some((first, _)) => (if variable(first) { "*" } else { first }, path.rsplit('/').next()?),
+        None => ("", path),
+    };
+    let (stem, ext) = last.rsplit_once('.')?;
+    let plain =
+        !stem.is_empty() && (1..=MAX_EXTENSION).contains(&ext.len()) && ext.bytes().all(|b| b.is_ascii_alphanumeric());
+    let slash = if section.is_empty() { "" } else { "/" };
+    plain.then(|| format!("{host}{slash}{section} .{}", ext.to_ascii_lowercase()))
+}
+
 /// Adds `template` to a candidate's sorted set of source templates, which
 /// keeps the [`MAX_VIA`] smallest: a union that does not depend on the
 /// order links are merged in.
@@ -483,7 +579,7 @@ pub fn counts_schema() -> SchemaRef {
 ///
 /// # Errors
 /// Never in practice.
-pub fn counts_batch(rows: &[ClassCount]) -> Result<RecordBatch, arrow_schema::ArrowError> {
+pub fn counts_batch(rows: &[&ClassCount]) -> Result<RecordBatch, arrow_schema::ArrowError> {
     let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
     let cols: Vec<arrow_array::ArrayRef> = vec![
         Arc::new(rows.iter().map(|r| Some(i32::from(r.level))).collect::<Int32Array>()),

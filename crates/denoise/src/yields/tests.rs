@@ -151,6 +151,66 @@ fn cold_classes_wait_only_on_a_host_whose_pages_were_mostly_copies() {
 }
 
 #[test]
+fn a_hosts_errors_do_not_make_its_cold_classes_wait() {
+    let mut y = Yields::default();
+    let start = via(&["http://docs.test/"]);
+    // Every page the host served was new; most of its links were broken.
+    for i in 0..30 {
+        y.record(&format!("http://docs.test/lib/m{i}.html"), &start, Outcome::New);
+    }
+    for i in 0..60 {
+        y.record(&format!("http://docs.test/include/h{i}.hpp"), &start, Outcome::Error);
+    }
+    assert!(!y.defers_cold(&link_template("http://docs.test/api/x.html")), "its pages were all new");
+}
+
+#[test]
+fn the_kind_of_a_file_is_its_sites_section_and_its_extension() {
+    assert_eq!(resource_kind("http://b.test:8080/boost/units/si.hpp").as_deref(), Some("b.test:8080/boost .hpp"));
+    assert_eq!(resource_kind("http://b.test/a/Guide.PDF?x=1#top").as_deref(), Some("b.test/a .pdf"));
+    assert_eq!(resource_kind("http://b.test/2024-05/x/report.pdf").as_deref(), Some("b.test/* .pdf"));
+    assert_eq!(resource_kind("http://b.test/README.md").as_deref(), Some("b.test .md"), "a file at the root");
+    assert_eq!(resource_kind("http://b.test/a/tree/"), None, "a folder");
+    assert_eq!(resource_kind("http://b.test/a/v1.2-beta"), None, "not an extension");
+    assert_eq!(resource_kind("http://b.test/.profile"), None, "no name before the dot");
+    assert_eq!(resource_kind("http://b.test"), None);
+}
+
+#[test]
+fn a_kind_of_file_its_host_mostly_answers_with_errors_is_skipped_until_its_class_yields() {
+    let mut y = Yields::default();
+    let reference = via(&["http://boost.test/interprocess/reference.html"]);
+    // A site's links to its header files, broken in one section...
+    for i in 0..12 {
+        y.record(&format!("http://boost.test/boost/interprocess/h{i}_x.hpp"), &reference, Outcome::Error);
+    }
+    // ...are reached from another section's pages: a class never fetched,
+    // but a kind of file the host answers with errors. Skipped as errors,
+    // bar its probes; at the depth and before it.
+    let units = via(&["http://boost.test/units/reference.html"]);
+    for last in [true, false] {
+        let verdicts: Vec<Verdict> =
+            (0..64).map(|i| y.decide(&format!("http://boost.test/boost/units/u{i}_y.hpp"), &units, last)).collect();
+        let probes = verdicts.iter().filter(|v| **v == Verdict::Probe).count();
+        assert!((1..=8).contains(&probes), "{verdicts:?}");
+        let Some(Verdict::Skip(class)) = verdicts.iter().find(|v| matches!(v, Verdict::Skip(_))) else {
+            panic!("none skipped: {verdicts:?}")
+        };
+        assert_eq!((class.fetched, class.errors, class.target.as_str()), (12, 12, "boost.test/boost .hpp"));
+    }
+    // Pages of the host's other kinds, and files of that kind in another
+    // section, are not judged by it.
+    assert_eq!(y.decide("http://boost.test/boost/units/index.html", &units, true), Verdict::Cold);
+    assert_eq!(y.decide("http://boost.test/libs/units/u_y.hpp", &units, true), Verdict::Cold);
+    // A class of that kind whose own fetches brought texts is followed.
+    let listing = via(&["http://boost.test/headers.html"]);
+    for i in 0..6 {
+        y.record(&format!("http://boost.test/boost/asio/a{i}_z.hpp"), &listing, Outcome::New);
+    }
+    assert_eq!(y.decide("http://boost.test/boost/asio/b_z.hpp", &listing, true), Verdict::Yields);
+}
+
+#[test]
 fn a_view_is_the_path_of_the_page_it_sits_on_with_new_query_keys() {
     let t = |u: &str| link_template(u);
     let article = t("http://s.test/news/12-council");
@@ -191,6 +251,31 @@ fn views_of_one_kind_are_judged_together_on_their_host() {
 }
 
 #[test]
+fn pages_recorded_apart_and_merged_count_as_recorded_together() {
+    let pages: Vec<(String, Vec<String>, Outcome)> = (0..60)
+        .map(|i| {
+            let via = if i % 3 == 0 { vec![] } else { vec![format!("git.test/repo/{}", ["tree", "log"][i % 2])] };
+            let outcome = [Outcome::New, Outcome::Copy, Outcome::Error, Outcome::Neutral][i % 4];
+            (format!("http://git.test/repo/{}/f{}?id={i}", ["plain", "blob", "tree"][i % 3], i % 7), via, outcome)
+        })
+        .collect();
+    let mut together = Yields::default();
+    for (url, via, outcome) in &pages {
+        together.record(url, via, *outcome);
+    }
+    let mut apart = Yields::default();
+    for chunk in pages.chunks(13) {
+        let mut part = Yields::default();
+        for (url, via, outcome) in chunk {
+            part.record(url, via, *outcome);
+        }
+        apart.merge(part);
+    }
+    assert!(together.counts().len() >= 10, "{:?}", together.counts());
+    assert_eq!(apart.counts(), together.counts());
+}
+
+#[test]
 fn counts_round_trip() {
     let mut y = Yields::default();
     y.record("http://s.test/a/b?x=1", &["s.test/a".to_string()], Outcome::New);
@@ -200,7 +285,7 @@ fn counts_round_trip() {
     // counts; the new page's credit to its source's two hub counts; one
     // host.
     assert_eq!(rows.len(), 4 + 4 + 2 + 1);
-    assert_eq!(counts_rows(&counts_batch(&rows).expect("batch")).expect("decode"), rows);
+    assert_eq!(counts_rows(&counts_batch(&y.sorted()).expect("batch")).expect("decode"), rows);
     assert_eq!(Yields::from_counts(rows.clone()).counts(), rows);
 }
 
