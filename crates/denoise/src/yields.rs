@@ -356,16 +356,9 @@ impl Yields {
                 count(self, Level::View, "", &kind);
             }
         }
-        let host = target.split('/').next().unwrap_or_default();
-        let site = self.entry(class_key(Level::Site, "", host), Level::Site, "", host);
-        site.fetched += 1;
-        site.new += new;
-        site.errors += error;
+        count(self, Level::Site, "", target.split('/').next().unwrap_or_default());
         if let Some(kind) = resource_kind(url) {
-            let e = self.entry(class_key(Level::Resource, "", &kind), Level::Resource, "", &kind);
-            e.fetched += 1;
-            e.new += new;
-            e.errors += error;
+            count(self, Level::Resource, "", &kind);
         }
         // As a hub: a page of its template, and a new text for the templates
         // whose links led here.
@@ -453,9 +446,9 @@ impl Yields {
             return Verdict::Explore;
         }
         let coarse_target = coarse_of(target);
-        // A kind of file its host mostly answers with errors (a site's
-        // broken links to its header files) leads nowhere: only the URL's
-        // own classes' evidence can clear it.
+        // A kind of file its section of the site mostly answers with
+        // errors (a site's broken links to its header files) leads nowhere:
+        // only the URL's own classes' evidence can clear it.
         let broken = self.broken_kind(url);
         // A view of a page leads where the page does: it is judged by what
         // views of its kind brought, never followed as a hub.
