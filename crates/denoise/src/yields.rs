@@ -230,6 +230,73 @@ impl ClassCount {
     fn broken(&self) -> bool {
         self.evident() && self.errors * 2 > self.fetched
     }
+
+    fn add(&mut self, t: Tally) {
+        self.fetched += t.fetched;
+        self.new += t.new;
+        self.errors += t.errors;
+    }
+}
+
+/// Outcomes of fetched pages, as a class counts them: judged fetches
+/// (neutral outcomes are none), new texts, errors.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub fetched: u64,
+    pub new: u64,
+    pub errors: u64,
+}
+
+impl Tally {
+    /// One page's outcome.
+    #[must_use]
+    pub fn of(outcome: Outcome) -> Self {
+        let judged = u64::from(outcome != Outcome::Neutral);
+        Self { fetched: judged, new: u64::from(outcome == Outcome::New), errors: u64::from(outcome == Outcome::Error) }
+    }
+
+    pub fn add(&mut self, other: Self) {
+        self.fetched += other.fetched;
+        self.new += other.new;
+        self.errors += other.errors;
+    }
+}
+
+/// What the filter knows of a URL before fetching it, and all its
+/// evidence is keyed by: its link template, its kind of file
+/// ([`resource_kind`]) and the templates of the pages that link it. URLs of
+/// one class count for the same classes once fetched, and are decided
+/// alike but for their probes ([`Judged::verdict`]): a layer's pages and
+/// candidates are counted and decided per class, most classes holding many
+/// URLs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageClass<'a> {
+    pub target: String,
+    pub kind: Option<String>,
+    pub via: &'a [String],
+}
+
+impl<'a> PageClass<'a> {
+    #[must_use]
+    pub fn of(url: &str, via: &'a [String]) -> Self {
+        Self { target: link_template(url), kind: resource_kind(url), via }
+    }
+
+    /// A 64-bit key of the class (as [`class_key`], a collision among a
+    /// partition's classes is a chance under one in 10^10).
+    #[must_use]
+    pub fn key(&self) -> u64 {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(self.target.as_bytes());
+        // No template or kind holds a NUL: the parts cannot run into each other.
+        h.update(&[0]);
+        h.update(self.kind.as_deref().unwrap_or_default().as_bytes());
+        for s in self.via {
+            h.update(&[0]);
+            h.update(s.as_bytes());
+        }
+        h.digest()
+    }
 }
 
 /// Why a candidate is followed or skipped.
@@ -328,50 +395,54 @@ impl Yields {
     /// Counts the outcome of a page fetched at `url`, reached from pages of
     /// the templates `via` (none: a seed, or a URL carried over).
     pub fn record(&mut self, url: &str, via: &[String], outcome: Outcome) {
-        if outcome == Outcome::Neutral {
+        self.record_class(&PageClass::of(url, via), Tally::of(outcome));
+    }
+
+    /// Counts `tally`, the outcomes of pages of one class (`class`): what
+    /// [`Self::record`] counts for each of them, added at once. Pages of a
+    /// class count for the same keys, so a layer's pages are counted per
+    /// class, not per page.
+    pub fn record_class(&mut self, class: &PageClass<'_>, tally: Tally) {
+        if tally.fetched == 0 {
             return;
         }
-        let target = link_template(url);
-        let coarse_target = coarse_of(&target);
+        let target = class.target.as_str();
+        let coarse_target = coarse_of(target);
         let empty = [String::new()];
-        let via = if via.is_empty() { &empty[..] } else { via };
-        let new = u64::from(outcome == Outcome::New);
-        let error = u64::from(outcome == Outcome::Error);
-        // Each class once, however many of the page's sources share it.
+        let via = if class.via.is_empty() { &empty[..] } else { class.via };
+        // Each class once per page, however many of the page's sources share it.
         let mut counted: Vec<u64> = Vec::with_capacity(3 * via.len());
         let mut count = |y: &mut Self, level: Level, source: &str, target: &str| {
             let key = class_key(level, source, target);
             if !counted.contains(&key) {
                 counted.push(key);
-                let e = y.entry(key, level, source, target);
-                e.fetched += 1;
-                e.new += new;
-                e.errors += error;
+                y.entry(key, level, source, target).add(tally);
             }
         };
         for s in via {
-            count(self, Level::Fine, s, &target);
+            count(self, Level::Fine, s, target);
             count(self, Level::Coarse, &coarse_of(s), &coarse_target);
-            if let Some(kind) = view_kind(s, &target) {
+            if let Some(kind) = view_kind(s, target) {
                 count(self, Level::View, "", &kind);
             }
         }
         count(self, Level::Site, "", target.split('/').next().unwrap_or_default());
-        if let Some(kind) = resource_kind(url) {
-            count(self, Level::Resource, "", &kind);
+        if let Some(kind) = &class.kind {
+            count(self, Level::Resource, "", kind);
         }
-        // As a hub: a page of its template, and a new text for the templates
+        // As a hub: pages of its template, and new texts for the templates
         // whose links led here.
-        self.entry(class_key(Level::HubFine, "", &target), Level::HubFine, "", &target).fetched += 1;
-        self.entry(class_key(Level::HubCoarse, "", &coarse_target), Level::HubCoarse, "", &coarse_target).fetched += 1;
-        if new > 0 {
+        self.entry(class_key(Level::HubFine, "", target), Level::HubFine, "", target).fetched += tally.fetched;
+        self.entry(class_key(Level::HubCoarse, "", &coarse_target), Level::HubCoarse, "", &coarse_target).fetched +=
+            tally.fetched;
+        if tally.new > 0 {
             let sources: BTreeSet<(Level, String)> = via
                 .iter()
                 .filter(|s| !s.is_empty())
                 .flat_map(|s| [(Level::HubFine, s.clone()), (Level::HubCoarse, coarse_of(s))])
                 .collect();
             for (level, s) in sources {
-                self.entry(class_key(level, "", &s), level, "", &s).new += 1;
+                self.entry(class_key(level, "", &s), level, "", &s).new += tally.new;
             }
         }
     }
@@ -424,12 +495,6 @@ impl Yields {
             .is_some_and(|c| c.fetched.saturating_sub(c.errors) >= SITE_EVIDENCE && c.text_share() < DEFER_BELOW)
     }
 
-    /// The fetches of `url`'s kind of file in its section of the site,
-    /// when most of them were errors ([`resource_kind`]).
-    fn broken_kind(&self, url: &str) -> Option<&ClassCount> {
-        self.get(Level::Resource, "", &resource_kind(url)?).filter(|c| c.broken())
-    }
-
     /// Whether to fetch `url`, reached from pages of the templates `via`;
     /// `last`: its links will not be followed (it is at the crawl's depth),
     /// so only its own text counts.
@@ -442,21 +507,29 @@ impl Yields {
     /// already made (`target`).
     #[must_use]
     pub fn decide_template(&self, url: &str, target: &str, via: &[String], last: bool) -> Verdict {
+        let class = PageClass { target: target.to_string(), kind: resource_kind(url), via };
+        self.judge(&class, last).verdict(url)
+    }
+
+    /// How the URLs of `class` are decided (`last`: at the crawl's depth).
+    #[must_use]
+    pub fn judge(&self, class: &PageClass<'_>, last: bool) -> Judged<'_> {
+        let (target, via) = (class.target.as_str(), class.via);
         if via.is_empty() || self.classes.is_empty() {
-            return Verdict::Explore;
+            return Judged::Decided(Verdict::Explore);
         }
         let coarse_target = coarse_of(target);
         // A kind of file its section of the site mostly answers with
         // errors (a site's broken links to its header files) leads nowhere:
         // only the URL's own classes' evidence can clear it.
-        let broken = self.broken_kind(url);
+        let broken = class.kind.as_deref().and_then(|k| self.get(Level::Resource, "", k)).filter(|c| c.broken());
         // A view of a page leads where the page does: it is judged by what
         // views of its kind brought, never followed as a hub.
         let view = via.iter().any(|s| view_kind(s, target).is_some());
         if !last && !view && broken.is_none() {
             match self.hub(target, &coarse_target) {
-                None => return Verdict::Explore,
-                Some(h) if h >= MIN_HUB => return Verdict::Hub,
+                None => return Judged::Decided(Verdict::Explore),
+                Some(h) if h >= MIN_HUB => return Judged::Decided(Verdict::Hub),
                 Some(_) => {}
             }
         }
@@ -465,16 +538,39 @@ impl Yields {
             match self.evidence(s, target, &coarse_target) {
                 // A source of no evidence yet does not outweigh the others'.
                 None => {}
-                Some(c) if c.yields() => return Verdict::Yields,
+                Some(c) if c.yields() => return Judged::Decided(Verdict::Yields),
                 Some(c) if best.is_none_or(|b| c.share() > b.share()) => best = Some(c),
                 Some(_) => {}
             }
         }
-        let Some(best) = best.or(broken) else { return Verdict::Cold };
-        if xxhash_rust::xxh3::xxh3_64(url.as_bytes()).is_multiple_of(probe_every(best)) {
-            return Verdict::Probe;
+        match best.or(broken) {
+            None => Judged::Decided(Verdict::Cold),
+            Some(best) => Judged::Low(best),
         }
-        Verdict::Skip(best.clone())
+    }
+}
+
+/// How the URLs of one [`PageClass`] are decided.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Judged<'a> {
+    /// Every URL of the class alike.
+    Decided(Verdict),
+    /// The class yields little, by this evidence: its URLs are skipped but
+    /// for its probes.
+    Low(&'a ClassCount),
+}
+
+impl Judged<'_> {
+    /// The verdict for `url`, of the class judged.
+    #[must_use]
+    pub fn verdict(&self, url: &str) -> Verdict {
+        match self {
+            Self::Decided(v) => v.clone(),
+            Self::Low(best) if xxhash_rust::xxh3::xxh3_64(url.as_bytes()).is_multiple_of(probe_every(best)) => {
+                Verdict::Probe
+            }
+            Self::Low(best) => Verdict::Skip((*best).clone()),
+        }
     }
 }
 

@@ -276,6 +276,39 @@ fn pages_recorded_apart_and_merged_count_as_recorded_together() {
 }
 
 #[test]
+fn pages_counted_per_class_count_as_pages_counted_one_by_one() {
+    // Pages sharing templates, kinds of file and sources, with every outcome.
+    let pages: Vec<(String, Vec<String>, Outcome)> = (0..90)
+        .map(|i| {
+            let via = match i % 4 {
+                0 => vec![],
+                1 => vec!["git.test/repo/tree".to_string()],
+                _ => vec!["git.test/repo/commit/?id".to_string(), "git.test/repo/log/".to_string()],
+            };
+            let outcome = [Outcome::New, Outcome::Copy, Outcome::Error, Outcome::New, Outcome::Neutral][i % 5];
+            let file = ["f.rs", "g.rs", "README.md"][i % 3];
+            (format!("http://git.test/repo/{}/{file}?id={}", ["plain", "tree"][i % 2], i % 11), via, outcome)
+        })
+        .collect();
+    let mut one_by_one = Yields::default();
+    for (url, via, outcome) in &pages {
+        one_by_one.record(url, via, *outcome);
+    }
+    let mut classes: HashMap<u64, (PageClass, Tally)> = HashMap::new();
+    for (url, via, outcome) in &pages {
+        let class = PageClass::of(url, via);
+        classes.entry(class.key()).or_insert((class, Tally::default())).1.add(Tally::of(*outcome));
+    }
+    assert!(classes.len() < pages.len() / 4, "pages share classes: {} classes", classes.len());
+    let mut per_class = Yields::default();
+    for (class, tally) in classes.values() {
+        per_class.record_class(class, *tally);
+    }
+    assert!(one_by_one.counts().len() >= 20, "{:?}", one_by_one.counts());
+    assert_eq!(per_class.counts(), one_by_one.counts());
+}
+
+#[test]
 fn counts_round_trip() {
     let mut y = Yields::default();
     y.record("http://s.test/a/b?x=1", &["s.test/a".to_string()], Outcome::New);
