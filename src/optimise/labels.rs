@@ -4,6 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int32Type;
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch};
 use futures::StreamExt;
 use rayon::prelude::*;
@@ -15,7 +17,7 @@ use crate::store::{layout, schema};
 use crate::store::{rewrite_columns, Store, StoreError};
 use crate::urlnorm;
 
-use super::{bool_col, link_shards, str_col, Candidate};
+use super::{bool_col, link_shards, Candidate};
 
 /// The fingerprints of one partition's followed URLs that clustering
 /// judged noise, the clusters made and the comparisons done. Domain blocks
@@ -137,6 +139,10 @@ pub(super) async fn relabel_links(
 /// Writes the labels into one links shard, if any of its links gets one:
 /// only its `noise` and `followed` columns are encoded again, and only in
 /// the row groups where a link gets a label (`store::rewrite_columns`).
+/// The link targets are read as their column's dictionary (they are
+/// written in one: `Tuning::REPEATED`), and each distinct target is looked
+/// up once per column chunk: a site's shard holds a million links to some
+/// forty thousand targets.
 async fn relabel_shard(
     store: &Store,
     path: &str,
@@ -144,11 +150,39 @@ async fn relabel_shard(
     mark: bool,
 ) -> Result<(), StageError> {
     let (noise, owned) = (Arc::clone(noise), path.to_string());
-    rewrite_columns(store, path, &["dst_url", "noise", "followed"], &["noise", "followed"], move |b| {
-        relabel_batch(b, &owned, &noise, mark)
+    let mut targets = TargetLabels::default();
+    rewrite_columns(store, path, &["dst_url", "noise", "followed"], &["dst_url"], &["noise", "followed"], move |b| {
+        relabel_batch(b, &owned, &noise, &mut targets, mark)
     })
     .await?;
     Ok(())
+}
+
+/// The label of each value of the link targets' dictionary of the column
+/// chunk being read (the same array in all its batches).
+#[derive(Default)]
+struct TargetLabels {
+    dictionary: Option<ArrayRef>,
+    labels: Vec<Option<NoiseLabel>>,
+}
+
+impl TargetLabels {
+    /// The label of each value of `values`, a batch's dictionary of link
+    /// targets: looked up when it is a new chunk's.
+    fn of(
+        &mut self,
+        values: &ArrayRef,
+        path: &str,
+        noise: &HashMap<u64, NoiseLabel>,
+    ) -> Result<&[Option<NoiseLabel>], StoreError> {
+        if !self.dictionary.as_ref().is_some_and(|d| Arc::ptr_eq(d, values)) {
+            let urls = values.as_string_opt::<i32>().ok_or_else(|| super::missing(path, "dst_url"))?;
+            self.labels =
+                urls.iter().map(|u| u.and_then(|u| noise.get(&urlnorm::fingerprint_str(u)).copied())).collect();
+            self.dictionary = Some(Arc::clone(values));
+        }
+        Ok(&self.labels)
+    }
 }
 
 /// The labels of a batch's links as they are, and the label each gets now,
@@ -160,14 +194,21 @@ fn new_labels(
     b: &RecordBatch,
     path: &str,
     noise: &HashMap<u64, NoiseLabel>,
+    targets: &mut TargetLabels,
 ) -> Result<(Vec<Option<NoiseLabel>>, Vec<Option<NoiseLabel>>), StoreError> {
-    let dst = str_col(b, "dst_url", path)?;
+    let dst = b
+        .column_by_name("dst_url")
+        .and_then(|c| c.as_dictionary_opt::<Int32Type>())
+        .ok_or_else(|| super::missing(path, "dst_url"))?;
+    let of_value = targets.of(dst.values(), path, noise)?;
     let now = schema::noise_labels(b, path)?;
     let hits = now
         .iter()
-        .enumerate()
-        .map(|(i, label)| match label {
-            None | Some(NoiseLabel::DomRatio) => noise.get(&urlnorm::fingerprint_str(dst.value(i))).copied(),
+        .zip(dst.keys())
+        .map(|(label, key)| match label {
+            None | Some(NoiseLabel::DomRatio) => {
+                key.and_then(|k| usize::try_from(k).ok()).and_then(|k| of_value.get(k).copied().flatten())
+            }
             Some(_) => None,
         })
         .collect();
@@ -180,9 +221,10 @@ fn relabel_batch(
     b: &RecordBatch,
     path: &str,
     noise: &HashMap<u64, NoiseLabel>,
+    targets: &mut TargetLabels,
     mark: bool,
 ) -> Result<Option<RecordBatch>, StoreError> {
-    let (now, hits) = new_labels(b, path, noise)?;
+    let (now, hits) = new_labels(b, path, noise, targets)?;
     if hits.iter().all(Option::is_none) {
         return Ok(None);
     }
@@ -275,5 +317,61 @@ mod tests {
                 .into_iter()
                 .collect();
         assert_eq!(trapped, want, "the first five queries in URL order are kept");
+    }
+
+    /// A site's links shard of several row groups (so several dictionaries
+    /// of targets): each link to a labelled target takes its label unless it
+    /// has one of its own other than the prefilter's suspicion, and every
+    /// other link keeps its values.
+    #[tokio::test]
+    async fn labels_reach_every_link_to_their_targets_in_every_row_group() {
+        use crate::store::schema::{links_batch, links_schema, LinkRow};
+        use crate::store::{read_batches, ShardWriter};
+        let store = Store::open("memory://").expect("memory");
+        let path = "links/layer=1/part-00000.parquet";
+        let target = |i: usize| format!("http://s.test/page/{}", i % 500);
+        let own = |i: usize| match i % 7 {
+            0 => Some(NoiseLabel::Nofollow),
+            1 => Some(NoiseLabel::DomRatio),
+            _ => None,
+        };
+        let links: Vec<LinkRow> = (0..30_000)
+            .map(|i| LinkRow {
+                src_url: format!("http://s.test/src/{}", i / 50),
+                dst_url: target(i),
+                anchor: format!("a{i}"),
+                depth: 2,
+                noise: own(i),
+                followed: own(i) != Some(NoiseLabel::Nofollow),
+                block_ratio: 0.0,
+                score: None,
+            })
+            .collect();
+        let mut w = ShardWriter::create(&store, path, links_schema(), 64 << 10).expect("writer");
+        for chunk in links.chunks(4096) {
+            w.write(&links_batch(chunk).expect("batch")).await.expect("write");
+        }
+        w.finish().await.expect("finish");
+        let groups = crate::store::chunks::read_metadata(&*store.backend(), path).await.expect("meta").num_row_groups();
+        assert!(groups >= 3, "{groups} row groups");
+        let fp = |u: &str| urlnorm::fingerprint_str(u);
+        let noise: HashMap<u64, NoiseLabel> =
+            [(fp(&target(3)), NoiseLabel::Barren), (fp(&target(77)), NoiseLabel::LcsCluster)].into_iter().collect();
+        relabel_shard(&store, path, &Arc::new(noise.clone()), false).await.expect("relabel");
+        let mut i = 0;
+        for b in read_batches(&store, path, None).await.expect("read") {
+            let labels = schema::noise_labels(&b, path).expect("noise");
+            let followed = bool_col(&b, "followed", path).expect("followed");
+            for (r, label) in labels.iter().enumerate() {
+                let hit = noise.get(&fp(&target(i))).copied();
+                let want = match own(i) {
+                    None | Some(NoiseLabel::DomRatio) if hit.is_some() => (hit, false),
+                    mine => (mine, links[i].followed),
+                };
+                assert_eq!((*label, followed.value(r)), want, "link {i} to {}", target(i));
+                i += 1;
+            }
+        }
+        assert_eq!(i, links.len());
     }
 }

@@ -26,6 +26,12 @@ pub const NO_DICTIONARY_KEY: &str = "layercrawl.parquet.no_dictionary";
 pub const UNCOMPRESSED_KEY: &str = "layercrawl.parquet.uncompressed";
 /// Field metadata key: `"true"` writes the column without min/max statistics.
 pub const NO_STATISTICS_KEY: &str = "layercrawl.parquet.no_statistics";
+/// Field metadata key: `"true"` lets the column's dictionary grow to
+/// [`LARGE_DICTIONARY_BYTES`] before its pages fall back to plain values.
+pub const LARGE_DICTIONARY_KEY: &str = "layercrawl.parquet.large_dictionary";
+/// A large dictionary's page, at most: about 70,000 distinct URLs of a
+/// row group. The writer holds it while the column chunk is open.
+pub const LARGE_DICTIONARY_BYTES: usize = 4 << 20;
 
 /// How one column is written to Parquet, beyond the file's defaults
 /// (dictionary on, the store's compression, min/max statistics).
@@ -34,14 +40,16 @@ pub struct Tuning {
     pub no_dictionary: bool,
     pub uncompressed: bool,
     pub no_statistics: bool,
+    pub large_dictionary: bool,
 }
 
 impl Tuning {
     /// The file's defaults.
-    pub const DEFAULT: Self = Self { no_dictionary: false, uncompressed: false, no_statistics: false };
+    pub const DEFAULT: Self =
+        Self { no_dictionary: false, uncompressed: false, no_statistics: false, large_dictionary: false };
     /// Values that rarely repeat within a file (URLs, timestamps): a
     /// dictionary only pays for repeated values.
-    pub const DISTINCT: Self = Self { no_dictionary: true, uncompressed: false, no_statistics: false };
+    pub const DISTINCT: Self = Self { no_dictionary: true, ..Self::DEFAULT };
     /// Whole pages (bodies, texts): no dictionary (it would be built, found
     /// useless and dropped for every column chunk, at the price of a second
     /// compression of its first MiB), and no min/max statistics: nobody
@@ -49,14 +57,22 @@ impl Tuning {
     /// copy of the smallest and the largest value of the open page and of
     /// the open column chunk, four pages per column of every open shard (on
     /// 512 KB pages, 19 MiB of a crawl's 128 MiB peak, docs/src/governor.md).
-    pub const BULK: Self = Self { no_dictionary: true, uncompressed: false, no_statistics: true };
+    pub const BULK: Self = Self { no_dictionary: true, no_statistics: true, ..Self::DEFAULT };
     /// Dictionary codes, flags and small numbers, written uncompressed:
     /// compression gains under 0.01 % of a `doc` file there (measured
     /// column by column on a crawl's shards) while every compressed column
     /// chunk being written holds two zstd contexts (~150 KB: parquet
     /// creates a decompressor beside each compressor). The cpu crawl's
     /// peak RSS went 271 -> 265 MiB, and its files got no larger.
-    pub const SMALL: Self = Self { no_dictionary: false, uncompressed: true, no_statistics: false };
+    pub const SMALL: Self = Self { uncompressed: true, ..Self::DEFAULT };
+    /// Values that repeat across a file's rows, but more of them than the
+    /// default 1 MiB dictionary holds: the targets of a site's links (its
+    /// navigation is linked from every page; 40,000 distinct targets in a
+    /// row group of 500,000 links). Kept in a dictionary, they are stored
+    /// once per row group, and a reader that looks each distinct value up
+    /// (the noise labels written into the links) decodes them once, not
+    /// once per row.
+    pub const REPEATED: Self = Self { large_dictionary: true, ..Self::DEFAULT };
 
     /// The tuning a field's metadata asks for.
     #[must_use]
@@ -66,6 +82,7 @@ impl Tuning {
             no_dictionary: flag(NO_DICTIONARY_KEY),
             uncompressed: flag(UNCOMPRESSED_KEY),
             no_statistics: flag(NO_STATISTICS_KEY),
+            large_dictionary: flag(LARGE_DICTIONARY_KEY),
         }
     }
 
@@ -80,6 +97,7 @@ impl Tuning {
             (NO_DICTIONARY_KEY, self.no_dictionary),
             (UNCOMPRESSED_KEY, self.uncompressed),
             (NO_STATISTICS_KEY, self.no_statistics),
+            (LARGE_DICTIONARY_KEY, self.large_dictionary),
         ] {
             if on {
                 meta.insert(key.to_string(), "true".to_string());
@@ -105,7 +123,7 @@ impl Tuned for Field {
 /// schema back when no field has them.
 #[must_use]
 pub fn without_tuning(schema: &SchemaRef) -> SchemaRef {
-    const KEYS: [&str; 3] = [NO_DICTIONARY_KEY, UNCOMPRESSED_KEY, NO_STATISTICS_KEY];
+    const KEYS: [&str; 4] = [NO_DICTIONARY_KEY, UNCOMPRESSED_KEY, NO_STATISTICS_KEY, LARGE_DICTIONARY_KEY];
     let tuned = |f: &Field| KEYS.iter().any(|k| f.metadata().contains_key(k));
     if !schema.fields().iter().any(|f| tuned(f)) {
         return Arc::clone(schema);

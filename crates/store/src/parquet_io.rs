@@ -176,6 +176,12 @@ pub fn shard_properties(
             props =
                 props.set_column_compression(field.name().as_str().into(), parquet::basic::Compression::UNCOMPRESSED);
         }
+        if tuning.large_dictionary {
+            props = props.set_column_dictionary_page_size_limit(
+                field.name().as_str().into(),
+                super::column::LARGE_DICTIONARY_BYTES,
+            );
+        }
     }
     props.build()
 }

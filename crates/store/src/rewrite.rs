@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
-use arrow_schema::{ArrowError, SchemaRef};
+use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
 use arrow_select::concat::concat_batches;
 use futures::TryStreamExt;
 use object_store::buffered::BufWriter;
@@ -32,7 +32,11 @@ use super::{shard_properties, SharedBuf, Store, StoreError};
 
 /// Rewrites the Parquet file at `path` with new values in its columns named
 /// in `write`. `change` gets each batch of the file's columns named in
-/// `read` (which includes `write`), a few thousand rows at a time, and
+/// `read` (which includes `write`), a few thousand rows at a time (the
+/// string columns named in `dictionary` as dictionary arrays with `Int32`
+/// keys: a change that looks each distinct value up once then decodes a
+/// dictionary-encoded column's values once per column chunk, not once per
+/// row; their dictionary is the same array in every batch of a chunk), and
 /// returns either nothing (those rows keep their values) or a batch of the
 /// `write` columns for the same rows. A row group without a change is
 /// copied as it is; in one with a change, only the `write` columns are
@@ -49,6 +53,7 @@ pub async fn rewrite_columns<F>(
     store: &Store,
     path: &str,
     read: &[&str],
+    dictionary: &[&str],
     write: &[&str],
     change: F,
 ) -> Result<bool, StoreError>
@@ -68,6 +73,9 @@ where
     if let Some(w) = write.iter().find(|w| !read.contains(w) || arrow_schema.field_with_name(w).is_err()) {
         return Err(bad(format!("column `{w}` cannot be rewritten: it is not read, or not in the file")));
     }
+    if let Some(w) = write.iter().find(|w| dictionary.contains(w)) {
+        return Err(bad(format!("column `{w}` cannot be rewritten: it is read as a dictionary")));
+    }
     let out_schema = Arc::new(
         arrow_schema
             .project(&write.iter().filter_map(|w| arrow_schema.index_of(w).ok()).collect::<Vec<_>>())
@@ -75,12 +83,29 @@ where
     );
     // What changes, row group by row group: only the columns read are
     // fetched, and decoded a batch at a time.
+    let as_read = Arc::new(Schema::new_with_metadata(
+        arrow_schema
+            .fields()
+            .iter()
+            .map(|f| match f.data_type() {
+                DataType::Utf8 if dictionary.contains(&f.name().as_str()) => Arc::new(
+                    f.as_ref()
+                        .clone()
+                        .with_data_type(DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))),
+                ),
+                _ => Arc::clone(f),
+            })
+            .collect::<Vec<_>>(),
+        arrow_schema.metadata().clone(),
+    ));
+    let read_meta = ArrowReaderMetadata::try_new(Arc::clone(&meta), ArrowReaderOptions::new().with_schema(as_read))
+        .map_err(perr)?;
     let mut change = change;
     let mut changes: Vec<Option<RecordBatch>> = Vec::with_capacity(meta.num_row_groups());
     for rg in 0..meta.num_row_groups() {
         let reader = StoreReader { store: Arc::clone(&backend), path: Path::from(path) };
         let mask = ProjectionMask::columns(descr, read.iter().copied());
-        let mut batches = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, reader_meta.clone())
+        let mut batches = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, read_meta.clone())
             .with_projection(mask)
             .with_row_groups(vec![rg])
             .with_batch_size(8192)
@@ -199,7 +224,7 @@ fn columns_of(from: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, Arr
 mod tests {
     use arrow_array::cast::AsArray;
     use arrow_array::types::Int32Type;
-    use arrow_array::{ArrayRef, Int32Array};
+    use arrow_array::{Array, ArrayRef, Int32Array};
 
     use super::*;
     use crate::schema::{input_batch, input_rows, input_schema, InRow};
@@ -260,9 +285,16 @@ mod tests {
             let before = read_metadata(&*store.backend(), path).await.expect("meta");
             assert!(before.num_row_groups() > 3, "{} row groups", before.num_row_groups());
 
-            assert!(rewrite_columns(&store, path, &["url", "depth"], &["depth"], set_depth("http://s.test/1234", 9))
-                .await
-                .expect("rewrite"));
+            assert!(rewrite_columns(
+                &store,
+                path,
+                &["url", "depth"],
+                &[],
+                &["depth"],
+                set_depth("http://s.test/1234", 9)
+            )
+            .await
+            .expect("rewrite"));
             let back = read_rows(&store, path).await;
             let mut want = rows();
             want[1234].depth = 9;
@@ -281,14 +313,15 @@ mod tests {
                 let _ = b;
                 Ok(None)
             };
-            assert!(!rewrite_columns(&store, path, &["url", "depth"], &["depth"], again).await.expect("nothing"));
+            assert!(!rewrite_columns(&store, path, &["url", "depth"], &[], &["depth"], again).await.expect("nothing"));
             // A change of another length is refused, and the file kept.
             let short = |_: &RecordBatch| -> Result<Option<RecordBatch>, StoreError> {
                 let one: ArrayRef = Arc::new(Int32Array::from(vec![1]));
                 Ok(Some(RecordBatch::try_from_iter([("depth", one)]).expect("batch")))
             };
-            let e =
-                rewrite_columns(&store, path, &["url", "depth"], &["depth"], short).await.expect_err("wrong length");
+            let e = rewrite_columns(&store, path, &["url", "depth"], &[], &["depth"], short)
+                .await
+                .expect_err("wrong length");
             assert!(e.to_string().contains("rows for a batch"), "{e}");
             assert_eq!(
                 read_batches(&store, path, None).await.expect("read").iter().map(RecordBatch::num_rows).sum::<usize>(),
@@ -318,10 +351,84 @@ mod tests {
         w.finish().await.expect("finish");
         assert_eq!(read_metadata(&*store.backend(), path).await.expect("meta").num_row_groups(), 1);
         let seventeen = set_depth("http://s.test/17000", 17);
-        assert!(rewrite_columns(&store, path, &["url", "depth"], &["depth"], seventeen).await.expect("rewrite"));
+        assert!(rewrite_columns(&store, path, &["url", "depth"], &[], &["depth"], seventeen).await.expect("rewrite"));
         let back = read_rows(&store, path).await;
         let mut want = rows;
         want[17_000].depth = 17;
         assert_eq!(back, want);
+    }
+
+    /// Link targets kept in a large dictionary, and read as one: a change
+    /// looks each distinct target up once per column chunk.
+    #[tokio::test]
+    async fn a_repeated_column_is_read_as_its_dictionary() {
+        use crate::schema::{links_batch, LinkRow};
+        let store = Store::open("memory://").expect("memory");
+        let path = "links/layer=0/part-00000.parquet";
+        // 200,000 links to 30,000 targets (a few MiB of distinct URLs, more
+        // than the default dictionary holds), the navigation of a site.
+        let target = |i: usize| format!("http://docs.test/reference/section-{:05}/page.html", (i * 7919) % 30_000);
+        let links: Vec<LinkRow> = (0..200_000)
+            .map(|i| LinkRow {
+                src_url: format!("http://docs.test/p{}", i / 100),
+                dst_url: target(i),
+                anchor: String::new(),
+                depth: 1,
+                noise: None,
+                followed: true,
+                block_ratio: 0.0,
+                score: None,
+            })
+            .collect();
+        let mut w = ShardWriter::create(&store, path, crate::schema::links_schema(), 64 << 20).expect("writer");
+        for chunk in links.chunks(8192) {
+            w.write(&links_batch(chunk).expect("batch")).await.expect("write");
+        }
+        w.finish().await.expect("finish");
+        let meta = read_metadata(&*store.backend(), path).await.expect("meta");
+        let dst = meta.row_group(0).column(1);
+        assert_eq!(dst.column_path().string(), "dst_url");
+        // Every data page dictionary-encoded: none fell back to plain values.
+        let data_pages = dst.page_encoding_stats_mask().expect("data pages' encodings");
+        assert!(
+            dst.dictionary_page_offset().is_some() && data_pages.is_only(parquet::basic::Encoding::RLE_DICTIONARY),
+            "{data_pages:?}"
+        );
+        let dropped = target(5);
+        let mut dictionaries = Vec::<ArrayRef>::new();
+        let change = move |b: &RecordBatch| -> Result<Option<RecordBatch>, StoreError> {
+            let dst = b.column_by_name("dst_url").expect("dst_url").as_dictionary::<Int32Type>();
+            if !dictionaries.iter().any(|d| Arc::ptr_eq(d, dst.values())) {
+                dictionaries.push(Arc::clone(dst.values()));
+            }
+            assert!(dictionaries.len() <= meta.num_row_groups(), "one dictionary per column chunk");
+            let values = dst.values().as_string::<i32>();
+            let drop: Vec<bool> = (0..values.len()).map(|v| values.value(v) == dropped).collect();
+            let followed: arrow_array::BooleanArray =
+                dst.keys().iter().map(|k| Some(!drop[usize::try_from(k.expect("key")).expect("key")])).collect();
+            let followed: ArrayRef = Arc::new(followed);
+            Ok(Some(RecordBatch::try_from_iter([("followed", followed)]).expect("batch")))
+        };
+        assert!(rewrite_columns(&store, path, &["dst_url", "followed"], &["dst_url"], &["followed"], change)
+            .await
+            .expect("rewrite"));
+        let back = read_batches(&store, path, None).await.expect("read");
+        let (mut n, mut off) = (0, 0);
+        for b in &back {
+            let (dst, followed) = (
+                b.column_by_name("dst_url").expect("dst").as_string::<i32>(),
+                b.column_by_name("followed").expect("followed").as_boolean(),
+            );
+            for i in 0..b.num_rows() {
+                assert_eq!(followed.value(i), dst.value(i) != target(5), "{}", dst.value(i));
+                off += usize::from(!followed.value(i));
+                n += 1;
+            }
+        }
+        assert_eq!((n, off), (200_000, (0..200_000).filter(|&i| target(i) == target(5)).count()));
+        let e = rewrite_columns(&store, path, &["dst_url"], &["dst_url"], &["dst_url"], |_: &RecordBatch| Ok(None))
+            .await
+            .expect_err("a dictionary column is not written");
+        assert!(e.to_string().contains("read as a dictionary"), "{e}");
     }
 }

@@ -361,7 +361,8 @@ pub fn links_schema() -> SchemaRef {
     Arc::clone(S.get_or_init(|| {
         Arc::new(Schema::new(vec![
             Field::new("src_url", DataType::Utf8, false),
-            Field::new("dst_url", DataType::Utf8, false),
+            // A site's navigation targets repeat on every page.
+            Field::new("dst_url", DataType::Utf8, false).tuned(Tuning::REPEATED),
             Field::new("anchor", DataType::Utf8, false),
             Field::new("depth", DataType::Int32, false).tuned(SMALL),
             Field::new("noise", DataType::Utf8, true),
