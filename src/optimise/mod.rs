@@ -355,7 +355,7 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
         m.probes += decided.probes;
     }
     let mut skips: Vec<(&Candidate, &ClassCount)> = Vec::new();
-    let mut via: Vec<(u64, String)> = Vec::new();
+    let mut via: Vec<yields::Via> = Vec::new();
     let mut fresh: Vec<InRow> = Vec::new();
     let mut waiting = deferred.iter().peekable();
     let mut held: Vec<&Candidate> = Vec::new();
@@ -389,7 +389,7 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
             }
         }
         if !c.via.is_empty() {
-            via.push((fp, c.via.join("\n")));
+            via.push(yields::Via { fingerprint: fp, via: c.via.join("\n"), referrer: c.row.referrer.clone() });
         }
         fresh.push(c.row.clone());
     }

@@ -56,14 +56,14 @@ pub(super) async fn count(store: Store, layer: u32, k: u32) -> Result<Counted, S
     evidence::judging_order(&mut now);
     let yields = off_async("judging the layer's pages", move || {
         let outcomes: Vec<Outcome> = now.iter().map(|s| seen.judge(s)).collect();
-        let no_via: &[String] = &[];
+        let none = (Vec::new(), None);
         let classes = now
             .par_iter()
             .zip(outcomes)
             .with_min_len(1024)
             .fold(HashMap::new, |mut part: HashMap<u64, (PageClass, Tally)>, (s, outcome)| {
-                let via = via.get(&urlnorm::fingerprint_str(&s.url)).map_or(no_via, Vec::as_slice);
-                let class = PageClass::of(&s.url, via);
+                let (via, referrer) = via.get(&urlnorm::fingerprint_str(&s.url)).unwrap_or(&none);
+                let class = PageClass::of(&s.url, referrer.as_deref(), via);
                 part.entry(class.key()).or_insert((class, Tally::default())).1.add(Tally::of(outcome));
                 part
             })
@@ -84,7 +84,7 @@ pub(super) async fn count(store: Store, layer: u32, k: u32) -> Result<Counted, S
                 a
             });
         let mut y = Yields::from_counts(before);
-        y.merge(recorded);
+        y.add_layer(recorded);
         y
     })
     .await?;
@@ -164,7 +164,7 @@ pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &H
         .par_iter()
         .map(|c| {
             c.followed.then(|| {
-                let class = PageClass::of(&c.row.url, &c.via);
+                let class = PageClass::of(&c.row.url, c.row.referrer.as_deref(), &c.via);
                 let last = c.row.depth >= depth;
                 (class.key() ^ u64::from(last), class, last)
             })
@@ -188,7 +188,7 @@ pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &H
         .map(|(class, last)| {
             let judged = yields.judge(class, *last);
             let target = class.target.as_str();
-            let view = class.via.iter().find_map(|s| view_kind(s, target));
+            let view = class.via.iter().find_map(|s| view_kind(s, class.plain()));
             // Views wait on every host, but at the crawl's depth only where
             // other cold classes do: waiting there costs a layer.
             let cold = judged == Judged::Decided(Verdict::Cold);
@@ -381,22 +381,33 @@ fn via_schema() -> SchemaRef {
             Field::new("fingerprint", DataType::Int64, false).tuned(Tuning::DISTINCT),
             // The source templates, one a line.
             Field::new("via", DataType::Utf8, false),
+            Field::new("referrer", DataType::Utf8, true),
         ]))
     }))
 }
 
+/// What a followed URL's page will be counted by: the URL's fingerprint,
+/// the templates of the pages that link it (one a line) and its referrer
+/// (whose things its link template marks, [`PageClass::of`]).
+pub(super) struct Via {
+    pub fingerprint: u64,
+    pub via: String,
+    pub referrer: Option<String>,
+}
+
 /// Keeps the link classes of the URLs partition `k` follows into `layer`,
 /// for judging their pages after it.
-pub(super) async fn write_via(store: &Store, layer: u32, k: u32, rows: &[(u64, String)]) -> Result<(), StoreError> {
+pub(super) async fn write_via(store: &Store, layer: u32, k: u32, rows: &[Via]) -> Result<(), StoreError> {
     let path = layout::via(layer, k);
     if rows.is_empty() {
         return store.delete(&path).await;
     }
     let mut w = ShardWriter::create(store, &path, via_schema(), 8 << 20)?;
     for chunk in rows.chunks(8192) {
-        let fp: Int64Array = chunk.iter().map(|r| Some(i64::from_ne_bytes(r.0.to_ne_bytes()))).collect();
-        let via: StringArray = chunk.iter().map(|r| Some(r.1.as_str())).collect();
-        let b = RecordBatch::try_new(via_schema(), vec![Arc::new(fp), Arc::new(via)])
+        let fp: Int64Array = chunk.iter().map(|r| Some(i64::from_ne_bytes(r.fingerprint.to_ne_bytes()))).collect();
+        let via: StringArray = chunk.iter().map(|r| Some(r.via.as_str())).collect();
+        let referrer: StringArray = chunk.iter().map(|r| r.referrer.as_deref()).collect();
+        let b = RecordBatch::try_new(via_schema(), vec![Arc::new(fp), Arc::new(via), Arc::new(referrer)])
             .map_err(|e| StoreError::Schema { path: path.clone(), reason: e.to_string() })?;
         w.write(&b).await?;
     }
@@ -404,7 +415,10 @@ pub(super) async fn write_via(store: &Store, layer: u32, k: u32, rows: &[(u64, S
     Ok(())
 }
 
-async fn read_via(store: &Store, layer: u32, k: u32) -> Result<HashMap<u64, Vec<String>>, StoreError> {
+/// A followed URL's source templates and referrer, by its fingerprint.
+type ViaMap = HashMap<u64, (Vec<String>, Option<String>)>;
+
+async fn read_via(store: &Store, layer: u32, k: u32) -> Result<ViaMap, StoreError> {
     let path = layout::via(layer, k);
     let mut out = HashMap::new();
     for b in read_if_exists(store, &path).await? {
@@ -413,10 +427,14 @@ async fn read_via(store: &Store, layer: u32, k: u32) -> Result<HashMap<u64, Vec<
             .and_then(|c| c.as_primitive_opt::<Int64Type>())
             .ok_or_else(|| missing(&path, "fingerprint"))?;
         let via = super::str_col(&b, "via", &path)?;
+        let referrer = super::str_col(&b, "referrer", &path)?;
         for i in 0..b.num_rows() {
             out.insert(
                 u64::from_ne_bytes(fp.value(i).to_ne_bytes()),
-                via.value(i).split('\n').filter(|t| !t.is_empty()).map(String::from).collect(),
+                (
+                    via.value(i).split('\n').filter(|t| !t.is_empty()).map(String::from).collect(),
+                    (!referrer.is_null(i)).then(|| referrer.value(i).to_string()),
+                ),
             );
         }
     }

@@ -57,6 +57,13 @@ use super::evidence::{variable, Outcome};
 
 /// Judged fetches a class needs before its yield decides.
 pub const MIN_EVIDENCE: u64 = 4;
+/// Judged fetches of a class in the last layer from which they decide
+/// alone, not the counts of every layer. What a class brings changes as
+/// the crawl covers the site: the first links from check-ins to the files
+/// they changed brought the files' first versions (385 new of 396), the
+/// next ones their views already fetched (0 of 434); counted over every
+/// layer the class still yielded, and fetched 1,695 copies more.
+pub const RECENT_EVIDENCE: u64 = 16;
 /// New texts found among a page's targets, per page of its template, from
 /// which the template is followed for where it leads (a listing, a log).
 pub const MIN_HUB: f32 = 0.5;
@@ -100,32 +107,80 @@ const MAX_LITERAL_VALUE: usize = 12;
 /// (`s.test/wiki/doku.php?do=diff&id&rev`).
 #[must_use]
 pub fn link_template(url: &str) -> String {
+    template_of(url, &[]).0
+}
+
+/// The link template of `url` as linked from `referrer`: as
+/// [`link_template`], but a path segment or query value that names the
+/// same thing as one in the referrer's URL is `@` (`=@` for a value),
+/// not `*`: the link leads to another view of the linking page's own
+/// thing (a check-in's manifest from the check-in, `f.test/artifact/@`
+/// from `f.test/info/*`), not to another thing it lists
+/// (`f.test/artifact/*`, a file the check-in changed). Web applications
+/// show one thing under many templates; which of these links bring new
+/// text and which copies is learned per class like the rest. The
+/// template without the marks, when it has any, comes second.
+#[must_use]
+pub fn link_template_from(url: &str, referrer: Option<&str>) -> (String, Option<String>) {
+    let own = referrer.map(named_things).unwrap_or_default();
+    let (marked, any) = template_of(url, &own);
+    let plain = any.then(|| template_of(url, &[]).0);
+    (marked, plain)
+}
+
+/// The segments and query values of a URL that name a single thing.
+fn named_things(url: &str) -> Vec<&str> {
+    let (_, path, query) = split_url(url);
+    let segs = path.split('/').filter(|s| !s.is_empty() && variable(s));
+    let values = query.split('&').filter_map(|kv| kv.split_once('=')).map(|(_, v)| v);
+    segs.chain(values.filter(|v| !v.is_empty() && !literal(v))).collect()
+}
+
+/// A URL's host, path and query, without scheme and fragment.
+fn split_url(url: &str) -> (&str, &str, &str) {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let rest = rest.split_once('#').map_or(rest, |(r, _)| r);
     let (host, path_query) = rest.find('/').map_or((rest, ""), |at| rest.split_at(at));
     let (path, query) = path_query.split_once('?').map_or((path_query, ""), |(p, q)| (p, q));
+    (host, path, query)
+}
+
+/// [`link_template`], with the things in `own` marked `@`; and whether any was.
+fn template_of(url: &str, own: &[&str]) -> (String, bool) {
+    let (host, path, query) = split_url(url);
+    let mut marked = false;
+    let mut mark = |v: &str| {
+        let m = own.contains(&v);
+        marked |= m;
+        m
+    };
     let mut out = String::with_capacity(url.len());
     out.push_str(host);
     for seg in path.split('/').filter(|s| !s.is_empty()) {
         out.push('/');
-        out.push_str(if variable(seg) { "*" } else { seg });
+        out.push_str(match variable(seg) {
+            true if mark(seg) => "@",
+            true => "*",
+            false => seg,
+        });
     }
     if path.ends_with('/') {
         out.push('/');
     }
     if !query.is_empty() {
-        let mut keys: BTreeSet<&str> = BTreeSet::new();
+        let mut keys: BTreeSet<std::borrow::Cow<'_, str>> = BTreeSet::new();
         for kv in query.split('&').filter(|kv| !kv.is_empty()) {
             keys.insert(match kv.split_once('=') {
-                Some((_, v)) if literal(v) => kv,
-                Some((k, _)) => k,
-                None => kv,
+                Some((_, v)) if literal(v) => kv.into(),
+                Some((k, v)) if !v.is_empty() && mark(v) => format!("{k}=@").into(),
+                Some((k, _)) => k.into(),
+                None => kv.into(),
             });
         }
         out.push('?');
         out.push_str(&keys.into_iter().collect::<Vec<_>>().join("&"));
     }
-    out
+    (out, marked)
 }
 
 fn literal(v: &str) -> bool {
@@ -231,10 +286,15 @@ impl ClassCount {
         self.evident() && self.errors * 2 > self.fetched
     }
 
+    /// Its counts, without its templates.
+    fn tally(&self) -> Tally {
+        Tally { fetched: self.fetched, new: self.new, errors: self.errors }
+    }
+
     fn add(&mut self, t: Tally) {
-        self.fetched += t.fetched;
-        self.new += t.new;
-        self.errors += t.errors;
+        let mut sum = self.tally();
+        sum.add(t);
+        (self.fetched, self.new, self.errors) = (sum.fetched, sum.new, sum.errors);
     }
 }
 
@@ -271,15 +331,27 @@ impl Tally {
 /// corpus, two to three URLs a class).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PageClass<'a> {
+    /// Its link template as linked from its referrer
+    /// ([`link_template_from`])...
     pub target: String,
+    /// ...and without the referrer's things marked, when it has any.
+    pub plain: Option<String>,
     pub kind: Option<String>,
     pub via: &'a [String],
 }
 
 impl<'a> PageClass<'a> {
     #[must_use]
-    pub fn of(url: &str, via: &'a [String]) -> Self {
-        Self { target: link_template(url), kind: resource_kind(url), via }
+    pub fn of(url: &str, referrer: Option<&str>, via: &'a [String]) -> Self {
+        let (target, plain) = link_template_from(url, referrer);
+        Self { target, plain, kind: resource_kind(url), via }
+    }
+
+    /// Its link template as its own pages' links name it, once fetched:
+    /// the template its hub evidence and views are counted by.
+    #[must_use]
+    pub fn plain(&self) -> &str {
+        self.plain.as_deref().unwrap_or(&self.target)
     }
 
     /// A 64-bit key of the class (as [`class_key`], a collision among a
@@ -335,6 +407,8 @@ impl Verdict {
 #[derive(Clone, Debug, Default)]
 pub struct Yields {
     classes: HashMap<u64, ClassCount>,
+    /// The link classes' counts of the last layer alone ([`Self::add_layer`]).
+    recent: HashMap<u64, ClassCount>,
 }
 
 /// The key of the class (`level`, `source`, `target`).
@@ -353,7 +427,7 @@ impl Yields {
     #[must_use]
     pub fn from_counts(rows: Vec<ClassCount>) -> Self {
         let classes = rows.into_iter().map(|c| (class_key(Level::of(c.level), &c.source, &c.target), c)).collect();
-        Self { classes }
+        Self { classes, recent: HashMap::new() }
     }
 
     /// The counts to store, sorted (the same file on every run).
@@ -370,6 +444,19 @@ impl Yields {
         v
     }
 
+    /// Adds the counts of a layer's pages (`layer`) to those of the layers
+    /// before, and keeps its link classes' counts apart as the most recent
+    /// evidence ([`RECENT_EVIDENCE`]).
+    pub fn add_layer(&mut self, layer: Self) {
+        self.recent = layer
+            .classes
+            .iter()
+            .filter(|(_, c)| matches!(Level::of(c.level), Level::Fine | Level::Coarse | Level::View))
+            .map(|(k, c)| (*k, c.clone()))
+            .collect();
+        self.merge(layer);
+    }
+
     /// Adds `other`'s counts to these: the counts of pages recorded apart
     /// (on several cores) are those of the pages recorded together.
     pub fn merge(&mut self, other: Self) {
@@ -379,12 +466,7 @@ impl Yields {
         }
         for (key, c) in other.classes {
             match self.classes.entry(key) {
-                std::collections::hash_map::Entry::Occupied(mut e) => {
-                    let e = e.get_mut();
-                    e.fetched += c.fetched;
-                    e.new += c.new;
-                    e.errors += c.errors;
-                }
+                std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().add(c.tally()),
                 std::collections::hash_map::Entry::Vacant(e) => {
                     e.insert(c);
                 }
@@ -393,9 +475,10 @@ impl Yields {
     }
 
     /// Counts the outcome of a page fetched at `url`, reached from pages of
-    /// the templates `via` (none: a seed, or a URL carried over).
+    /// the templates `via` (none: a seed, or a URL carried over), by a
+    /// referrer that names none of its things.
     pub fn record(&mut self, url: &str, via: &[String], outcome: Outcome) {
-        self.record_class(&PageClass::of(url, via), Tally::of(outcome));
+        self.record_class(&PageClass::of(url, None, via), Tally::of(outcome));
     }
 
     /// Counts `tally`, the outcomes of pages of one class (`class`): what
@@ -406,7 +489,7 @@ impl Yields {
         if tally.fetched == 0 {
             return;
         }
-        let target = class.target.as_str();
+        let (target, plain) = (class.target.as_str(), class.plain());
         let coarse_target = coarse_of(target);
         let empty = [String::new()];
         let via = if class.via.is_empty() { &empty[..] } else { class.via };
@@ -422,7 +505,7 @@ impl Yields {
         for s in via {
             count(self, Level::Fine, s, target);
             count(self, Level::Coarse, &coarse_of(s), &coarse_target);
-            if let Some(kind) = view_kind(s, target) {
+            if let Some(kind) = view_kind(s, plain) {
                 count(self, Level::View, "", &kind);
             }
         }
@@ -430,10 +513,11 @@ impl Yields {
         if let Some(kind) = &class.kind {
             count(self, Level::Resource, "", kind);
         }
-        // As a hub: pages of its template, and new texts for the templates
-        // whose links led here.
-        self.entry(class_key(Level::HubFine, "", target), Level::HubFine, "", target).fetched += tally.fetched;
-        self.entry(class_key(Level::HubCoarse, "", &coarse_target), Level::HubCoarse, "", &coarse_target).fetched +=
+        // As a hub: pages of its template (as their own links name it), and
+        // new texts for the templates whose links led here.
+        let coarse_plain = coarse_of(plain);
+        self.entry(class_key(Level::HubFine, "", plain), Level::HubFine, "", plain).fetched += tally.fetched;
+        self.entry(class_key(Level::HubCoarse, "", &coarse_plain), Level::HubCoarse, "", &coarse_plain).fetched +=
             tally.fetched;
         if tally.new > 0 {
             let sources: BTreeSet<(Level, String)> = via
@@ -467,21 +551,26 @@ impl Yields {
         get(Level::HubFine, target).or_else(|| get(Level::HubCoarse, coarse_target)).map(ClassCount::share)
     }
 
-    /// The evidence for links from pages of template `source` to `target`:
-    /// the fine class if it has enough fetches, else the coarse one, else,
-    /// for a view of the source ([`view_kind`]), the host's views of that
-    /// kind.
-    fn evidence(&self, source: &str, target: &str, coarse_target: &str) -> Option<&ClassCount> {
-        let fine = self.get(Level::Fine, source, target);
-        if let Some(c) = fine.filter(|c| c.evident()) {
+    /// The evidence for links from pages of template `source` to `target`
+    /// (`plain` without its marks, [`PageClass::plain`]): the fine class if
+    /// it has enough fetches, else the coarse one, else, for a view of the
+    /// source ([`view_kind`]), the host's views of that kind.
+    /// At each level the last layer's counts are the evidence when there
+    /// are enough of them ([`RECENT_EVIDENCE`]), the counts of all layers
+    /// otherwise.
+    fn evidence(&self, source: &str, target: &str, coarse_target: &str, plain: &str) -> Option<&ClassCount> {
+        let at = |level, source: &str, target: &str| {
+            let key = class_key(level, source, target);
+            let recent = self.recent.get(&key).filter(|c| c.fetched >= RECENT_EVIDENCE);
+            recent.or_else(|| self.classes.get(&key).filter(|c| c.evident()))
+        };
+        if let Some(c) = at(Level::Fine, source, target) {
             return Some(c);
         }
-        let coarse = self.get(Level::Coarse, &coarse_of(source), coarse_target);
-        if let Some(c) = coarse.filter(|c| c.evident()) {
+        if let Some(c) = at(Level::Coarse, &coarse_of(source), coarse_target) {
             return Some(c);
         }
-        let kind = view_kind(source, target)?;
-        self.get(Level::View, "", &kind).filter(|c| c.evident())
+        at(Level::View, "", &view_kind(source, plain)?)
     }
 
     /// Whether the cold classes of a host wait for their probes, for a URL
@@ -495,20 +584,13 @@ impl Yields {
             .is_some_and(|c| c.fetched.saturating_sub(c.errors) >= SITE_EVIDENCE && c.text_share() < DEFER_BELOW)
     }
 
-    /// Whether to fetch `url`, reached from pages of the templates `via`;
-    /// `last`: its links will not be followed (it is at the crawl's depth),
-    /// so only its own text counts.
+    /// Whether to fetch `url`, reached from pages of the templates `via`
+    /// (by a referrer that names none of its things); `last`: its links
+    /// will not be followed (it is at the crawl's depth), so only its own
+    /// text counts.
     #[must_use]
     pub fn decide(&self, url: &str, via: &[String], last: bool) -> Verdict {
-        self.decide_template(url, &link_template(url), via, last)
-    }
-
-    /// [`Self::decide`] for a URL whose link template the caller has
-    /// already made (`target`).
-    #[must_use]
-    pub fn decide_template(&self, url: &str, target: &str, via: &[String], last: bool) -> Verdict {
-        let class = PageClass { target: target.to_string(), kind: resource_kind(url), via };
-        self.judge(&class, last).verdict(url)
+        self.judge(&PageClass::of(url, None, via), last).verdict(url)
     }
 
     /// How the URLs of `class` are decided (`last`: at the crawl's depth).
@@ -525,9 +607,10 @@ impl Yields {
         let broken = class.kind.as_deref().and_then(|k| self.get(Level::Resource, "", k)).filter(|c| c.broken());
         // A view of a page leads where the page does: it is judged by what
         // views of its kind brought, never followed as a hub.
-        let view = via.iter().any(|s| view_kind(s, target).is_some());
+        let plain = class.plain();
+        let view = via.iter().any(|s| view_kind(s, plain).is_some());
         if !last && !view && broken.is_none() {
-            match self.hub(target, &coarse_target) {
+            match self.hub(plain, &coarse_of(plain)) {
                 None => return Judged::Decided(Verdict::Explore),
                 Some(h) if h >= MIN_HUB => return Judged::Decided(Verdict::Hub),
                 Some(_) => {}
@@ -535,7 +618,7 @@ impl Yields {
         }
         let mut best: Option<&ClassCount> = None;
         for s in via {
-            match self.evidence(s, target, &coarse_target) {
+            match self.evidence(s, target, &coarse_target, plain) {
                 // A source of no evidence yet does not outweigh the others'.
                 None => {}
                 Some(c) if c.yields() => return Judged::Decided(Verdict::Yields),

@@ -296,7 +296,7 @@ fn pages_counted_per_class_count_as_pages_counted_one_by_one() {
     }
     let mut classes: HashMap<u64, (PageClass, Tally)> = HashMap::new();
     for (url, via, outcome) in &pages {
-        let class = PageClass::of(url, via);
+        let class = PageClass::of(url, None, via);
         classes.entry(class.key()).or_insert((class, Tally::default())).1.add(Tally::of(*outcome));
     }
     assert!(classes.len() < pages.len() / 4, "pages share classes: {} classes", classes.len());
@@ -306,6 +306,84 @@ fn pages_counted_per_class_count_as_pages_counted_one_by_one() {
     }
     assert!(one_by_one.counts().len() >= 20, "{:?}", one_by_one.counts());
     assert_eq!(per_class.counts(), one_by_one.counts());
+}
+
+#[test]
+fn a_link_to_another_view_of_the_linking_pages_own_thing_has_a_template_of_its_own() {
+    let from = |url, referrer| link_template_from(url, Some(referrer));
+    // A check-in's manifest, from the check-in; a file it changed.
+    assert_eq!(
+        from("http://f.test/artifact/1aaebeae82", "http://f.test/info/1aaebeae82"),
+        ("f.test/artifact/@".to_string(), Some("f.test/artifact/*".to_string()))
+    );
+    assert_eq!(
+        from("http://f.test/artifact/4c2ca5cfd4", "http://f.test/info/1aaebeae82"),
+        ("f.test/artifact/*".to_string(), None)
+    );
+    // Query values too, each key on its own; short words stay as they are.
+    assert_eq!(
+        from("http://g.test/repo/diff/x.rs?id=c0ffee1&id2=beef2", "http://g.test/repo/commit/?id=c0ffee1"),
+        ("g.test/repo/diff/x.rs?id2&id=@".to_string(), Some("g.test/repo/diff/x.rs?id&id2".to_string()))
+    );
+    assert_eq!(
+        from("http://w.test/doku.php?do=diff&id=start", "http://w.test/doku.php?do=show&id=start"),
+        ("w.test/doku.php?do=diff&id=start".to_string(), None)
+    );
+    assert_eq!(link_template_from("http://f.test/artifact/1aaebeae82", None).0, "f.test/artifact/*");
+}
+
+#[test]
+fn links_to_a_pages_own_thing_are_judged_apart_from_links_to_the_things_it_lists() {
+    // From check-ins, the links to their manifests bring new text; the
+    // links to the files they changed, whose pages were fetched under
+    // another template already, bring copies.
+    let info = via(&["http://f.test/info/c0"]);
+    let mut y = Yields::default();
+    y.record("http://f.test/", &[], Outcome::New);
+    for i in 0..40 {
+        let check_in = format!("http://f.test/info/{i:02}c");
+        let manifest = PageClass::of(&format!("http://f.test/artifact/{i:02}c"), Some(&check_in), &info);
+        y.record_class(&manifest, Tally::of(Outcome::New));
+        for f in 0..3 {
+            let file = PageClass::of(&format!("http://f.test/artifact/{i:02}f{f}"), Some(&check_in), &info);
+            y.record_class(&file, Tally::of(Outcome::Copy));
+        }
+    }
+    let judge = |url: &str| y.judge(&PageClass::of(url, Some("http://f.test/info/99c"), &info), true).verdict(url);
+    assert_eq!(judge("http://f.test/artifact/99c"), Verdict::Yields, "the check-in's own manifest");
+    let skipped =
+        (0..64).filter(|f| matches!(judge(&format!("http://f.test/artifact/99f{f}")), Verdict::Skip(_))).count();
+    assert!(skipped > 56, "the files it lists are skipped but for probes: {skipped} of 64");
+}
+
+#[test]
+fn a_classs_last_layer_decides_when_it_has_enough_pages() {
+    let commit = via(&["http://f.test/info/c0"]);
+    let record = |y: &mut Yields, from: u32, n: u32, outcome| {
+        for i in from..from + n {
+            y.record(&format!("http://f.test/artifact/{i}f"), &commit, outcome);
+        }
+    };
+    // The first layer's links brought the files' first versions; the
+    // second's brought copies: counted together the class still yields.
+    let mut first = Yields::default();
+    record(&mut first, 0, 40, Outcome::New);
+    let mut y = Yields::from_counts(first.counts());
+    let mut second = Yields::default();
+    record(&mut second, 40, RECENT_EVIDENCE as u32 + 4, Outcome::Copy);
+    y.add_layer(second);
+    let url = "http://f.test/artifact/999f";
+    assert!(
+        matches!(y.decide(url, &commit, true), Verdict::Skip(_) | Verdict::Probe),
+        "{:?}",
+        y.decide(url, &commit, true)
+    );
+    // Too few pages in the last layer: all the layers decide.
+    let mut y = Yields::from_counts(first.counts());
+    let mut few = Yields::default();
+    record(&mut few, 40, RECENT_EVIDENCE as u32 - 1, Outcome::Copy);
+    y.add_layer(few);
+    assert_eq!(y.decide(url, &commit, true), Verdict::Yields);
 }
 
 #[test]
