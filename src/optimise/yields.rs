@@ -427,13 +427,15 @@ async fn read_via(store: &Store, layer: u32, k: u32) -> Result<ViaMap, StoreErro
             .and_then(|c| c.as_primitive_opt::<Int64Type>())
             .ok_or_else(|| missing(&path, "fingerprint"))?;
         let via = super::str_col(&b, "via", &path)?;
-        let referrer = super::str_col(&b, "referrer", &path)?;
+        // Written before referrers were kept (a crawl resumed by a newer
+        // version): its pages are counted as linked by no referrer.
+        let referrer = b.column_by_name("referrer").and_then(|c| c.as_string_opt::<i32>());
         for i in 0..b.num_rows() {
             out.insert(
                 u64::from_ne_bytes(fp.value(i).to_ne_bytes()),
                 (
                     via.value(i).split('\n').filter(|t| !t.is_empty()).map(String::from).collect(),
-                    (!referrer.is_null(i)).then(|| referrer.value(i).to_string()),
+                    referrer.filter(|r| !r.is_null(i)).map(|r| r.value(i).to_string()),
                 ),
             );
         }
@@ -602,5 +604,33 @@ mod tests {
         }
         assert!(kinds.len() >= 5, "the candidates get most kinds of verdict: {:?}", decided.verdicts);
         assert!(decided.deferred.iter().all(|&i| decided.verdicts[i] == Some(Verdict::Cold)));
+    }
+
+    #[tokio::test]
+    async fn followed_urls_keep_their_referrers_and_an_older_via_file_reads_without() {
+        let store = Store::open("memory://").expect("store");
+        let rows = vec![
+            Via { fingerprint: 1, via: "f.test/info/*".into(), referrer: Some("http://f.test/info/1a".into()) },
+            Via { fingerprint: 2, via: "f.test/\nf.test/info/*".into(), referrer: None },
+        ];
+        write_via(&store, 3, 0, &rows).await.expect("write");
+        let read = read_via(&store, 3, 0).await.expect("read");
+        assert_eq!(read[&1], (vec!["f.test/info/*".to_string()], Some("http://f.test/info/1a".to_string())));
+        assert_eq!(read[&2], (vec!["f.test/".to_string(), "f.test/info/*".to_string()], None));
+        // A via file written before referrers were kept.
+        let old = Arc::new(Schema::new(vec![
+            Field::new("fingerprint", DataType::Int64, false),
+            Field::new("via", DataType::Utf8, false),
+        ]));
+        let b = RecordBatch::try_new(
+            Arc::clone(&old),
+            vec![Arc::new(Int64Array::from(vec![7])), Arc::new(StringArray::from(vec!["f.test/info/*"]))],
+        )
+        .expect("batch");
+        let path = layout::via(4, 0);
+        let mut w = ShardWriter::create(&store, &path, old, 1 << 20).expect("writer");
+        w.write(&b).await.expect("write");
+        w.finish().await.expect("finish");
+        assert_eq!(read_via(&store, 4, 0).await.expect("read")[&7], (vec!["f.test/info/*".to_string()], None));
     }
 }
