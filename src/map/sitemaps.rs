@@ -261,14 +261,9 @@ pub async fn discover(
                 let in_scope = scope.allows(&u);
                 found.rows.push(SitemapRow { sitemap: sitemap.clone(), url: u.to_string(), lastmod });
                 found.links.push(LinkRow {
-                    src_url: sitemap.clone(),
-                    dst_url: u.to_string(),
-                    anchor: String::new(),
-                    depth: 1,
                     noise: (!in_scope).then_some(crate::denoise::NoiseLabel::Scope),
                     followed: in_scope,
-                    block_ratio: 0.0,
-                    score: None,
+                    ..LinkRow::followed(sitemap.clone(), u.to_string(), 1)
                 });
             }
             if capped {

@@ -337,14 +337,10 @@ mod tests {
         };
         let links: Vec<LinkRow> = (0..30_000)
             .map(|i| LinkRow {
-                src_url: format!("http://s.test/src/{}", i / 50),
-                dst_url: target(i),
                 anchor: format!("a{i}"),
-                depth: 2,
                 noise: own(i),
                 followed: own(i) != Some(NoiseLabel::Nofollow),
-                block_ratio: 0.0,
-                score: None,
+                ..LinkRow::followed(format!("http://s.test/src/{}", i / 50), target(i), 2)
             })
             .collect();
         let mut w = ShardWriter::create(&store, path, links_schema(), 64 << 10).expect("writer");

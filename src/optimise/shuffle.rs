@@ -91,16 +91,7 @@ mod tests {
         noise: Option<NoiseLabel>,
         followed: bool,
     ) -> crate::store::schema::LinkRow {
-        crate::store::schema::LinkRow {
-            src_url: src.into(),
-            dst_url: dst.into(),
-            anchor: String::new(),
-            depth,
-            noise,
-            followed,
-            block_ratio: 0.0,
-            score: None,
-        }
+        crate::store::schema::LinkRow { noise, followed, ..crate::store::schema::LinkRow::followed(src, dst, depth) }
     }
 
     type Summary = (String, i32, Option<String>, bool, bool, bool, Option<i32>, Option<String>);
@@ -211,16 +202,7 @@ mod sources {
     #[tokio::test]
     async fn candidates_know_the_shards_that_link_them() {
         let store = Store::open("memory://").expect("store");
-        let row = |src: &str, dst: &str| crate::store::schema::LinkRow {
-            src_url: src.into(),
-            dst_url: dst.into(),
-            anchor: String::new(),
-            depth: 1,
-            noise: None,
-            followed: true,
-            block_ratio: 0.0,
-            score: None,
-        };
+        let row = |src: &str, dst: &str| crate::store::schema::LinkRow::followed(src, dst, 1);
         let shards = [
             (1, vec![row("http://a.test/", "http://a.test/x"), row("http://a.test/", "http://c.test/shared")]),
             (3, vec![row("http://b.test/", "http://b.test/y"), row("http://b.test/", "http://c.test/shared")]),

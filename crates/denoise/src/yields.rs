@@ -354,6 +354,12 @@ impl<'a> PageClass<'a> {
         self.plain.as_deref().unwrap_or(&self.target)
     }
 
+    /// The coarse form of [`Self::plain`], given that of its target
+    /// (`coarse_target`): the same string unless the target has marks.
+    fn coarse_plain<'s>(&self, coarse_target: &'s str) -> std::borrow::Cow<'s, str> {
+        self.plain.as_deref().map_or(coarse_target.into(), |p| coarse_of(p).into())
+    }
+
     /// A 64-bit key of the class (as [`class_key`], a collision among a
     /// partition's classes is a chance under one in 10^10).
     #[must_use]
@@ -515,7 +521,7 @@ impl Yields {
         }
         // As a hub: pages of its template (as their own links name it), and
         // new texts for the templates whose links led here.
-        let coarse_plain = coarse_of(plain);
+        let coarse_plain = class.coarse_plain(&coarse_target);
         self.entry(class_key(Level::HubFine, "", plain), Level::HubFine, "", plain).fetched += tally.fetched;
         self.entry(class_key(Level::HubCoarse, "", &coarse_plain), Level::HubCoarse, "", &coarse_plain).fetched +=
             tally.fetched;
@@ -610,7 +616,7 @@ impl Yields {
         let plain = class.plain();
         let view = via.iter().any(|s| view_kind(s, plain).is_some());
         if !last && !view && broken.is_none() {
-            match self.hub(plain, &coarse_of(plain)) {
+            match self.hub(plain, &class.coarse_plain(&coarse_target)) {
                 None => return Judged::Decided(Verdict::Explore),
                 Some(h) if h >= MIN_HUB => return Judged::Decided(Verdict::Hub),
                 Some(_) => {}

@@ -368,18 +368,8 @@ mod tests {
         // 200,000 links to 30,000 targets (a few MiB of distinct URLs, more
         // than the default dictionary holds), the navigation of a site.
         let target = |i: usize| format!("http://docs.test/reference/section-{:05}/page.html", (i * 7919) % 30_000);
-        let links: Vec<LinkRow> = (0..200_000)
-            .map(|i| LinkRow {
-                src_url: format!("http://docs.test/p{}", i / 100),
-                dst_url: target(i),
-                anchor: String::new(),
-                depth: 1,
-                noise: None,
-                followed: true,
-                block_ratio: 0.0,
-                score: None,
-            })
-            .collect();
+        let links: Vec<LinkRow> =
+            (0..200_000).map(|i| LinkRow::followed(format!("http://docs.test/p{}", i / 100), target(i), 1)).collect();
         let mut w = ShardWriter::create(&store, path, crate::schema::links_schema(), 64 << 20).expect("writer");
         for chunk in links.chunks(8192) {
             w.write(&links_batch(chunk).expect("batch")).await.expect("write");

@@ -393,6 +393,25 @@ pub struct LinkRow {
     pub score: Option<f32>,
 }
 
+impl LinkRow {
+    /// A followed link from `src_url` to `dst_url` (a target at `depth`),
+    /// with no anchor text, noise label, block or score: a sitemap's
+    /// entry, or a link as a test needs it.
+    #[must_use]
+    pub fn followed(src_url: impl Into<String>, dst_url: impl Into<String>, depth: i32) -> Self {
+        Self {
+            src_url: src_url.into(),
+            dst_url: dst_url.into(),
+            anchor: String::new(),
+            depth,
+            noise: None,
+            followed: true,
+            block_ratio: 0.0,
+            score: None,
+        }
+    }
+}
+
 /// Encodes link rows as one batch.
 ///
 /// # Errors

@@ -111,16 +111,7 @@ fn content_hashes_round_trip_as_int64_and_old_uint64_files_still_read() {
 
 #[test]
 fn noise_labels_round_trip_and_unknown_ones_are_refused() {
-    let row = LinkRow {
-        src_url: "http://a.test/".into(),
-        dst_url: "http://a.test/x".into(),
-        anchor: String::new(),
-        depth: 1,
-        noise: None,
-        followed: true,
-        block_ratio: 0.0,
-        score: None,
-    };
+    let row = LinkRow::followed("http://a.test/", "http://a.test/x", 1);
     let mut rows = vec![row.clone()];
     rows.extend(NoiseLabel::ALL.map(|l| LinkRow { noise: Some(l), ..row.clone() }));
     let b = links_batch(&rows).expect("batch");
