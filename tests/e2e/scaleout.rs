@@ -443,6 +443,13 @@ fn a_driver_stopped_past_its_lease_has_its_workers_fenced_off_before_a_takeover(
     // has not moved for the expiry; then the first is resumed.
     let deadline = Instant::now() + Duration::from_secs(240);
     while token_of(&lease) == first_token {
+        if let Some(status) = second.0.as_mut().expect("the second driver").try_wait().expect("the second driver") {
+            let out = second.0.take().expect("the second driver").wait_with_output().expect("its output");
+            panic!(
+                "the second driver ended ({status}) before taking the lease over: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
         assert!(Instant::now() < deadline, "the second driver never took the lease over");
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -669,6 +676,24 @@ fn a_driver_stopped_in_its_merge_past_its_lease_merges_nothing_after_a_takeover(
         send(merge, libc::SIGSTOP);
     }
     signal(first_pid, "-STOP");
+    // Not while it renews its lease: a driver stopped holding the lease's
+    // lock would hold it on, and the second driver's takeover gives up
+    // after 10 s, saying so. Stepped on until the lock is free.
+    let lease_lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(data.join("state/lease.json.lock"))
+        .expect("the lease's lock file");
+    let lock_deadline = Instant::now() + Duration::from_secs(30);
+    while let Err(std::fs::TryLockError::WouldBlock) = lease_lock.try_lock() {
+        assert!(Instant::now() < lock_deadline, "the first driver kept its lease's lock");
+        signal(first_pid, "-CONT");
+        std::thread::sleep(Duration::from_millis(1));
+        signal(first_pid, "-STOP");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    lease_lock.unlock().expect("unlock the lease's lock");
     assert!(
         !data.join("state/manifest/merge.json").exists(),
         "the merge was caught too late: its manifest is written already"
@@ -698,6 +723,13 @@ fn a_driver_stopped_in_its_merge_past_its_lease_merges_nothing_after_a_takeover(
     let mut second = KillOnDrop(Some(second));
     let deadline = Instant::now() + Duration::from_secs(240);
     while token_of(&lease) == first_token {
+        if let Some(status) = second.0.as_mut().expect("the second driver").try_wait().expect("the second driver") {
+            let out = second.0.take().expect("the second driver").wait_with_output().expect("its output");
+            panic!(
+                "the second driver ended ({status}) before taking the lease over: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
         assert!(Instant::now() < deadline, "the second driver never took the lease over");
         std::thread::sleep(Duration::from_millis(200));
     }
