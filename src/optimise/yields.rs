@@ -130,9 +130,25 @@ async fn read_seen(store: &Store, layer: u32, k: u32) -> Result<SeenTexts, Store
     Ok(seen)
 }
 
-/// The group a cold candidate waits in: its first source's coarse
-/// template and its own, or, for a view, "" and the view's kind.
-type ColdGroup = (String, String);
+/// The group a cold candidate waits in, whose first URLs are its probes.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum ColdGroup {
+    /// A class never fetched: its first source's coarse template and its
+    /// own.
+    Class(String, String),
+    /// A view's host and kind ([`view_kind`]).
+    View(String),
+}
+
+impl ColdGroup {
+    /// How many of the group are fetched at once.
+    fn batch(&self) -> usize {
+        match self {
+            Self::View(_) => VIEW_BATCH,
+            Self::Class(..) => COLD_BATCH,
+        }
+    }
+}
 
 /// What the filter decided for a partition's candidates.
 pub(super) struct Decisions {
@@ -199,8 +215,10 @@ pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &H
                 // depth a view waits as any cold target does (by its coarse
                 // class): a smaller batch there would cost a catch-up layer.
                 match view.filter(|_| !last) {
-                    Some(kind) => (String::new(), kind),
-                    None => (class.via.first().map_or(String::new(), |s| coarse_of(s)), coarse_of(target)),
+                    Some(kind) => ColdGroup::View(kind),
+                    None => {
+                        ColdGroup::Class(class.via.first().map_or(String::new(), |s| coarse_of(s)), coarse_of(target))
+                    }
                 }
             });
             (judged, group)
@@ -233,10 +251,9 @@ pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &H
         })
         .collect();
     let mut deferred = Vec::new();
-    for ((source, _), mut group) in cold {
+    for (key, mut group) in cold {
         group.sort_unstable();
-        let batch = if source.is_empty() { VIEW_BATCH } else { COLD_BATCH };
-        deferred.extend(group.iter().skip(batch).map(|(_, i)| *i));
+        deferred.extend(group.iter().skip(key.batch()).map(|(_, i)| *i));
     }
     deferred.sort_unstable();
     Decisions { verdicts, deferred, probes }
