@@ -391,11 +391,7 @@ fn a_driver_stopped_past_its_lease_has_its_workers_fenced_off_before_a_takeover(
         assert!(ok, "kill {sig} {pid}");
     };
     let lease = data.join("state/lease.json");
-    let token_of = |path: &Path| -> String {
-        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).expect("lease")).expect("lease JSON");
-        v["token"].as_str().expect("token").to_string()
-    };
-    let first_token = token_of(&lease);
+    let first_token = lease_token(&lease);
     signal(first.id(), "-STOP");
     let stopped = Instant::now();
     let mut second_args = web.run_args(&data, 1, &["--partitions", "6", "--delay", "0"]);
@@ -441,18 +437,7 @@ fn a_driver_stopped_past_its_lease_has_its_workers_fenced_off_before_a_takeover(
 
     // The second driver takes the lease over once the first's heartbeat
     // has not moved for the expiry; then the first is resumed.
-    let deadline = Instant::now() + Duration::from_secs(240);
-    while token_of(&lease) == first_token {
-        if let Some(status) = second.0.as_mut().expect("the second driver").try_wait().expect("the second driver") {
-            let out = second.0.take().expect("the second driver").wait_with_output().expect("its output");
-            panic!(
-                "the second driver ended ({status}) before taking the lease over: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        assert!(Instant::now() < deadline, "the second driver never took the lease over");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_for_takeover(&mut second, &lease, &first_token);
     let took_over = Instant::now();
     // When the takeover was written (seen up to a poll later, by when the
     // second driver may have committed an empty partition already).
@@ -702,11 +687,7 @@ fn a_driver_stopped_in_its_merge_past_its_lease_merges_nothing_after_a_takeover(
     assert!(at_stop.keys().any(|f| f.contains("/part-")), "the shards are there: {at_stop:?}");
 
     let lease = data.join("state/lease.json");
-    let token_of = |path: &Path| -> String {
-        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).expect("lease")).expect("lease JSON");
-        v["token"].as_str().expect("token").to_string()
-    };
-    let first_token = token_of(&lease);
+    let first_token = lease_token(&lease);
     // One layer deeper, and slow enough (a page every 60 ms per host, its
     // layer 2 about 20 s) that its own merge comes well after the first
     // driver is resumed, a second after the takeover.
@@ -721,18 +702,7 @@ fn a_driver_stopped_in_its_merge_past_its_lease_merges_nothing_after_a_takeover(
         .spawn()
         .expect("start the second driver");
     let mut second = KillOnDrop(Some(second));
-    let deadline = Instant::now() + Duration::from_secs(240);
-    while token_of(&lease) == first_token {
-        if let Some(status) = second.0.as_mut().expect("the second driver").try_wait().expect("the second driver") {
-            let out = second.0.take().expect("the second driver").wait_with_output().expect("its output");
-            panic!(
-                "the second driver ended ({status}) before taking the lease over: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        assert!(Instant::now() < deadline, "the second driver never took the lease over");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_for_takeover(&mut second, &lease, &first_token);
     signal(merge, "-CONT");
     signal(first_pid, "-CONT");
     let status = first.0.take().expect("the first driver").wait().expect("wait for the first driver");
@@ -764,6 +734,30 @@ fn a_driver_stopped_in_its_merge_past_its_lease_merges_nothing_after_a_takeover(
             .expect("JSON");
     assert_eq!(manifest["layers"], 3, "the manifest is the deeper run's");
     assert_eq!(crawl_of(&data), want, "the rows are those of a clean run");
+}
+
+/// The token of the lease at `path`.
+fn lease_token(path: &Path) -> String {
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).expect("lease")).expect("lease JSON");
+    v["token"].as_str().expect("token").to_string()
+}
+
+/// Waits (up to 240 s) until the lease at `lease` has another token than
+/// `first_token`: the `second` driver took it over. If that driver ends
+/// first, the test fails with what it printed.
+fn wait_for_takeover(second: &mut KillOnDrop, lease: &Path, first_token: &str) {
+    let deadline = Instant::now() + Duration::from_secs(240);
+    while lease_token(lease) == first_token {
+        if let Some(status) = second.0.as_mut().expect("the second driver").try_wait().expect("the second driver") {
+            let out = second.0.take().expect("the second driver").wait_with_output().expect("its output");
+            panic!(
+                "the second driver ended ({status}) before taking the lease over: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        assert!(Instant::now() < deadline, "the second driver never took the lease over");
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// A child process killed when dropped (a test that fails half-way leaves
