@@ -20,7 +20,9 @@
 //!   and the best of them): the filter must keep more than chance;
 //! - the fewest requests that reach `off`'s distinct main texts, for a
 //!   filter that knew every page in advance (see [`fewest_requests`]):
-//!   where the room is;
+//!   where the room is; and for one that takes or leaves whole link
+//!   classes, as the filter does, knowing each class in advance
+//!   ([`fewest_by_class`]): the room a filter that learns by class has;
 //! - wall time and pages per second, and the default's pages per second
 //!   over Scrapy's.
 //!
@@ -55,6 +57,7 @@ use std::process::Command;
 use serde_json::{json, Value};
 
 use common::webapps::{self, App, Apps, Score, Truth};
+use layercrawl::denoise::yields::{link_template, PageClass};
 use measure::{last_json_line, peers_python, run_measured, Measured};
 
 const SETTINGS: [&str; 6] = ["--concurrency", "64", "--per-host", "16", "--delay", "0"];
@@ -70,6 +73,9 @@ struct Crawl {
     /// The fewest requests that reach every distinct main text, and 99 %
     /// of them ([`fewest_requests`]).
     fewest: (usize, usize),
+    /// The same for a filter that takes or leaves whole link classes
+    /// ([`fewest_by_class`]).
+    by_class: ByClass,
     m: Measured,
     summary: Value,
 }
@@ -91,6 +97,7 @@ fn layercrawl(apps: &Apps, truths: &BTreeMap<App, Truth>, app: App, depth: u32, 
     let docs: Vec<common::Doc> =
         common::read_docs(&data).into_iter().filter(|d| apps.app_of(&d.url) == Some(app)).collect();
     let fewest = fewest_requests(&docs, &common::read_links(&data));
+    let by_class = fewest_by_class(&docs);
     let texts = docs
         .into_iter()
         .map(|d| {
@@ -109,7 +116,7 @@ fn layercrawl(apps: &Apps, truths: &BTreeMap<App, Truth>, app: App, depth: u32, 
             let _ = std::fs::remove_dir_all(&data);
         }
     }
-    Crawl { score, texts, fewest, m, summary }
+    Crawl { score, texts, fewest, by_class, m, summary }
 }
 
 /// What a filter that knew every page in advance would need, read off a
@@ -149,6 +156,97 @@ fn fewest_requests(docs: &[common::Doc], links: &[common::Link]) -> (usize, usiz
     costs.sort_unstable_by(|a, b| b.cmp(a));
     let spared: usize = costs.iter().take(costs.len() / 100).sum();
     (need.len(), need.len() - spared)
+}
+
+/// What [`fewest_by_class`] found.
+#[derive(Clone, Copy, Debug, Default)]
+struct ByClass {
+    /// Link classes among the crawl's requests, each layer's apart.
+    classes: usize,
+    /// Requests of the classes taken for 99 % of the distinct main texts.
+    texts_99: usize,
+}
+
+/// What a filter that follows or skips whole link classes would need for
+/// 99 % of a crawl's distinct main texts if it knew every class's pages in
+/// advance. The classes are the noise filter's own ([`PageClass::of`]: a
+/// page's link template as its referrer links it, its kind of file and the
+/// referrer's template), in each layer apart, as the filter decides a
+/// class again at each layer. Choosing the fewest requests is a set-cover
+/// problem, too hard to solve exactly: the classes are taken greedily, the
+/// most new texts a request first, then those the others make unneeded are
+/// dropped, largest first. Links are ignored (a page counts as reachable
+/// whether the classes on its way were taken or not), which only makes the
+/// figure lower. A filter that learns a class from its first pages also
+/// pays for the pages it judges it by. Where a target is below this, no
+/// choice among these classes meets it: only telling the pages of one class
+/// apart could.
+fn fewest_by_class(docs: &[common::Doc]) -> ByClass {
+    use std::collections::{BinaryHeap, HashMap};
+    // Each distinct text a number; each class its requests and texts.
+    let mut text_ids: HashMap<&str, u32> = HashMap::new();
+    let mut classes: HashMap<(u64, i32), (usize, BTreeSet<u32>)> = HashMap::new();
+    for d in docs {
+        let via: Vec<String> = d.referrer.as_deref().map(link_template).into_iter().collect();
+        let class = PageClass::of(&d.url, d.referrer.as_deref(), &via);
+        let entry = classes.entry((class.key(), d.layer)).or_default();
+        entry.0 += 1;
+        let text = (d.status == 200 && d.error.is_none()).then_some(d.main_text.as_deref()).flatten();
+        if let Some(t) = text.filter(|t| !t.trim().is_empty()) {
+            let next = u32::try_from(text_ids.len()).expect("texts fit u32");
+            entry.1.insert(*text_ids.entry(t).or_insert(next));
+        }
+    }
+    let need = (text_ids.len() * 99).div_ceil(100);
+    // Lazy greedy: a class's gain only falls as others are taken, so one
+    // whose gain, counted again, still leads is the best.
+    #[derive(PartialEq, Eq)]
+    struct Gain(usize, usize, (u64, i32));
+    impl Ord for Gain {
+        fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+            (self.0 * o.1).cmp(&(o.0 * self.1)).then(o.2.cmp(&self.2))
+        }
+    }
+    impl PartialOrd for Gain {
+        fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+            Some(self.cmp(o))
+        }
+    }
+    let mut heap: BinaryHeap<Gain> = classes.iter().map(|(k, (n, t))| Gain(t.len(), *n, *k)).collect();
+    // How many taken classes hold each text.
+    let mut holders: HashMap<u32, usize> = HashMap::new();
+    let mut taken: Vec<(u64, i32)> = Vec::new();
+    while holders.len() < need {
+        let Some(Gain(_, n, key)) = heap.pop() else { break };
+        let gain = classes[&key].1.iter().filter(|t| !holders.contains_key(t)).count();
+        if heap.peek().is_some_and(|next| Gain(gain, n, key) < *next) {
+            heap.push(Gain(gain, n, key));
+            continue;
+        }
+        for &t in &classes[&key].1 {
+            *holders.entry(t).or_default() += 1;
+        }
+        taken.push(key);
+    }
+    // Reverse delete: largest first, a class goes if the rest still reach
+    // the 99 %.
+    taken.sort_by_key(|k| (std::cmp::Reverse(classes[k].0), *k));
+    taken.retain(|k| {
+        let texts = &classes[k].1;
+        let only = texts.iter().filter(|t| holders[t] == 1).count();
+        if holders.len() - only < need {
+            return true;
+        }
+        for t in texts {
+            let held = holders.get_mut(t).expect("a taken class's text is held");
+            *held -= 1;
+            if *held == 0 {
+                holders.remove(t);
+            }
+        }
+        false
+    });
+    ByClass { classes: classes.len(), texts_99: taken.iter().map(|k| classes[k].0).sum() }
 }
 
 /// Distinct main texts in random samples of `n` of `off`'s requests: the
@@ -263,6 +361,13 @@ fn main() {
                 100.0 * share(all, off.score.rows),
                 100.0 * share(most, off.score.rows)
             );
+            let b = off.by_class;
+            println!(
+                "  the fewest for a filter that takes or leaves whole link classes ({} of them), knowing each in advance: 99 % of off's texts in {} requests ({:.1} %)",
+                b.classes,
+                b.texts_99,
+                100.0 * share(b.texts_99, off.score.rows)
+            );
             // A default that fetched what `off` did had nothing to choose.
             let everything = def.score.rows >= off.score.rows;
             let beats_chance = def.score.texts > best || (everything && def.score.texts >= off.score.texts);
@@ -278,6 +383,7 @@ fn main() {
                              "skipped": def.summary["skipped"], "skipped_classes": def.summary["skipped_classes"], "deferred": def.summary["deferred"], "layers": def.summary["layers"].as_array().map_or(0, Vec::len) },
                 "of_items": off.score.of_items,
                 "fewest_requests": { "all_texts": all, "texts_99": most },
+                "fewest_by_class": { "classes": b.classes, "texts_99": b.texts_99 },
                 "random_sample_texts": { "mean": mean, "best": best, "draws": DRAWS },
                 "beats_chance": beats_chance,
             });

@@ -287,6 +287,8 @@ pub struct Doc {
     pub layer: i32,
     pub partition: i32,
     pub depth: i32,
+    /// The page that linked it (none for a seed).
+    pub referrer: Option<String>,
     pub status: i32,
     pub error: Option<String>,
     pub error_detail: Option<String>,
@@ -330,6 +332,7 @@ pub fn read_docs(data: &Path) -> Vec<Doc> {
                 layer,
                 partition: i32c(&b, "partition", i),
                 depth: i32c(&b, "depth", i),
+                referrer: s(&b, "referrer", i),
                 status: i32c(&b, "status", i),
                 error: s(&b, "error", i),
                 error_detail: s(&b, "error_detail", i),
