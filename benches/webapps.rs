@@ -98,12 +98,7 @@ fn layercrawl(apps: &Apps, truths: &BTreeMap<App, Truth>, app: App, depth: u32, 
         common::read_docs(&data).into_iter().filter(|d| apps.app_of(&d.url) == Some(app)).collect();
     let fewest = fewest_requests(&docs, &common::read_links(&data));
     let by_class = fewest_by_class(&docs);
-    let texts = docs
-        .into_iter()
-        .map(|d| {
-            (d.status == 200 && d.error.is_none()).then_some(d.main_text).flatten().filter(|t| !t.trim().is_empty())
-        })
-        .collect();
+    let texts = docs.into_iter().map(|d| page_text(&d).map(str::to_string)).collect();
     match std::env::var_os("WEBAPPS_KEEP") {
         // Kept for a closer look, by application, depth and crawl.
         Some(keep) => {
@@ -117,6 +112,12 @@ fn layercrawl(apps: &Apps, truths: &BTreeMap<App, Truth>, app: App, depth: u32, 
         }
     }
     Crawl { score, texts, fewest, by_class, m, summary }
+}
+
+/// The main text a request brought: that of a page fetched with 200, when
+/// it has any.
+fn page_text(d: &common::Doc) -> Option<&str> {
+    (d.status == 200 && d.error.is_none()).then_some(d.main_text.as_deref()).flatten().filter(|t| !t.trim().is_empty())
 }
 
 /// What a filter that knew every page in advance would need, read off a
@@ -136,8 +137,8 @@ fn fewest_requests(docs: &[common::Doc], links: &[common::Link]) -> (usize, usiz
         }
     }
     let mut first: BTreeMap<&str, (i32, &str)> = BTreeMap::new();
-    for d in docs.iter().filter(|d| d.status == 200 && d.error.is_none()) {
-        let Some(t) = d.main_text.as_deref().filter(|t| !t.trim().is_empty()) else { continue };
+    for d in docs {
+        let Some(t) = page_text(d) else { continue };
         let e = first.entry(t).or_insert((d.depth, d.url.as_str()));
         *e = (*e).min((d.depth, d.url.as_str()));
     }
@@ -179,8 +180,8 @@ struct ByClass {
 /// whether the classes on its way were taken or not), which only makes the
 /// figure lower. A filter that learns a class from its first pages also
 /// pays for the pages it judges it by. Where a target is below this, no
-/// choice among these classes meets it: only telling the pages of one class
-/// apart could.
+/// choice among these classes that the bench finds meets it: only telling
+/// the pages of one class apart could.
 fn fewest_by_class(docs: &[common::Doc]) -> ByClass {
     use std::collections::{BinaryHeap, HashMap};
     // Each distinct text a number; each class its requests and texts.
@@ -191,8 +192,7 @@ fn fewest_by_class(docs: &[common::Doc]) -> ByClass {
         let class = PageClass::of(&d.url, d.referrer.as_deref(), &via);
         let entry = classes.entry((class.key(), d.layer)).or_default();
         entry.0 += 1;
-        let text = (d.status == 200 && d.error.is_none()).then_some(d.main_text.as_deref()).flatten();
-        if let Some(t) = text.filter(|t| !t.trim().is_empty()) {
+        if let Some(t) = page_text(d) {
             let next = u32::try_from(text_ids.len()).expect("texts fit u32");
             entry.1.insert(*text_ids.entry(t).or_insert(next));
         }
