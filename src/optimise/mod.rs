@@ -311,6 +311,7 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
     let mark = opt.denoise == Denoise::Mark;
     let mut skipped = SkipCounts::default();
     let mut verdicts: Vec<Option<Verdict>> = Vec::new();
+    let mut classes: Vec<Option<u64>> = Vec::new();
     let mut deferred: Vec<usize> = Vec::new();
     let mut counts_written = None;
     if opt.denoise != Denoise::Off {
@@ -348,6 +349,7 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
         .await?;
         cands = back;
         verdicts = decided.verdicts;
+        classes = decided.classes;
         // `mark` follows what the filter would not: nothing waits either.
         if !mark {
             deferred = decided.deferred;
@@ -388,26 +390,43 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
                 continue;
             }
         }
-        if !c.via.is_empty() {
-            via.push(yields::Via { fingerprint: fp, via: c.via.join("\n"), referrer: c.row.referrer.clone() });
+        if let (false, Some(Some(class))) = (c.via.is_empty(), classes.get(i)) {
+            via.push(yields::Via {
+                fingerprint: fp,
+                via: c.via.join("\n"),
+                referrer: c.row.referrer.clone(),
+                class: *class,
+            });
         }
         fresh.push(c.row.clone());
     }
     m.barren += skipped.copies + skipped.errors;
     m.deferred += held.len() as u64;
-    if opt.denoise != Denoise::Off {
-        yields::write_via(store, layer + 1, k, &via).await?;
-        yields::write_skipped(store, layer + 1, k, &skips).await?;
-        yields::write_deferred(store, layer + 1, k, &held).await?;
-    }
-    if let Some(written) = counts_written {
-        written.await.map_err(|e| StageError::Internal(format!("writing the link classes' counts failed: {e}")))??;
-    }
     m.skipped = skipped;
-    let carried = read_carried(store, layer, k).await?;
-    // The ant-colony and learned orders learn from the layer's pages first.
-    let ranking = crate::focus::Ranking::learn(store, layer, k, opt.order).await?;
-    write_partition_input(ctx, layer + 1, k, fresh, carried, &ranking, &mut m).await?;
+    // The filter's files are written while the next layer's input is
+    // made: neither reads the other.
+    let filter_files = async {
+        if opt.denoise != Denoise::Off {
+            tokio::try_join!(
+                yields::write_via(store, layer + 1, k, &via),
+                yields::write_skipped(store, layer + 1, k, &skips),
+                yields::write_deferred(store, layer + 1, k, &held),
+            )?;
+        }
+        if let Some(written) = counts_written {
+            written
+                .await
+                .map_err(|e| StageError::Internal(format!("writing the link classes' counts failed: {e}")))??;
+        }
+        Ok::<(), StageError>(())
+    };
+    let next_input = async {
+        let carried = read_carried(store, layer, k).await?;
+        // The ant-colony and learned orders learn from the layer's pages first.
+        let ranking = crate::focus::Ranking::learn(store, layer, k, opt.order).await?;
+        write_partition_input(ctx, layer + 1, k, fresh, carried, &ranking, &mut m).await
+    };
+    tokio::try_join!(filter_files, next_input)?;
     // The links shards the seal rewrites for these labels.
     let label_sources = if labels.is_empty() {
         0

@@ -60,29 +60,124 @@ fn candidates_decided_per_class_get_their_own_verdicts() {
 }
 
 #[tokio::test]
-async fn followed_urls_keep_their_referrers_and_an_older_via_file_reads_without() {
+async fn followed_urls_keep_their_referrers_and_class_keys_and_an_older_via_file_reads_without() {
     let store = Store::open("memory://").expect("store");
+    let (a, b) = ("http://f.test/artifact/1a", "http://f.test/doc/x.md");
+    let a_via = vec!["f.test/info/*".to_string()];
+    let a_key = PageClass::of(a, Some("http://f.test/info/1a"), &a_via).key();
     let rows = vec![
-        Via { fingerprint: 1, via: "f.test/info/*".into(), referrer: Some("http://f.test/info/1a".into()) },
-        Via { fingerprint: 2, via: "f.test/\nf.test/info/*".into(), referrer: None },
+        Via {
+            fingerprint: urlnorm::fingerprint_str(a),
+            via: "f.test/info/*".into(),
+            referrer: Some("http://f.test/info/1a".into()),
+            class: a_key,
+        },
+        // A key not made from its row: the stored one is the one read.
+        Via {
+            fingerprint: urlnorm::fingerprint_str(b),
+            via: "f.test/\nf.test/info/*".into(),
+            referrer: None,
+            class: 7,
+        },
     ];
     write_via(&store, 3, 0, &rows).await.expect("write");
     let read = read_via(&store, 3, 0).await.expect("read");
-    assert_eq!(read[&1], (vec!["f.test/info/*".to_string()], Some("http://f.test/info/1a".to_string())));
-    assert_eq!(read[&2], (vec!["f.test/".to_string(), "f.test/info/*".to_string()], None));
-    // A via file written before referrers were kept.
+    assert_eq!(read.get(a), (a_via.clone(), Some("http://f.test/info/1a")));
+    assert_eq!(read.get(b), (vec!["f.test/".to_string(), "f.test/info/*".to_string()], None));
+    assert_eq!((read.class_key(a), read.class_key(b)), (a_key, 7));
+    // A URL no link brought (a seed) is counted by its own class.
+    assert_eq!(read.get("http://f.test/"), (Vec::new(), None));
+    assert_eq!(read.class_key("http://f.test/"), PageClass::of("http://f.test/", None, &[]).key());
+    // A via file written before referrers and class keys were kept: its
+    // classes are made again, as linked by no referrer.
     let old = Arc::new(Schema::new(vec![
         Field::new("fingerprint", DataType::Int64, false),
         Field::new("via", DataType::Utf8, false),
     ]));
-    let b = RecordBatch::try_new(
+    let fp = i64::from_ne_bytes(urlnorm::fingerprint_str(a).to_ne_bytes());
+    let batch = RecordBatch::try_new(
         Arc::clone(&old),
-        vec![Arc::new(Int64Array::from(vec![7])), Arc::new(StringArray::from(vec!["f.test/info/*"]))],
+        vec![Arc::new(Int64Array::from(vec![fp])), Arc::new(StringArray::from(vec!["f.test/info/*"]))],
     )
     .expect("batch");
     let path = layout::via(4, 0);
     let mut w = ShardWriter::create(&store, &path, old, 1 << 20).expect("writer");
-    w.write(&b).await.expect("write");
+    w.write(&batch).await.expect("write");
     w.finish().await.expect("finish");
-    assert_eq!(read_via(&store, 4, 0).await.expect("read")[&7], (vec!["f.test/info/*".to_string()], None));
+    let read = read_via(&store, 4, 0).await.expect("read");
+    assert_eq!(read.get(a), (a_via.clone(), None));
+    assert_eq!(read.class_key(a), PageClass::of(a, None, &a_via).key());
+}
+
+/// Counting a layer's pages by the class keys stored when they were
+/// followed gives the counts of making each page's class again: the same
+/// file of counts, whichever way.
+#[tokio::test]
+async fn pages_counted_by_their_stored_class_keys_count_as_by_their_own_classes() {
+    let (with_keys, without) = (Store::open("memory://").expect("store"), Store::open("memory://").expect("store"));
+    let (commit, tree) = ("f.test/info/*".to_string(), "f.test/dir?ci&name".to_string());
+    let mut samples = Vec::new();
+    let mut via = Vec::new();
+    for i in 0..300u64 {
+        let (url, referrer, templates) = match i % 4 {
+            0 => (
+                format!("http://f.test/artifact/a{i}"),
+                Some(format!("http://f.test/info/c{}", i / 8)),
+                vec![commit.clone()],
+            ),
+            1 => (
+                format!("http://f.test/artifact/a{i}"),
+                Some(format!("http://f.test/dir?ci=c{i}&name=src")),
+                vec![tree.clone()],
+            ),
+            2 => (
+                format!("http://f.test/raw/c{}?at=x", i / 8),
+                Some(format!("http://f.test/info/c{}", i / 8)),
+                vec![commit.clone(), tree.clone()],
+            ),
+            _ => (format!("http://f.test/doc/c{i}/x.md"), None, Vec::new()),
+        };
+        // Texts that repeat, so that pages are new, copies and errors.
+        let status = if i % 13 == 0 { 404 } else { 200 };
+        samples.push(Sample { url: url.clone(), status, html: true, text_hash: Some(i % 17), ..Sample::default() });
+        if !templates.is_empty() {
+            let class = PageClass::of(&url, referrer.as_deref(), &templates).key();
+            via.push(Via { fingerprint: urlnorm::fingerprint_str(&url), via: templates.join("\n"), referrer, class });
+        }
+    }
+    for store in [&with_keys, &without] {
+        let path = layout::samples(1, 0);
+        let mut w = ShardWriter::create(store, &path, evidence::samples_schema(), 1 << 20).expect("writer");
+        w.write(&evidence::samples_batch(&samples).expect("batch")).await.expect("write");
+        w.finish().await.expect("finish");
+    }
+    write_via(&with_keys, 1, 0, &via).await.expect("write");
+    // The same rows without their keys, as an older version wrote them.
+    let old = Arc::new(Schema::new(vec![
+        Field::new("fingerprint", DataType::Int64, false),
+        Field::new("via", DataType::Utf8, false),
+        Field::new("referrer", DataType::Utf8, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        Arc::clone(&old),
+        vec![
+            Arc::new(via.iter().map(|v| Some(i64::from_ne_bytes(v.fingerprint.to_ne_bytes()))).collect::<Int64Array>()),
+            Arc::new(via.iter().map(|v| Some(v.via.as_str())).collect::<StringArray>()),
+            Arc::new(via.iter().map(|v| v.referrer.as_deref()).collect::<StringArray>()),
+        ],
+    )
+    .expect("batch");
+    let mut w = ShardWriter::create(&without, &layout::via(1, 0), old, 1 << 20).expect("writer");
+    w.write(&batch).await.expect("write");
+    w.finish().await.expect("finish");
+    let a = count(with_keys, 1, 0).await.expect("count");
+    let b = count(without, 1, 0).await.expect("count");
+    a.written.await.expect("join").expect("written");
+    let (a, b) = (a.yields.counts(), b.yields.counts());
+    assert_eq!(a, b);
+    // Every kind of outcome and several classes were counted.
+    let fine: Vec<&ClassCount> = a.iter().filter(|c| c.level == 0).collect();
+    assert!(fine.len() >= 3, "{fine:?}");
+    assert!(fine.iter().any(|c| c.new > 0) && fine.iter().any(|c| c.errors > 0));
+    assert!(fine.iter().any(|c| c.fetched > c.new + c.errors), "copies: {fine:?}");
 }
