@@ -23,6 +23,8 @@
 //!   where the room is; and for one that takes or leaves whole link
 //!   classes, as the filter does, knowing each class in advance
 //!   ([`fewest_by_class`]): the room a filter that learns by class has;
+//! - what the default spent on link classes at the first layer it met
+//!   them, before it had their evidence ([`first_sight`]);
 //! - wall time and pages per second, and the default's pages per second
 //!   over Scrapy's.
 //!
@@ -57,7 +59,7 @@ use std::process::Command;
 use serde_json::{json, Value};
 
 use common::webapps::{self, App, Apps, Score, Truth};
-use layercrawl::denoise::yields::{link_template, PageClass};
+use layercrawl::denoise::yields::{coarse_of, link_template, PageClass, COLD_BATCH, MIN_YIELD};
 use measure::{last_json_line, peers_python, run_measured, Measured};
 
 const SETTINGS: [&str; 6] = ["--concurrency", "64", "--per-host", "16", "--delay", "0"];
@@ -76,6 +78,9 @@ struct Crawl {
     /// The same for a filter that takes or leaves whole link classes
     /// ([`fewest_by_class`]).
     by_class: ByClass,
+    /// What it spent on link classes it saw for the first time
+    /// ([`first_sight`]).
+    first_sight: FirstSight,
     m: Measured,
     summary: Value,
 }
@@ -98,6 +103,7 @@ fn layercrawl(apps: &Apps, truths: &BTreeMap<App, Truth>, app: App, depth: u32, 
         common::read_docs(&data).into_iter().filter(|d| apps.app_of(&d.url) == Some(app)).collect();
     let fewest = fewest_requests(&docs, &common::read_links(&data));
     let by_class = fewest_by_class(&docs);
+    let first_sight = first_sight(&docs);
     let texts = docs.into_iter().map(|d| page_text(&d).map(str::to_string)).collect();
     match std::env::var_os("WEBAPPS_KEEP") {
         // Kept for a closer look, by application, depth and crawl.
@@ -111,7 +117,7 @@ fn layercrawl(apps: &Apps, truths: &BTreeMap<App, Truth>, app: App, depth: u32, 
             let _ = std::fs::remove_dir_all(&data);
         }
     }
-    Crawl { score, texts, fewest, by_class, m, summary }
+    Crawl { score, texts, fewest, by_class, first_sight, m, summary }
 }
 
 /// The main text a request brought: that of a page fetched with 200, when
@@ -249,6 +255,60 @@ fn fewest_by_class(docs: &[common::Doc]) -> ByClass {
     ByClass { classes: classes.len(), texts_99: taken.iter().map(|k| classes[k].0).sum() }
 }
 
+/// What [`first_sight`] found.
+#[derive(Clone, Copy, Debug, Default)]
+struct FirstSight {
+    /// Requests past a class's first [`COLD_BATCH`] at its first layer, in
+    /// classes that brought less than [`MIN_YIELD`] new texts a request
+    /// there.
+    requests: usize,
+    /// The new texts those classes brought at that layer (all of them, a
+    /// bound on what waiting for their first pages could have lost).
+    texts: usize,
+}
+
+/// The price of a first sight: a crawl's requests in link classes at the
+/// first layer it fetched any of their pages in, past the first
+/// [`COLD_BATCH`] (the pages a class never fetched waits for, on a site of
+/// copies, before the rest is decided), in classes that brought less than
+/// [`MIN_YIELD`] new texts a request at that layer. These the filter
+/// fetched before it had any evidence of their class: on a site whose
+/// pages had been mostly new so far it does not make a class wait, since
+/// waiting costs a layer. The classes are those a class never fetched
+/// waits in: the coarse templates ([`coarse_of`]) of the referrer and of
+/// the page as the referrer links it ([`PageClass::of`]). A page's text is
+/// new when no page before it in the crawl had it (pages in the order the
+/// filter judges them: by layer, then shorter URLs first).
+fn first_sight(docs: &[common::Doc]) -> FirstSight {
+    use std::collections::{HashMap, HashSet};
+    let mut order: Vec<&common::Doc> = docs.iter().collect();
+    order.sort_by(|a, b| (a.layer, a.url.len(), &a.url).cmp(&(b.layer, b.url.len(), &b.url)));
+    let mut seen: HashSet<&str> = HashSet::new();
+    // Per (class, layer): requests and new texts; per class: its first layer.
+    let mut classes: HashMap<((String, String), i32), (usize, usize)> = HashMap::new();
+    let mut first: HashMap<(String, String), i32> = HashMap::new();
+    for d in order {
+        let source = d.referrer.as_deref().map(link_template).unwrap_or_default();
+        let target = PageClass::of(&d.url, d.referrer.as_deref(), &[]).target;
+        let key = (coarse_of(&source), coarse_of(&target));
+        let new = page_text(d).is_some_and(|t| seen.insert(t));
+        first.entry(key.clone()).or_insert(d.layer);
+        let e = classes.entry((key, d.layer)).or_default();
+        e.0 += 1;
+        e.1 += usize::from(new);
+    }
+    let mut out = FirstSight::default();
+    for ((key, layer), (n, new)) in &classes {
+        #[allow(clippy::cast_precision_loss)]
+        let low = (*new as f32) < MIN_YIELD * *n as f32;
+        if first[key] == *layer && *n > COLD_BATCH && low {
+            out.requests += n - COLD_BATCH;
+            out.texts += *new;
+        }
+    }
+    out
+}
+
 /// Distinct main texts in random samples of `n` of `off`'s requests: the
 /// mean over [`DRAWS`] draws, and the largest.
 fn random_samples(off: &[Option<String>], n: usize) -> (f64, usize) {
@@ -368,6 +428,13 @@ fn main() {
                 b.texts_99,
                 100.0 * share(b.texts_99, off.score.rows)
             );
+            let f = def.first_sight;
+            println!(
+                "  the default's first sight: {} requests ({:.1} % of off's) past the first {COLD_BATCH} of coarse link classes at their first layer that brought under {MIN_YIELD} new texts a request there ({} new texts)",
+                f.requests,
+                100.0 * share(f.requests, off.score.rows),
+                f.texts
+            );
             // A default that fetched what `off` did had nothing to choose.
             let everything = def.score.rows >= off.score.rows;
             let beats_chance = def.score.texts > best || (everything && def.score.texts >= off.score.texts);
@@ -384,6 +451,7 @@ fn main() {
                 "of_items": off.score.of_items,
                 "fewest_requests": { "all_texts": all, "texts_99": most },
                 "fewest_by_class": { "classes": b.classes, "texts_99": b.texts_99 },
+                "first_sight": { "requests": f.requests, "texts": f.texts },
                 "random_sample_texts": { "mean": mean, "best": best, "draws": DRAWS },
                 "beats_chance": beats_chance,
             });
