@@ -272,13 +272,15 @@ struct FirstSight {
 /// [`COLD_BATCH`] (the pages a class never fetched waits for, on a site of
 /// copies, before the rest is decided), in classes that brought less than
 /// [`MIN_YIELD`] new texts a request at that layer. These the filter
-/// fetched before it had any evidence of their class: on a site whose
-/// pages had been mostly new so far it does not make a class wait, since
-/// waiting costs a layer. The classes are those a class never fetched
-/// waits in: the coarse templates ([`coarse_of`]) of the referrer and of
-/// the page as the referrer links it ([`PageClass::of`]). A page's text is
-/// new when no page before it in the crawl had it (pages in the order the
-/// filter judges them: by layer, then shorter URLs first).
+/// fetched before it had any evidence of their class: before the crawl's
+/// depth a template never judged as a hub is followed whole, for where it
+/// leads, and on a site whose pages had been mostly new so far a class
+/// does not wait, since waiting costs a layer. The classes are those a
+/// class never fetched waits in: the coarse templates ([`coarse_of`]) of
+/// the referrer and of the page as the referrer links it
+/// ([`PageClass::of`]). A page's text is new when no page before it in
+/// the crawl had it (pages in the order the filter judges them: by layer,
+/// then shorter URLs first).
 fn first_sight(docs: &[common::Doc]) -> FirstSight {
     use std::collections::{HashMap, HashSet};
     let mut order: Vec<&common::Doc> = docs.iter().collect();
