@@ -7,14 +7,17 @@
 //! revision per commit that changed a page) and Fossil (a version-control
 //! system with its own web views), each on its own host behind nginx on
 //! loopback. For each application, alone, and each depth (3 and 4) it
-//! crawls with `--denoise off` and with the default filter, and at the
-//! first depth with Scrapy (`benches/peers/scrapy_crawl.py`), and prints:
+//! crawls with `--denoise off` and with the default filter, then the next
+//! night's crawl with the default's as `--previous` (the filter starts from
+//! what it learned), and at the first depth with Scrapy
+//! (`benches/peers/scrapy_crawl.py`), and prints:
 //!
 //! - requests (`doc` rows), pages fetched with 200, distinct main texts,
 //!   and the content items of the application's truth the pages show
 //!   (each commit once, each file once at each version, each wiki page and
 //!   revision once);
-//! - the default's requests and distinct main texts as shares of `off`'s;
+//! - the default's requests and distinct main texts as shares of `off`'s,
+//!   on the first night and the next;
 //! - what a random sample of `off`'s requests of the same size as the
 //!   default's keeps of `off`'s distinct main texts (the mean of 50 draws,
 //!   and the best of them): the filter must keep more than chance;
@@ -53,7 +56,7 @@ mod common;
 mod measure;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{json, Value};
@@ -83,6 +86,27 @@ struct Crawl {
     first_sight: FirstSight,
     m: Measured,
     summary: Value,
+    /// Its data folder, until [`Crawl::done`].
+    data: PathBuf,
+    /// Its name under `WEBAPPS_KEEP` (application, depth, crawl).
+    kept_as: String,
+}
+
+impl Crawl {
+    /// Removes its data folder, or keeps it in `WEBAPPS_KEEP` for a closer look.
+    fn done(self) {
+        match std::env::var_os("WEBAPPS_KEEP") {
+            Some(keep) => {
+                let to = Path::new(&keep).join(&self.kept_as);
+                let _ = std::fs::remove_dir_all(&to);
+                std::fs::create_dir_all(&keep).expect("WEBAPPS_KEEP folder");
+                std::fs::rename(&self.data, &to).expect("WEBAPPS_KEEP must be on the temporary folder's file system");
+            }
+            None => {
+                let _ = std::fs::remove_dir_all(&self.data);
+            }
+        }
+    }
 }
 
 fn layercrawl(apps: &Apps, truths: &BTreeMap<App, Truth>, app: App, depth: u32, extra: &[&str], name: &str) -> Crawl {
@@ -105,19 +129,8 @@ fn layercrawl(apps: &Apps, truths: &BTreeMap<App, Truth>, app: App, depth: u32, 
     let by_class = fewest_by_class(&docs);
     let first_sight = first_sight(&docs);
     let texts = docs.into_iter().map(|d| page_text(&d).map(str::to_string)).collect();
-    match std::env::var_os("WEBAPPS_KEEP") {
-        // Kept for a closer look, by application, depth and crawl.
-        Some(keep) => {
-            let to = Path::new(&keep).join(format!("{}-{depth}-{name}", app.name()));
-            let _ = std::fs::remove_dir_all(&to);
-            std::fs::create_dir_all(&keep).expect("WEBAPPS_KEEP folder");
-            std::fs::rename(&data, &to).expect("WEBAPPS_KEEP must be on the temporary folder's file system");
-        }
-        None => {
-            let _ = std::fs::remove_dir_all(&data);
-        }
-    }
-    Crawl { score, texts, fewest, by_class, first_sight, m, summary }
+    let kept_as = format!("{}-{depth}-{name}", app.name());
+    Crawl { score, texts, fewest, by_class, first_sight, m, summary, data, kept_as }
 }
 
 /// The main text a request brought: that of a page fetched with 200, when
@@ -354,6 +367,12 @@ fn scrapy(apps: &Apps, app: App, depth: u32, name: &str) -> (usize, Measured) {
 }
 
 #[allow(clippy::cast_precision_loss)]
+/// URLs a crawl's filter made wait for their class's first probes, over
+/// its layers.
+fn deferred(summary: &Value) -> u64 {
+    summary["layers"].as_array().map_or(0, |ls| ls.iter().filter_map(|l| l["deferred"].as_u64()).sum())
+}
+
 fn share(a: usize, b: usize) -> f64 {
     a as f64 / b.max(1) as f64
 }
@@ -417,6 +436,24 @@ fn main() {
                 100.0 * share(best, off.score.texts)
             );
             line("default", &def, &ratios, &chance);
+            // The next night: the same crawl with the first night's as
+            // `--previous` (its pages come back 304 where the application
+            // sends validators; the filter starts from its counts).
+            let previous = def.data.to_str().expect("a UTF-8 temporary folder").to_string();
+            let night = layercrawl(
+                &apps,
+                &truths,
+                app,
+                depth,
+                &["--previous", &previous],
+                &format!("{}-next-night-{depth}", app.name()),
+            );
+            let night_ratios = format!(
+                "{:.1} % | {:.1} %",
+                100.0 * share(night.score.rows, off.score.rows),
+                100.0 * share(night.score.texts, off.score.texts)
+            );
+            line("default, next night", &night, &night_ratios, "");
             let (all, most) = off.fewest;
             println!(
                 "  the fewest requests that reach off's texts, knowing every page in advance: {all} ({:.1} % of off's), for 99 % of them {most} ({:.1} %)",
@@ -449,7 +486,9 @@ fn main() {
                 "app": app.name(), "depth": depth, "small": small,
                 "off": { "requests": off.score.rows, "pages": off.score.pages, "texts": off.score.texts, "items": off.score.items, "wall_s": off.m.wall, "cpu_s": off.m.cpu },
                 "default": { "requests": def.score.rows, "pages": def.score.pages, "texts": def.score.texts, "items": def.score.items, "wall_s": def.m.wall, "cpu_s": def.m.cpu,
-                             "skipped": def.summary["skipped"], "skipped_classes": def.summary["skipped_classes"], "deferred": def.summary["deferred"], "layers": def.summary["layers"].as_array().map_or(0, Vec::len) },
+                             "skipped": def.summary["skipped"], "skipped_classes": def.summary["skipped_classes"], "deferred": deferred(&def.summary), "layers": def.summary["layers"].as_array().map_or(0, Vec::len) },
+                "next_night": { "requests": night.score.rows, "pages": night.score.pages, "texts": night.score.texts, "items": night.score.items, "wall_s": night.m.wall, "cpu_s": night.m.cpu,
+                                "skipped": night.summary["skipped"], "deferred": deferred(&night.summary), "unchanged": night.summary["unchanged"] },
                 "of_items": off.score.of_items,
                 "fewest_requests": { "all_texts": all, "texts_99": most },
                 "fewest_by_class": { "classes": b.classes, "texts_99": b.texts_99 },
@@ -469,6 +508,9 @@ fn main() {
                 row["scrapy"] = json!({ "pages": pages, "wall_s": m.wall, "cpu_s": m.cpu, "pages_per_s": theirs, "default_over_scrapy": ours / theirs });
             }
             rows.push(row);
+            for c in [off, def, night] {
+                c.done();
+            }
         }
     }
     let by_app: BTreeMap<&str, Vec<&Value>> = rows.iter().fold(BTreeMap::new(), |mut m, r| {

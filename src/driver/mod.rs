@@ -239,6 +239,12 @@ async fn run_leased(
         cfg: Arc::new(cfg.optimise.clone()),
         budget: cfg.budget,
         fence: Some(lease.fence()),
+        previous: match (&cfg.previous, cfg.optimise.denoise) {
+            (Some(location), d) if d != crate::config::Denoise::Off => {
+                crate::optimise::previous_counts(location, cfg.partitions).await?
+            }
+            _ => None,
+        },
     };
     // The fetcher of the local executor; its governor's figures go into
     // each layer's summary.

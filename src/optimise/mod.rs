@@ -84,6 +84,10 @@ pub struct OptimiseCtx {
     /// The fence its tasks commit under (`store/fencing.rs`): the driver's
     /// lease, or the watch of a task run on its own; none outside a run.
     pub fence: Option<Arc<crate::fence::Fence>>,
+    /// The previous crawl of the same sites (`--previous`), when it had as
+    /// many partitions: the noise filter starts from what it learned
+    /// (docs/src/noise-filter.md, "Night after night").
+    pub previous: Option<Store>,
 }
 
 impl OptimiseCtx {
@@ -104,6 +108,10 @@ impl OptimiseCtx {
             cfg: Arc::new(settings.optimise),
             budget: settings.pages.budget,
             fence: None,
+            previous: match &settings.pages.previous {
+                Some(location) => previous_counts(location, state.partitions).await?,
+                None => None,
+            },
         })
     }
 
@@ -122,6 +130,28 @@ impl OptimiseCtx {
                 .collect(),
         )
     }
+}
+
+/// The previous crawl at `location` (`--previous`) when the noise filter
+/// can read its counts: they are per partition, so only a crawl with as
+/// many (`partitions`) can give them; with another count the filter starts
+/// from nothing, as without `--previous`, and says so.
+///
+/// # Errors
+/// When the location cannot be opened or its state read.
+pub async fn previous_counts(location: &str, partitions: u32) -> Result<Option<Store>, StageError> {
+    let store = Store::open(location)?;
+    let theirs = store.get_json::<crate::store::manifest::RunState>(layout::RUN).await?.map(|s| s.partitions);
+    if theirs == Some(partitions) {
+        return Ok(Some(store));
+    }
+    tracing::info!(
+        previous = location,
+        partitions = theirs,
+        ours = partitions,
+        "the previous crawl has another partition count: the noise filter starts without its evidence"
+    );
+    Ok(None)
 }
 
 /// One link target of the layer, on its way to the next layer.
@@ -296,7 +326,8 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
     let mut m = NextManifest::default();
     // The filter's counts are read and judged while the candidates are
     // read and labelled: neither needs the other.
-    let counting = (opt.denoise != Denoise::Off).then(|| tokio::spawn(yields::count(store.clone(), layer, k)));
+    let counting = (opt.denoise != Denoise::Off)
+        .then(|| tokio::spawn(yields::count(store.clone(), ctx.previous.clone(), layer, k)));
     let mut cands = shuffle::read_partition(store, layer, k).await?;
     let followed_targets = cands.iter().filter(|c| c.followed).count() as u64;
     // Candidates the filter deferred here are decided with this layer's.

@@ -54,12 +54,22 @@ pub(super) struct Counted {
 /// its class is made once per class, from its first page, not once per
 /// page (the documentation corpus's 13,795 pages at layer 2 fall in 6,162
 /// classes).
-pub(super) async fn count(store: Store, layer: u32, k: u32) -> Result<Counted, StageError> {
-    let (before, mut seen, mut now, via) = tokio::try_join!(
+/// `previous`: the previous crawl of the same sites with as many
+/// partitions (`--previous`), whose counts are the evidence of the classes
+/// this crawl has none of yet ([`Yields::set_prior`]).
+pub(super) async fn count(store: Store, previous: Option<Store>, layer: u32, k: u32) -> Result<Counted, StageError> {
+    let prior = async {
+        match &previous {
+            Some(p) => read_prior(p, layer, k).await.map(Some),
+            None => Ok(None),
+        }
+    };
+    let (before, mut seen, mut now, via, prior) = tokio::try_join!(
         read_counts(&store, layer, k),
         read_seen(&store, layer, k),
         read_samples(&store, layer, k),
         read_via(&store, layer, k),
+        prior,
     )?;
     evidence::judging_order(&mut now);
     let yields = off_async("judging the layer's pages", move || {
@@ -99,6 +109,9 @@ pub(super) async fn count(store: Store, layer: u32, k: u32) -> Result<Counted, S
             });
         let mut y = Yields::from_counts(before);
         y.add_layer(recorded);
+        if let Some(Prior { before, after, last }) = prior {
+            y.set_prior(before, after, last);
+        }
         y
     })
     .await?;
@@ -124,14 +137,55 @@ pub(super) async fn count(store: Store, layer: u32, k: u32) -> Result<Counted, S
 
 /// Partition `k`'s class counts after the layer before `layer`.
 async fn read_counts(store: &Store, layer: u32, k: u32) -> Result<Vec<ClassCount>, StoreError> {
-    let mut before: Vec<ClassCount> = Vec::new();
-    if layer > 0 {
-        let path = layout::yields(layer - 1, k);
-        for b in read_if_exists(store, &path).await? {
-            before.extend(counts_rows(&b).ok_or_else(|| missing(&path, "level, source, target, fetched, new"))?);
-        }
+    match layer {
+        0 => Ok(Vec::new()),
+        _ => read_counts_file(store, &layout::yields(layer - 1, k)).await,
     }
-    Ok(before)
+}
+
+/// The class counts of the file at `path` (none where there is no file).
+async fn read_counts_file(store: &Store, path: &str) -> Result<Vec<ClassCount>, StoreError> {
+    let mut counts = Vec::new();
+    for b in read_if_exists(store, path).await? {
+        counts.extend(counts_rows(&b).ok_or_else(|| missing(path, "level, source, target, fetched, new"))?);
+    }
+    Ok(counts)
+}
+
+/// A previous crawl's class counts of one partition, as
+/// [`Yields::set_prior`] takes them.
+struct Prior {
+    /// After the layer this crawl has just fetched...
+    before: Vec<ClassCount>,
+    /// ...after the next one, whose URLs it decides...
+    after: Vec<ClassCount>,
+    /// ...and after its last layer.
+    last: Vec<ClassCount>,
+}
+
+/// What the previous crawl (`previous`, as many partitions) counted of
+/// partition `k` after `layer`, the next layer and its last one. A crawl
+/// shallower than this one has no counts of its deeper layers: none are
+/// taken for them.
+async fn read_prior(previous: &Store, layer: u32, k: u32) -> Result<Prior, StoreError> {
+    let part = format!("/part-{k:05}.parquet");
+    let last = previous
+        .list(layout::YIELDS_DIR)
+        .await?
+        .iter()
+        .filter(|(path, _)| path.ends_with(&part))
+        .filter_map(|(path, _)| path.split("/layer=").nth(1)?.split('/').next()?.parse::<u32>().ok())
+        .max();
+    let Some(last) = last else {
+        return Ok(Prior { before: Vec::new(), after: Vec::new(), last: Vec::new() });
+    };
+    let paths = [layout::yields(layer, k), layout::yields(layer + 1, k), layout::yields(last, k)];
+    let (before, after, last) = tokio::try_join!(
+        read_counts_file(previous, &paths[0]),
+        read_counts_file(previous, &paths[1]),
+        read_counts_file(previous, &paths[2]),
+    )?;
+    Ok(Prior { before, after, last })
 }
 
 /// The texts partition `k` fetched before `layer`.
@@ -182,7 +236,9 @@ pub(super) struct Decisions {
 /// first source's template and theirs, cut to two path segments):
 /// the first [`COLD_BATCH`] of each, by a hash of the URL, are fetched as
 /// probes and the rest deferred, unless they waited once already (`again`)
-/// or their host's pages were mostly new ([`Yields::defers_cold`]). Views
+/// or their host's pages were mostly new ([`Yields::defers_cold`]); those of
+/// a class the previous night found to bring copies wait on any host
+/// ([`Judged::Doubtful`]). Views
 /// of the pages that link them ([`view_kind`]) are grouped by their host
 /// and kind, [`VIEW_BATCH`] of each fetched, and wait on every host before
 /// the crawl's depth.
@@ -225,7 +281,8 @@ pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &H
             // Views wait on every host, but at the crawl's depth only where
             // other cold classes do: waiting there costs a layer.
             let cold = judged == Judged::Decided(Verdict::Cold);
-            let waits = cold && ((view.is_some() && !last) || yields.defers_cold(target));
+            let doubtful = matches!(judged, Judged::Doubtful(_));
+            let waits = doubtful || (cold && ((view.is_some() && !last) || yields.defers_cold(target)));
             let group = waits.then(|| {
                 // The class its probes will give evidence of: the host's
                 // views of that kind, or the coarse class. At the crawl's

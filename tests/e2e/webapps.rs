@@ -221,6 +221,59 @@ fn the_noise_filter_keeps_a_web_apps_texts_with_fewer_fetches() {
     assert!(!classes.is_empty() && n(&classes[0], "skipped") > 0, "the summary names the classes: {classes:?}");
 }
 
+/// Night after night: the small Fossil crawled to depth 3, then again with
+/// that crawl as `--previous`. The second night's filter starts from what
+/// the first learned: the link classes whose pages were copies wait for
+/// their first probes instead of being fetched whole (at depth 3 the
+/// first night meets most of them at the depth, on a site of mostly new
+/// pages, and fetches them whole), so it makes far fewer requests for the
+/// same content items (docs/src/noise-filter.md, "Night after night").
+#[test]
+fn the_next_night_the_filter_starts_from_what_it_learned() {
+    webapps::install();
+    let apps = Apps::start(&[App::Fossil], true);
+    let truths = apps.truths();
+    let bin = Path::new(env!("CARGO_BIN_EXE_layercrawl"));
+    let seeds = vec![apps.url(App::Fossil, App::Fossil.start())];
+    let (first_data, next_data) = (apps.dir.path().join("first"), apps.dir.path().join("next"));
+    let (first_summary, first_secs) = crawl(bin, &apps, &seeds, &first_data, 3, &[]);
+    let previous = first_data.to_str().expect("a UTF-8 temporary folder");
+    let (summary, next_secs) = crawl(bin, &apps, &seeds, &next_data, 3, &["--previous", previous]);
+    let (first, next) =
+        (&apps.score(&first_data, &truths)[&App::Fossil], &apps.score(&next_data, &truths)[&App::Fossil]);
+    eprintln!(
+        "small Fossil, depth 3: first night {first:?} in {first_secs:.1} s; next night {next:?} in {next_secs:.1} s"
+    );
+    assert!(first.rows > 2000, "the first night fetches the application's views: {first:?}");
+    #[allow(clippy::cast_precision_loss)]
+    let share = |a: usize, b: usize| a as f64 / b as f64;
+    assert!(
+        share(next.rows, first.rows) <= 0.9,
+        "the next night makes at most 90 % of the first night's requests: {} of {}",
+        next.rows,
+        first.rows
+    );
+    assert!(
+        share(next.items, first.items) >= 0.99,
+        "for the first night's content items: {} of {}",
+        next.items,
+        first.items
+    );
+    // More classes waited for their probes (the rest of each was then
+    // judged by tonight's own evidence), and every URL within the depth
+    // was requested or skipped with its reason.
+    let deferred = |s: &serde_json::Value| -> u64 {
+        s["layers"].as_array().expect("layers").iter().map(|l| l["deferred"].as_u64().expect("deferred")).sum()
+    };
+    assert!(
+        deferred(&summary) > 2 * deferred(&first_summary),
+        "classes the first night judged as copies waited: {} URLs, against {}",
+        deferred(&summary),
+        deferred(&first_summary)
+    );
+    assert_eq!(summary["not_requested"].as_u64(), Some(0), "{summary}");
+}
+
 /// Serves the corpus for a person (curl, a crawl by hand): prints its seeds
 /// and `--resolve` rules, then serves for `WEBAPPS_SERVE_SECS` (600).
 #[test]

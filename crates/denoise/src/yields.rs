@@ -40,6 +40,12 @@
 //!    followed as a hub in 0: a site's broken links are most often broken
 //!    the same way (relative links to files it does not serve).
 //!
+//! A nightly crawl starts from the previous night's counts
+//! ([`Yields::set_prior`]): a class of no evidence yet is judged by what it
+//! brought then, followed if it yielded and made to wait for its first
+//! probes if not ([`Judged::Doubtful`]), never skipped on them alone; a
+//! template's share as a hub is the larger of the two nights'.
+//!
 //! The DOM prefilter and the LCS clusters are inputs, not the decision: a
 //! link in a navigation block is a suspect that this evidence confirms or
 //! clears, and the user's known noise URLs mark their cluster
@@ -254,6 +260,10 @@ pub struct ClassCount {
     pub new: u64,
     /// Of those, client errors and redirects off the site.
     pub errors: u64,
+    /// The counts are the previous crawl's ([`Yields::set_prior`]), not
+    /// this one's (never stored): they make a class wait for its first
+    /// probes, never skip it ([`Judged::Doubtful`]).
+    pub previous: bool,
 }
 
 impl ClassCount {
@@ -415,6 +425,9 @@ pub struct Yields {
     classes: HashMap<u64, ClassCount>,
     /// The link classes' counts of the last layer alone ([`Self::add_layer`]).
     recent: HashMap<u64, ClassCount>,
+    /// What the previous crawl of the same sites learned
+    /// ([`Self::set_prior`]): the evidence of a class this crawl has none of.
+    prior: HashMap<u64, ClassCount>,
 }
 
 /// The key of the class (`level`, `source`, `target`).
@@ -433,7 +446,48 @@ impl Yields {
     #[must_use]
     pub fn from_counts(rows: Vec<ClassCount>) -> Self {
         let classes = rows.into_iter().map(|c| (class_key(Level::of(c.level), &c.source, &c.target), c)).collect();
-        Self { classes, recent: HashMap::new() }
+        Self { classes, recent: HashMap::new(), prior: HashMap::new() }
+    }
+
+    /// Takes what the previous crawl of the same sites (`--previous`)
+    /// learned as the evidence of the classes this crawl has no evidence
+    /// of yet, so a nightly crawl does not pay again for learning a class
+    /// the night before already judged. For the link classes (fine,
+    /// coarse, views, a site's, a kind of file's): what that crawl's pages
+    /// of the next layer brought, its counts after that layer (`after`)
+    /// less those before it (`before`), since what a class brings depends
+    /// on how far the crawl has covered its site (a class of file views
+    /// brings new versions at its first layer and copies at the next). For
+    /// the templates as hubs: its counts after its last layer (`last`),
+    /// where every page's links had led by then. This crawl's evidence,
+    /// once a class has enough, always decides instead.
+    pub fn set_prior(&mut self, before: Vec<ClassCount>, after: Vec<ClassCount>, last: Vec<ClassCount>) {
+        let before = Self::from_counts(before).classes;
+        let mut prior = HashMap::new();
+        for mut c in after {
+            let level = Level::of(c.level);
+            if matches!(level, Level::HubFine | Level::HubCoarse) {
+                continue;
+            }
+            let key = class_key(level, &c.source, &c.target);
+            if let Some(b) = before.get(&key) {
+                c.fetched = c.fetched.saturating_sub(b.fetched);
+                c.new = c.new.saturating_sub(b.new);
+                c.errors = c.errors.saturating_sub(b.errors);
+            }
+            if c.fetched > 0 {
+                c.previous = true;
+                prior.insert(key, c);
+            }
+        }
+        for mut c in last {
+            let level = Level::of(c.level);
+            if matches!(level, Level::HubFine | Level::HubCoarse) {
+                c.previous = true;
+                prior.insert(class_key(level, &c.source, &c.target), c);
+            }
+        }
+        self.prior = prior;
     }
 
     /// The counts to store, in the order of their keys (the same file on
@@ -556,9 +610,24 @@ impl Yields {
 
     /// New texts found through links of pages of `target`, per page of it:
     /// the fine template's when it has enough pages, else the coarse one's.
+    /// With the previous crawl's counts ([`Self::set_prior`]), the larger
+    /// of its share and this crawl's: a template's pages count as a hub's
+    /// the layer after they are fetched (when their links' targets are),
+    /// so this crawl's share of a template it has just met falls short of
+    /// where its pages lead, which the previous crawl saw to its end.
     fn hub(&self, target: &str, coarse_target: &str) -> Option<f32> {
-        let get = |level, t: &str| self.get(level, "", t).filter(|c| c.evident());
-        get(Level::HubFine, target).or_else(|| get(Level::HubCoarse, coarse_target)).map(ClassCount::share)
+        fn of(counts: &HashMap<u64, ClassCount>, target: &str, coarse_target: &str) -> Option<f32> {
+            let get = |level, t: &str| counts.get(&class_key(level, "", t)).filter(|c| c.evident());
+            get(Level::HubFine, target).or_else(|| get(Level::HubCoarse, coarse_target)).map(ClassCount::share)
+        }
+        let now = of(&self.classes, target, coarse_target);
+        if self.prior.is_empty() {
+            return now;
+        }
+        match (now, of(&self.prior, target, coarse_target)) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The evidence for links from pages of template `source` to `target`
@@ -567,20 +636,26 @@ impl Yields {
     /// source ([`view_kind`]), the host's views of that kind.
     /// At each level the last layer's counts are the evidence when there
     /// are enough of them ([`RECENT_EVIDENCE`]), the counts of all layers
-    /// otherwise.
-    fn evidence(&self, source: &str, target: &str, coarse_target: &str, plain: &str) -> Option<&ClassCount> {
+    /// otherwise. With none at any level, the previous crawl's, in the
+    /// same order ([`Self::set_prior`]).
+    fn evidence<'a>(&'a self, source: &str, target: &str, coarse_target: &str, plain: &str) -> Option<&'a ClassCount> {
         let at = |level, source: &str, target: &str| {
             let key = class_key(level, source, target);
             let recent = self.recent.get(&key).filter(|c| c.fetched >= RECENT_EVIDENCE);
             recent.or_else(|| self.classes.get(&key).filter(|c| c.evident()))
         };
-        if let Some(c) = at(Level::Fine, source, target) {
+        let levels = |get: &dyn Fn(Level, &str, &str) -> Option<&'a ClassCount>| {
+            get(Level::Fine, source, target)
+                .or_else(|| get(Level::Coarse, &coarse_of(source), coarse_target))
+                .or_else(|| get(Level::View, "", &view_kind(source, plain)?))
+        };
+        if let Some(c) = levels(&at) {
             return Some(c);
         }
-        if let Some(c) = at(Level::Coarse, &coarse_of(source), coarse_target) {
-            return Some(c);
+        if self.prior.is_empty() {
+            return None;
         }
-        at(Level::View, "", &view_kind(source, plain)?)
+        levels(&|level, source, target| self.prior.get(&class_key(level, source, target)).filter(|c| c.evident()))
     }
 
     /// Whether the cold classes of a host wait for their probes, for a URL
@@ -607,7 +682,7 @@ impl Yields {
     #[must_use]
     pub fn judge(&self, class: &PageClass<'_>, last: bool) -> Judged<'_> {
         let (target, via) = (class.target.as_str(), class.via);
-        if via.is_empty() || self.classes.is_empty() {
+        if via.is_empty() || (self.classes.is_empty() && self.prior.is_empty()) {
             return Judged::Decided(Verdict::Explore);
         }
         let coarse_target = coarse_of(target);
@@ -638,6 +713,9 @@ impl Yields {
         }
         match best.or(broken) {
             None => Judged::Decided(Verdict::Cold),
+            // The previous crawl's evidence alone never skips a URL: it
+            // makes the class wait for this crawl's own first probes.
+            Some(best) if best.previous => Judged::Doubtful(best),
             Some(best) => Judged::Low(best),
         }
     }
@@ -651,6 +729,10 @@ pub enum Judged<'a> {
     /// The class yields little, by this evidence: its URLs are skipped but
     /// for its probes.
     Low(&'a ClassCount),
+    /// The class yielded little in the previous crawl ([`Yields::set_prior`])
+    /// and this one has no evidence of it yet: its URLs wait for their
+    /// first probes, on any site, and are then judged by them.
+    Doubtful(&'a ClassCount),
 }
 
 impl Judged<'_> {
@@ -659,6 +741,7 @@ impl Judged<'_> {
     pub fn verdict(&self, url: &str) -> Verdict {
         match self {
             Self::Decided(v) => v.clone(),
+            Self::Doubtful(_) => Verdict::Cold,
             Self::Low(best) if xxhash_rust::xxh3::xxh3_64(url.as_bytes()).is_multiple_of(probe_every(best)) => {
                 Verdict::Probe
             }
@@ -793,6 +876,7 @@ pub fn counts_rows(b: &RecordBatch) -> Option<Vec<ClassCount>> {
                 fetched: u(fetched.value(i)),
                 new: u(new.value(i)),
                 errors: u(errors.value(i)),
+                previous: false,
             })
             .collect(),
     )

@@ -158,8 +158,10 @@ pub fn site_lines(layer: u32, part: u32) -> String {
 /// `layer`, in one partition (`denoise::yields`).
 #[must_use]
 pub fn yields(layer: u32, part: u32) -> String {
-    format!("state/denoise/yields/layer={layer}/part-{part:05}.parquet")
+    format!("{YIELDS_DIR}/layer={layer}/part-{part:05}.parquet")
 }
+/// The folder of every layer's [`yields`] files.
+pub const YIELDS_DIR: &str = "state/denoise/yields";
 /// The link classes of the URLs one partition follows into `layer`.
 #[must_use]
 pub fn via(layer: u32, part: u32) -> String {

@@ -170,8 +170,8 @@ async fn pages_counted_by_their_stored_class_keys_count_as_by_their_own_classes(
     let mut w = ShardWriter::create(&without, &layout::via(1, 0), old, 1 << 20).expect("writer");
     w.write(&batch).await.expect("write");
     w.finish().await.expect("finish");
-    let a = count(with_keys, 1, 0).await.expect("count");
-    let b = count(without, 1, 0).await.expect("count");
+    let a = count(with_keys, None, 1, 0).await.expect("count");
+    let b = count(without, None, 1, 0).await.expect("count");
     a.written.await.expect("join").expect("written");
     let (a, b) = (a.yields.counts(), b.yields.counts());
     assert_eq!(a, b);

@@ -426,3 +426,82 @@ fn the_more_a_class_of_copies_was_judged_the_fewer_probes_it_gets() {
     assert!((90..=170).contains(&few), "about 4,000 / 32: {few}");
     assert!((40..=90).contains(&many), "about 4,000 / 64: {many}");
 }
+
+/// The counts of a crawl's layers, one after the other, as the optimise
+/// step stores them after each ([`Yields::counts`]).
+fn layers(pages: &[&[(&str, &[String], Outcome)]]) -> Vec<Vec<ClassCount>> {
+    let mut y = Yields::default();
+    pages
+        .iter()
+        .map(|layer| {
+            let mut now = Yields::default();
+            for (url, via, outcome) in *layer {
+                now.record(url, via, *outcome);
+            }
+            y.add_layer(now);
+            y.counts()
+        })
+        .collect()
+}
+
+#[test]
+fn last_nights_evidence_makes_a_class_wait_for_its_probes_but_never_skips_it() {
+    let start = via(&["http://f.test/timeline"]);
+    let artifact = via(&["http://f.test/artifact/a0"]);
+    let raw: Vec<String> = (0..20).map(|i| format!("http://f.test/raw/{i}f?at=x")).collect();
+    let layer1: Vec<(&str, &[String], Outcome)> = (0..10)
+        .map(|i| ("http://f.test/artifact/a0", &start[..], if i == 0 { Outcome::New } else { Outcome::Copy }))
+        .collect();
+    // Last night the downloads linked from artifact pages were all copies
+    // of the artifact pages, and led nowhere.
+    let layer2: Vec<(&str, &[String], Outcome)> =
+        raw.iter().map(|u| (u.as_str(), &artifact[..], Outcome::Copy)).collect();
+    let last = layers(&[&layer1, &layer2]);
+    let url = "http://f.test/raw/99f?at=x";
+    // Tonight, after the first layer, nothing is known of them: without
+    // last night's counts they are explored (before the depth) or fetched
+    // as a cold class (at it).
+    let mut tonight = Yields::from_counts(last[0].clone());
+    assert_eq!(tonight.decide(url, &artifact, false), Verdict::Explore);
+    assert_eq!(tonight.decide(url, &artifact, true), Verdict::Cold);
+    // With them: what last night's second layer brought (its counts less
+    // those of its first), and where its pages' links led.
+    tonight.set_prior(last[0].clone(), last[1].clone(), last[1].clone());
+    let class = PageClass::of(url, None, &artifact);
+    for at_depth in [false, true] {
+        let judged = tonight.judge(&class, at_depth);
+        assert!(matches!(judged, Judged::Doubtful(c) if c.previous && c.fetched == 20 && c.new == 0), "{judged:?}");
+        // It waits for tonight's probes, whatever tonight's share of new pages.
+        assert_eq!(judged.verdict(url), Verdict::Cold);
+    }
+    // Tonight's own evidence decides once it has enough: its probes were
+    // new texts (the downloads changed), so the class is followed.
+    let mut probes = Yields::default();
+    for u in &raw[..MIN_EVIDENCE as usize] {
+        probes.record(u, &artifact, Outcome::New);
+    }
+    tonight.add_layer(probes);
+    assert_eq!(tonight.decide(url, &artifact, true), Verdict::Yields);
+}
+
+#[test]
+fn last_nights_hubs_are_followed_before_tonights_evidence_of_them_is_complete() {
+    let start = via(&["http://git.test/repo/"]);
+    let logs = via(&["http://git.test/repo/log/?ofs=10"]);
+    let log_pages: Vec<String> = (0..10).map(|i| format!("http://git.test/repo/log/?ofs={i}0")).collect();
+    let commits: Vec<String> = (0..30).map(|i| format!("http://git.test/repo/commit/?id={i}a")).collect();
+    let layer1: Vec<(&str, &[String], Outcome)> =
+        log_pages.iter().map(|u| (u.as_str(), &start[..], Outcome::Copy)).collect();
+    let layer2: Vec<(&str, &[String], Outcome)> =
+        commits.iter().map(|u| (u.as_str(), &logs[..], Outcome::New)).collect();
+    let last = layers(&[&layer1, &layer2]);
+    // Tonight the log pages were fetched, their commits not yet: as a hub
+    // the template has brought nothing so far, and its own pages were
+    // copies.
+    let mut tonight = Yields::from_counts(last[0].clone());
+    let next = "http://git.test/repo/log/?ofs=200";
+    assert!(!matches!(tonight.decide(next, &start, false), Verdict::Hub | Verdict::Explore));
+    // Last night they led to a new commit each, three times over.
+    tonight.set_prior(last[0].clone(), last[1].clone(), last[1].clone());
+    assert_eq!(tonight.decide(next, &start, false), Verdict::Hub);
+}
