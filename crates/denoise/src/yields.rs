@@ -701,22 +701,30 @@ impl Yields {
                 Some(_) => {}
             }
         }
-        let mut best: Option<&ClassCount> = None;
+        // The best class of each crawl's evidence: this crawl's outweighs
+        // the previous crawl's ([`Self::set_prior`]), its errors of the
+        // URL's kind included.
+        let (mut now, mut before): (Option<&ClassCount>, Option<&ClassCount>) = (None, None);
         for s in via {
             match self.evidence(s, target, &coarse_target, plain) {
                 // A source of no evidence yet does not outweigh the others'.
                 None => {}
-                Some(c) if c.yields() => return Judged::Decided(Verdict::Yields),
-                Some(c) if best.is_none_or(|b| c.share() > b.share()) => best = Some(c),
-                Some(_) => {}
+                Some(c) if c.yields() && !c.previous => return Judged::Decided(Verdict::Yields),
+                Some(c) => {
+                    let best = if c.previous { &mut before } else { &mut now };
+                    if best.is_none_or(|b| c.share() > b.share()) {
+                        *best = Some(c);
+                    }
+                }
             }
         }
-        match best.or(broken) {
-            None => Judged::Decided(Verdict::Cold),
+        match (now.or(broken), before) {
+            (Some(best), _) => Judged::Low(best),
+            (None, Some(best)) if best.yields() => Judged::Decided(Verdict::Yields),
             // The previous crawl's evidence alone never skips a URL: it
             // makes the class wait for this crawl's own first probes.
-            Some(best) if best.previous => Judged::Doubtful(best),
-            Some(best) => Judged::Low(best),
+            (None, Some(best)) => Judged::Doubtful(best),
+            (None, None) => Judged::Decided(Verdict::Cold),
         }
     }
 }

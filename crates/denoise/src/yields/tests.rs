@@ -505,3 +505,24 @@ fn last_nights_hubs_are_followed_before_tonights_evidence_of_them_is_complete() 
     tonight.set_prior(last[0].clone(), last[1].clone(), last[1].clone());
     assert_eq!(tonight.decide(next, &start, false), Verdict::Hub);
 }
+
+#[test]
+fn tonights_errors_of_a_kind_of_file_outweigh_last_nights_evidence() {
+    let reference = via(&["http://boost.test/interprocess/reference.html"]);
+    let units = via(&["http://boost.test/units/reference.html"]);
+    let broken: Vec<String> = (0..12).map(|i| format!("http://boost.test/boost/interprocess/h{i}_x.hpp")).collect();
+    let headers: Vec<String> = (0..8).map(|i| format!("http://boost.test/boost/units/u{i}_y.hpp")).collect();
+    // Last night: the first layer met the broken headers; the second
+    // fetched one section's headers, copies of each other.
+    let layer1: Vec<(&str, &[String], Outcome)> =
+        broken.iter().map(|u| (u.as_str(), &reference[..], Outcome::Error)).collect();
+    let layer2: Vec<(&str, &[String], Outcome)> =
+        headers.iter().map(|u| (u.as_str(), &units[..], Outcome::Copy)).collect();
+    let last = layers(&[&layer1, &layer2]);
+    let mut tonight = Yields::from_counts(last[0].clone());
+    tonight.set_prior(last[0].clone(), last[1].clone(), last[1].clone());
+    // Tonight's errors of the kind judge the section's headers, as without
+    // last night's counts: skipped, not made to wait.
+    let judged = tonight.judge(&PageClass::of("http://boost.test/boost/units/u99_y.hpp", None, &units), true);
+    assert!(matches!(judged, Judged::Low(c) if !c.previous && c.errors == 12), "{judged:?}");
+}
