@@ -386,10 +386,6 @@ fn a_driver_stopped_past_its_lease_has_its_workers_fenced_off_before_a_takeover(
         std::thread::sleep(Duration::from_millis(20));
     };
     std::thread::sleep(Duration::from_secs(3));
-    let signal = |pid: u32, sig: &str| {
-        let ok = Command::new("kill").args([sig, &pid.to_string()]).status().expect("kill").success();
-        assert!(ok, "kill {sig} {pid}");
-    };
     let lease = data.join("state/lease.json");
     let first_token = lease_token(&lease);
     signal(first.id(), "-STOP");
@@ -500,6 +496,13 @@ fn live_children(pid: u32) -> Vec<(u32, Vec<u8>)> {
     out
 }
 
+/// Sends `sig` (`-STOP`, `-CONT`) to `pid` with `kill`, failing the test
+/// if it cannot.
+fn signal(pid: u32, sig: &str) {
+    let ok = Command::new("kill").args([sig, &pid.to_string()]).status().expect("kill").success();
+    assert!(ok, "kill {sig} {pid}");
+}
+
 /// Sends `sig` to `pid` at once (a `kill` process would take milliseconds).
 fn send(pid: u32, sig: libc::c_int) {
     let pid = libc::pid_t::try_from(pid).expect("a pid");
@@ -589,10 +592,6 @@ fn a_driver_stopped_in_its_merge_past_its_lease_merges_nothing_after_a_takeover(
         eprintln!("attempt {attempt}: the merge was caught past its manifest; again in another folder");
     }
     let (data, (mut first, first_pid, merge)) = caught.expect("the merge task caught before its manifest in 4 crawls");
-    let signal = |pid: u32, sig: &str| {
-        let ok = Command::new("kill").args([sig, &pid.to_string()]).status().expect("kill").success();
-        assert!(ok, "kill {sig} {pid}");
-    };
     let at_stop = layer_files(&data);
     assert!(at_stop.keys().any(|f| f.contains("/part-")), "the shards are there: {at_stop:?}");
 
@@ -665,10 +664,6 @@ fn stop_in_its_merge(web: &Web, data: &Path, logs: &Path) -> Option<(KillOnDrop,
     // Killed (stopped or not), should an assertion below fail.
     let first = KillOnDrop(Some(first));
     let first_pid = first.0.as_ref().expect("the first driver").id();
-    let signal = |pid: u32, sig: &str| {
-        let ok = Command::new("kill").args([sig, &pid.to_string()]).status().expect("kill").success();
-        assert!(ok, "kill {sig} {pid}");
-    };
     // Its merge task is caught once it reads a shard: past its start (where
     // it checked the lease), before its manifest. Looked for without a
     // pause once layer 1's map tasks are done.
