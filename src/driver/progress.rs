@@ -83,4 +83,11 @@ impl crate::map::MapProgress for Progress {
     fn pages_carried(&self, n: u64) {
         Progress::pages_carried(self, n);
     }
+    fn pages_skipped(&self, n: u64) {
+        if let Ok(b) = self.bar.lock() {
+            if let Some(bar) = b.as_ref() {
+                bar.inc(n);
+            }
+        }
+    }
 }

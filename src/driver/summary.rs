@@ -124,6 +124,10 @@ pub struct LayerSummary {
     /// errors, others.
     #[serde(default)]
     pub skipped: SkipCounts,
+    /// URLs of this layer's input the noise filter did not fetch, decided
+    /// in the layer by the first pages of their group (its probes).
+    #[serde(default)]
+    pub held_back: SkipCounts,
     /// Followable link targets considered for the next layer.
     pub candidates: u64,
     /// Repeats dropped by the visit list, the cache list and the visited store.
@@ -163,6 +167,7 @@ impl LayerSummary {
         self.stragglers += m.stragglers;
         self.stragglers_in_flight += m.stragglers_in_flight;
         self.adopted += m.adopted;
+        self.held_back.add(&m.skipped);
         self.bytes += m.bytes;
         self.unchanged += m.unchanged;
         self.bytes_saved += m.bytes_saved;
@@ -331,6 +336,7 @@ impl RunSummary {
         self.skipped = SkipCounts::default();
         for l in &self.layers {
             self.skipped.add(&l.skipped);
+            self.skipped.add(&l.held_back);
         }
         self.governor = self.layers.iter().filter_map(|l| l.governor).reduce(GovernorFigures::merge);
         let layers: Vec<hosts::LayerHosts<'_>> = self

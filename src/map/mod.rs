@@ -41,6 +41,7 @@ use process::process_guarded;
 pub use process::{process, ProcessCtx, Processed};
 use urls::{partition_quota, Urls};
 
+mod gate;
 mod held;
 mod layer_rules;
 mod output;
@@ -57,6 +58,8 @@ pub trait MapProgress: Send + Sync {
     fn page_done(&self, failed: bool);
     /// URLs carried into the next layer unfetched.
     fn pages_carried(&self, n: u64);
+    /// URLs of the input the noise filter did not fetch.
+    fn pages_skipped(&self, _n: u64) {}
 }
 
 /// A [`MapProgress`] that reports nothing.
@@ -294,7 +297,12 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         None => None,
     };
     manifest.budget_cut = quota.map_or(0, |q| input.len().saturating_sub(q) as u64);
-    let urls = Urls(Arc::clone(&input), index.clone(), quota);
+    // The noise filter's groups decided in this layer by their probes.
+    let gates = match ctx.denoise {
+        crate::config::Denoise::Off => None,
+        _ => gate::Gates::open(store, layer, part, &input).await?.map(Arc::new),
+    };
+    let urls = Urls(Arc::clone(&input), index.clone(), quota, gates.clone());
     let fetch = tokio::spawn(async move { fetcher.fetch_partition(&urls, follows, deadline, seat, tx).await });
 
     let pctx = std::sync::Arc::new(ProcessCtx {
@@ -404,6 +412,9 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
                 }
                 let skipped = doc.error == Some(ErrorKind::Robots);
                 ctx.progress.page_done(!skipped && (doc.error.is_some() || doc.status >= 400));
+                if let Some(g) = &gates {
+                    g.page(&page.doc.url, page.sample.as_ref());
+                }
                 outputs.add(page, &mut manifest, ctx.fetcher.memory_tight() || held.over()).await?;
                 held.processed(bytes, outputs.buffered_bytes());
             },
@@ -423,6 +434,21 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         outputs.add_links(found.links);
     }
     let outputs = outputs.finish(&mut manifest).await?;
+    if let (Some(g), false) = (&gates, report.declined.is_empty()) {
+        let rows =
+            report.declined.iter().map(|&id| input.row(id)).collect::<Result<Vec<InRow>, _>>().map_err(input_err)?;
+        let evidence: Vec<_> = rows.iter().map(|r| g.evidence(r)).collect();
+        for e in &evidence {
+            if crate::optimise::skip_reason(e) == "errors" {
+                manifest.skipped.errors += 1;
+            } else {
+                manifest.skipped.copies += 1;
+            }
+        }
+        let skipped: Vec<_> = rows.iter().zip(&evidence).collect();
+        crate::optimise::write_skipped(store, &layout::held_back(layer, part), &skipped).await?;
+        ctx.progress.pages_skipped(skipped.len() as u64);
+    }
     if !report.carried.is_empty() {
         let mut carried =
             report.carried.iter().map(|&id| input.row(id)).collect::<Result<Vec<InRow>, _>>().map_err(input_err)?;

@@ -5,15 +5,22 @@ use std::sync::Arc;
 
 use url::Url;
 
+use super::gate::Gates;
 use super::previous::PartitionIndex;
 use crate::error::StageError;
-use crate::fetch::UrlSource;
+use crate::fetch::{Admit, UrlSource};
 use crate::store::scratch::InputRows;
 use crate::store::{layout, Store};
 
 /// The scheduler reads the URLs from the input's temporary file, and
 /// last night's validators from the partition's index (`--previous`).
-pub(super) struct Urls(pub(super) Arc<InputRows>, pub(super) Option<Arc<PartitionIndex>>, pub(super) Option<usize>);
+pub(super) struct Urls(
+    pub(super) Arc<InputRows>,
+    pub(super) Option<Arc<PartitionIndex>>,
+    pub(super) Option<usize>,
+    /// The noise filter's gates of the layer ([`super::gate`]).
+    pub(super) Option<Arc<Gates>>,
+);
 
 impl UrlSource for Urls {
     fn len(&self) -> usize {
@@ -30,6 +37,9 @@ impl UrlSource for Urls {
     }
     fn budget(&self) -> Option<usize> {
         self.2
+    }
+    fn admit(&self, _id: usize, url: &Url) -> Admit {
+        self.3.as_ref().map_or(Admit::Now, |g| g.admit(url))
     }
 }
 

@@ -36,9 +36,10 @@ mod shuffle;
 mod yields;
 
 pub use seal::{apply_labels, seal_layer};
+pub(crate) use yields::{read_seen, skip_reason, write_skipped};
 pub use yields::{skipped_classes, SkippedClass};
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use arrow_array::cast::AsArray;
@@ -52,7 +53,7 @@ use crate::dedup::visited::VisitedStore;
 use crate::denoise::yields::{ClassCount, Verdict};
 use crate::denoise::{Method, NoiseLabel};
 use crate::store::attempt::{self, Attempt};
-use crate::store::dataset::{IN, LINKS};
+use crate::store::dataset::{IN, LINKS, SKIPPED};
 use crate::store::manifest::{MapManifest, NextManifest, OptimiseManifest, ShuffleManifest, SkipCounts};
 use crate::store::schema::{self, InRow};
 use crate::store::{layout, stream_batches, Created, ShardWriter, Store, StoreError};
@@ -196,7 +197,8 @@ pub async fn seed_layer(ctx: &OptimiseCtx, seeds: &[Url]) -> Result<NextManifest
     for (k, rows) in by_part.into_iter().enumerate() {
         let k = u32::try_from(k).expect("partition index fits u32");
         let plain = crate::focus::Ranking::Plain(ctx.cfg.order);
-        ranks.push(write_partition_input(ctx, 0, k, rows, Vec::new(), &plain, &mut m).await?);
+        let parts = InputParts { fresh: rows, ..InputParts::default() };
+        ranks.push(write_partition_input(ctx, 0, k, parts, &plain, &mut m).await?);
     }
     m.budget = seal::layer_budget(ctx, ranks.into_iter().map(Option::unwrap_or_default).collect(), m.next);
     commit_layer_input(ctx, 0, &mut m).await?;
@@ -344,6 +346,7 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
     let mut verdicts: Vec<Option<Verdict>> = Vec::new();
     let mut classes: Vec<Option<u64>> = Vec::new();
     let mut deferred: Vec<usize> = Vec::new();
+    let mut gates: Vec<(usize, crate::denoise::gate::Gate)> = Vec::new();
     let mut counts_written = None;
     if opt.denoise != Denoise::Off {
         let known: Vec<String> = opt.noise_patterns.clone();
@@ -384,14 +387,17 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
         // `mark` follows what the filter would not: nothing waits either.
         if !mark {
             deferred = decided.deferred;
+            gates = decided.gates;
         }
         m.probes += decided.probes;
     }
-    let mut skips: Vec<(&Candidate, &ClassCount)> = Vec::new();
+    let mut skips: Vec<(&InRow, &ClassCount)> = Vec::new();
     let mut via: Vec<yields::Via> = Vec::new();
     let mut fresh: Vec<InRow> = Vec::new();
     let mut waiting = deferred.iter().peekable();
     let mut held: Vec<&Candidate> = Vec::new();
+    let mut gated = gates.iter().peekable();
+    let mut gate_rows = Vec::new();
     for (i, c) in cands.iter().enumerate().filter(|(_, c)| c.followed) {
         if waiting.next_if_eq(&&i).is_some() {
             held.push(c);
@@ -412,7 +418,7 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
                         } else {
                             skipped.copies += 1;
                         }
-                        skips.push((c, class));
+                        skips.push((&c.row, class));
                     }
                     (NoiseLabel::LcsCluster, _) => skipped.others += 1,
                     // Traps are never followed, filter or not.
@@ -429,6 +435,10 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
                 class: *class,
             });
         }
+        while gated.next_if(|(at, _)| *at < i).is_some() {}
+        if let Some((_, gate)) = gated.next_if(|(at, _)| *at == i) {
+            gate_rows.push((fp, *gate));
+        }
         fresh.push(c.row.clone());
     }
     m.barren += skipped.copies + skipped.errors;
@@ -438,10 +448,12 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
     // made: neither reads the other.
     let filter_files = async {
         if opt.denoise != Denoise::Off {
+            let skipped_path = layout::shard(SKIPPED.name, layer + 1, k);
             tokio::try_join!(
                 yields::write_via(store, layer + 1, k, &via),
-                yields::write_skipped(store, layer + 1, k, &skips),
+                yields::write_skipped(store, &skipped_path, &skips),
                 yields::write_deferred(store, layer + 1, k, &held),
+                yields::write_gates(store, layer + 1, k, &gate_rows),
             )?;
         }
         if let Some(written) = counts_written {
@@ -452,10 +464,16 @@ async fn optimise_partition(ctx: &OptimiseCtx, layer: u32, k: u32) -> Result<Par
         Ok::<(), StageError>(())
     };
     let next_input = async {
-        let carried = read_carried(store, layer, k).await?;
+        let (carried, held) = tokio::try_join!(read_carried(store, layer, k), yields::read_held_back(store, layer, k))?;
+        // A URL the map task held back, followed again from a link of this
+        // layer (by a class that yields, or as a probe), is fetched: it was
+        // never fetched, though the visited store has it.
+        let (held_back, fresh) = fresh.into_iter().partition(|r| held.contains(&urlnorm::fingerprint_str(&r.url)));
         // The ant-colony and learned orders learn from the layer's pages first.
         let ranking = crate::focus::Ranking::learn(store, layer, k, opt.order).await?;
-        write_partition_input(ctx, layer + 1, k, fresh, carried, &ranking, &mut m).await
+        let probes = gate_rows.iter().filter(|(_, g)| g.probe).map(|(fp, _)| *fp).collect();
+        let parts = InputParts { fresh, carried, held_back, probes };
+        write_partition_input(ctx, layer + 1, k, parts, &ranking, &mut m).await
     };
     tokio::try_join!(filter_files, next_input)?;
     // The links shards the seal rewrites for these labels.
@@ -483,6 +501,22 @@ async fn read_carried(store: &Store, layer: u32, k: u32) -> Result<Vec<InRow>, S
     Ok(rows)
 }
 
+/// The rows of a partition's input: the targets of the layer's links it
+/// follows, and the URLs it takes without asking the visited store.
+#[derive(Default)]
+struct InputParts {
+    fresh: Vec<InRow>,
+    /// URLs carried over unfetched (in the visited store from their first
+    /// layer)...
+    carried: Vec<InRow>,
+    /// ...and URLs the map task held back in the layer (the noise filter's
+    /// gates), followed now from another link.
+    held_back: Vec<InRow>,
+    /// The noise filter's gated probes, by URL fingerprint: written first,
+    /// since the rest of their groups wait for them.
+    probes: HashSet<u64>,
+}
+
 /// De-duplicates and writes partition `k`'s share of layer `target`'s
 /// input, in the run's order (with `--order ant` or `learned`, by what it
 /// learned: `ranking`).
@@ -490,11 +524,11 @@ async fn write_partition_input(
     ctx: &OptimiseCtx,
     target: u32,
     k: u32,
-    mut rows: Vec<InRow>,
-    carried: Vec<InRow>,
+    parts: InputParts,
     ranking: &crate::focus::Ranking,
     m: &mut NextManifest,
 ) -> Result<Option<budget::Ranks>, StageError> {
+    let InputParts { fresh: mut rows, carried, held_back, probes } = parts;
     let store = &ctx.store;
     let visited = VisitedStore::new(store.clone());
     m.carried += carried.len() as u64;
@@ -510,10 +544,15 @@ async fn write_partition_input(
     let mut out = round.admitted;
     // Carried URLs are in the visited store already (from their first layer).
     out.extend(carried);
+    out.extend(held_back);
     // Best first (docs/src/focused-crawling.md): the scheduler fetches each
     // host's URLs in input order. Without a plan every priority is none
     // and the order is the URL's.
-    let out = ranking.order(store, target, k, out).await?;
+    let mut out = ranking.order(store, target, k, out).await?;
+    if !probes.is_empty() {
+        // The scheduler fetches each host's URLs in input order.
+        out.sort_by_key(|r| !probes.contains(&urlnorm::fingerprint_str(&r.url)));
+    }
     m.next += out.len() as u64;
     let path = layout::shard(IN.name, target, k);
     if out.is_empty() {
@@ -571,6 +610,6 @@ pub(super) fn bool_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result
     b.column_by_name(name).and_then(|c| c.as_boolean_opt()).ok_or_else(|| missing(path, name))
 }
 
-pub(super) fn missing(path: &str, name: &str) -> StoreError {
+pub(crate) fn missing(path: &str, name: &str) -> StoreError {
     StoreError::Schema { path: path.to_string(), reason: format!("column `{name}` missing or of another type") }
 }

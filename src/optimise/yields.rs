@@ -15,6 +15,7 @@ use futures::StreamExt;
 use rayon::prelude::*;
 
 use crate::denoise::evidence::{self, Outcome, Sample, SeenTexts};
+use crate::denoise::gate::{gates_batch, gates_schema, Gate};
 use crate::denoise::yields::{
     add_via, coarse_of, counts_batch, counts_rows, counts_schema, view_kind, ClassCount, Judged, PageClass, Tally,
     Verdict, Yields, COLD_BATCH, VIEW_BATCH,
@@ -189,7 +190,7 @@ async fn read_prior(previous: &Store, layer: u32, k: u32) -> Result<Prior, Store
 }
 
 /// The texts partition `k` fetched before `layer`.
-async fn read_seen(store: &Store, layer: u32, k: u32) -> Result<SeenTexts, StoreError> {
+pub(crate) async fn read_seen(store: &Store, layer: u32, k: u32) -> Result<SeenTexts, StoreError> {
     let mut seen = SeenTexts::default();
     for earlier in 0..layer {
         read_text_hashes(store, earlier, k, &mut seen).await?;
@@ -216,6 +217,16 @@ impl ColdGroup {
             Self::Class(..) => COLD_BATCH,
         }
     }
+
+    /// The group's name in a [`Gate`] (its hash).
+    fn id(&self) -> u64 {
+        match self {
+            Self::View(kind) => xxhash_rust::xxh3::xxh3_64(kind.as_bytes()),
+            Self::Class(source, target) => {
+                xxhash_rust::xxh3::xxh3_64(format!("{source}\n{target}").as_bytes()).wrapping_add(1)
+            }
+        }
+    }
 }
 
 /// What the filter decided for a partition's candidates.
@@ -225,6 +236,11 @@ pub(super) struct Decisions {
     /// Candidates of classes never fetched, beyond their first probes: they
     /// wait one layer for the probes' evidence.
     pub deferred: Vec<usize>,
+    /// Candidates of classes never fetched on a host whose pages were
+    /// mostly new, in a group larger than its first probes: the probes and
+    /// the rest, decided in the next layer itself by the probes' pages
+    /// ([`crate::denoise::gate`]), in candidate order.
+    pub gates: Vec<(usize, Gate)>,
     pub probes: u64,
     /// Per candidate, the key of its class ([`PageClass::key`]): its page
     /// is counted by it ([`Via`]).
@@ -235,10 +251,11 @@ pub(super) struct Decisions {
 /// fetched (`Verdict::Cold`) are grouped by their coarse class (their
 /// first source's template and theirs, cut to two path segments):
 /// the first [`COLD_BATCH`] of each, by a hash of the URL, are fetched as
-/// probes and the rest deferred, unless they waited once already (`again`)
-/// or their host's pages were mostly new ([`Yields::defers_cold`]); those of
-/// a class the previous night found to bring copies wait on any host
-/// ([`Judged::Doubtful`]). Views
+/// probes and the rest deferred, unless they waited once already (`again`);
+/// where their host's pages were mostly new ([`Yields::defers_cold`]), a
+/// layer's wait costs more than it saves, and the rest go into the next
+/// layer with the probes, held back there until the probes' pages decide
+/// them ([`Decisions::gates`], [`crate::denoise::gate`]). Views
 /// of the pages that link them ([`view_kind`]) are grouped by their host
 /// and kind, [`VIEW_BATCH`] of each fetched, and wait on every host before
 /// the crawl's depth.
@@ -272,7 +289,7 @@ pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &H
             })
         })
         .collect();
-    let judged: Vec<(Judged, Option<ColdGroup>)> = distinct
+    let judged: Vec<(Judged, Option<(ColdGroup, bool)>)> = distinct
         .par_iter()
         .map(|(class, last)| {
             let judged = yields.judge(class, *last);
@@ -281,9 +298,10 @@ pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &H
             // Views wait on every host, but at the crawl's depth only where
             // other cold classes do: waiting there costs a layer.
             let cold = judged == Judged::Decided(Verdict::Cold);
-            let doubtful = matches!(judged, Judged::Doubtful(_));
-            let waits = doubtful || (cold && ((view.is_some() && !last) || yields.defers_cold(target)));
-            let group = waits.then(|| {
+            // Where waiting costs more than it saves (a site of mostly new
+            // pages), the class is decided in the next layer itself.
+            let waits = cold && ((view.is_some() && !last) || yields.defers_cold(target));
+            let group = cold.then(|| {
                 // The class its probes will give evidence of: the host's
                 // views of that kind, or the coarse class. At the crawl's
                 // depth a view waits as any cold target does (by its coarse
@@ -295,22 +313,23 @@ pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &H
                     }
                 }
             });
-            (judged, group)
+            (judged, group.map(|g| (g, waits)))
         })
         .collect();
-    let decided: Vec<Option<(Verdict, Option<&ColdGroup>)>> = cands
+    let decided: Vec<_> = cands
         .par_iter()
         .zip(&class_of)
         .map(|(c, class)| {
             class.map(|i| {
                 let (judged, group) = &judged[i];
+                // A candidate that waited once already is fetched now.
                 let group = group.as_ref().filter(|_| !again.contains(&urlnorm::fingerprint_str(&c.row.url)));
                 (judged.verdict(&c.row.url), group)
             })
         })
         .collect();
     let mut probes = 0;
-    let mut cold: BTreeMap<&ColdGroup, Vec<(u64, usize)>> = BTreeMap::new();
+    let mut cold: BTreeMap<&(ColdGroup, bool), Vec<(u64, usize)>> = BTreeMap::new();
     let verdicts = decided
         .into_iter()
         .enumerate()
@@ -325,13 +344,26 @@ pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &H
         })
         .collect();
     let mut deferred = Vec::new();
-    for (key, mut group) in cold {
+    let mut gates = Vec::new();
+    for ((key, waits), mut group) in cold {
+        if group.len() <= key.batch() {
+            // Its probes are all of it.
+            continue;
+        }
         group.sort_unstable();
-        deferred.extend(group.iter().skip(key.batch()).map(|(_, i)| *i));
+        let (first, rest) = group.split_at(key.batch());
+        if *waits {
+            deferred.extend(rest.iter().map(|(_, i)| *i));
+        } else {
+            let id = key.id();
+            gates.extend(first.iter().map(|(_, i)| (*i, Gate { group: id, probe: true })));
+            gates.extend(rest.iter().map(|(_, i)| (*i, Gate { group: id, probe: false })));
+        }
     }
     deferred.sort_unstable();
+    gates.sort_unstable_by_key(|(i, _)| *i);
     let classes = keyed.iter().map(|k| k.as_ref().map(|(key, _, last)| key ^ u64::from(*last))).collect();
-    Decisions { verdicts, deferred, probes, classes }
+    Decisions { verdicts, deferred, gates, probes, classes }
 }
 
 fn deferred_schema() -> SchemaRef {
@@ -367,6 +399,34 @@ pub(super) async fn write_deferred(store: &Store, layer: u32, k: u32, rows: &[&C
     }
     w.finish().await?;
     Ok(())
+}
+
+/// Writes the gates of partition `k`'s input of `layer` (each URL by its
+/// fingerprint), for its map task ([`crate::denoise::gate`]).
+pub(super) async fn write_gates(store: &Store, layer: u32, k: u32, rows: &[(u64, Gate)]) -> Result<(), StoreError> {
+    let path = layout::gates(layer, k);
+    if rows.is_empty() {
+        return store.delete(&path).await;
+    }
+    let mut w = ShardWriter::create(store, &path, gates_schema(), 8 << 20)?;
+    for chunk in rows.chunks(8192) {
+        w.write(&gates_batch(chunk).map_err(|e| StoreError::Schema { path: path.clone(), reason: e.to_string() })?)
+            .await?;
+    }
+    w.finish().await?;
+    Ok(())
+}
+
+/// The URLs partition `k`'s map task held back in `layer` (the noise
+/// filter's gates), by fingerprint.
+pub(super) async fn read_held_back(store: &Store, layer: u32, k: u32) -> Result<HashSet<u64>, StoreError> {
+    let path = layout::held_back(layer, k);
+    let mut held = HashSet::new();
+    for b in read_if_exists(store, &path).await? {
+        let url = super::str_col(&b, "url", &path)?;
+        held.extend(url.iter().flatten().map(urlnorm::fingerprint_str));
+    }
+    Ok(held)
 }
 
 /// Adds partition `k`'s candidates deferred into `layer` to `cands` (a
@@ -480,13 +540,8 @@ pub fn skip_reason(c: &ClassCount) -> &'static str {
 
 /// Writes partition `k`'s skipped URLs of `layer` (the layer they would
 /// have been fetched in).
-pub(super) async fn write_skipped(
-    store: &Store,
-    layer: u32,
-    k: u32,
-    rows: &[(&Candidate, &ClassCount)],
-) -> Result<(), StoreError> {
-    let path = layout::shard(SKIPPED.name, layer, k);
+pub(crate) async fn write_skipped(store: &Store, path: &str, rows: &[(&InRow, &ClassCount)]) -> Result<(), StoreError> {
+    let path = path.to_string();
     if rows.is_empty() {
         return store.delete(&path).await;
     }
@@ -494,9 +549,9 @@ pub(super) async fn write_skipped(
     let mut w = ShardWriter::create(store, &path, skipped_schema(), 8 << 20)?;
     for chunk in rows.chunks(8192) {
         let cols: Vec<arrow_array::ArrayRef> = vec![
-            Arc::new(chunk.iter().map(|(c, _)| Some(c.row.url.as_str())).collect::<StringArray>()),
-            Arc::new(chunk.iter().map(|(c, _)| Some(c.row.depth)).collect::<Int32Array>()),
-            Arc::new(chunk.iter().map(|(c, _)| c.row.referrer.as_deref()).collect::<StringArray>()),
+            Arc::new(chunk.iter().map(|(c, _)| Some(c.url.as_str())).collect::<StringArray>()),
+            Arc::new(chunk.iter().map(|(c, _)| Some(c.depth)).collect::<Int32Array>()),
+            Arc::new(chunk.iter().map(|(c, _)| c.referrer.as_deref()).collect::<StringArray>()),
             Arc::new(chunk.iter().map(|(_, e)| Some(skip_reason(e))).collect::<StringArray>()),
             Arc::new(chunk.iter().map(|(_, e)| Some(e.source.as_str())).collect::<StringArray>()),
             Arc::new(chunk.iter().map(|(_, e)| Some(e.target.as_str())).collect::<StringArray>()),

@@ -221,13 +221,14 @@ fn the_noise_filter_keeps_a_web_apps_texts_with_fewer_fetches() {
     assert!(!classes.is_empty() && n(&classes[0], "skipped") > 0, "the summary names the classes: {classes:?}");
 }
 
-/// Night after night: the small Fossil crawled to depth 3, then again with
-/// that crawl as `--previous`. The second night's filter starts from what
-/// the first learned: the link classes whose pages were copies wait for
-/// their first probes instead of being fetched whole (at depth 3 the
-/// first night meets most of them at the depth, on a site of mostly new
-/// pages, and fetches them whole), so it makes far fewer requests for the
-/// same content items (docs/src/noise-filter.md, "Night after night").
+/// Classes never fetched, on a site of new pages, decided in their own
+/// layer; then night after night. The small Fossil crawled to depth 3
+/// meets most of its views' link classes at the depth, on a site of
+/// mostly new pages: the rest of each class is held back until its first
+/// pages are judged, and those not fetched are listed as skipped
+/// (docs/src/noise-filter.md, "Gates"). Then again with that crawl as
+/// `--previous`: the second night starts from what the first learned,
+/// for the same content items ("Night after night").
 #[test]
 fn the_next_night_the_filter_starts_from_what_it_learned() {
     webapps::install();
@@ -245,32 +246,38 @@ fn the_next_night_the_filter_starts_from_what_it_learned() {
         "small Fossil, depth 3: first night {first:?} in {first_secs:.1} s; next night {next:?} in {next_secs:.1} s"
     );
     assert!(first.rows > 2000, "the first night fetches the application's views: {first:?}");
+    // On a site of mostly new pages, classes never fetched were decided in
+    // their own layer: the rest of each held back until its first pages
+    // were judged, and those not fetched listed as skipped.
+    let n = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap_or_else(|| panic!("{k} in {v}"));
+    let layers = first_summary["layers"].as_array().expect("layers");
+    let held_back: u64 = layers.iter().map(|l| n(&l["held_back"], "copies") + n(&l["held_back"], "errors")).sum();
+    assert!(held_back > 100, "the first night held back the rest of classes of copies: {held_back}");
+    let skipped = common::read_skipped(&first_data);
+    let counted = n(&first_summary["skipped"], "copies") + n(&first_summary["skipped"], "errors");
+    assert_eq!(skipped.len() as u64, counted, "every URL skipped or held back is a row of the skipped dataset");
+    let fetched: std::collections::HashSet<(i32, String)> =
+        common::read_docs(&first_data).into_iter().map(|d| (d.layer, d.url)).collect();
+    assert!(
+        skipped.iter().all(|r| !fetched.contains(&(r.layer, r.url.clone()))),
+        "no URL skipped in a layer was fetched in it"
+    );
     #[allow(clippy::cast_precision_loss)]
     let share = |a: usize, b: usize| a as f64 / b as f64;
-    assert!(
-        share(next.rows, first.rows) <= 0.9,
-        "the next night makes at most 90 % of the first night's requests: {} of {}",
-        next.rows,
-        first.rows
-    );
+    // Before the gates, the first night fetched those classes whole: 3,262
+    // requests (2,530 the next night). With them, both nights make
+    // 2,485-2,810 in runs of one build: which pages a layer hands to the
+    // next as stragglers varies with timing.
+    for (night, score) in [("first", first), ("next", next)] {
+        assert!(score.rows < 2950, "the {night} night held back classes of copies: {score:?}");
+    }
     assert!(
         share(next.items, first.items) >= 0.99,
         "for the first night's content items: {} of {}",
         next.items,
         first.items
     );
-    // More classes waited for their probes (the rest of each was then
-    // judged by tonight's own evidence), and every URL within the depth
-    // was requested or skipped with its reason.
-    let deferred = |s: &serde_json::Value| -> u64 {
-        s["layers"].as_array().expect("layers").iter().map(|l| l["deferred"].as_u64().expect("deferred")).sum()
-    };
-    assert!(
-        deferred(&summary) > 2 * deferred(&first_summary),
-        "classes the first night judged as copies waited: {} URLs, against {}",
-        deferred(&summary),
-        deferred(&first_summary)
-    );
+    // Every URL within the depth was requested or skipped with its reason.
     assert_eq!(summary["not_requested"].as_u64(), Some(0), "{summary}");
 }
 

@@ -182,22 +182,45 @@ impl SeenTexts {
         self.now.contains(&h) || self.earlier.binary_search(&h).is_ok()
     }
 
-    /// Judges `s` against the texts seen before it, then remembers it.
-    pub fn judge(&mut self, s: &Sample) -> Outcome {
-        if s.redirect_out || ((400..500).contains(&s.status) && !matches!(s.status, 408 | 429)) {
-            Outcome::Error
-        } else if !(200..300).contains(&s.status) {
-            Outcome::Neutral
-        } else {
-            match s.text_hash {
-                None => Outcome::Copy,
-                Some(h) if self.seen(h) => Outcome::Copy,
-                Some(h) => {
-                    self.now.insert(h);
-                    Outcome::New
-                }
+    /// Judges `s` against the earlier layers' texts and `also` (texts of
+    /// this layer judged before it), adding its text to `also`; the texts
+    /// of this layer that [`Self::judge`] remembered are not looked at.
+    pub fn judge_beside(&self, s: &Sample, also: &mut HashSet<u64>) -> Outcome {
+        match outcome_of(s) {
+            Err(outcome) => outcome,
+            Ok(None) => Outcome::Copy,
+            Ok(Some(h)) if also.contains(&h) || self.earlier.binary_search(&h).is_ok() => Outcome::Copy,
+            Ok(Some(h)) => {
+                also.insert(h);
+                Outcome::New
             }
         }
+    }
+
+    /// Judges `s` against the texts seen before it, then remembers it.
+    pub fn judge(&mut self, s: &Sample) -> Outcome {
+        match outcome_of(s) {
+            Err(outcome) => outcome,
+            Ok(None) => Outcome::Copy,
+            Ok(Some(h)) if self.seen(h) => Outcome::Copy,
+            Ok(Some(h)) => {
+                self.now.insert(h);
+                Outcome::New
+            }
+        }
+    }
+}
+
+/// What a page is without looking at texts (`Err`: an error, or no
+/// evidence), or the fingerprint of its text to look up (`Ok(None)`: it
+/// keeps nothing, a copy).
+fn outcome_of(s: &Sample) -> Result<Option<u64>, Outcome> {
+    if s.redirect_out || ((400..500).contains(&s.status) && !matches!(s.status, 408 | 429)) {
+        Err(Outcome::Error)
+    } else if !(200..300).contains(&s.status) {
+        Err(Outcome::Neutral)
+    } else {
+        Ok(s.text_hash)
     }
 }
 

@@ -23,6 +23,7 @@ pub(crate) use layercrawl_vocab as vocab;
 
 pub mod cluster;
 pub mod evidence;
+pub mod gate;
 pub mod lcs;
 pub mod yields;
 

@@ -42,9 +42,9 @@
 //!
 //! A nightly crawl starts from the previous night's counts
 //! ([`Yields::set_prior`]): a class of no evidence yet is judged by what it
-//! brought then, followed if it yielded and made to wait for its first
-//! probes if not ([`Judged::Doubtful`]), never skipped on them alone; a
-//! template's share as a hub is the larger of the two nights'.
+//! brought then, followed if it yielded and probed as a class never
+//! fetched if not, never skipped on them alone; a template's share as a
+//! hub is the larger of the two nights'.
 //!
 //! The DOM prefilter and the LCS clusters are inputs, not the decision: a
 //! link in a navigation block is a suspect that this evidence confirms or
@@ -261,8 +261,8 @@ pub struct ClassCount {
     /// Of those, client errors and redirects off the site.
     pub errors: u64,
     /// The counts are the previous crawl's ([`Yields::set_prior`]), not
-    /// this one's (never stored): they make a class wait for its first
-    /// probes, never skip it ([`Judged::Doubtful`]).
+    /// this one's (never stored): they make a class be probed, never skip
+    /// it.
     pub previous: bool,
 }
 
@@ -721,10 +721,10 @@ impl Yields {
         match (now.or(broken), before) {
             (Some(best), _) => Judged::Low(best),
             (None, Some(best)) if best.yields() => Judged::Decided(Verdict::Yields),
-            // The previous crawl's evidence alone never skips a URL: it
-            // makes the class wait for this crawl's own first probes.
-            (None, Some(best)) => Judged::Doubtful(best),
-            (None, None) => Judged::Decided(Verdict::Cold),
+            // The previous crawl's evidence alone never skips a URL: the
+            // class is probed, as one never fetched is, and this crawl's
+            // own probes judge it.
+            (None, Some(_)) | (None, None) => Judged::Decided(Verdict::Cold),
         }
     }
 }
@@ -737,10 +737,6 @@ pub enum Judged<'a> {
     /// The class yields little, by this evidence: its URLs are skipped but
     /// for its probes.
     Low(&'a ClassCount),
-    /// The class yielded little in the previous crawl ([`Yields::set_prior`])
-    /// and this one has no evidence of it yet: its URLs wait for their
-    /// first probes, on any site, and are then judged by them.
-    Doubtful(&'a ClassCount),
 }
 
 impl Judged<'_> {
@@ -749,7 +745,6 @@ impl Judged<'_> {
     pub fn verdict(&self, url: &str) -> Verdict {
         match self {
             Self::Decided(v) => v.clone(),
-            Self::Doubtful(_) => Verdict::Cold,
             Self::Low(best) if xxhash_rust::xxh3::xxh3_64(url.as_bytes()).is_multiple_of(probe_every(best)) => {
                 Verdict::Probe
             }

@@ -43,7 +43,7 @@ pub use config::{
     DEFAULT_MAX_DELAY, DEFAULT_PER_HOST, DEFAULT_SPEED_LIMIT, DEFAULT_SPEED_TIME, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT,
 };
 pub use exchange::{Exchange, Request, Validators};
-pub use scheduler::{Handover, LayerTail, PartitionFetch, TailSeat, UrlSource};
+pub use scheduler::{Admit, Handover, LayerTail, PartitionFetch, TailSeat, UrlSource, ADMIT_AGAIN};
 
 pub use crate::vocab::{ErrorKind, UnknownErrorKind};
 

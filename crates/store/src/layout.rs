@@ -167,6 +167,12 @@ pub const YIELDS_DIR: &str = "state/denoise/yields";
 pub fn via(layer: u32, part: u32) -> String {
     format!("state/denoise/via/layer={layer}/part-{part:05}.parquet")
 }
+/// The URLs of one partition's input of `layer` decided in the layer by
+/// their group's probes (the noise filter's gates).
+#[must_use]
+pub fn gates(layer: u32, part: u32) -> String {
+    format!("state/denoise/gates/layer={layer}/part-{part:05}.parquet")
+}
 /// Candidates of one partition that wait to be decided with `layer`'s:
 /// their link classes were never fetched, and their first probes were
 /// (`denoise::yields`).
@@ -208,6 +214,13 @@ pub fn layer_dir(dataset: &str, layer: u32) -> String {
 #[must_use]
 pub fn merged(dataset: &str, layer: u32) -> String {
     format!("{dataset}/layer={layer}/data-00000.parquet")
+}
+/// The `skipped` rows of one partition's input of `layer` that its map
+/// task did not fetch (the noise filter's gates); beside the optimise
+/// step's shard of the same layer and partition.
+#[must_use]
+pub fn held_back(layer: u32, part: u32) -> String {
+    format!("skipped/layer={layer}/part-{part:05}-held.parquet")
 }
 /// Whether `path` is a per-partition shard (`.../part-PPPPP.parquet`), not a merged file.
 #[must_use]

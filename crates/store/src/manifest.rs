@@ -38,6 +38,10 @@ pub struct MapManifest {
     pub stragglers_in_flight: u64,
     #[serde(default)]
     pub adopted: u64,
+    /// URLs of the input the noise filter did not fetch, decided in the
+    /// layer by their group's probes (copies, errors).
+    #[serde(default)]
+    pub skipped: SkipCounts,
     /// Rows of URLs robots.txt disallows: no request was sent, and it is
     /// not an error (manifests written before this field count them in
     /// `errors` as `robots`; the summary moves them here).

@@ -181,3 +181,39 @@ async fn pages_counted_by_their_stored_class_keys_count_as_by_their_own_classes(
     assert!(fine.iter().any(|c| c.new > 0) && fine.iter().any(|c| c.errors > 0));
     assert!(fine.iter().any(|c| c.fetched > c.new + c.errors), "copies: {fine:?}");
 }
+
+/// A cold class's first probes and the rest: on a host of mostly new
+/// pages they all go into the next layer, gated there by the probes'
+/// pages; on a host of copies the rest wait a layer.
+#[test]
+fn a_cold_group_is_gated_in_its_layer_on_a_host_of_new_pages_and_deferred_on_a_host_of_copies() {
+    let mut y = Yields::default();
+    // What each host served so far: new pages on one, copies on the other.
+    for i in 0..40 {
+        y.record(&format!("http://git.test/repo/log/?p={i}"), &[String::new()], Outcome::New);
+        y.record(&format!("http://copies.test/repo/log/?p={i}"), &[String::new()], Outcome::Copy);
+    }
+    let mut cands: Vec<Candidate> = Vec::new();
+    for host in ["git.test", "copies.test"] {
+        let listing = format!("{host}/repo/tree/");
+        for i in 0..40 {
+            cands.push(candidate(&format!("http://{host}/repo/plain/f{i}.txt"), 3, &[listing.as_str()], true));
+        }
+    }
+    cands.sort_unstable_by(|a, b| a.row.url.cmp(&b.row.url));
+    // At the crawl's depth: a class never fetched is cold.
+    let decided = decide(&y, &cands, 3, &HashSet::new());
+    let host = |i: usize| urlnorm::host_of(&cands[i].row.url).to_string();
+    assert!(decided.verdicts.iter().all(|v| v == &Some(Verdict::Cold)), "{:?}", decided.verdicts);
+    let gated: Vec<usize> = decided.gates.iter().map(|(i, _)| *i).collect();
+    assert_eq!(gated.len(), 40, "every URL of the group on the host of new pages: {gated:?}");
+    assert!(gated.iter().all(|&i| host(i) == "git.test"));
+    assert!(gated.windows(2).all(|w| w[0] < w[1]), "in candidate order");
+    assert_eq!(decided.gates.iter().filter(|(_, g)| g.probe).count(), COLD_BATCH);
+    assert_eq!(decided.gates.iter().map(|(_, g)| g.group).collect::<HashSet<_>>().len(), 1, "one group");
+    assert_eq!(decided.deferred.len(), 40 - COLD_BATCH, "the rest on the host of copies waits a layer");
+    assert!(decided.deferred.iter().all(|&i| host(i) == "copies.test"));
+    let again: HashSet<u64> = cands.iter().map(|c| urlnorm::fingerprint_str(&c.row.url)).collect();
+    let decided = decide(&y, &cands, 3, &again);
+    assert!(decided.gates.is_empty() && decided.deferred.is_empty(), "URLs that waited once are fetched");
+}

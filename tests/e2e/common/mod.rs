@@ -309,7 +309,7 @@ pub struct Doc {
     pub rendered: bool,
 }
 
-fn s(b: &RecordBatch, name: &str, i: usize) -> Option<String> {
+pub fn s(b: &RecordBatch, name: &str, i: usize) -> Option<String> {
     let c = b.column_by_name(name).unwrap_or_else(|| panic!("column {name}")).as_string::<i32>();
     (!c.is_null(i)).then(|| c.value(i).to_string())
 }

@@ -470,9 +470,9 @@ fn last_nights_evidence_makes_a_class_wait_for_its_probes_but_never_skips_it() {
     let class = PageClass::of(url, None, &artifact);
     for at_depth in [false, true] {
         let judged = tonight.judge(&class, at_depth);
-        assert!(matches!(judged, Judged::Doubtful(c) if c.previous && c.fetched == 20 && c.new == 0), "{judged:?}");
-        // It waits for tonight's probes, whatever tonight's share of new pages.
-        assert_eq!(judged.verdict(url), Verdict::Cold);
+        // Its pages led nowhere and were copies: probed tonight, never
+        // skipped on last night's evidence alone.
+        assert_eq!(judged, Judged::Decided(Verdict::Cold), "at the depth: {at_depth}");
     }
     // Tonight's own evidence decides once it has enough: its probes were
     // new texts (the downloads changed), so the class is followed.

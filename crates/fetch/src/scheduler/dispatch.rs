@@ -13,7 +13,7 @@ use url::Url;
 
 use super::queue::Queued;
 use super::request::{spawn_request, wait_for_slot, NEVER};
-use super::{robots_delay, Done, Job, State};
+use super::{robots_delay, Admit, Done, Job, State, ADMIT_AGAIN};
 use crate::ErrorKind;
 
 impl State<'_> {
@@ -150,6 +150,21 @@ impl State<'_> {
                 let detail = format!("robots.txt of {} disallows this URL; no request was sent", self.hosts[h].origin);
                 self.finish(job, None, Some((ErrorKind::Robots, detail)), None);
                 continue;
+            }
+            // Asked once per try until it is sent: a URL the source holds
+            // back waits apart, as a retry does, and never holds its host.
+            if job.started_at.is_none() {
+                match self.urls.admit(job.id, &job.orig) {
+                    Admit::Now => {}
+                    Admit::Later => {
+                        self.hosts[h].queue.hold(job, now + ADMIT_AGAIN);
+                        continue;
+                    }
+                    Admit::Never => {
+                        self.report.declined.push(job.id);
+                        continue;
+                    }
+                }
             }
             if f.cfg.max_pages_per_host.is_some_and(|m| self.hosts[h].pages >= m) {
                 if job.retries > 0 {

@@ -78,10 +78,33 @@ pub trait UrlSource: Send + Sync {
     fn budget(&self) -> Option<usize> {
         None
     }
+    /// Whether the URL of `id` (`url`) is fetched now, later in the layer
+    /// or not at all, asked as its first request is about to start: a
+    /// source that decides some URLs by what others turn out to be (the
+    /// noise filter's probes) answers here. Now by default.
+    fn admit(&self, _id: usize, _url: &Url) -> Admit {
+        Admit::Now
+    }
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }
+
+/// What [`UrlSource::admit`] answers for a URL about to be requested.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admit {
+    /// Request it.
+    Now,
+    /// Ask again in [`ADMIT_AGAIN`]: what decides it is not known yet.
+    Later,
+    /// Never request it in this layer; it is listed in
+    /// [`PartitionFetch::declined`].
+    Never,
+}
+
+/// How long a URL answered [`Admit::Later`] waits before it is asked
+/// about again.
+pub const ADMIT_AGAIN: Duration = Duration::from_millis(40);
 
 /// What the scheduler did besides the [`Fetched`] values it sent.
 #[derive(Clone, Debug, Default)]
@@ -89,6 +112,9 @@ pub struct PartitionFetch {
     /// Input ids not fetched (stragglers, or a limit the user set): carry
     /// them over.
     pub carried: Vec<usize>,
+    /// Input ids its source answered [`Admit::Never`]: not requested, not
+    /// carried.
+    pub declined: Vec<usize>,
     /// Carried ids whose URL failed in this layer, with its retries so far
     /// (they go with it into the next layer).
     pub retried: Vec<(usize, u32)>,

@@ -29,13 +29,23 @@ pub(super) struct HostQueue {
     /// Jobs that may not start before their instant (few: the host's
     /// retries), in no order.
     pub(super) waiting: Vec<(Instant, Box<Job>)>,
+    /// URLs their source holds back for now (`Admit::Later`), asked about
+    /// again together at `held_at`: one pass over them, however many.
+    pub(super) held: Vec<Job>,
+    pub(super) held_at: Option<Instant>,
     pub(super) next: usize,
     pub(super) end: usize,
 }
 
 impl HostQueue {
     pub(super) fn len(&self) -> usize {
-        self.again.len() + self.waiting.len() + (self.end - self.next)
+        self.again.len() + self.waiting.len() + self.held.len() + (self.end - self.next)
+    }
+
+    /// Holds `job` back until `at` ([`Self::held`]).
+    pub(super) fn hold(&mut self, job: Job, at: Instant) {
+        self.held.push(job);
+        self.held_at = Some(self.held_at.map_or(at, |t| t.min(at)));
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -48,12 +58,16 @@ impl HostQueue {
         if !self.again.is_empty() || self.next < self.end {
             return Some(now);
         }
-        self.waiting.iter().map(|(t, _)| *t).min().map(|t| t.max(now))
+        self.waiting.iter().map(|(t, _)| *t).chain(self.held_at).min().map(|t| t.max(now))
     }
 
     /// The next job that may start now: a job coming back, a retry whose
     /// time has come (the earliest), then the next input URL.
     pub(super) fn pop(&mut self, order: &[u32], now: Instant) -> Option<Queued> {
+        if self.held_at.is_some_and(|t| t <= now) {
+            self.held_at = None;
+            self.again.extend(self.held.drain(..).map(Box::new));
+        }
         if let Some(job) = self.again.pop_front() {
             return Some(Queued::Again(job));
         }
@@ -83,6 +97,8 @@ impl HostQueue {
     pub(super) fn drain(&mut self, order: &[u32]) -> (Vec<Drained>, Vec<usize>) {
         let mut jobs: Vec<Drained> = self.again.drain(..).map(|job| (job, None)).collect();
         jobs.extend(self.waiting.drain(..).map(|(t, job)| (job, Some(t))));
+        jobs.extend(self.held.drain(..).map(|job| (Box::new(job), None)));
+        self.held_at = None;
         let ids = order[self.next..self.end].iter().map(|&id| id as usize).collect();
         self.next = self.end;
         (jobs, ids)
@@ -129,6 +145,26 @@ mod tests {
             [other.pop(&order, now).map(id), other.pop(&order, now).map(id), other.pop(&order, now).map(id)],
             [Some(1), Some(3), None]
         );
+    }
+
+    #[test]
+    fn urls_held_back_wait_apart_and_come_back_together_at_their_instant() {
+        let order = [0u32, 1];
+        let now = Instant::now();
+        let at = now + std::time::Duration::from_millis(40);
+        let mut q = HostQueue { next: 0, end: 2, ..HostQueue::default() };
+        q.hold(*job(10), at);
+        q.hold(*job(11), now + std::time::Duration::from_secs(9));
+        assert_eq!(q.len(), 4);
+        assert_eq!([q.pop(&order, now).map(id), q.pop(&order, now).map(id)], [Some(0), Some(1)], "input first");
+        assert!(q.pop(&order, now).is_none(), "held until their instant");
+        assert_eq!(q.ready_at(now), Some(at), "the earliest instant asked for");
+        assert_eq!([q.pop(&order, at).map(id), q.pop(&order, at).map(id)], [Some(10), Some(11)]);
+        assert!(q.is_empty() && q.held_at.is_none());
+        q.hold(*job(12), at);
+        let (jobs, ids) = q.drain(&order);
+        assert_eq!((jobs.iter().map(|(j, _)| j.id).collect::<Vec<_>>(), ids), (vec![12], vec![]));
+        assert!(q.ready_at(now).is_none());
     }
 
     #[test]

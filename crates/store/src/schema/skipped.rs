@@ -1,5 +1,6 @@
 //! The `skipped` dataset: each URL the noise filter did not follow
-//! (docs/src/output.md); its rows are written by the optimise step.
+//! (docs/src/output.md); its rows are written by the optimise step, and
+//! by the map task for the URLs it held back in their layer.
 
 use std::sync::{Arc, OnceLock};
 
