@@ -119,17 +119,23 @@ fn under_a_page_budget_the_learned_order_keeps_or_carries_every_url_and_its_file
         assert!(l["fetched"].as_u64().expect("fetched") <= BUDGET, "{l}");
     }
 
-    // Every URL of a layer's input was fetched or carried into the next.
+    // Every URL of a layer's input was fetched, carried into the next, or
+    // held back in the layer by the noise filter (a `skipped` row of the
+    // layer: docs/src/noise-filter.md, "Gates").
     let input = urls_by_layer(&data.join("in"));
     let docs = urls_by_layer(&data.join("doc"));
     let carried = urls_by_layer(&data.join("state/carry"));
+    let skipped = urls_by_layer(&data.join("skipped"));
     for layer in 0..=DEPTH as i32 {
         let want: BTreeSet<&String> = input.get(&layer).map(|v| v.iter().collect()).unwrap_or_default();
         let fetched: BTreeSet<&String> = docs.get(&layer).map(|v| v.iter().collect()).unwrap_or_default();
         let kept: BTreeSet<&String> = carried.get(&layer).map(|v| v.iter().collect()).unwrap_or_default();
+        let held: BTreeSet<&String> =
+            skipped.get(&layer).map(|v| v.iter().filter(|u| want.contains(u)).collect()).unwrap_or_default();
         assert!(fetched.is_disjoint(&kept), "layer {layer}: a URL both fetched and carried");
-        let both: BTreeSet<&String> = fetched.union(&kept).copied().collect();
-        assert_eq!(both, want, "layer {layer}: fetched and carried make the input");
+        assert!(held.is_disjoint(&fetched) && held.is_disjoint(&kept), "layer {layer}: a URL held back went on");
+        let all: BTreeSet<&String> = fetched.union(&kept).chain(&held).copied().collect();
+        assert_eq!(all, want, "layer {layer}: fetched, carried and held back make the input");
         if layer < DEPTH as i32 {
             let next: BTreeSet<&String> = input[&(layer + 1)].iter().collect();
             assert!(kept.is_subset(&next), "layer {layer}'s carried URLs are in layer {}'s input", layer + 1);
