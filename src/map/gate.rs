@@ -32,7 +32,10 @@ pub(super) struct Gates {
 
 impl Gates {
     /// Partition `part`'s gates of `layer` for its `input`; none when its
-    /// input has none (no file, or no gated URL in the input).
+    /// input has none (no file, or no gated URL in the input), or when the
+    /// input is ranked best first (a crawl plan's priorities): there the
+    /// scheduler keeps its order, and a URL held back would start after
+    /// worse ones, so cold classes are fetched whole, as before the gates.
     pub(super) async fn open(
         store: &Store,
         layer: u32,
@@ -54,8 +57,11 @@ impl Gates {
         let mut by_url = HashMap::new();
         let mut groups: HashMap<u64, GroupTally> = HashMap::new();
         for id in 0..input.len() {
-            let url = input.url(id).map_err(|e| StageError::Store(crate::store::StoreError::scratch(&path, e)))?;
-            let fp = urlnorm::fingerprint_str(&url);
+            let row = input.row(id).map_err(|e| StageError::Store(crate::store::StoreError::scratch(&path, e)))?;
+            if row.priority.is_some() {
+                return Ok(None);
+            }
+            let fp = urlnorm::fingerprint_str(&row.url);
             if let Some(gate) = given.get(&fp) {
                 by_url.insert(fp, *gate);
                 groups.entry(gate.group).or_default().probes += u32::from(gate.probe);

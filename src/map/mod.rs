@@ -297,9 +297,12 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         None => None,
     };
     manifest.budget_cut = quota.map_or(0, |q| input.len().saturating_sub(q) as u64);
-    // The noise filter's groups decided in this layer by their probes.
+    // The noise filter's groups decided in this layer by their probes, in
+    // an input in the URLs' order (a learned or ant-colony order ranks it).
+    let ranked = matches!(ctx.order, crate::focus::Order::Ant | crate::focus::Order::Learned);
     let gates = match ctx.denoise {
         crate::config::Denoise::Off => None,
+        _ if ranked => None,
         _ => gate::Gates::open(store, layer, part, &input).await?.map(Arc::new),
     };
     let urls = Urls(Arc::clone(&input), index.clone(), quota, gates.clone());

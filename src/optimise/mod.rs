@@ -513,7 +513,8 @@ struct InputParts {
     /// gates), followed now from another link.
     held_back: Vec<InRow>,
     /// The noise filter's gated probes, by URL fingerprint: written first,
-    /// since the rest of their groups wait for them.
+    /// since the rest of their groups wait for them (an input ranked best
+    /// first has no gates: `map::gate`).
     probes: HashSet<u64>,
 }
 
@@ -549,8 +550,11 @@ async fn write_partition_input(
     // host's URLs in input order. Without a plan every priority is none
     // and the order is the URL's.
     let mut out = ranking.order(store, target, k, out).await?;
-    if !probes.is_empty() {
-        // The scheduler fetches each host's URLs in input order.
+    // The scheduler fetches each host's URLs in input order. An input in
+    // the URLs' order puts the probes first; one ranked best first (a crawl
+    // plan, a learned order) stays so, its probes where their ranks are.
+    let ranked = !matches!(ranking, crate::focus::Ranking::Plain(_)) || out.iter().any(|r| r.priority.is_some());
+    if !probes.is_empty() && !ranked {
         out.sort_by_key(|r| !probes.contains(&urlnorm::fingerprint_str(&r.url)));
     }
     m.next += out.len() as u64;
