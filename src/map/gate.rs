@@ -35,7 +35,8 @@ impl Gates {
     /// input has none (no file, or no gated URL in the input), or when the
     /// input is ranked best first (a crawl plan's priorities): there the
     /// scheduler keeps its order, and a URL held back would start after
-    /// worse ones, so cold classes are fetched whole, as before the gates.
+    /// worse ones, so cold classes are fetched whole, as before the gates
+    /// (the map task leaves out the ranked orders and page budgets too).
     pub(super) async fn open(
         store: &Store,
         layer: u32,

@@ -298,8 +298,11 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
     };
     manifest.budget_cut = quota.map_or(0, |q| input.len().saturating_sub(q) as u64);
     // The noise filter's groups decided in this layer by their probes, in
-    // an input in the URLs' order (a learned or ant-colony order ranks it).
-    let ranked = matches!(ctx.order, crate::focus::Order::Ant | crate::focus::Order::Learned);
+    // an input in the URLs' order (a learned or ant-colony order ranks it),
+    // without a page budget (which keeps the input's first URLs: the gates
+    // would change which).
+    let ranked = matches!(ctx.order, crate::focus::Order::Ant | crate::focus::Order::Learned)
+        || ctx.pages.budget.max_pages.is_some();
     let gates = match ctx.denoise {
         crate::config::Denoise::Off => None,
         _ if ranked => None,

@@ -553,7 +553,9 @@ async fn write_partition_input(
     // The scheduler fetches each host's URLs in input order. An input in
     // the URLs' order puts the probes first; one ranked best first (a crawl
     // plan, a learned order) stays so, its probes where their ranks are.
-    let ranked = !matches!(ranking, crate::focus::Ranking::Plain(_)) || out.iter().any(|r| r.priority.is_some());
+    let ranked = !matches!(ranking, crate::focus::Ranking::Plain(_))
+        || ctx.budget.max_pages.is_some()
+        || out.iter().any(|r| r.priority.is_some());
     if !probes.is_empty() && !ranked {
         out.sort_by_key(|r| !probes.contains(&urlnorm::fingerprint_str(&r.url)));
     }
