@@ -4,7 +4,7 @@
 //! Nothing else in the crate builds an object path by hand. The datasets'
 //! names are [`super::dataset`]'s: a path here is a function of one.
 
-use super::dataset::{ITEMS, WARC};
+use super::dataset::{ITEMS, SKIPPED, WARC};
 
 /// `NAME/layer=L/part-PPPPP.parquet`: partition `P`'s shard of layer `L`
 /// of the dataset `NAME` (a name from `store::dataset`, or an items
@@ -220,7 +220,7 @@ pub fn merged(dataset: &str, layer: u32) -> String {
 /// step's shard of the same layer and partition.
 #[must_use]
 pub fn held_back(layer: u32, part: u32) -> String {
-    format!("skipped/layer={layer}/part-{part:05}-held.parquet")
+    format!("{}/layer={layer}/part-{part:05}-held.parquet", SKIPPED.name)
 }
 /// Whether `path` is a per-partition shard (`.../part-PPPPP.parquet`), not a merged file.
 #[must_use]
