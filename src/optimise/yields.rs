@@ -5,32 +5,31 @@
 //! layer, and the URLs skipped written to the `skipped` dataset.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int32Type, Int64Type};
-use arrow_array::{Array, Int32Array, Int64Array, RecordBatch, StringArray};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_array::types::Int64Type;
 use futures::StreamExt;
 use rayon::prelude::*;
 
 use crate::denoise::evidence::{self, Outcome, Sample, SeenTexts};
-use crate::denoise::gate::{gates_batch, gates_schema, Gate};
+use crate::denoise::gate::Gate;
 use crate::denoise::yields::{
-    add_via, coarse_of, counts_batch, counts_rows, counts_schema, view_kind, ClassCount, Judged, PageClass, Tally,
-    Verdict, Yields, COLD_BATCH, VIEW_BATCH,
+    coarse_of, counts_batch, counts_rows, counts_schema, view_kind, ClassCount, Judged, PageClass, Tally, Verdict,
+    Yields, COLD_BATCH, VIEW_BATCH,
 };
 use crate::error::StageError;
-use crate::store::column::{Tuned, Tuning};
-use crate::store::dataset::SKIPPED;
-use crate::store::schema::skipped::skipped_schema;
-use crate::store::schema::InRow;
 use crate::store::{layout, read_if_exists, stream_batches, ShardWriter, Store, StoreError};
 use crate::urlnorm;
 
 use super::{missing, off_async, Candidate};
 
+mod carry;
+mod skipped;
 mod via;
+pub(super) use carry::{add_deferred, read_held_back, write_deferred, write_gates};
+pub(crate) use skipped::write_skipped;
+pub use skipped::{skip_reason, skipped_classes, SkippedClass};
 use via::read_via;
 pub(super) use via::{write_via, Via};
 
@@ -366,133 +365,6 @@ pub(super) fn decide(yields: &Yields, cands: &[Candidate], depth: i32, again: &H
     Decisions { verdicts, deferred, gates, probes, classes }
 }
 
-fn deferred_schema() -> SchemaRef {
-    static S: OnceLock<SchemaRef> = OnceLock::new();
-    Arc::clone(S.get_or_init(|| {
-        Arc::new(Schema::new(vec![
-            Field::new("url", DataType::Utf8, false).tuned(Tuning::DISTINCT),
-            Field::new("depth", DataType::Int32, false).tuned(Tuning::SMALL),
-            Field::new("referrer", DataType::Utf8, true),
-            Field::new("via", DataType::Utf8, false),
-        ]))
-    }))
-}
-
-/// Keeps partition `k`'s deferred candidates, to be decided again with the
-/// candidates of `layer`'s links.
-pub(super) async fn write_deferred(store: &Store, layer: u32, k: u32, rows: &[&Candidate]) -> Result<(), StoreError> {
-    let path = layout::deferred(layer, k);
-    if rows.is_empty() {
-        return store.delete(&path).await;
-    }
-    let mut w = ShardWriter::create(store, &path, deferred_schema(), 8 << 20)?;
-    for chunk in rows.chunks(8192) {
-        let cols: Vec<arrow_array::ArrayRef> = vec![
-            Arc::new(chunk.iter().map(|c| Some(c.row.url.as_str())).collect::<StringArray>()),
-            Arc::new(chunk.iter().map(|c| Some(c.row.depth)).collect::<Int32Array>()),
-            Arc::new(chunk.iter().map(|c| c.row.referrer.as_deref()).collect::<StringArray>()),
-            Arc::new(chunk.iter().map(|c| Some(c.via.join("\n"))).collect::<StringArray>()),
-        ];
-        let b = RecordBatch::try_new(deferred_schema(), cols)
-            .map_err(|e| StoreError::Schema { path: path.clone(), reason: e.to_string() })?;
-        w.write(&b).await?;
-    }
-    w.finish().await?;
-    Ok(())
-}
-
-/// Writes the gates of partition `k`'s input of `layer` (each URL by its
-/// fingerprint), for its map task ([`crate::denoise::gate`]).
-pub(super) async fn write_gates(store: &Store, layer: u32, k: u32, rows: &[(u64, Gate)]) -> Result<(), StoreError> {
-    let path = layout::gates(layer, k);
-    if rows.is_empty() {
-        return store.delete(&path).await;
-    }
-    let mut w = ShardWriter::create(store, &path, gates_schema(), 8 << 20)?;
-    for chunk in rows.chunks(8192) {
-        w.write(&gates_batch(chunk).map_err(|e| StoreError::Schema { path: path.clone(), reason: e.to_string() })?)
-            .await?;
-    }
-    w.finish().await?;
-    Ok(())
-}
-
-/// The URLs partition `k`'s map task held back in `layer` (the noise
-/// filter's gates), by fingerprint.
-pub(super) async fn read_held_back(store: &Store, layer: u32, k: u32) -> Result<HashSet<u64>, StoreError> {
-    let path = layout::held_back(layer, k);
-    let mut held = HashSet::new();
-    for b in read_if_exists(store, &path).await? {
-        let url = super::str_col(&b, "url", &path)?;
-        held.extend(url.iter().flatten().map(urlnorm::fingerprint_str));
-    }
-    Ok(held)
-}
-
-/// Adds partition `k`'s candidates deferred into `layer` to `cands` (a
-/// candidate found again takes the smaller depth and both link classes),
-/// keeping URL order; returns their fingerprints. `unshuffled`: some of the
-/// layer's links were not shuffled (a layer at or past the crawl's depth),
-/// so a deferred candidate not among `cands` may still be linked from it.
-pub(super) async fn add_deferred(
-    store: &Store,
-    layer: u32,
-    k: u32,
-    cands: &mut Vec<Candidate>,
-    unshuffled: bool,
-) -> Result<HashSet<u64>, StoreError> {
-    let path = layout::deferred(layer, k);
-    let mut again = HashSet::new();
-    let mut added = Vec::new();
-    for b in read_if_exists(store, &path).await? {
-        let url = super::str_col(&b, "url", &path)?;
-        let referrer = super::str_col(&b, "referrer", &path)?;
-        let via = super::str_col(&b, "via", &path)?;
-        let depth = b
-            .column_by_name("depth")
-            .and_then(|c| c.as_primitive_opt::<Int32Type>())
-            .ok_or_else(|| missing(&path, "depth"))?;
-        for i in 0..b.num_rows() {
-            let u = url.value(i);
-            again.insert(urlnorm::fingerprint_str(u));
-            let templates: Vec<String> = via.value(i).split('\n').filter(|t| !t.is_empty()).map(String::from).collect();
-            match cands.binary_search_by(|c| c.row.url.as_str().cmp(u)) {
-                Ok(at) => {
-                    let c = &mut cands[at];
-                    c.row.depth = c.row.depth.min(depth.value(i));
-                    c.followed = true;
-                    for t in &templates {
-                        add_via(&mut c.via, t);
-                    }
-                }
-                Err(_) => added.push(Candidate {
-                    domain: urlnorm::registrable_domain(urlnorm::host_of(u)),
-                    row: InRow {
-                        url: u.to_string(),
-                        depth: depth.value(i),
-                        referrer: (!referrer.is_null(i)).then(|| referrer.value(i).to_string()),
-                        ..InRow::default()
-                    },
-                    followed: true,
-                    dom: false,
-                    content: true,
-                    via: templates,
-                    // Its links in the layer that deferred it keep their
-                    // labels as they were. Where this layer's links were
-                    // not all read here, its pages may link it too: should
-                    // it be skipped, every shard of the layer is looked at.
-                    sources: if unshuffled { u64::MAX } else { 0 },
-                }),
-            }
-        }
-    }
-    if !added.is_empty() {
-        cands.extend(added);
-        cands.sort_unstable_by(|a, b| a.row.url.cmp(&b.row.url));
-    }
-    Ok(again)
-}
-
 /// The pages partition `k` fetched in `layer`, as the noise filter saw them.
 async fn read_samples(store: &Store, layer: u32, k: u32) -> Result<Vec<Sample>, StoreError> {
     let path = layout::samples(layer, k);
@@ -524,101 +396,6 @@ async fn read_text_hashes(store: &Store, layer: u32, k: u32, seen: &mut SeenText
         }
     }
     Ok(())
-}
-
-/// Why a URL was skipped: its class's pages were mostly copies, or mostly
-/// errors.
-#[must_use]
-pub fn skip_reason(c: &ClassCount) -> &'static str {
-    let copies = c.fetched.saturating_sub(c.new + c.errors);
-    if c.errors > copies {
-        "errors"
-    } else {
-        "copies"
-    }
-}
-
-/// Writes partition `k`'s skipped URLs of `layer` (the layer they would
-/// have been fetched in).
-pub(crate) async fn write_skipped(store: &Store, path: &str, rows: &[(&InRow, &ClassCount)]) -> Result<(), StoreError> {
-    let path = path.to_string();
-    if rows.is_empty() {
-        return store.delete(&path).await;
-    }
-    let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-    let mut w = ShardWriter::create(store, &path, skipped_schema(), 8 << 20)?;
-    for chunk in rows.chunks(8192) {
-        let cols: Vec<arrow_array::ArrayRef> = vec![
-            Arc::new(chunk.iter().map(|(c, _)| Some(c.url.as_str())).collect::<StringArray>()),
-            Arc::new(chunk.iter().map(|(c, _)| Some(c.depth)).collect::<Int32Array>()),
-            Arc::new(chunk.iter().map(|(c, _)| c.referrer.as_deref()).collect::<StringArray>()),
-            Arc::new(chunk.iter().map(|(_, e)| Some(skip_reason(e))).collect::<StringArray>()),
-            Arc::new(chunk.iter().map(|(_, e)| Some(e.source.as_str())).collect::<StringArray>()),
-            Arc::new(chunk.iter().map(|(_, e)| Some(e.target.as_str())).collect::<StringArray>()),
-            Arc::new(chunk.iter().map(|(_, e)| Some(n(e.fetched))).collect::<Int64Array>()),
-            Arc::new(chunk.iter().map(|(_, e)| Some(n(e.new))).collect::<Int64Array>()),
-            Arc::new(chunk.iter().map(|(_, e)| Some(n(e.errors))).collect::<Int64Array>()),
-        ];
-        let b = RecordBatch::try_new(skipped_schema(), cols)
-            .map_err(|e| StoreError::Schema { path: path.clone(), reason: e.to_string() })?;
-        w.write(&b).await?;
-    }
-    w.finish().await?;
-    Ok(())
-}
-
-/// One link class the noise filter skipped URLs of, over a crawl: what its
-/// fetched pages brought, and how many of its URLs were not followed.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct SkippedClass {
-    pub source_template: String,
-    pub target_template: String,
-    pub reason: String,
-    pub skipped: u64,
-    /// The class's judged fetches and new texts when it was last decided.
-    pub fetched: u64,
-    pub new: u64,
-}
-
-/// The classes of the crawl's `skipped` dataset, most skipped first (at
-/// most `most`), read from its published files.
-///
-/// # Errors
-/// When a file of the dataset cannot be read.
-pub async fn skipped_classes(store: &Store, most: usize) -> Result<Vec<SkippedClass>, StoreError> {
-    let mut by: BTreeMap<(String, String), SkippedClass> = BTreeMap::new();
-    for path in store.parquet_files(SKIPPED.name).await? {
-        for b in read_if_exists(store, &path).await? {
-            let (s, t, r) = (
-                super::str_col(&b, "source_template", &path)?,
-                super::str_col(&b, "target_template", &path)?,
-                super::str_col(&b, "reason", &path)?,
-            );
-            let col = |name: &str| {
-                b.column_by_name(name)
-                    .and_then(|c| c.as_primitive_opt::<Int64Type>())
-                    .ok_or_else(|| missing(&path, name))
-            };
-            let (f, n) = (col("class_fetched")?, col("class_new")?);
-            for i in 0..b.num_rows() {
-                let e = by.entry((s.value(i).to_string(), t.value(i).to_string())).or_insert_with(|| SkippedClass {
-                    source_template: s.value(i).to_string(),
-                    target_template: t.value(i).to_string(),
-                    ..SkippedClass::default()
-                });
-                e.skipped += 1;
-                let fetched = u64::try_from(f.value(i)).unwrap_or(0);
-                if fetched >= e.fetched {
-                    (e.fetched, e.new) = (fetched, u64::try_from(n.value(i)).unwrap_or(0));
-                    e.reason = r.value(i).to_string();
-                }
-            }
-        }
-    }
-    let mut v: Vec<SkippedClass> = by.into_values().collect();
-    v.sort_by(|a, b| b.skipped.cmp(&a.skipped).then_with(|| a.target_template.cmp(&b.target_template)));
-    v.truncate(most);
-    Ok(v)
 }
 
 #[cfg(test)]

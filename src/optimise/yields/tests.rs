@@ -1,5 +1,10 @@
+use arrow_array::{Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+
 use super::*;
 use crate::denoise::evidence::Outcome;
+use crate::denoise::yields::add_via;
+use crate::store::schema::InRow;
 
 fn candidate(url: &str, depth: i32, via: &[&str], followed: bool) -> Candidate {
     let mut v = Vec::new();
