@@ -1,4 +1,7 @@
+use std::collections::HashMap;
+
 use super::*;
+use crate::evidence::Outcome;
 
 const COMMIT: &str = "http://git.test/repo/commit/?id=ab12";
 
