@@ -10,8 +10,10 @@ use std::time::Duration;
 
 use url::Url;
 
+use super::product::{price_anomaly, PriceAnomaly, PriceStyle};
 use super::*;
-use crate::site::HostId;
+use crate::render::Html;
+use crate::site::{HostId, World};
 use crate::truth::{self, classify, Target};
 use crate::{Farm, FarmConfig, FarmError};
 
