@@ -145,6 +145,8 @@ pub struct CrawlConfig {
     pub data: String,
     pub partitions: u32,
     pub scope: Scope,
+    /// Links marked nofollow: obeyed or ignored (`--nofollow`).
+    pub nofollow: values::Nofollow,
     pub layer_timeout: Option<Duration>,
     pub store_body: BodyPolicy,
     /// How the Parquet files are compressed.
@@ -400,6 +402,7 @@ impl CrawlConfig {
             data,
             partitions: o.partitions,
             scope: o.scope,
+            nofollow: o.nofollow,
             layer_timeout: limits.layer_timeout.map(|s| s.0),
             store_body: output.store_body,
             compression: output.compression,

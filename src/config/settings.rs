@@ -49,6 +49,7 @@ impl RunSettings {
                 text_format: cfg.text_format,
                 store_text: cfg.store_text,
                 site_boilerplate: cfg.site_boilerplate,
+                nofollow: cfg.nofollow,
                 store_body: cfg.store_body,
                 extract_columns: cfg.extractors.column_names(),
                 rules: cfg.rules.clone(),
@@ -104,6 +105,9 @@ pub struct PageSettings {
     /// `extract::boilerplate`).
     #[serde(default)]
     pub site_boilerplate: bool,
+    /// Links marked nofollow: obeyed or ignored (`--nofollow`).
+    #[serde(default)]
+    pub nofollow: crate::config::values::Nofollow,
     pub store_body: BodyPolicy,
     /// The names of the run's extractor columns (`MapCtx::extract`), in
     /// order: a map task given other extractors refuses to write `doc`

@@ -317,6 +317,7 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         store_text: ctx.pages.store_text,
         store_body: ctx.pages.store_body,
         scope: ctx.scope.clone(),
+        nofollow: ctx.pages.nofollow,
         denoise: ctx.denoise,
         extract: ctx.extract.clone(),
         rules: rules.clone(),

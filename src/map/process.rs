@@ -28,6 +28,8 @@ pub struct ProcessCtx {
     pub store_text: crate::extract::main_text::StoreText,
     pub store_body: BodyPolicy,
     pub scope: ScopeFilter,
+    /// Links marked nofollow: obeyed or ignored (`--nofollow`).
+    pub nofollow: crate::config::values::Nofollow,
     pub denoise: Denoise,
     /// The run's extractors (none by default).
     pub extract: Extractors,
@@ -226,7 +228,8 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
                 s.text_hash = crate::denoise::evidence::text_hash(text);
             }
             doc.text = ctx.store_text.visible().then_some(page.text);
-            let nofollow_page = page.meta_nofollow;
+            let obeyed = ctx.nofollow.obeyed();
+            let nofollow_page = page.meta_nofollow && obeyed;
             links.reserve(page.links.len());
             let parent = ctx.plan.as_ref().and_then(|p| p.relevance(&doc.extra));
             // A row extractor's opinion of the links (`--prefer-entities`),
@@ -245,7 +248,7 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
                     (Some(a), None) | (None, Some(a)) => Some(a as f32),
                     (None, None) => None,
                 };
-                let mut row = link(ctx, &doc.url, &l.url, l.anchor, depth, nofollow_page || l.nofollow, l.block_ratio);
+                let mut row = link(ctx, &doc.url, &l.url, l.anchor, depth, nofollow_page || (l.nofollow && obeyed), l.block_ratio);
                 row.score = score;
                 if let Some(d) = &decision {
                     if row.noise.is_none_or(|n| n == NoiseLabel::DomRatio) && !d.follows(&row.dst_url) {

@@ -167,6 +167,42 @@ fn the_small_web_apps_are_crawled_whole_without_filters() {
     }
 }
 
+/// `--nofollow ignore` on a site that marks its views nofollow: DokuWiki to
+/// depth 3 reaches what a walker that ignores nofollow reaches, old
+/// revisions and diffs among them, where the same crawl obeying nofollow
+/// reaches the current pages alone and labels the links it did not follow.
+#[test]
+fn nofollow_ignored_reaches_a_wikis_revisions_and_obeyed_does_not() {
+    webapps::install();
+    let apps = Apps::start(&[App::Wiki], true);
+    let truths = apps.truths();
+    let bin = Path::new(env!("CARGO_BIN_EXE_layercrawl"));
+    let seeds = vec![apps.url(App::Wiki, App::Wiki.start())];
+    let mut whole = vec!["--denoise", "off"];
+    whole.extend(App::Wiki.whole_space());
+    let walk = apps.walk(&seeds, 3, false);
+    let data = apps.dir.path().join("nofollow-ignored");
+    crawl(bin, &apps, &seeds, &data, 3, &whole);
+    let docs = common::read_docs(&data);
+    let got: std::collections::BTreeSet<&str> =
+        docs.iter().filter(|d| d.status == 200 && d.error.is_none()).map(|d| d.url.as_str()).collect();
+    let missed: Vec<&String> = walk.keys().filter(|u| !got.contains(u.as_str())).collect();
+    assert!(walk.len() > 400, "the walker ignoring nofollow finds the wiki's views: {}", walk.len());
+    assert!(missed.len() * 1000 <= walk.len(), "missed {} of {}: {:?}", missed.len(), walk.len(), &missed[..missed.len().min(5)]);
+    assert!(got.iter().any(|u| u.contains("do=diff")), "diffs fetched");
+    let ignored = &apps.score(&data, &truths)[&App::Wiki];
+    let revisions = |s: &webapps::Score| s.kinds.get("rev").map_or(0, |k| k.0);
+    assert!(revisions(ignored) > 50, "old revisions reached: {ignored:?}");
+
+    let obeyed_data = apps.dir.path().join("nofollow-obeyed");
+    crawl(bin, &apps, &seeds, &obeyed_data, 3, &["--denoise", "off", "--max-query-variants", "1000000000"]);
+    let obeyed = &apps.score(&obeyed_data, &truths)[&App::Wiki];
+    assert_eq!(revisions(obeyed), 0, "no old revision reached through nofollow links: {obeyed:?}");
+    assert!(obeyed.rows * 5 < ignored.rows, "obeyed {} rows, ignored {}", obeyed.rows, ignored.rows);
+    let labelled = common::read_links(&obeyed_data).iter().filter(|l| l.noise.as_deref() == Some("nofollow")).count();
+    assert!(labelled > 100, "the links not followed are labelled nofollow: {labelled}");
+}
+
 /// The noise filter on a real web application: the small cgit to depth 4
 /// with the default filter keeps the distinct main texts `--denoise off`
 /// fetches, with far fewer fetches, and lists every URL it skipped with

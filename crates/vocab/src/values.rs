@@ -209,6 +209,28 @@ impl Switch {
     }
 }
 
+/// What a crawl makes of links marked `rel="nofollow"` and of the links of
+/// a page whose robots meta tag says `nofollow`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Nofollow {
+    /// Not followed: the link is kept, labelled `nofollow`.
+    #[default]
+    Obey,
+    /// Followed like any other link (a crawl of one's own site or
+    /// application, whose generated views are marked nofollow for search
+    /// engines).
+    Ignore,
+}
+
+impl Nofollow {
+    /// Whether a link marked nofollow is left unfollowed.
+    #[must_use]
+    pub fn obeyed(self) -> bool {
+        self == Self::Obey
+    }
+}
+
 /// A list of names: comma-separated on the command line, a TOML array or
 /// a comma-separated string in a job file. Blank items are left out.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

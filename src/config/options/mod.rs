@@ -44,6 +44,12 @@ pub struct RunOptions {
     /// as a seed, or any.
     #[arg(long, value_name = "host|domain|any", value_enum, default_value_t = crate::scope::Scope::Domain)]
     pub scope: crate::scope::Scope,
+    /// Links marked rel="nofollow", and every link of a page whose robots
+    /// meta tag says nofollow: obey (not followed; labelled `nofollow`) or
+    /// ignore (followed like any other: for a crawl of your own site or
+    /// application, whose generated views are marked for search engines).
+    #[arg(long, value_name = "obey|ignore", value_enum, default_value_t = crate::config::values::Nofollow::Obey)]
+    pub nofollow: crate::config::values::Nofollow,
     /// Data location: a folder or a file:// / memory:// URL (a relative
     /// folder is relative to the working directory).
     #[arg(long, value_name = "DIR|URL", default_value = "data")]

@@ -268,6 +268,7 @@ fn context() -> ProcessCtx {
         store_text: StoreText::Both,
         store_body: BodyPolicy::All,
         scope: ScopeFilter::from_seeds(Scope::Domain, &seeds),
+        nofollow: crate::config::values::Nofollow::Obey,
         denoise: Denoise::Drop,
         plan: Some(Arc::new(LinkScoring::new(&plan, &columns).expect("the example plan"))),
         extract,

@@ -61,6 +61,20 @@ impl App {
             App::Fossil => "/timeline",
         }
     }
+
+    /// What a crawl of the application's whole URL space is given besides
+    /// its other flags: DokuWiki marks its generated views (old revisions,
+    /// diffs, histories, the index) `rel="nofollow"` and serves them all at
+    /// one path (`doku.php?do=…`), so such a crawl ignores nofollow and
+    /// lifts the trap guard's cap on distinct queries per path and layer
+    /// (100). cgit and Fossil mark nothing and spread their views over
+    /// many paths.
+    pub fn whole_space(self) -> &'static [&'static str] {
+        match self {
+            App::Wiki => &["--nofollow", "ignore", "--max-query-variants", "1000000000"],
+            App::Cgit | App::Fossil => &[],
+        }
+    }
 }
 
 /// Where `scripts/webapps.sh` prepares the data: `LAYERCRAWL_WEBAPPS`, else
