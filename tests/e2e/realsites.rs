@@ -196,3 +196,17 @@ fn depth_2_run(corpus: &Corpus, seeds_file: &std::path::Path, data: &std::path::
     args.extend(extra.iter().cloned());
     args
 }
+
+/// Serves the whole documentation corpus (`scripts/realsites.sh`) for a
+/// crawl by hand, a profile or a peer: prints the seeds and the
+/// `--resolve` rules, then serves for `REALSITES_SERVE_SECS` (600).
+/// `cargo test --test e2e real_sites_serve -- --ignored --nocapture`
+#[test]
+#[ignore = "serves until REALSITES_SERVE_SECS have passed"]
+fn real_sites_serve() {
+    let corpus = Corpus::start(realsites::sites(false), None);
+    println!("seeds: {}", corpus.seeds().join(" "));
+    println!("resolve: {}", corpus.resolve_args().join(" "));
+    let secs = std::env::var("REALSITES_SERVE_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(600);
+    std::thread::sleep(std::time::Duration::from_secs(secs));
+}
