@@ -248,7 +248,15 @@ pub fn process(ctx: &ProcessCtx, f: Fetched, depth: i32, referrer: Option<String
                     (Some(a), None) | (None, Some(a)) => Some(a as f32),
                     (None, None) => None,
                 };
-                let mut row = link(ctx, &doc.url, &l.url, l.anchor, depth, nofollow_page || (l.nofollow && obeyed), l.block_ratio);
+                let mut row = link(
+                    ctx,
+                    &doc.url,
+                    &l.url,
+                    l.anchor,
+                    depth,
+                    nofollow_page || (l.nofollow && obeyed),
+                    l.block_ratio,
+                );
                 row.score = score;
                 if let Some(d) = &decision {
                     if row.noise.is_none_or(|n| n == NoiseLabel::DomRatio) && !d.follows(&row.dst_url) {

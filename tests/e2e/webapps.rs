@@ -188,7 +188,13 @@ fn nofollow_ignored_reaches_a_wikis_revisions_and_obeyed_does_not() {
         docs.iter().filter(|d| d.status == 200 && d.error.is_none()).map(|d| d.url.as_str()).collect();
     let missed: Vec<&String> = walk.keys().filter(|u| !got.contains(u.as_str())).collect();
     assert!(walk.len() > 400, "the walker ignoring nofollow finds the wiki's views: {}", walk.len());
-    assert!(missed.len() * 1000 <= walk.len(), "missed {} of {}: {:?}", missed.len(), walk.len(), &missed[..missed.len().min(5)]);
+    assert!(
+        missed.len() * 1000 <= walk.len(),
+        "missed {} of {}: {:?}",
+        missed.len(),
+        walk.len(),
+        &missed[..missed.len().min(5)]
+    );
     assert!(got.iter().any(|u| u.contains("do=diff")), "diffs fetched");
     let ignored = &apps.score(&data, &truths)[&App::Wiki];
     let revisions = |s: &webapps::Score| s.kinds.get("rev").map_or(0, |k| k.0);
