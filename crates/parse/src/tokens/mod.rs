@@ -22,79 +22,19 @@ use html5ever::tokenizer::states::RawKind;
 use html5ever::tokenizer::{BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts};
 
 mod dom;
+mod elements;
 mod structure;
 mod words;
 
 pub use dom::tokenize_with_dom;
+use elements::{BLOCKS, BREAKS, CLOSE_P, VOID};
 use structure::{hint, FIRM, KIND_ELEMENTS};
 pub use structure::{Block, BlockTag, Meta, SegKind, Segment};
 use words::{collapse_ascii, is_ascii_space, truncate_chars, Words};
 
-/// Elements that open a block: `td`, `p` and `div`, which the link-text-ratio
-/// method names, plus the semantic containers its "etc." leaves open.
-const BLOCKS: &[&str] = &[
-    "td", "th", "p", "div", "nav", "header", "footer", "aside", "ul", "ol", "dl", "section", "article", "main", "form",
-    "table", "menu",
-];
 /// Characters that are dropped from text: the soft hyphen and the
 /// zero-width space.
 const INVISIBLE: [char; 2] = ['\u{ad}', '\u{200b}'];
-/// Start tags that end an open `<p>`.
-const CLOSE_P: &[&str] = &[
-    "address",
-    "article",
-    "aside",
-    "blockquote",
-    "details",
-    "dialog",
-    "div",
-    "dl",
-    "fieldset",
-    "figcaption",
-    "figure",
-    "footer",
-    "form",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "header",
-    "hgroup",
-    "hr",
-    "main",
-    "menu",
-    "nav",
-    "ol",
-    "p",
-    "pre",
-    "section",
-    "table",
-    "ul",
-];
-/// Elements that only break a line of text.
-const BREAKS: &[&str] = &[
-    "br",
-    "li",
-    "tr",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "dt",
-    "dd",
-    "blockquote",
-    "pre",
-    "hr",
-    "figcaption",
-    "figure",
-];
-/// Elements without an end tag.
-const VOID: &[&str] =
-    &["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr", "param"];
 
 /// Longest anchor text and title kept, in characters.
 const MAX_ANCHOR: usize = 512;
