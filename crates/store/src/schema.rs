@@ -514,95 +514,6 @@ pub fn noise_array(labels: &[Option<NoiseLabel>]) -> StringArray {
     labels.iter().map(|l| l.map(NoiseLabel::as_str)).collect()
 }
 
-/// The input's `priority` column; none in an input written before it
-/// existed.
-pub(super) fn priority_col(b: &RecordBatch) -> Option<&arrow_array::Int32Array> {
-    b.column_by_name("priority").and_then(|c| c.as_any().downcast_ref::<arrow_array::Int32Array>())
-}
-
-/// The input's `anchor` column; none in an input written before it
-/// existed (its rows read with no anchor).
-pub(super) fn anchor_col(b: &RecordBatch) -> Option<&StringArray> {
-    b.column_by_name("anchor").and_then(|c| c.as_any().downcast_ref::<StringArray>())
-}
-
-/// The input's `retries` column; none in an input written before it
-/// existed (its rows read as never tried).
-pub(super) fn retries_col(b: &RecordBatch) -> Option<&arrow_array::Int32Array> {
-    b.column_by_name("retries").and_then(|c| c.as_any().downcast_ref::<arrow_array::Int32Array>())
-}
-
-/// Row `i`'s retries in a `retries` column (0 when null or absent).
-pub(super) fn retries_at(col: Option<&arrow_array::Int32Array>, i: usize) -> u32 {
-    col.filter(|c| !c.is_null(i)).map_or(0, |c| u32::try_from(c.value(i)).unwrap_or(0))
-}
-
-/// The `depth` column of an input batch.
-pub(super) fn depth_col<'a>(b: &'a RecordBatch, path: &str) -> Result<&'a arrow_array::Int32Array, StoreError> {
-    b.column_by_name("depth")
-        .and_then(|c| c.as_any().downcast_ref::<arrow_array::Int32Array>())
-        .ok_or_else(|| schema_err(path, "column `depth` missing or not int32"))
-}
-
-/// A string column by name, or a schema error naming the file.
-///
-/// # Errors
-/// When the column is missing or not UTF-8 (`Utf8`: a `LargeUtf8` or
-/// `Utf8View` column written by another tool is refused, not read).
-pub fn string_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a StringArray, StoreError> {
-    typed_col(b, name, path, "utf8")
-}
-
-/// An `Int32` column by name ([`typed_col`]).
-///
-/// # Errors
-/// As [`typed_col`].
-pub fn int32_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a arrow_array::Int32Array, StoreError> {
-    typed_col(b, name, path, "int32")
-}
-
-/// An `Int64` column by name ([`typed_col`]).
-///
-/// # Errors
-/// As [`typed_col`].
-pub fn int64_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a arrow_array::Int64Array, StoreError> {
-    typed_col(b, name, path, "int64")
-}
-
-/// A `Boolean` column by name ([`typed_col`]).
-///
-/// # Errors
-/// As [`typed_col`].
-pub fn bool_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a arrow_array::BooleanArray, StoreError> {
-    typed_col(b, name, path, "boolean")
-}
-
-/// A `Binary` column by name ([`typed_col`]).
-///
-/// # Errors
-/// As [`typed_col`].
-pub fn binary_col<'a>(b: &'a RecordBatch, name: &str, path: &str) -> Result<&'a arrow_array::BinaryArray, StoreError> {
-    typed_col(b, name, path, "binary")
-}
-
-/// Column `name` of `b` as the array type `A` (named `expected` in the
-/// message): the checked form of arrow's `as_string`/`as_primitive`, which
-/// panic on a file whose column has another type.
-///
-/// # Errors
-/// A schema error naming the file `path`, the column, and the type found.
-pub fn typed_col<'a, A: Array + 'static>(
-    b: &'a RecordBatch,
-    name: &str,
-    path: &str,
-    expected: &str,
-) -> Result<&'a A, StoreError> {
-    let col = b.column_by_name(name).ok_or_else(|| schema_err(path, &format!("no column `{name}`")))?;
-    col.as_any()
-        .downcast_ref::<A>()
-        .ok_or_else(|| schema_err(path, &format!("column `{name}` is {}, expected {expected}", col.data_type())))
-}
-
 fn schema_err(path: &str, reason: &str) -> StoreError {
     StoreError::Schema { path: path.to_string(), reason: reason.to_string() }
 }
@@ -611,8 +522,11 @@ fn batch(schema: SchemaRef, cols: Vec<ArrayRef>) -> Result<RecordBatch, StoreErr
     RecordBatch::try_new(schema, cols).map_err(|e| StoreError::Schema { path: "<batch>".into(), reason: e.to_string() })
 }
 
+mod read;
 mod sitemaps;
 pub mod skipped;
+pub(super) use read::{anchor_col, depth_col, priority_col, retries_at, retries_col};
+pub use read::{binary_col, bool_col, int32_col, int64_col, string_col, typed_col};
 pub use sitemaps::{sitemaps_batch, sitemaps_schema, SitemapRow};
 
 #[cfg(test)]
