@@ -73,8 +73,15 @@
 
 #[path = "common/measure.rs"]
 mod measure;
+#[path = "realsites/problems.rs"]
+mod problems;
 #[path = "../tests/e2e/common/realsites.rs"]
 mod realsites;
+#[path = "realsites/text_columns.rs"]
+mod text_columns;
+
+use problems::problem_pairs;
+use text_columns::text_columns;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -344,91 +351,6 @@ fn main() {
     finish(&report);
 }
 
-/// The cost of problem pages at `depth`: three pairs of default crawls of
-/// the corpus alone (`seeds`) and of the corpus with `trouble.test` and the
-/// problem pages (`with`), each with a third crawl of the latter without
-/// the burst; medians of the pairs' wall ratios, and Scrapy on `with`.
-fn problem_pairs(web: Web, seeds: &[String], with: &[String], depth: u32, peer: bool) -> Value {
-    println!("\n== depth {depth} with problem pages ({})", with[seeds.len()..].join(" "));
-    // Stragglers: the same crawl with the problem pages seeded beside it.
-    // Three pairs, in turn, so that the machine's drift hits both alike;
-    // the ratio quoted is the median of the pairs' ratios.
-    let (mut pairs, mut calm_ratios, mut calm_layers) = (Vec::new(), Vec::new(), Vec::new());
-    for k in 0..3 {
-        let clean = layercrawl(web, seeds, depth, &[], &format!("clean-{depth}-{k}"));
-        let problem = layercrawl(web, with, depth, &[], &format!("problems-{depth}-{k}"));
-        // The same problem pages with the server's outage left out: what the
-        // crawler's own handling of them costs, apart from the 30 s in which
-        // the server answers nothing but 500s.
-        web.farm.set_trouble_burst(Duration::ZERO);
-        let calm = layercrawl(web, with, depth, &[], &format!("problems-no-burst-{depth}-{k}"));
-        web.farm.set_trouble_burst(BURST);
-        let secs = |r: &Run| -> Vec<String> {
-            r.summary["layers"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|l| format!("{:.2}", l["seconds"].as_f64().unwrap_or(0.0)))
-                .collect()
-        };
-        // Layers past the depth, and the host that held its layers alone
-        // the longest (the summary's `slowest_host`).
-        let catch_up =
-            |r: &Run| r.summary["layers"].as_array().map_or(0, |l| l.len().saturating_sub(depth as usize + 1));
-        let slowest = |r: &Run| {
-            let w = &r.summary["slowest_host"];
-            format!("{} {:.1} s", w["host"].as_str().unwrap_or("-"), w["seconds"].as_f64().unwrap_or(0.0))
-        };
-        println!(
-            "pair {k}: without problems {:.2} s ({}), with {:.2} s ({}): {:.2}x; stragglers per layer {}; catch-up layers {}; slowest host {}; not requested {}",
-            clean.m.wall,
-            secs(&clean).join(" "),
-            problem.m.wall,
-            secs(&problem).join(" "),
-            problem.m.wall / clean.m.wall,
-            stragglers(&problem.summary),
-            catch_up(&problem),
-            slowest(&problem),
-            problem.summary["not_requested"]
-        );
-        println!(
-            "        the problem pages without the burst {:.2} s ({}): {:.2}x; stragglers per layer {}; catch-up layers {}; slowest host {}; not requested {}",
-            calm.m.wall,
-            secs(&calm).join(" "),
-            calm.m.wall / clean.m.wall,
-            stragglers(&calm.summary),
-            catch_up(&calm),
-            slowest(&calm),
-            calm.summary["not_requested"]
-        );
-        calm_layers.push(catch_up(&calm));
-        calm_ratios.push(calm.m.wall / clean.m.wall);
-        pairs.push((clean, problem));
-    }
-    let mut ratios: Vec<f64> = pairs.iter().map(|(c, p)| p.m.wall / c.m.wall).collect();
-    ratios.sort_by(f64::total_cmp);
-    calm_ratios.sort_by(f64::total_cmp);
-    let median = ratios[ratios.len() / 2];
-    let calm_median = calm_ratios[calm_ratios.len() / 2];
-    let (clean, problem) = pairs.swap_remove(pairs.len() / 2);
-    println!("with / without problem pages, median of {} pairs: {median:.2}x", ratios.len());
-    println!("with the problem pages but without the burst / without problem pages, median: {calm_median:.2}x");
-    let mut p = json!({ "seeds_added": &with[seeds.len()..], "clean_wall": clean.m.wall, "problems_wall": problem.m.wall, "ratio_median": median, "ratios": ratios, "no_burst_ratio_median": calm_median, "no_burst_ratios": calm_ratios, "no_burst_catch_up_layers": calm_layers, "stragglers": stragglers(&problem.summary), "not_requested": problem.summary["not_requested"], "layers": problem.summary["layers"] });
-    if peer {
-        let s = scrapy(web, with, depth, &format!("scrapy-problems-{depth}"));
-        let spps = s.summary["pages"].as_f64().unwrap_or(0.0) / s.m.wall;
-        println!(
-            "Scrapy with problems: {:.2} s, {spps:.0} pages/s; layercrawl {:.0} pages/s: {:.1}x",
-            s.m.wall,
-            pages_per_s(&problem),
-            pages_per_s(&problem) / spps
-        );
-        p["scrapy_wall"] = json!(s.m.wall);
-        p["layercrawl_over_scrapy_pages_per_s"] = json!(pages_per_s(&problem) / spps);
-    }
-    p
-}
-
 /// Writes the report.
 fn finish(report: &Value) {
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-realsites.json");
@@ -470,57 +392,6 @@ fn row(name: &str, r: &Run) -> Value {
     json!({ "wall": r.m.wall, "cpu": r.m.cpu, "rss_mb": r.m.rss_mb, "pages": pages, "layers": layers,
             "not_requested": r.summary["not_requested"], "not_requested_by": r.summary["not_requested_by"],
             "distinct_contents": r.distinct, "stragglers": stragglers(&r.summary) })
-}
-
-/// What the two text columns cost on real pages: the crawl with both (the
-/// default) against `--store-text main` and `--store-text visible`, and
-/// against a comparison build when `REALSITES_BASELINE` names one (the code
-/// before the main text, say), in turn, `REALSITES_ROUNDS` rounds (3);
-/// medians of the rounds' ratios of crawler CPU per page to the default's,
-/// and the `doc` bytes.
-fn text_columns(web: Web, seeds: &[String], depth: u32) -> Value {
-    let rounds: usize = std::env::var("REALSITES_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(3).max(1);
-    println!("\n== depth {depth}: the text columns (--store-text), {rounds} rounds");
-    let baseline = std::env::var("REALSITES_BASELINE").ok().map(PathBuf::from);
-    let mut variants: Vec<(String, PathBuf, &[&str])> = vec![
-        ("both".into(), PathBuf::from(BIN), &[]),
-        ("main".into(), PathBuf::from(BIN), &["--store-text", "main"]),
-        ("visible".into(), PathBuf::from(BIN), &["--store-text", "visible"]),
-    ];
-    if let Some(b) = baseline {
-        assert!(b.is_file(), "REALSITES_BASELINE names {}, which is not a file", b.display());
-        variants.push(("comparison".into(), b, &[]));
-    }
-    let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
-    let mut bytes = vec![0u64; variants.len()];
-    for k in 0..rounds {
-        let runs: Vec<Run> = variants
-            .iter()
-            .map(|(name, bin, extra)| layercrawl_with(bin, web, seeds, depth, extra, &format!("text-{name}-{k}")))
-            .collect();
-        let per_page = |r: &Run| r.m.cpu / r.summary["fetched"].as_f64().unwrap_or(1.0).max(1.0);
-        for (v, r) in runs.iter().enumerate() {
-            cpu[v].push(per_page(r) / per_page(&runs[0]));
-            bytes[v] = r.doc_bytes;
-        }
-        let figures: Vec<String> = variants
-            .iter()
-            .zip(&runs)
-            .map(|((name, _, _), r)| {
-                format!("{name} {:.2} ms CPU/page, doc {:.1} MB", per_page(r) * 1000.0, r.doc_bytes as f64 / 1e6)
-            })
-            .collect();
-        println!("round {k}: {}", figures.join("; "));
-    }
-    let mut out = json!({});
-    for (v, (name, _, _)) in variants.iter().enumerate() {
-        cpu[v].sort_by(f64::total_cmp);
-        let m = cpu[v][cpu[v].len() / 2];
-        let b = bytes[v] as f64 / bytes[0].max(1) as f64;
-        println!("{name:<10} crawler CPU per page / both: {m:.2}; doc bytes / both: {b:.2}");
-        out[name.as_str()] = json!({ "cpu_per_page_over_both": m, "doc_bytes": bytes[v], "doc_bytes_over_both": b });
-    }
-    out
 }
 
 /// Stragglers per layer, from a summary.
