@@ -35,11 +35,14 @@ pub struct Gate {
     pub probe: bool,
 }
 
-/// The longest the rest of a group waits for its probes' pages, from the
-/// first time one of them is held back: a probe that never ends (a host
-/// that stalls, a straggler handed to the next layer) must not hold its
-/// group, nor keep its layer from ending. The rest is then fetched, as it
-/// was before the decision moved into the layer.
+/// The longest the rest of a group waits without any of its probes coming
+/// back (from the first time one of the rest is held back, or from the
+/// last probe back): a probe that never ends (a host that stalls, a
+/// straggler handed to the next layer) must not hold its group, nor keep
+/// its layer from ending, while a slow host whose probes keep coming back
+/// (a busy application, a host its politeness slowed down) is waited for.
+/// The rest is then fetched, as it was before the decision moved into the
+/// layer.
 pub const MAX_HOLD: Duration = Duration::from_secs(10);
 
 /// What the rest of a group's URLs get.
@@ -69,7 +72,8 @@ pub struct GroupTally {
     pub fetched: u64,
     pub new: u64,
     pub errors: u64,
-    /// When the group's rest was first held back.
+    /// Since when the group's rest has been held back without a probe
+    /// coming back (none: not held since the last probe came back).
     pub held_since: Option<Instant>,
 }
 
@@ -84,6 +88,8 @@ impl GroupTally {
     pub fn probe_back(&mut self, page: Option<Sample>, seen: &SeenTexts) {
         self.probes_done += 1;
         self.back.push(page);
+        // The probes are coming back: the longest hold starts again.
+        self.held_since = None;
         if self.probes_done < self.probes {
             return;
         }
@@ -264,6 +270,26 @@ mod tests {
         assert_eq!(out.decide("http://a.test/x/1", now), Held::Wait);
         assert_eq!(out.decide("http://a.test/x/1", now + MAX_HOLD / 2), Held::Wait);
         assert_eq!(out.decide("http://a.test/x/1", now + MAX_HOLD), Held::Fetch, "a probe never came back");
+        // A slow host: its probes come back, each within the longest hold
+        // of the one before, and the rest waits for the last.
+        let mut seen = SeenTexts::default();
+        seen.add_hashes([1].into_iter());
+        seen.freeze();
+        let mut slow = tally(16, probes(&[Some(1); 14]), &[1]);
+        let mut at = now;
+        assert_eq!(slow.decide("http://a.test/x/1", at), Held::Wait);
+        at += MAX_HOLD - Duration::from_secs(1);
+        slow.probe_back(page("http://a.test/p/14", Some(1)), &seen);
+        assert_eq!(slow.decide("http://a.test/x/1", at), Held::Wait);
+        at += MAX_HOLD - Duration::from_secs(1);
+        assert_eq!(
+            slow.decide("http://a.test/x/1", at),
+            Held::Wait,
+            "past the longest hold since the first ask, not since the last probe"
+        );
+        slow.probe_back(page("http://a.test/p/15", Some(1)), &seen);
+        assert_eq!((slow.fetched, slow.new), (16, 0));
+        assert_eq!(slow.decide("http://a.test/x/1", at), Held::Skip { errors: false });
     }
 
     #[test]
