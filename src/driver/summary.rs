@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::fetch::governor::GovernorFigures;
 use crate::fetch::ErrorKind;
 use crate::rules::items::RuleCounts;
-use crate::store::manifest::{HostPace, LateHost, MapManifest, MergeManifest, NextManifest, SkipCounts};
+use crate::store::manifest::{GateCounts, HostPace, LateHost, MapManifest, MergeManifest, NextManifest, SkipCounts};
 
 use super::hosts::{self, HostSummary, SlowestHost};
 
@@ -128,6 +128,10 @@ pub struct LayerSummary {
     /// in the layer by the first pages of their group (its probes).
     #[serde(default)]
     pub held_back: SkipCounts,
+    /// URLs of those groups fetched, by why (new texts, sampled, unjudged,
+    /// released).
+    #[serde(default)]
+    pub gates: GateCounts,
     /// Followable link targets considered for the next layer.
     pub candidates: u64,
     /// Repeats dropped by the visit list, the cache list and the visited store.
@@ -168,6 +172,7 @@ impl LayerSummary {
         self.stragglers_in_flight += m.stragglers_in_flight;
         self.adopted += m.adopted;
         self.held_back.add(&m.skipped);
+        self.gates.add(&m.gates);
         self.bytes += m.bytes;
         self.unchanged += m.unchanged;
         self.bytes_saved += m.bytes_saved;
@@ -292,6 +297,9 @@ pub struct RunSummary {
     /// Distinct link targets the noise filter did not follow, over every
     /// layer: copies, errors, others (docs/src/noise-filter.md).
     pub skipped: SkipCounts,
+    /// URLs past their group's probes the noise filter fetched, over every
+    /// layer, by why (docs/src/noise-filter.md, "Gates").
+    pub gates: GateCounts,
     /// The link classes the noise filter skipped the most URLs of, with
     /// their evidence (the `skipped` dataset has every URL).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -337,6 +345,7 @@ impl RunSummary {
         for l in &self.layers {
             self.skipped.add(&l.skipped);
             self.skipped.add(&l.held_back);
+            self.gates.add(&l.gates);
         }
         self.governor = self.layers.iter().filter_map(|l| l.governor).reduce(GovernorFigures::merge);
         let layers: Vec<hosts::LayerHosts<'_>> = self
@@ -540,6 +549,17 @@ impl RunSummary {
                 k.errors,
                 k.others,
                 crate::store::dataset::SKIPPED.name,
+            );
+        }
+        let g = &self.gates;
+        if g.unjudged + g.released > 0 {
+            let _ = writeln!(
+                s,
+                "noise filter: {} URLs fetched without their probes' verdict ({} unjudged: too few probes answered without a server error; {} released: probes still out after {} s); RUST_LOG=layercrawl=debug names the hosts",
+                g.unjudged + g.released,
+                g.unjudged,
+                g.released,
+                crate::denoise::gate::MAX_HOLD.as_secs(),
             );
         }
         if self.unchanged > 0 {

@@ -4,17 +4,18 @@
 //! fetch them or not ([`Admit`]); those not fetched become rows of the
 //! `skipped` dataset with the probes' evidence.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::Instant;
 
 use url::Url;
 
 use crate::denoise::evidence::{templates, Sample, SeenTexts};
-use crate::denoise::gate::{gates_rows, Gate, GroupTally, Held};
+use crate::denoise::gate::{gates_rows, Gate, GroupTally, Held, Why};
 use crate::denoise::yields::{coarse_of, ClassCount};
 use crate::error::StageError;
 use crate::fetch::Admit;
+use crate::store::manifest::GateCounts;
 use crate::store::schema::InRow;
 use crate::store::scratch::InputRows;
 use crate::store::{layout, read_if_exists, Store};
@@ -25,6 +26,9 @@ pub(super) struct Gates {
     /// Each gated URL of the input, by its fingerprint.
     by_url: HashMap<u64, Gate>,
     groups: Mutex<HashMap<u64, GroupTally>>,
+    /// The rest let through, by why; the groups let through without their
+    /// probes' verdict (logged once each).
+    let_through: Mutex<(GateCounts, HashSet<u64>)>,
     /// The texts of the partition's earlier layers, which the probes are
     /// judged against (and each other: [`GroupTally::probe_back`]).
     seen: SeenTexts,
@@ -72,7 +76,7 @@ impl Gates {
             return Ok(None);
         }
         let seen = crate::optimise::read_seen(store, layer, part).await?;
-        Ok(Some(Self { by_url, groups: Mutex::new(groups), seen }))
+        Ok(Some(Self { by_url, groups: Mutex::new(groups), let_through: Mutex::default(), seen }))
     }
 
     /// Whether the scheduler requests `url` now, later or not in this layer.
@@ -81,11 +85,32 @@ impl Gates {
             return Admit::Now;
         };
         let Ok(mut groups) = self.groups.lock() else { return Admit::Now };
-        match groups.entry(gate.group).or_default().decide(url.as_str(), Instant::now()) {
-            Held::Fetch => Admit::Now,
-            Held::Wait => Admit::Later,
-            Held::Skip { .. } => Admit::Never,
+        let tally = groups.entry(gate.group).or_default();
+        let why = match tally.decide(url.as_str(), Instant::now()) {
+            Held::Fetch(why) => why,
+            Held::Wait => return Admit::Later,
+            Held::Skip { .. } => return Admit::Never,
+        };
+        let (probes, back, judged) = (tally.probes, tally.probes_done, tally.fetched);
+        drop(groups);
+        if let Ok(mut guard) = self.let_through.lock() {
+            let (n, logged) = &mut *guard;
+            if matches!(why, Why::Unjudged | Why::Released) && logged.insert(gate.group) {
+                tracing::debug!(%url, probes, back, judged, ?why, "the rest of this URL's group is fetched without its probes' verdict");
+            }
+            *match why {
+                Why::NewTexts => &mut n.new_texts,
+                Why::Sampled => &mut n.sampled,
+                Why::Unjudged => &mut n.unjudged,
+                Why::Released => &mut n.released,
+            } += 1;
         }
+        Admit::Now
+    }
+
+    /// The rest let through so far, by why.
+    pub(super) fn let_through(&self) -> GateCounts {
+        self.let_through.lock().map(|n| n.0).unwrap_or_default()
     }
 
     /// Takes a page of the layer, requested as `url` (`sample`: what the

@@ -441,6 +441,9 @@ pub async fn map_task(ctx: &MapCtx, layer: u32, part: u32) -> Result<(MapManifes
         outputs.add_links(found.links);
     }
     let outputs = outputs.finish(&mut manifest).await?;
+    if let Some(g) = &gates {
+        manifest.gates = g.let_through();
+    }
     if let (Some(g), false) = (&gates, report.declined.is_empty()) {
         let rows =
             report.declined.iter().map(|&id| input.row(id)).collect::<Result<Vec<InRow>, _>>().map_err(input_err)?;

@@ -284,17 +284,29 @@ fn the_next_night_the_filter_starts_from_what_it_learned() {
     let (summary, next_secs) = crawl(bin, &apps, &seeds, &next_data, 3, &["--previous", previous]);
     let (first, next) =
         (&apps.score(&first_data, &truths)[&App::Fossil], &apps.score(&next_data, &truths)[&App::Fossil]);
+    // What each layer's gates and requests did, to tell a filter that let
+    // copies through from a host too slow or failing for its probes.
+    let layers = first_summary["layers"].as_array().expect("layers");
+    let fields = ["held_back", "gates", "errors", "retries", "backoffs", "stragglers", "seconds"];
+    let per_layer: Vec<String> =
+        layers.iter().map(|l| fields.iter().map(|f| format!("{f} {}", l[*f])).collect::<Vec<_>>().join(", ")).collect();
     eprintln!(
-        "small Fossil, depth 3: first night {first:?} in {first_secs:.1} s; next night {next:?} in {next_secs:.1} s"
+        "small Fossil, depth 3: first night {first:?} in {first_secs:.1} s; next night {next:?} in {next_secs:.1} s; the first night by layer:\n{}",
+        per_layer.join("\n")
     );
     assert!(first.rows > 2000, "the first night fetches the application's views: {first:?}");
     // On a site of mostly new pages, classes never fetched were decided in
     // their own layer: the rest of each held back until its first pages
     // were judged, and those not fetched listed as skipped.
     let n = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap_or_else(|| panic!("{k} in {v}"));
-    let layers = first_summary["layers"].as_array().expect("layers");
     let held_back: u64 = layers.iter().map(|l| n(&l["held_back"], "copies") + n(&l["held_back"], "errors")).sum();
     assert!(held_back > 100, "the first night held back the rest of classes of copies: {held_back}");
+    // The rest let through, by why: the run's counts are its layers'.
+    let gates = &first_summary["gates"];
+    for k in ["new_texts", "sampled", "unjudged", "released"] {
+        assert_eq!(n(gates, k), layers.iter().map(|l| n(&l["gates"], k)).sum::<u64>(), "{k} in {gates}");
+    }
+    assert!(n(gates, "new_texts") > 0, "classes whose probes brought new texts were fetched: {gates}");
     let skipped = common::read_skipped(&first_data);
     let counted = n(&first_summary["skipped"], "copies") + n(&first_summary["skipped"], "errors");
     assert_eq!(skipped.len() as u64, counted, "every URL skipped or held back is a row of the skipped dataset");

@@ -48,14 +48,28 @@ pub const MAX_HOLD: Duration = Duration::from_secs(10);
 /// What the rest of a group's URLs get.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Held {
-    Fetch,
+    /// Requested, and why.
+    Fetch(Why),
     /// Ask again later: probes are still out.
     Wait,
     /// Not fetched: the probes' pages were mostly copies (`errors`: mostly
     /// client errors).
-    Skip {
-        errors: bool,
-    },
+    Skip { errors: bool },
+}
+
+/// Why one of a group's rest was fetched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Why {
+    /// The probes' pages brought new texts.
+    NewTexts,
+    /// The probes' pages were copies, and this is the one in
+    /// [`PROBE_EVERY`] fetched still, so that a class that changes is seen.
+    Sampled,
+    /// Too few probes were judged ([`MIN_EVIDENCE`]): they failed, or
+    /// answered with server errors, or no request was made.
+    Unjudged,
+    /// Probes were still out after the longest hold ([`MAX_HOLD`]).
+    Released,
 }
 
 /// One group's probes in the layer: how many were given, how many of their
@@ -121,15 +135,17 @@ impl GroupTally {
     pub fn decide(&mut self, url: &str, now: Instant) -> Held {
         if self.probes_done < self.probes {
             let since = *self.held_since.get_or_insert(now);
-            return if now.duration_since(since) < MAX_HOLD { Held::Wait } else { Held::Fetch };
+            return if now.duration_since(since) < MAX_HOLD { Held::Wait } else { Held::Fetch(Why::Released) };
         }
         if self.fetched < MIN_EVIDENCE {
-            return Held::Fetch;
+            return Held::Fetch(Why::Unjudged);
         }
         #[allow(clippy::cast_precision_loss)]
         let share = self.new as f32 / self.fetched as f32;
-        if share >= MIN_YIELD || xxhash_rust::xxh3::xxh3_64(url.as_bytes()).is_multiple_of(PROBE_EVERY) {
-            Held::Fetch
+        if share >= MIN_YIELD {
+            Held::Fetch(Why::NewTexts)
+        } else if xxhash_rust::xxh3::xxh3_64(url.as_bytes()).is_multiple_of(PROBE_EVERY) {
+            Held::Fetch(Why::Sampled)
         } else {
             Held::Skip { errors: 2 * self.errors > self.fetched }
         }
@@ -207,7 +223,7 @@ mod tests {
 
     /// The rest of a group's URLs, decided at `now`: how many are fetched.
     fn fetched_of(t: &mut GroupTally, n: usize, now: Instant) -> usize {
-        (0..n).filter(|i| t.decide(&format!("http://a.test/x/{i}"), now) == Held::Fetch).count()
+        (0..n).filter(|i| matches!(t.decide(&format!("http://a.test/x/{i}"), now), Held::Fetch(_))).count()
     }
 
     #[test]
@@ -265,11 +281,15 @@ mod tests {
         // Probes that ended as server errors or without a request judge nothing.
         let failed = (0..16).map(|i| if i % 2 == 0 { None } else { Some(Sample { status: 503, ..Sample::default() }) });
         let mut neutral = tally(16, failed.collect(), &[]);
-        assert_eq!(neutral.decide("http://a.test/x/1", now), Held::Fetch);
+        assert_eq!(neutral.decide("http://a.test/x/1", now), Held::Fetch(Why::Unjudged));
         let mut out = tally(16, probes(&[Some(1); 15]), &[1]);
         assert_eq!(out.decide("http://a.test/x/1", now), Held::Wait);
         assert_eq!(out.decide("http://a.test/x/1", now + MAX_HOLD / 2), Held::Wait);
-        assert_eq!(out.decide("http://a.test/x/1", now + MAX_HOLD), Held::Fetch, "a probe never came back");
+        assert_eq!(
+            out.decide("http://a.test/x/1", now + MAX_HOLD),
+            Held::Fetch(Why::Released),
+            "a probe never came back"
+        );
         // A slow host: its probes come back, each within the longest hold
         // of the one before, and the rest waits for the last.
         let mut seen = SeenTexts::default();

@@ -42,6 +42,9 @@ pub struct MapManifest {
     /// layer by their group's probes (copies, errors).
     #[serde(default)]
     pub skipped: SkipCounts,
+    /// How the rest of those groups' URLs that were fetched came to be.
+    #[serde(default, skip_serializing_if = "GateCounts::is_empty")]
+    pub gates: GateCounts,
     /// Rows of URLs robots.txt disallows: no request was sent, and it is
     /// not an error (manifests written before this field count them in
     /// `errors` as `robots`; the summary moves them here).
@@ -283,6 +286,34 @@ impl SkipCounts {
     #[must_use]
     pub fn total(&self) -> u64 {
         self.copies + self.errors + self.others
+    }
+}
+
+/// The URLs a layer's gates let through (the rest of a cold group, past its
+/// probes), by why: the probes' pages brought new texts; they were copies
+/// and this is one of the few fetched still (sampled); too few probes were
+/// judged (they failed, answered with server errors, or no request was
+/// made); probes were still out after the longest hold (released). Those
+/// not fetched are counted in `skipped`.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct GateCounts {
+    pub new_texts: u64,
+    pub sampled: u64,
+    pub unjudged: u64,
+    pub released: u64,
+}
+
+impl GateCounts {
+    pub fn add(&mut self, o: &Self) {
+        self.new_texts += o.new_texts;
+        self.sampled += o.sampled;
+        self.unjudged += o.unjudged;
+        self.released += o.released;
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
     }
 }
 
