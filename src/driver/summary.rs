@@ -555,7 +555,7 @@ impl RunSummary {
         if g.unjudged + g.released > 0 {
             let _ = writeln!(
                 s,
-                "noise filter: {} URLs fetched without their probes' verdict ({} unjudged: too few probes answered without a server error; {} released: probes still out after {} s); RUST_LOG=layercrawl=debug names the hosts",
+                "noise filter: {} URLs fetched without their probes' verdict ({} unjudged: too few probes answered without a server error; {} released: probes still out after {} s); RUST_LOG=layercrawl=debug names each group by a URL",
                 g.unjudged + g.released,
                 g.unjudged,
                 g.released,

@@ -59,8 +59,7 @@ impl Gates {
         // Only the probes in the input count: a URL the visited store or a
         // page budget left out is never fetched, and its group must not wait
         // for it.
-        let mut by_url = HashMap::new();
-        let mut groups: HashMap<u64, GroupTally> = HashMap::new();
+        let (mut fingerprints, mut gated) = (Vec::new(), Vec::new());
         for id in 0..input.len() {
             let row = input.row(id).map_err(|e| StageError::Store(crate::store::StoreError::scratch(&path, e)))?;
             if row.priority.is_some() {
@@ -68,13 +67,22 @@ impl Gates {
             }
             let fp = urlnorm::fingerprint_str(&row.url);
             if let Some(gate) = given.get(&fp) {
-                by_url.insert(fp, *gate);
-                groups.entry(gate.group).or_default().probes += u32::from(gate.probe);
+                fingerprints.push(fp);
+                gated.push(*gate);
             }
         }
-        if by_url.is_empty() {
+        if gated.is_empty() {
             return Ok(None);
         }
+        // A group the visited store left short of probes takes its first
+        // rest as probes, so that it can still be judged.
+        let made = crate::denoise::gate::top_up_probes(&mut gated);
+        tracing::debug!(layer, part, gated = gated.len(), made, "the layer's gates");
+        let mut groups: HashMap<u64, GroupTally> = HashMap::new();
+        for gate in &gated {
+            groups.entry(gate.group).or_default().probes += u32::from(gate.probe);
+        }
+        let by_url: HashMap<u64, Gate> = fingerprints.into_iter().zip(gated).collect();
         let seen = crate::optimise::read_seen(store, layer, part).await?;
         Ok(Some(Self { by_url, groups: Mutex::new(groups), let_through: Mutex::default(), seen }))
     }
