@@ -38,28 +38,26 @@ pub(super) fn problem_pairs(web: Web, seeds: &[String], with: &[String], depth: 
             let w = &r.summary["slowest_host"];
             format!("{} {:.1} s", w["host"].as_str().unwrap_or("-"), w["seconds"].as_f64().unwrap_or(0.0))
         };
+        // A crawl with problem pages, against the clean one.
+        let against_clean = |r: &Run| {
+            format!(
+                "{:.2} s ({}): {:.2}x; stragglers per layer {}; catch-up layers {}; slowest host {}; not requested {}",
+                r.m.wall,
+                secs(r).join(" "),
+                r.m.wall / clean.m.wall,
+                stragglers(&r.summary),
+                catch_up(r),
+                slowest(r),
+                r.summary["not_requested"]
+            )
+        };
         println!(
-            "pair {k}: without problems {:.2} s ({}), with {:.2} s ({}): {:.2}x; stragglers per layer {}; catch-up layers {}; slowest host {}; not requested {}",
+            "pair {k}: without problems {:.2} s ({}), with {}",
             clean.m.wall,
             secs(&clean).join(" "),
-            problem.m.wall,
-            secs(&problem).join(" "),
-            problem.m.wall / clean.m.wall,
-            stragglers(&problem.summary),
-            catch_up(&problem),
-            slowest(&problem),
-            problem.summary["not_requested"]
+            against_clean(&problem)
         );
-        println!(
-            "        the problem pages without the burst {:.2} s ({}): {:.2}x; stragglers per layer {}; catch-up layers {}; slowest host {}; not requested {}",
-            calm.m.wall,
-            secs(&calm).join(" "),
-            calm.m.wall / clean.m.wall,
-            stragglers(&calm.summary),
-            catch_up(&calm),
-            slowest(&calm),
-            calm.summary["not_requested"]
-        );
+        println!("        the problem pages without the burst {}", against_clean(&calm));
         calm_layers.push(catch_up(&calm));
         calm_ratios.push(calm.m.wall / clean.m.wall);
         pairs.push((clean, problem));

@@ -77,15 +77,8 @@ fn a_driver_stopped_past_its_lease_has_its_workers_fenced_off_before_a_takeover(
         ]
         .map(String::from),
     );
-    let second = Command::new(env!("CARGO_BIN_EXE_layercrawl"))
-        .args(&second_args)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the second driver");
     // Killed, should an assertion below fail before it is waited for.
-    let mut second = KillOnDrop(Some(second));
+    let mut second = second_driver(&second_args);
 
     // The stopped driver's workers see no renewal: they stop within its
     // fence (8 s after its last renewal, at most 8 s before the stop) and a
@@ -275,14 +268,7 @@ fn a_driver_stopped_in_its_merge_past_its_lease_merges_nothing_after_a_takeover(
     let mut second_args = web.run_args(&data, 2, &["--partitions", "6", "--delay", "60"]);
     second_args
         .extend(["--executor", "processes", "--workers", "2", "--wait", "--lease-expiry", "12s"].map(String::from));
-    let second = Command::new(env!("CARGO_BIN_EXE_layercrawl"))
-        .args(&second_args)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the second driver");
-    let mut second = KillOnDrop(Some(second));
+    let mut second = second_driver(&second_args);
     wait_for_takeover(&mut second, &lease, &first_token);
     signal(merge, "-CONT");
     signal(first_pid, "-CONT");
@@ -430,6 +416,19 @@ fn stop_in_its_merge(web: &Web, data: &Path, logs: &Path) -> Option<(KillOnDrop,
 }
 
 /// The token of the lease at `path`.
+/// Starts the driver that takes over, its output piped; killed when
+/// dropped before it is waited for.
+fn second_driver(args: &[String]) -> KillOnDrop {
+    let child = Command::new(env!("CARGO_BIN_EXE_layercrawl"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the second driver");
+    KillOnDrop(Some(child))
+}
+
 fn lease_token(path: &Path) -> String {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).expect("lease")).expect("lease JSON");
     v["token"].as_str().expect("token").to_string()
